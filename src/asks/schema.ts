@@ -1,0 +1,17 @@
+import { Type as t } from '@sinclair/typebox'
+import { Message } from '../messages/schema.ts'
+
+export const AskResponse = t.Object({
+  message: Message,
+  answer: t.Unknown({ description: 'null until answered; the defaults once expired' }),
+})
+
+export const AsksResponse = t.Object({ asks: t.Array(Message) })
+
+export const AskQuery = t.Object({
+  wait: t.Optional(t.String({ description: 'seconds to hold the request, at most 55' })),
+})
+
+export const AnswerRequest = t.Object({
+  answer: t.Unknown({ description: 'one input: its value; several: an object keyed by block id' }),
+})

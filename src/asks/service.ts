@@ -1,0 +1,105 @@
+import type { ChannelRow } from '../channels/store.ts'
+import type { Message, MessageBody } from '../messages/schema.ts'
+import { announce, findMessage, messageOf } from '../messages/service.ts'
+import type { MessageRow } from '../messages/store.ts'
+import type { Ctx } from '../server/context.ts'
+import { fail } from '../server/errors.ts'
+import { askKey, pollFor } from '../server/waiters.ts'
+import { defaultsAnswer, validateAnswer } from './answers.ts'
+
+export interface AskResult {
+  message: Message
+  answer: unknown
+}
+
+export const askResult = (row: MessageRow): AskResult => ({
+  message: messageOf(row),
+  answer: row.answer === null ? null : JSON.parse(row.answer),
+})
+
+/** A question of this channel, or 404. An overdue one is expired on the spot. */
+function findQuestion(ctx: Ctx, channel: ChannelRow, id: string): MessageRow {
+  const row = findMessage(ctx, channel, id)
+  if (row.ask_status === null) throw fail.notFound('question')
+  return expireIfDue(ctx, row)
+}
+
+/** The question and its answer; with `waitMs`, held until it is no longer open. */
+export async function readAsk(
+  ctx: Ctx,
+  channel: ChannelRow,
+  id: string,
+  waitMs: number,
+  signal?: AbortSignal,
+): Promise<AskResult> {
+  let row = findQuestion(ctx, channel, id)
+  if (row.ask_status === 'open' && waitMs > 0) {
+    const settled = await pollFor(ctx.waiters, askKey(id), waitMs, signal, () => {
+      const latest = ctx.store.messages.byId(id)
+      if (!latest || latest.deleted_at !== null) throw fail.notFound('question')
+      return latest.ask_status === 'open' ? undefined : latest
+    })
+    row = settled ?? findQuestion(ctx, channel, id)
+  }
+  return askResult(row)
+}
+
+export const listOpenAsks = (ctx: Ctx, channel: ChannelRow): Message[] =>
+  ctx.store.messages
+    .openAsks(channel.id)
+    .map((r) => messageOf(expireIfDue(ctx, r)))
+    .filter((m) => m.ask?.status === 'open')
+
+export function cancelAsk(ctx: Ctx, channel: ChannelRow, id: string): MessageRow {
+  const row = findQuestion(ctx, channel, id)
+  if (row.ask_status !== 'open') throw fail.conflict(`the question is already ${row.ask_status}`)
+  return settle(ctx, row, 'cancelled', null)
+}
+
+/** The person answers (from the app or a person token): validated, stored once, announced. */
+export function answerAsk(ctx: Ctx, channel: ChannelRow, id: string, answer: unknown): AskResult {
+  const row = findQuestion(ctx, channel, id)
+  if (row.ask_status !== 'open') throw fail.conflict(`the question is already ${row.ask_status}`)
+  const value = validateAnswer(JSON.parse(row.body as string) as MessageBody, answer)
+  return askResult(settle(ctx, row, 'answered', value))
+}
+
+function settle(
+  ctx: Ctx,
+  row: MessageRow,
+  status: 'answered' | 'expired' | 'cancelled',
+  answer: unknown,
+): MessageRow {
+  const now = ctx.clock.now()
+  const updated = ctx.db
+    .transaction(() =>
+      ctx.store.messages.setAsk(
+        row.rid,
+        status,
+        status === 'cancelled' ? null : JSON.stringify(answer),
+        status === 'answered' ? now : null,
+        now,
+      ),
+    )
+    .immediate()
+  announce(ctx, updated)
+  return updated
+}
+
+/** Expires a question whose time has come, answering it with its inputs' defaults. */
+export function expireIfDue(ctx: Ctx, row: MessageRow): MessageRow {
+  if (row.ask_status !== 'open' || row.ask_expires_at === null) return row
+  if (row.ask_expires_at > ctx.clock.now()) return row
+  return settle(ctx, row, 'expired', defaultsAnswer(JSON.parse(row.body as string) as MessageBody))
+}
+
+/** Expires every overdue question; returns how many. */
+export function expireDue(ctx: Ctx): number {
+  let total = 0
+  for (;;) {
+    const due = ctx.store.messages.expiredBy(ctx.clock.now())
+    for (const row of due) expireIfDue(ctx, row)
+    total += due.length
+    if (due.length < 500) return total
+  }
+}

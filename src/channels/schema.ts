@@ -1,0 +1,24 @@
+import { type Static, Type as t } from '@sinclair/typebox'
+import { LIMITS } from '../messages/limits.ts'
+
+export const Channel = t.Object({
+  id: t.String(),
+  label: t.String({ description: "the agent's name as the person sees it" }),
+  created_at: t.Integer(),
+  updated_at: t.Integer(),
+  open_asks: t.Integer({ description: 'questions waiting for the person' }),
+  pins: t.Integer(),
+})
+export type Channel = Static<typeof Channel>
+
+export const ChannelResponse = t.Object({ channel: Channel })
+export const ChannelsResponse = t.Object({ channels: t.Array(Channel) })
+
+export const RenameRequest = t.Object({
+  label: t.String({ minLength: 1, maxLength: LIMITS.labelChars }),
+})
+
+export const AgentResponse = t.Object({
+  agent: t.Object({ label: t.String() }),
+  channel: Channel,
+})

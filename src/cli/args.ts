@@ -1,0 +1,49 @@
+/** A usage mistake on the command line: printed with the command's help, exit code 2. */
+export class UsageError extends Error {}
+
+export interface ParsedArgs {
+  positionals: string[]
+  flags: Map<string, string | true>
+}
+
+/**
+ * Parses `--name value`, `--name=value` and boolean `--name` flags. `booleans` lists the flags
+ * that take no value; every other flag needs one. Unknown flags are a usage error.
+ */
+export function parseArgs(
+  argv: readonly string[],
+  valued: readonly string[],
+  booleans: readonly string[] = [],
+): ParsedArgs {
+  const positionals: string[] = []
+  const flags = new Map<string, string | true>()
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string
+    if (arg === '--') {
+      positionals.push(...argv.slice(i + 1))
+      break
+    }
+    if (!arg.startsWith('--') || arg === '-') {
+      positionals.push(arg)
+      continue
+    }
+    const eq = arg.indexOf('=')
+    const name = arg.slice(2, eq === -1 ? undefined : eq)
+    if (booleans.includes(name)) {
+      if (eq !== -1) throw new UsageError(`--${name} takes no value`)
+      flags.set(name, true)
+    } else if (valued.includes(name)) {
+      const value = eq === -1 ? argv[++i] : arg.slice(eq + 1)
+      if (value === undefined) throw new UsageError(`--${name} needs a value`)
+      flags.set(name, value)
+    } else {
+      throw new UsageError(`unknown flag --${name}`)
+    }
+  }
+  return { positionals, flags }
+}
+
+export function flagString(args: ParsedArgs, name: string): string | undefined {
+  const v = args.flags.get(name)
+  return typeof v === 'string' ? v : undefined
+}

@@ -1,0 +1,6 @@
+// Migrations are embedded in the binary as text; the number in the file name is the version.
+import m001 from './001_init.sql' with { type: 'text' }
+
+export const migrations: readonly { version: number; sql: string }[] = [{ version: 1, sql: m001 }]
+
+export const latestVersion = migrations.at(-1)?.version ?? 0

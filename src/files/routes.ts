@@ -1,0 +1,32 @@
+import { Elysia, t } from 'elysia'
+import { agentAuth } from '../server/auth.ts'
+import type { Ctx } from '../server/context.ts'
+import { doc } from '../server/docs.ts'
+import { FileInfo, UploadQuery } from './schema.ts'
+import { downloadResponse, findFile, saveUpload } from './service.ts'
+
+/** Files of the agent's channel: upload raw bytes, download by id. */
+export const fileRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/files', prefix: '/v1' })
+    .use(agentAuth(ctx))
+    .post(
+      '/files',
+      ({ agent, query, request }) =>
+        saveUpload(ctx, agent.channel, {
+          name: query.name,
+          contentType: request.headers.get('content-type'),
+          contentLength: request.headers.get('content-length'),
+          body: request.body,
+        }),
+      {
+        // The bytes are streamed to disk by the handler, never buffered by a parser.
+        parse: 'none',
+        query: UploadQuery,
+        detail: doc('files', 'Upload a file (raw body, ?name=)', FileInfo),
+      },
+    )
+    .get(
+      '/files/:id',
+      ({ agent, params }) => downloadResponse(ctx, findFile(ctx, agent.channel, params.id)),
+      { params: t.Object({ id: t.String() }), detail: doc('files', 'Download a file') },
+    )

@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto'
+import { mkdirSync, readdirSync, rmSync } from 'node:fs'
+import { open, rename, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { ChannelRow } from '../channels/store.ts'
+import type { Ctx } from '../server/context.ts'
+import { fail } from '../server/errors.ts'
+import { newId, randomBase62 } from '../server/ids.ts'
+import type { FileInfo } from './schema.ts'
+import type { FileRow } from './store.ts'
+
+/** Where a stored file lives: `files/<channel>/<file>`, so a channel's files go with it. */
+export const filePath = (filesDir: string, row: Pick<FileRow, 'channel_id' | 'id'>) =>
+  join(filesDir, row.channel_id, row.id)
+
+const tmpDir = (filesDir: string) => join(filesDir, '.tmp')
+
+export const toFileInfo = (f: FileRow): FileInfo => ({
+  file_id: f.id,
+  name: f.name,
+  mime: f.mime,
+  size: f.size,
+  created_at: f.created_at,
+})
+
+const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/
+
+export function cleanName(raw: string | undefined): string {
+  // Path separators and control characters never reach the disk (ids do) nor the headers.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters
+  const name = (raw ?? '').replace(/[\u0000-\u001f\u007f/\\]/g, '_').trim()
+  if (name === '') throw fail.invalid('name', 'is required (the file name, as ?name=)')
+  if (name.length > 255) throw fail.invalid('name', 'must be at most 255 characters')
+  return name
+}
+
+export function cleanMime(raw: string | null): string {
+  const mime = (raw ?? '').split(';')[0]?.trim().toLowerCase() || 'application/octet-stream'
+  if (!MIME.test(mime)) throw fail.invalid('content-type', 'is not a valid media type')
+  return mime
+}
+
+/**
+ * Streams an upload to a temporary file, counting bytes as they come: past the limit the
+ * upload is cut, the partial file removed and 413 returned. A complete file is synced, moved
+ * into place, and only then recorded, so a crash leaves at worst an orphan (swept at start).
+ */
+export async function saveUpload(
+  ctx: Ctx,
+  channel: ChannelRow,
+  input: {
+    name: string | undefined
+    contentType: string | null
+    contentLength: string | null
+    body: ReadableStream<Uint8Array> | null
+  },
+): Promise<FileInfo> {
+  const name = cleanName(input.name)
+  const mime = cleanMime(input.contentType)
+  const limit = ctx.config.maxFileSize
+  if (input.contentLength !== null && Number(input.contentLength) > limit) {
+    throw fail.tooLarge(`file is larger than the ${limit}-byte limit`)
+  }
+  const id = newId('file')
+  const tmp = join(tmpDir(ctx.filesDir), `${id}.${randomBase62(6)}`)
+  const hash = createHash('sha256')
+  let size = 0
+  const handle = await open(tmp, 'wx', 0o600)
+  try {
+    if (input.body) {
+      for await (const chunk of input.body) {
+        size += chunk.byteLength
+        if (size > limit) throw fail.tooLarge(`file is larger than the ${limit}-byte limit`)
+        hash.update(chunk)
+        await handle.write(chunk)
+      }
+    }
+    await handle.sync()
+  } catch (error) {
+    await handle.close()
+    await rm(tmp, { force: true })
+    throw error
+  }
+  await handle.close()
+  const row: FileRow = {
+    id,
+    channel_id: channel.id,
+    name,
+    mime,
+    size,
+    sha256: hash.digest('hex'),
+    created_at: ctx.clock.now(),
+  }
+  const dest = filePath(ctx.filesDir, row)
+  mkdirSync(join(ctx.filesDir, channel.id), { recursive: true, mode: 0o700 })
+  try {
+    await rename(tmp, dest)
+    ctx.store.files.insert(row)
+  } catch (error) {
+    await rm(tmp, { force: true })
+    await rm(dest, { force: true })
+    throw error
+  }
+  return toFileInfo(row)
+}
+
+export function findFile(ctx: Ctx, channel: ChannelRow, id: string): FileRow {
+  const row = ctx.store.files.inChannel(id, channel.id)
+  if (!row) throw fail.notFound('file')
+  return row
+}
+
+/** Types a browser may show inline; everything else downloads as an attachment. */
+const INLINE = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'image/avif',
+  'text/plain',
+  'application/pdf',
+])
+
+/**
+ * A download. `nosniff` and a sandboxing CSP keep an uploaded file from ever running as a page
+ * of the app's origin; only safe types are shown inline.
+ */
+export function downloadResponse(ctx: Ctx, row: FileRow): Response {
+  const inline = INLINE.has(row.mime)
+  const encoded = encodeURIComponent(row.name)
+  const ascii = row.name.replace(/[^\x20-\x7e]|["\\]/g, '_')
+  return new Response(Bun.file(filePath(ctx.filesDir, row)), {
+    headers: {
+      'content-type': inline ? row.mime : 'application/octet-stream',
+      'content-length': String(row.size),
+      'content-disposition': `${inline ? 'inline' : 'attachment'}; filename="${ascii}"; filename*=UTF-8''${encoded}`,
+      'x-content-type-options': 'nosniff',
+      'content-security-policy': "default-src 'none'; sandbox",
+      'cache-control': 'private, max-age=31536000, immutable',
+      etag: `"${row.sha256}"`,
+    },
+  })
+}
+
+/** At start: clears half-written uploads and files no record points to (a crash mid-upload). */
+export function sweepFiles(ctx: Ctx): void {
+  rmSync(tmpDir(ctx.filesDir), { recursive: true, force: true })
+  mkdirSync(tmpDir(ctx.filesDir), { recursive: true, mode: 0o700 })
+  const known = new Set(ctx.store.files.allIds().map((f) => `${f.channel_id}/${f.id}`))
+  for (const dir of readdirSync(ctx.filesDir, { withFileTypes: true })) {
+    if (!dir.isDirectory() || dir.name === '.tmp') continue
+    for (const file of readdirSync(join(ctx.filesDir, dir.name))) {
+      if (!known.has(`${dir.name}/${file}`)) {
+        rmSync(join(ctx.filesDir, dir.name, file), { force: true })
+        ctx.log.warn(`removed orphan file ${dir.name}/${file}`)
+      }
+    }
+  }
+}

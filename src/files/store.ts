@@ -1,0 +1,32 @@
+import type { Database } from 'bun:sqlite'
+
+export interface FileRow {
+  id: string
+  channel_id: string
+  name: string
+  mime: string
+  size: number
+  sha256: string
+  created_at: number
+}
+
+export function fileStore(db: Database) {
+  const q = {
+    insert: db.query<FileRow, [string, string, string, string, number, string, number]>(
+      `INSERT INTO files (id, channel_id, name, mime, size, sha256, created_at)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING *`,
+    ),
+    inChannel: db.query<FileRow, [string, string]>(
+      'SELECT * FROM files WHERE id = ?1 AND channel_id = ?2',
+    ),
+    allIds: db.query<{ id: string; channel_id: string }, []>('SELECT id, channel_id FROM files'),
+  }
+  return {
+    insert: (f: FileRow) =>
+      q.insert.get(f.id, f.channel_id, f.name, f.mime, f.size, f.sha256, f.created_at) as FileRow,
+    inChannel: (id: string, channelId: string) => q.inChannel.get(id, channelId) ?? undefined,
+    allIds: () => q.allIds.all(),
+  }
+}
+
+export type FileStore = ReturnType<typeof fileStore>

@@ -1,0 +1,136 @@
+import { Value } from '@sinclair/typebox/value'
+import { fail, pointerToField } from '../server/errors.ts'
+import { LIMITS } from './limits.ts'
+import { type Block, KnownBlocks, type KnownBlockType, type MessageBody } from './schema.ts'
+
+export const INPUT_TYPES = new Set(['choice', 'text_input', 'number_input', 'toggle', 'confirm'])
+
+/** An input block: it makes its message a question and keys the answer by its id. */
+export function isInput(block: Block): boolean {
+  return INPUT_TYPES.has(block.type) || (block.type === 'html' && block.question === true)
+}
+
+export const inputBlocks = (body: MessageBody): Block[] =>
+  (body.blocks ?? []).filter((b) => isInput(b as Block)) as Block[]
+
+const isKnown = (type: string): type is KnownBlockType => Object.hasOwn(KnownBlocks, type)
+
+export interface BlockRules {
+  /** Where the blocks sit in the request, for error fields: `body.blocks`. */
+  field: string
+  /** Whether input blocks are allowed here (not in the person's messages, nor in pins). */
+  inputs: 'allowed' | string
+  /** True when the file exists in the message's channel. */
+  fileInChannel: (fileId: string) => boolean
+}
+
+/**
+ * Validates a whole message body: known blocks against their schema and rules, unknown
+ * block types only for `type` and `id`. Throws a 400 naming the first invalid field.
+ */
+export function validateBody(body: MessageBody, rules: BlockRules): void {
+  const bytes = Buffer.byteLength(JSON.stringify(body))
+  if (bytes > LIMITS.bodyBytes) {
+    throw fail.invalid('body', `is ${bytes} bytes; the limit is ${LIMITS.bodyBytes}`)
+  }
+  const ids = new Set<string>()
+  ;(body.blocks ?? []).forEach((raw, i) => {
+    const block = raw as Block
+    const at = `${rules.field}[${i}]`
+    if (typeof block.id === 'string') {
+      if (ids.has(block.id))
+        throw fail.invalid(`${at}.id`, `"${block.id}" is used by another block`)
+      ids.add(block.id)
+    }
+    if (isKnown(block.type)) validateKnown(block, at, rules)
+  })
+}
+
+function validateKnown(block: Block, at: string, rules: BlockRules): void {
+  const schema = KnownBlocks[block.type as KnownBlockType]
+  const error = Value.Errors(schema, block).First()
+  if (error) throw fail.invalid(`${at}${fieldSuffix(error.path)}`, describe(error.message))
+
+  if (isInput(block)) {
+    if (rules.inputs !== 'allowed') throw fail.invalid(`${at}.type`, rules.inputs)
+    if (typeof block.id !== 'string') throw fail.invalid(`${at}.id`, 'input blocks need an id')
+  }
+  switch (block.type) {
+    case 'table':
+      validateTable(block, at)
+      break
+    case 'choice':
+      validateChoice(block, at)
+      break
+    case 'number_input':
+      validateNumberInput(block, at)
+      break
+    case 'image':
+    case 'file':
+      if (!rules.fileInChannel(block.file_id as string)) {
+        throw fail.invalid(`${at}.file_id`, 'no such file in this channel; upload it first')
+      }
+      break
+  }
+}
+
+const fieldSuffix = (pointer: string) => {
+  const f = pointerToField(`/x${pointer}`).slice(1)
+  return f.startsWith('[') || f === '' ? f : `.${f}`
+}
+
+/** TypeBox says "Expected required property"; say it the way people read it. */
+function describe(message: string): string {
+  const m = message.replace(/^Expected required property$/, 'is required')
+  return m.charAt(0).toLowerCase() + m.slice(1)
+}
+
+function validateTable(block: Block, at: string): void {
+  const columns = block.columns as unknown[]
+  ;(block.rows as unknown[][]).forEach((row, r) => {
+    if (row.length !== columns.length) {
+      throw fail.invalid(
+        `${at}.rows[${r}]`,
+        `has ${row.length} cells; the table has ${columns.length} columns`,
+      )
+    }
+  })
+}
+
+/** The value an option answers with: its `value`, else its `label`. */
+export const optionValue = (o: { label: string; value?: string }) => o.value ?? o.label
+
+function validateChoice(block: Block, at: string): void {
+  const options = block.options as { label: string; value?: string }[]
+  const values = new Set<string>()
+  options.forEach((o, i) => {
+    const v = optionValue(o)
+    if (values.has(v)) throw fail.invalid(`${at}.options[${i}]`, `value "${v}" is used twice`)
+    values.add(v)
+  })
+  const def = block.default
+  if (def === undefined) return
+  if (Array.isArray(def) !== (block.multi === true)) {
+    throw fail.invalid(
+      `${at}.default`,
+      block.multi ? 'must be an array for a multi choice' : 'must be a string',
+    )
+  }
+  for (const v of Array.isArray(def) ? def : [def]) {
+    if (!values.has(v as string) && block.other !== true) {
+      throw fail.invalid(`${at}.default`, `"${v}" is not one of the options`)
+    }
+  }
+}
+
+function validateNumberInput(block: Block, at: string): void {
+  const { min, max } = block as { min?: number; max?: number; default?: number }
+  if (min !== undefined && max !== undefined && min > max) {
+    throw fail.invalid(`${at}.min`, 'must not be greater than max')
+  }
+  const def = block.default as number | undefined
+  if (def === undefined) return
+  if ((min !== undefined && def < min) || (max !== undefined && def > max)) {
+    throw fail.invalid(`${at}.default`, 'must be within min and max')
+  }
+}

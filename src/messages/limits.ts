@@ -1,0 +1,22 @@
+/**
+ * Size limits of messages. The spec leaves them open; these are generous for agents and keep
+ * one channel from filling a Raspberry Pi's disk or memory. Documented in docs/limits.md.
+ */
+export const LIMITS = {
+  /** The serialised `body` of one message. */
+  bodyBytes: 256 * 1024,
+  blocks: 100,
+  titleChars: 500,
+  textChars: 64 * 1024,
+  blockIdChars: 64,
+  choiceOptions: 50,
+  /** One answer, serialised (free text, html replies). */
+  answerBytes: 64 * 1024,
+  pinKeyChars: 64,
+  pinsPerChannel: 50,
+  labelChars: 100,
+  /** Longest `expires_in`: 30 days. */
+  expiresInSeconds: 30 * 24 * 3600,
+  /** Most messages returned by one feed read; `has_more` says when there are more. */
+  feedPage: 200,
+} as const

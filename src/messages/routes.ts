@@ -1,0 +1,100 @@
+import { Elysia, t } from 'elysia'
+import { agentAuth } from '../server/auth.ts'
+import { type Ctx, holdOpen } from '../server/context.ts'
+import { doc } from '../server/docs.ts'
+import { parseChoice, parseCursor, parseFlag, parseLimit, parseWait } from '../server/query.ts'
+import { LIMITS } from './limits.ts'
+import {
+  EditRequest,
+  FeedQuery,
+  FeedResponse,
+  MessageResponse,
+  Ok,
+  ReplaceRequest,
+  SendRequest,
+  StateRequest,
+} from './schema.ts'
+import {
+  deleteMessage,
+  editMessage,
+  messageOf,
+  readFeed,
+  replaceMessage,
+  sendMessage,
+  setMessageState,
+} from './service.ts'
+
+const IdParams = t.Object({ id: t.String() })
+
+/** The agent's messages: send, read the change feed, edit, replace, delete, acknowledge. */
+export const messageRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/messages', prefix: '/v1' })
+    .use(agentAuth(ctx))
+    .post(
+      '/messages',
+      ({ agent, body }) => ({ message: messageOf(sendMessage(ctx, agent.channel, 'agent', body)) }),
+      {
+        body: SendRequest,
+        detail: doc('messages', 'Send a message or a question', MessageResponse),
+      },
+    )
+    .get(
+      '/messages',
+      ({ agent, query, request }) => {
+        const waitMs = parseWait(query.wait)
+        holdOpen(ctx, request, waitMs)
+        return readFeed(ctx, agent.channel, {
+          since: parseCursor(query.since),
+          waitMs,
+          sender: parseChoice('sender', query.sender, ['human', 'agent'] as const),
+          markSeen: !parseFlag('peek', query.peek),
+          limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
+          signal: request.signal,
+        })
+      },
+      {
+        query: FeedQuery,
+        detail: doc('messages', 'Read the change feed (long-poll)', FeedResponse),
+      },
+    )
+    .patch(
+      '/messages/:id',
+      ({ agent, params, body }) => ({
+        message: messageOf(editMessage(ctx, agent.channel, params.id, body)),
+      }),
+      {
+        params: IdParams,
+        body: EditRequest,
+        detail: doc('messages', 'Edit a message', MessageResponse),
+      },
+    )
+    .put(
+      '/messages/:id',
+      ({ agent, params, body }) => ({
+        message: messageOf(replaceMessage(ctx, agent.channel, params.id, body.body)),
+      }),
+      {
+        params: IdParams,
+        body: ReplaceRequest,
+        detail: doc('messages', "Replace a message's body", MessageResponse),
+      },
+    )
+    .delete(
+      '/messages/:id',
+      ({ agent, params }) => {
+        deleteMessage(ctx, agent.channel, params.id)
+        return { ok: true as const }
+      },
+      { params: IdParams, detail: doc('messages', 'Delete a message', Ok) },
+    )
+    .post(
+      '/messages/:id/state',
+      ({ agent, params, body }) => ({
+        message: messageOf(setMessageState(ctx, agent.channel, params.id, body.state)),
+      }),
+      {
+        params: IdParams,
+        body: StateRequest,
+        detail: doc('messages', "Acknowledge the person's message", MessageResponse),
+      },
+    )

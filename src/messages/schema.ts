@@ -1,0 +1,262 @@
+import { type Static, Type as t } from '@sinclair/typebox'
+import { LIMITS } from './limits.ts'
+
+/**
+ * TypeBox schemas of message bodies and blocks. They document the API (OpenAPI is generated
+ * from them) and drive validation; `blocks.ts` adds the rules a schema cannot say.
+ * Known blocks allow extra properties so newer agents can add fields older servers keep.
+ */
+const open = { additionalProperties: true } as const
+const str = (max: number = LIMITS.textChars) => t.String({ maxLength: max })
+
+export const BlockId = t.String({ minLength: 1, maxLength: LIMITS.blockIdChars })
+
+const base = { id: t.Optional(BlockId) }
+
+export const KnownBlocks = {
+  markdown: t.Object({ type: t.Literal('markdown'), ...base, text: str() }, open),
+  heading: t.Object({ type: t.Literal('heading'), ...base, text: str(LIMITS.titleChars) }, open),
+  code: t.Object(
+    { type: t.Literal('code'), ...base, code: str(), language: t.Optional(str(64)) },
+    open,
+  ),
+  link: t.Object(
+    {
+      type: t.Literal('link'),
+      ...base,
+      url: t.String({ maxLength: 4096, pattern: '^(https?|mailto):' }),
+      label: t.Optional(str(LIMITS.titleChars)),
+    },
+    open,
+  ),
+  progress: t.Object(
+    {
+      type: t.Literal('progress'),
+      ...base,
+      value: t.Number(),
+      max: t.Optional(t.Number({ exclusiveMinimum: 0 })),
+      label: t.Optional(str(LIMITS.titleChars)),
+    },
+    open,
+  ),
+  keyvalue: t.Object(
+    {
+      type: t.Literal('keyvalue'),
+      ...base,
+      items: t.Array(t.Object({ key: str(LIMITS.titleChars), value: str() }, open), {
+        maxItems: 500,
+      }),
+    },
+    open,
+  ),
+  table: t.Object(
+    {
+      type: t.Literal('table'),
+      ...base,
+      columns: t.Array(str(LIMITS.titleChars), { maxItems: 100 }),
+      rows: t.Array(t.Array(t.Union([str(), t.Number()])), { maxItems: 5000 }),
+    },
+    open,
+  ),
+  image: t.Object(
+    {
+      type: t.Literal('image'),
+      ...base,
+      file_id: t.String({ minLength: 1, maxLength: 64 }),
+      name: t.Optional(str(255)),
+      alt: t.Optional(str(LIMITS.titleChars)),
+    },
+    open,
+  ),
+  file: t.Object(
+    {
+      type: t.Literal('file'),
+      ...base,
+      file_id: t.String({ minLength: 1, maxLength: 64 }),
+      name: str(255),
+      mime: t.Optional(str(255)),
+      size: t.Optional(t.Integer({ minimum: 0 })),
+    },
+    open,
+  ),
+  html: t.Object(
+    {
+      type: t.Literal('html'),
+      ...base,
+      html: str(LIMITS.bodyBytes),
+      label: t.Optional(str(LIMITS.titleChars)),
+      height: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 2000 })),
+      question: t.Optional(t.Boolean()),
+    },
+    open,
+  ),
+  choice: t.Object(
+    {
+      type: t.Literal('choice'),
+      ...base,
+      label: t.Optional(str(LIMITS.titleChars)),
+      options: t.Array(
+        t.Object(
+          {
+            label: t.String({ minLength: 1, maxLength: LIMITS.titleChars }),
+            value: t.Optional(t.String({ minLength: 1, maxLength: LIMITS.titleChars })),
+            description: t.Optional(str(LIMITS.titleChars * 2)),
+            danger: t.Optional(t.Boolean()),
+          },
+          open,
+        ),
+        { minItems: 1, maxItems: LIMITS.choiceOptions },
+      ),
+      multi: t.Optional(t.Boolean()),
+      other: t.Optional(t.Boolean()),
+      required: t.Optional(t.Boolean()),
+      default: t.Optional(t.Union([str(LIMITS.titleChars), t.Array(str(LIMITS.titleChars))])),
+    },
+    open,
+  ),
+  text_input: t.Object(
+    {
+      type: t.Literal('text_input'),
+      ...base,
+      label: t.Optional(str(LIMITS.titleChars)),
+      placeholder: t.Optional(str(LIMITS.titleChars)),
+      multiline: t.Optional(t.Boolean()),
+      required: t.Optional(t.Boolean()),
+      default: t.Optional(str()),
+    },
+    open,
+  ),
+  number_input: t.Object(
+    {
+      type: t.Literal('number_input'),
+      ...base,
+      label: t.Optional(str(LIMITS.titleChars)),
+      min: t.Optional(t.Number()),
+      max: t.Optional(t.Number()),
+      required: t.Optional(t.Boolean()),
+      default: t.Optional(t.Number()),
+    },
+    open,
+  ),
+  toggle: t.Object(
+    {
+      type: t.Literal('toggle'),
+      ...base,
+      label: t.String({ minLength: 1, maxLength: LIMITS.titleChars }),
+      default: t.Optional(t.Boolean()),
+    },
+    open,
+  ),
+  confirm: t.Object(
+    {
+      type: t.Literal('confirm'),
+      ...base,
+      label: t.String({ minLength: 1, maxLength: LIMITS.titleChars }),
+      description: t.Optional(str(LIMITS.titleChars * 2)),
+      danger: t.Optional(t.Boolean()),
+    },
+    open,
+  ),
+} as const
+
+export type KnownBlockType = keyof typeof KnownBlocks
+export type KnownBlock = { [K in KnownBlockType]: Static<(typeof KnownBlocks)[K]> }[KnownBlockType]
+
+/** Any block: a known one, or an unknown type stored as given. */
+export const AnyBlock = t.Object(
+  { type: t.String({ minLength: 1, maxLength: 64 }), id: t.Optional(BlockId) },
+  { ...open, description: 'A block; see the spec for the known types' },
+)
+export type Block = Static<typeof AnyBlock> & Record<string, unknown>
+
+export const MessageBody = t.Object(
+  {
+    title: t.Optional(t.String({ maxLength: LIMITS.titleChars })),
+    text: t.Optional(t.String({ maxLength: LIMITS.textChars })),
+    blocks: t.Optional(t.Array(AnyBlock, { maxItems: LIMITS.blocks })),
+  },
+  { additionalProperties: false },
+)
+export type MessageBody = Static<typeof MessageBody>
+
+export const SendRequest = t.Object({
+  body: MessageBody,
+  silent: t.Optional(t.Boolean()),
+  expires_in: t.Optional(
+    t.Number({ exclusiveMinimum: 0, maximum: LIMITS.expiresInSeconds, description: 'seconds' }),
+  ),
+})
+export type SendRequest = Static<typeof SendRequest>
+
+export const ReplaceRequest = t.Object({ body: MessageBody })
+
+/** `block_patches`: `[{ id, ...fields }]`, or `{ [id]: { ...fields } }`. Merged by block id. */
+export const BlockPatches = t.Union([
+  t.Array(t.Object({ id: BlockId }, open), { maxItems: LIMITS.blocks }),
+  t.Record(t.String(), t.Object({}, open)),
+])
+
+export const EditRequest = t.Object(
+  {
+    title: t.Optional(t.Union([t.String({ maxLength: LIMITS.titleChars }), t.Null()])),
+    text: t.Optional(t.Union([t.String({ maxLength: LIMITS.textChars }), t.Null()])),
+    blocks: t.Optional(t.Array(AnyBlock, { maxItems: LIMITS.blocks })),
+    block_patches: t.Optional(BlockPatches),
+  },
+  { additionalProperties: false },
+)
+export type EditRequest = Static<typeof EditRequest>
+
+export const AckState = t.Union([t.Literal('seen'), t.Literal('working'), t.Literal('done')])
+export type AckState = Static<typeof AckState>
+export const StateRequest = t.Object({ state: AckState })
+
+export const AskInfo = t.Object({
+  status: t.Union([
+    t.Literal('open'),
+    t.Literal('answered'),
+    t.Literal('expired'),
+    t.Literal('cancelled'),
+  ]),
+  expires_at: t.Optional(t.Integer()),
+  answered_at: t.Optional(t.Integer()),
+  answer: t.Optional(t.Unknown()),
+})
+export type AskInfo = Static<typeof AskInfo>
+
+export const Message = t.Object({
+  id: t.String(),
+  channel_id: t.String(),
+  sender: t.Union([t.Literal('agent'), t.Literal('human')]),
+  created_at: t.Integer(),
+  updated_at: t.Integer(),
+  body: MessageBody,
+  silent: t.Optional(t.Boolean()),
+  ask: t.Optional(AskInfo),
+  state: t.Optional(t.Union([AckState, t.Null()])),
+  pin: t.Optional(t.String({ description: 'the pin key, on pinned messages' })),
+})
+export type Message = Static<typeof Message>
+
+export const DeletedMessage = t.Object({ id: t.String(), deleted: t.Literal(true) })
+export type DeletedMessage = Static<typeof DeletedMessage>
+
+export const MessageResponse = t.Object({ message: Message })
+
+export const FeedResponse = t.Object({
+  messages: t.Array(t.Union([Message, DeletedMessage])),
+  cursor: t.Integer(),
+  has_more: t.Boolean(),
+})
+export type FeedResponse = Static<typeof FeedResponse>
+
+export const FeedQuery = t.Object({
+  since: t.Optional(t.String({ description: 'cursor; start with 0' })),
+  wait: t.Optional(t.String({ description: 'seconds to hold the request, at most 55' })),
+  sender: t.Optional(t.String({ description: '`human` or `agent`' })),
+  peek: t.Optional(t.String({ description: '`1`: do not mark messages seen' })),
+  limit: t.Optional(t.String({ description: `page size, at most ${LIMITS.feedPage}` })),
+})
+export type FeedQuery = Static<typeof FeedQuery>
+
+export const Ok = t.Object({ ok: t.Literal(true) })

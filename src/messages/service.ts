@@ -1,0 +1,268 @@
+import type { ChannelRow } from '../channels/store.ts'
+import type { Ctx } from '../server/context.ts'
+import { fail } from '../server/errors.ts'
+import { newId } from '../server/ids.ts'
+import { askKey, channelKey, pollFor } from '../server/waiters.ts'
+import { type BlockRules, inputBlocks, validateBody } from './blocks.ts'
+import type {
+  AckState,
+  Block,
+  EditRequest,
+  FeedResponse,
+  Message,
+  MessageBody,
+  SendRequest,
+} from './schema.ts'
+import { type MessageRow, toRecord } from './store.ts'
+
+export type Sender = 'agent' | 'human'
+
+/** A message that exists (not deleted), as its API record. */
+export const messageOf = (row: MessageRow) => toRecord(row) as Message
+
+/** Tells every long-poll watching this channel (and this question) that something changed. */
+export function announce(ctx: Ctx, row: MessageRow): void {
+  ctx.waiters.wake(channelKey(row.channel_id), askKey(row.id))
+}
+
+export function blockRules(
+  ctx: Ctx,
+  channel: ChannelRow,
+  field: string,
+  inputs: BlockRules['inputs'] = 'allowed',
+): BlockRules {
+  return { field, inputs, fileInChannel: (id) => !!ctx.store.files.inChannel(id, channel.id) }
+}
+
+const HUMAN_INPUTS = "the person's messages cannot hold input blocks"
+export const PIN_INPUTS = 'pins cannot hold input blocks; send a question as a message'
+
+function requireContent(body: MessageBody, field: string): void {
+  if (!body.text && !body.title && !(body.blocks && body.blocks.length > 0)) {
+    throw fail.invalid(field, 'needs a text, a title or at least one block')
+  }
+}
+
+/** Sends a message into a channel: the agent's (maybe a question, maybe a pin) or the person's. */
+export function sendMessage(
+  ctx: Ctx,
+  channel: ChannelRow,
+  sender: Sender,
+  req: SendRequest,
+  pinKey: string | null = null,
+): MessageRow {
+  const inputsRule = sender === 'human' ? HUMAN_INPUTS : pinKey ? PIN_INPUTS : 'allowed'
+  validateBody(req.body, blockRules(ctx, channel, 'body.blocks', inputsRule))
+  requireContent(req.body, 'body')
+  const isQuestion = inputBlocks(req.body).length > 0
+  if (req.expires_in !== undefined && !isQuestion) {
+    throw fail.invalid('expires_in', 'only questions (messages with input blocks) expire')
+  }
+  const now = ctx.clock.now()
+  const expiresAt = req.expires_in === undefined ? null : now + Math.round(req.expires_in * 1000)
+  const row = ctx.db
+    .transaction(() =>
+      ctx.store.messages.insert({
+        id: newId('msg'),
+        channel_id: channel.id,
+        sender,
+        body: JSON.stringify(req.body),
+        silent: req.silent === true,
+        pin_key: pinKey,
+        ask_status: isQuestion ? 'open' : null,
+        ask_expires_at: expiresAt,
+        created_at: now,
+      }),
+    )
+    .immediate()
+  if (expiresAt !== null) ctx.expiry.noteExpiry(ctx, expiresAt)
+  announce(ctx, row)
+  return row
+}
+
+export interface FeedOptions {
+  since: number
+  waitMs: number
+  sender?: Sender
+  /** The agent's reads mark the person's messages seen, unless it peeks. */
+  markSeen: boolean
+  limit: number
+  signal?: AbortSignal
+}
+
+/**
+ * The change feed: messages created or changed after `since`, each once in its latest form,
+ * oldest change first. Holds up to `waitMs` when there is nothing yet.
+ */
+export async function readFeed(
+  ctx: Ctx,
+  channel: ChannelRow,
+  opts: FeedOptions,
+): Promise<FeedResponse> {
+  const read = (): FeedResponse | undefined => {
+    const rows = ctx.store.messages.feed(channel.id, opts.since, opts.limit + 1, opts.sender)
+    if (rows.length === 0) return undefined
+    const hasMore = rows.length > opts.limit
+    if (hasMore) rows.pop()
+    let cursor = (rows.at(-1) as MessageRow).seq
+    const unseen = opts.markSeen
+      ? rows.filter((r) => r.sender === 'human' && r.state === null && r.deleted_at === null)
+      : []
+    if (unseen.length > 0) {
+      const now = ctx.clock.now()
+      const marked = new Map(
+        ctx.db
+          .transaction(() => unseen.map((r) => ctx.store.messages.setState(r.rid, 'seen', now)))
+          .immediate()
+          .map((r) => [r.rid, r]),
+      )
+      for (let i = 0; i < rows.length; i++) {
+        const m = marked.get((rows[i] as MessageRow).rid)
+        if (m) rows[i] = m
+      }
+      // Marking took new change numbers; step over them so this reader does not see its own
+      // marks again — unless a page was cut short, where the rest must still come.
+      if (!hasMore) cursor = Math.max(...rows.map((r) => r.seq))
+      ctx.waiters.wake(channelKey(channel.id))
+    }
+    return { messages: rows.map(toRecord), cursor, has_more: hasMore }
+  }
+  const result = await pollFor(ctx.waiters, channelKey(channel.id), opts.waitMs, opts.signal, read)
+  return result ?? { messages: [], cursor: opts.since, has_more: false }
+}
+
+/** A live message of this channel, or 404 (another channel's ids do not exist here). */
+export function findMessage(ctx: Ctx, channel: ChannelRow, id: string): MessageRow {
+  const row = ctx.store.messages.byId(id)
+  if (!row || row.channel_id !== channel.id || row.deleted_at !== null) {
+    throw fail.notFound('message')
+  }
+  return row
+}
+
+function findAgentMessage(ctx: Ctx, channel: ChannelRow, id: string): MessageRow {
+  const row = findMessage(ctx, channel, id)
+  if (row.sender !== 'agent') throw fail.forbidden("the person's messages cannot be changed")
+  return row
+}
+
+type Patches = NonNullable<EditRequest['block_patches']>
+
+function applyPatches(blocks: Block[], patches: Patches): Block[] {
+  const out = blocks.map((b) => ({ ...b }))
+  const entries: [string, Record<string, unknown>, string][] = Array.isArray(patches)
+    ? patches.map((p, i) => [p.id, p, `block_patches[${i}].id`])
+    : Object.entries(patches).map(([id, p]) => [id, p, `block_patches.${id}`])
+  for (const [id, patch, field] of entries) {
+    const index = out.findIndex((b) => b.id === id)
+    if (index === -1) throw fail.invalid(field, `no block with id "${id}" in this message`)
+    out[index] = { ...(out[index] as Block), ...patch, id }
+  }
+  return out
+}
+
+/** The body after a PATCH: title/text replaced (null removes), blocks replaced, then patched. */
+export function editedBody(current: MessageBody, req: EditRequest): MessageBody {
+  if (
+    req.title === undefined &&
+    req.text === undefined &&
+    req.blocks === undefined &&
+    req.block_patches === undefined
+  ) {
+    throw fail.badRequest('nothing to change: give title, text, blocks or block_patches')
+  }
+  const next: MessageBody = { ...current }
+  if (req.title !== undefined) {
+    if (req.title === null) delete next.title
+    else next.title = req.title
+  }
+  if (req.text !== undefined) {
+    if (req.text === null) delete next.text
+    else next.text = req.text
+  }
+  if (req.blocks !== undefined) next.blocks = req.blocks
+  if (req.block_patches !== undefined) {
+    next.blocks = applyPatches((next.blocks ?? []) as Block[], req.block_patches)
+  }
+  return next
+}
+
+/**
+ * Writes a new body to an agent message, keeping a question's inputs fixed once it is no
+ * longer open (409) and never turning a message into a question or back (400).
+ */
+function changeBody(
+  ctx: Ctx,
+  channel: ChannelRow,
+  row: MessageRow,
+  next: MessageBody,
+  field: string,
+): MessageRow {
+  validateBody(next, blockRules(ctx, channel, field, row.pin_key ? PIN_INPUTS : 'allowed'))
+  requireContent(next, field === 'blocks' ? 'body' : field.replace(/\.blocks$/, ''))
+  const current = JSON.parse(row.body as string) as MessageBody
+  const before = JSON.stringify(inputBlocks(current))
+  const after = inputBlocks(next)
+  if (row.ask_status !== null) {
+    if (before !== JSON.stringify(after) && row.ask_status !== 'open') {
+      throw fail.conflict(`the question is ${row.ask_status}; its inputs can no longer change`)
+    }
+    if (after.length === 0)
+      throw fail.invalid(field, 'a question must keep at least one input block')
+  } else if (after.length > 0) {
+    throw fail.invalid(field, 'input blocks can only be sent in a new message (a question)')
+  }
+  const updated = ctx.db
+    .transaction(() => ctx.store.messages.setBody(row.rid, JSON.stringify(next), ctx.clock.now()))
+    .immediate()
+  announce(ctx, updated)
+  return updated
+}
+
+export function editMessage(ctx: Ctx, channel: ChannelRow, id: string, req: EditRequest) {
+  const row = findAgentMessage(ctx, channel, id)
+  return editRow(ctx, channel, row, req)
+}
+
+export function editRow(ctx: Ctx, channel: ChannelRow, row: MessageRow, req: EditRequest) {
+  const next = editedBody(JSON.parse(row.body as string) as MessageBody, req)
+  return changeBody(ctx, channel, row, next, 'blocks')
+}
+
+export function replaceMessage(ctx: Ctx, channel: ChannelRow, id: string, body: MessageBody) {
+  return changeBody(ctx, channel, findAgentMessage(ctx, channel, id), body, 'body.blocks')
+}
+
+export function replaceRow(ctx: Ctx, channel: ChannelRow, row: MessageRow, body: MessageBody) {
+  return changeBody(ctx, channel, row, body, 'body.blocks')
+}
+
+export function deleteRow(ctx: Ctx, row: MessageRow): void {
+  const deleted = ctx.db
+    .transaction(() => ctx.store.messages.markDeleted(row.rid, ctx.clock.now()))
+    .immediate()
+  announce(ctx, deleted)
+}
+
+export function deleteMessage(ctx: Ctx, channel: ChannelRow, id: string): void {
+  deleteRow(ctx, findAgentMessage(ctx, channel, id))
+}
+
+/** The agent acknowledges one of the person's messages: seen, working or done, in any order. */
+export function setMessageState(
+  ctx: Ctx,
+  channel: ChannelRow,
+  id: string,
+  state: AckState,
+): MessageRow {
+  const row = findMessage(ctx, channel, id)
+  if (row.sender !== 'human') {
+    throw fail.invalid('state', "only the person's messages carry a state")
+  }
+  if (row.state === state) return row
+  const updated = ctx.db
+    .transaction(() => ctx.store.messages.setState(row.rid, state, ctx.clock.now()))
+    .immediate()
+  announce(ctx, updated)
+  return updated
+}

@@ -1,0 +1,174 @@
+import type { Database } from 'bun:sqlite'
+import type { AckState, AskInfo, DeletedMessage, Message, MessageBody } from './schema.ts'
+
+/** A row of `messages`, as stored. */
+export interface MessageRow {
+  rid: number
+  id: string
+  channel_id: string
+  seq: number
+  sender: 'agent' | 'human'
+  body: string | null
+  silent: number
+  state: AckState | null
+  pin_key: string | null
+  ask_status: AskInfo['status'] | null
+  ask_expires_at: number | null
+  ask_answered_at: number | null
+  answer: string | null
+  created_at: number
+  updated_at: number
+  deleted_at: number | null
+}
+
+export type NewMessage = Pick<
+  MessageRow,
+  'id' | 'channel_id' | 'sender' | 'body' | 'pin_key' | 'ask_status' | 'ask_expires_at'
+> & { silent: boolean; created_at: number }
+
+/** The API record of a row: a message, or a tombstone once deleted. */
+export function toRecord(row: MessageRow): Message | DeletedMessage {
+  if (row.deleted_at !== null || row.body === null) return { id: row.id, deleted: true }
+  const message: Message = {
+    id: row.id,
+    channel_id: row.channel_id,
+    sender: row.sender,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    body: JSON.parse(row.body) as MessageBody,
+  }
+  if (row.silent) message.silent = true
+  if (row.sender === 'human') message.state = row.state
+  if (row.pin_key !== null) message.pin = row.pin_key
+  if (row.ask_status !== null) {
+    const ask: AskInfo = { status: row.ask_status }
+    if (row.ask_expires_at !== null) ask.expires_at = row.ask_expires_at
+    if (row.ask_answered_at !== null) ask.answered_at = row.ask_answered_at
+    if (row.answer !== null) ask.answer = JSON.parse(row.answer)
+    message.ask = ask
+  }
+  return message
+}
+
+/** Every SQL statement on messages, prepared once per database. */
+export function messageStore(db: Database) {
+  const q = {
+    nextSeq: db.query<{ value: number }, []>(
+      "UPDATE counters SET value = value + 1 WHERE name = 'change_seq' RETURNING value",
+    ),
+    insert: db.query<
+      MessageRow,
+      [
+        string,
+        string,
+        number,
+        string,
+        string | null,
+        number,
+        string | null,
+        string | null,
+        number | null,
+        number,
+        number,
+      ]
+    >(
+      `INSERT INTO messages (id, channel_id, seq, sender, body, silent, pin_key, ask_status,
+         ask_expires_at, created_at, updated_at)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING *`,
+    ),
+    byId: db.query<MessageRow, [string]>('SELECT * FROM messages WHERE id = ?1'),
+    feed: db.query<MessageRow, [string, number, number]>(
+      'SELECT * FROM messages WHERE channel_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3',
+    ),
+    feedBySender: db.query<MessageRow, [string, string, number, number]>(
+      `SELECT * FROM messages WHERE channel_id = ?1 AND sender = ?2 AND seq > ?3
+       ORDER BY seq LIMIT ?4`,
+    ),
+    setBody: db.query<MessageRow, [number, string, number, number]>(
+      'UPDATE messages SET body = ?2, seq = ?3, updated_at = ?4 WHERE rid = ?1 RETURNING *',
+    ),
+    setState: db.query<MessageRow, [number, string, number, number]>(
+      'UPDATE messages SET state = ?2, seq = ?3, updated_at = ?4 WHERE rid = ?1 RETURNING *',
+    ),
+    setAsk: db.query<MessageRow, [number, string, string | null, number | null, number, number]>(
+      `UPDATE messages SET ask_status = ?2, answer = ?3, ask_answered_at = ?4, seq = ?5,
+         updated_at = ?6 WHERE rid = ?1 RETURNING *`,
+    ),
+    markDeleted: db.query<MessageRow, [number, number, number]>(
+      `UPDATE messages SET body = NULL, answer = NULL, pin_key = NULL, ask_status = NULL,
+         ask_expires_at = NULL, deleted_at = ?3, updated_at = ?3, seq = ?2
+       WHERE rid = ?1 RETURNING *`,
+    ),
+    openAsks: db.query<MessageRow, [string]>(
+      "SELECT * FROM messages WHERE channel_id = ?1 AND ask_status = 'open' ORDER BY rid",
+    ),
+    countOpenAsks: db.query<{ n: number }, [string]>(
+      "SELECT count(*) AS n FROM messages WHERE channel_id = ?1 AND ask_status = 'open'",
+    ),
+    firstExpiry: db.query<{ at: number }, []>(
+      `SELECT ask_expires_at AS at FROM messages
+       WHERE ask_status = 'open' AND ask_expires_at IS NOT NULL
+       ORDER BY ask_expires_at LIMIT 1`,
+    ),
+    expiredBy: db.query<MessageRow, [number]>(
+      `SELECT * FROM messages WHERE ask_status = 'open' AND ask_expires_at IS NOT NULL
+         AND ask_expires_at <= ?1 ORDER BY ask_expires_at LIMIT 500`,
+    ),
+    pin: db.query<MessageRow, [string, string]>(
+      'SELECT * FROM messages WHERE channel_id = ?1 AND pin_key = ?2',
+    ),
+    pins: db.query<MessageRow, [string]>(
+      'SELECT * FROM messages WHERE channel_id = ?1 AND pin_key IS NOT NULL ORDER BY pin_key',
+    ),
+    countPins: db.query<{ n: number }, [string]>(
+      'SELECT count(*) AS n FROM messages WHERE channel_id = ?1 AND pin_key IS NOT NULL',
+    ),
+  }
+
+  const nextSeq = () => (q.nextSeq.get() as { value: number }).value
+
+  return {
+    nextSeq,
+    insert(m: NewMessage): MessageRow {
+      return q.insert.get(
+        m.id,
+        m.channel_id,
+        nextSeq(),
+        m.sender,
+        m.body,
+        m.silent ? 1 : 0,
+        m.pin_key,
+        m.ask_status,
+        m.ask_expires_at,
+        m.created_at,
+        m.created_at,
+      ) as MessageRow
+    },
+    byId: (id: string) => q.byId.get(id) ?? undefined,
+    feed: (channelId: string, since: number, limit: number, sender?: 'agent' | 'human') =>
+      sender
+        ? q.feedBySender.all(channelId, sender, since, limit)
+        : q.feed.all(channelId, since, limit),
+    setBody: (rid: number, body: string, now: number) =>
+      q.setBody.get(rid, body, nextSeq(), now) as MessageRow,
+    setState: (rid: number, state: AckState, now: number) =>
+      q.setState.get(rid, state, nextSeq(), now) as MessageRow,
+    setAsk: (
+      rid: number,
+      status: AskInfo['status'],
+      answer: string | null,
+      at: number | null,
+      now: number,
+    ) => q.setAsk.get(rid, status, answer, at, nextSeq(), now) as MessageRow,
+    markDeleted: (rid: number, now: number) => q.markDeleted.get(rid, nextSeq(), now) as MessageRow,
+    openAsks: (channelId: string) => q.openAsks.all(channelId),
+    countOpenAsks: (channelId: string) => q.countOpenAsks.get(channelId)?.n ?? 0,
+    firstExpiry: () => q.firstExpiry.get()?.at,
+    expiredBy: (now: number) => q.expiredBy.all(now),
+    pin: (channelId: string, key: string) => q.pin.get(channelId, key) ?? undefined,
+    pins: (channelId: string) => q.pins.all(channelId),
+    countPins: (channelId: string) => q.countPins.get(channelId)?.n ?? 0,
+  }
+}
+
+export type MessageStore = ReturnType<typeof messageStore>

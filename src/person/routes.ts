@@ -1,0 +1,73 @@
+import { Elysia, t } from 'elysia'
+import { AnswerRequest, AskResponse } from '../asks/schema.ts'
+import { answerAsk } from '../asks/service.ts'
+import { ChannelsResponse } from '../channels/schema.ts'
+import { listChannels, personChannel } from '../channels/service.ts'
+import { LIMITS } from '../messages/limits.ts'
+import { FeedQuery, FeedResponse, MessageResponse, SendRequest } from '../messages/schema.ts'
+import { messageOf, readFeed, sendMessage } from '../messages/service.ts'
+import { personAuth } from '../server/auth.ts'
+import { type Ctx, holdOpen } from '../server/context.ts'
+import { doc } from '../server/docs.ts'
+import { fail } from '../server/errors.ts'
+import { parseChoice, parseCursor, parseLimit, parseWait } from '../server/query.ts'
+
+const PersonSend = t.Object({ body: SendRequest.properties.body })
+
+/**
+ * The person's side, as far as answering needs it: their channels, each channel's change feed,
+ * writing to an agent, and answering questions. Each person sees only their own channels.
+ */
+export const personRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/person', prefix: '/v1/app' })
+    .use(personAuth(ctx))
+    .get('/channels', ({ person }) => ({ channels: listChannels(ctx, person.user.id) }), {
+      detail: doc('person', 'List my channels', ChannelsResponse),
+    })
+    .get(
+      '/channels/:id/messages',
+      ({ person, params, query, request }) => {
+        const channel = personChannel(ctx, person.user.id, params.id)
+        const waitMs = parseWait(query.wait)
+        holdOpen(ctx, request, waitMs)
+        return readFeed(ctx, channel, {
+          since: parseCursor(query.since),
+          waitMs,
+          sender: parseChoice('sender', query.sender, ['human', 'agent'] as const),
+          markSeen: false,
+          limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
+          signal: request.signal,
+        })
+      },
+      {
+        params: t.Object({ id: t.String() }),
+        query: FeedQuery,
+        detail: doc('person', "Read a channel's change feed (long-poll)", FeedResponse),
+      },
+    )
+    .post(
+      '/channels/:id/messages',
+      ({ person, params, body }) => {
+        const channel = personChannel(ctx, person.user.id, params.id)
+        return { message: messageOf(sendMessage(ctx, channel, 'human', body)) }
+      },
+      {
+        params: t.Object({ id: t.String() }),
+        body: PersonSend,
+        detail: doc('person', 'Write to the agent', MessageResponse),
+      },
+    )
+    .post(
+      '/messages/:id/answer',
+      ({ person, params, body }) => {
+        const row = ctx.store.messages.byId(params.id)
+        if (!row) throw fail.notFound('question')
+        const channel = personChannel(ctx, person.user.id, row.channel_id)
+        return answerAsk(ctx, channel, params.id, body.answer)
+      },
+      {
+        params: t.Object({ id: t.String() }),
+        body: AnswerRequest,
+        detail: doc('person', 'Answer a question', AskResponse),
+      },
+    )

@@ -1,0 +1,98 @@
+import type { Database } from 'bun:sqlite'
+import { accessSync, constants, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Server } from 'bun'
+import { ExpiryScheduler } from '../asks/expiry.ts'
+import { channelStore } from '../channels/store.ts'
+import { openDatabase } from '../db/database.ts'
+import { sweepFiles } from '../files/service.ts'
+import { fileStore } from '../files/store.ts'
+import { messageStore } from '../messages/store.ts'
+import { tokenStore, userStore } from '../people/store.ts'
+import { type Clock, systemClock } from './clock.ts'
+import type { Config } from './config.ts'
+import { type Logger, stderrLogger } from './log.ts'
+import { WriteLimiter } from './ratelimit.ts'
+import { Waiters } from './waiters.ts'
+
+/**
+ * Everything the services need, built once from the configuration. Services are plain
+ * functions of `(ctx, ...)`; the HTTP layer only translates requests into calls.
+ */
+export interface Ctx {
+  config: Config
+  db: Database
+  clock: Clock
+  log: Logger
+  waiters: Waiters
+  limiter: WriteLimiter
+  expiry: ExpiryScheduler
+  filesDir: string
+  store: ReturnType<typeof openStores>
+  /** The listening server, once `hark serve` has one (tests drive `app.handle()` without). */
+  server?: Server<unknown>
+}
+
+/**
+ * Keeps a long-poll's connection open past Bun's idle timeout: the socket is idle while the
+ * request waits, and Bun would otherwise cut it after `idleTimeout` seconds.
+ */
+export function holdOpen(ctx: Ctx, request: Request, waitMs: number): void {
+  if (waitMs > 0) ctx.server?.timeout(request, Math.ceil(waitMs / 1000) + 15)
+}
+
+export class DataDirError extends Error {}
+
+export function openStores(db: Database) {
+  return {
+    messages: messageStore(db),
+    channels: channelStore(db),
+    users: userStore(db),
+    tokens: tokenStore(db),
+    files: fileStore(db),
+  }
+}
+
+/** Creates the data directory if needed and proves it writable, with a clear error if not. */
+export function prepareDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+    accessSync(dataDir, constants.W_OK | constants.R_OK)
+  } catch (error) {
+    throw new DataDirError(
+      `data directory ${dataDir} is not writable (${(error as NodeJS.ErrnoException).code ?? error}); ` +
+        'choose another with --data or HARK_DATA, or fix its owner',
+    )
+  }
+}
+
+export const databasePath = (dataDir: string) => join(dataDir, 'hark.db')
+
+export function createContext(config: Config, options: { clock?: Clock; log?: Logger } = {}): Ctx {
+  prepareDataDir(config.dataDir)
+  const db = openDatabase(databasePath(config.dataDir))
+  const clock = options.clock ?? systemClock
+  const filesDir = join(config.dataDir, 'files')
+  mkdirSync(filesDir, { recursive: true, mode: 0o700 })
+  const ctx: Ctx = {
+    config,
+    db,
+    clock,
+    log: options.log ?? stderrLogger,
+    waiters: new Waiters(),
+    limiter: new WriteLimiter(config.writeLimit, () => clock.now()),
+    expiry: new ExpiryScheduler(),
+    filesDir,
+    store: openStores(db),
+  }
+  sweepFiles(ctx)
+  ctx.expiry.start(ctx)
+  return ctx
+}
+
+/** Settles every long-poll, stops timers and closes the database. */
+export function closeContext(ctx: Ctx): void {
+  ctx.expiry.stop()
+  ctx.waiters.close()
+  ctx.db.close()
+}

@@ -1,0 +1,57 @@
+/**
+ * One error type for the whole server. Services throw `HarkError`s; the single `onError`
+ * in `app.ts` renders every failure as `{ "error": "...", "field"?: "..." }`.
+ */
+export class HarkError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** The request field at fault, e.g. `body.blocks[2].options` or `wait`. */
+    readonly field?: string,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(field ? `${field}: ${message}` : message)
+  }
+}
+
+/** The catalogue: every status the API gives, with its wording in one place. */
+export const fail = {
+  invalid: (field: string, message: string) => new HarkError(400, message, field),
+  badRequest: (message: string) => new HarkError(400, message),
+  unauthorized: (message = 'missing or invalid token') =>
+    new HarkError(401, message, undefined, { 'WWW-Authenticate': 'Bearer' }),
+  forbidden: (message: string) => new HarkError(403, message),
+  notFound: (what: string) => new HarkError(404, `${what} not found`),
+  conflict: (message: string) => new HarkError(409, message),
+  tooLarge: (message: string) => new HarkError(413, message),
+  unsupportedMedia: (message: string) => new HarkError(415, message),
+  rateLimited: (retryAfterSeconds: number) =>
+    new HarkError(429, `write rate limit reached; retry in ${retryAfterSeconds} s`, undefined, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
+  unavailable: (message: string) => new HarkError(503, message),
+}
+
+export function errorResponse(
+  status: number,
+  message: string,
+  field?: string,
+  headers?: Record<string, string>,
+): Response {
+  const body = field ? { error: message, field } : { error: message }
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  })
+}
+
+/** `/body/blocks/2/options` (a JSON pointer) → `body.blocks[2].options`. */
+export function pointerToField(pointer: string): string {
+  let out = ''
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replaceAll('~1', '/').replaceAll('~0', '~')
+    if (/^\d+$/.test(part)) out += `[${part}]`
+    else out += out ? `.${part}` : part
+  }
+  return out
+}

@@ -1,0 +1,48 @@
+import { Elysia, t } from 'elysia'
+import indexHtml from '../../web/index.html' with { type: 'text' }
+import { VERSION } from '../version.ts'
+import type { Ctx } from './context.ts'
+import { doc } from './docs.ts'
+
+export const Info = t.Object({
+  name: t.String(),
+  version: t.String(),
+  needs_setup: t.Boolean({ description: 'true until the server has an owner' }),
+  registration: t.Union([t.Literal('closed'), t.Literal('invite'), t.Literal('open')]),
+  features: t.Object({
+    files: t.Boolean(),
+    push: t.Boolean(),
+    passkeys: t.Boolean(),
+    email: t.Boolean(),
+  }),
+})
+
+/** What anyone may read: health, server info, and the web app's shell. */
+export const publicRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/public' })
+    .get('/health', () => ({ ok: true as const }), {
+      detail: doc('public', 'Is the server up?', t.Object({ ok: t.Literal(true) }), false),
+    })
+    .get(
+      '/v1/info',
+      () => ({
+        name: 'Hark',
+        version: VERSION,
+        needs_setup: !ctx.store.users.hasOwner(),
+        registration: 'closed' as const,
+        features: { files: true, push: false, passkeys: false, email: false },
+      }),
+      { detail: doc('public', 'Public server info', Info, false) },
+    )
+    .get(
+      '/',
+      () =>
+        new Response(indexHtml as unknown as string, {
+          headers: {
+            'content-type': 'text/html; charset=utf-8',
+            'content-security-policy': "default-src 'self'; style-src 'self' 'unsafe-inline'",
+            'x-content-type-options': 'nosniff',
+          },
+        }),
+      { detail: { hide: true } },
+    )

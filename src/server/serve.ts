@@ -1,0 +1,107 @@
+import type { Server } from 'bun'
+import { buildApp } from './app.ts'
+import type { Config } from './config.ts'
+import { type Ctx, closeContext, createContext } from './context.ts'
+import { errorResponse } from './errors.ts'
+import type { Logger } from './log.ts'
+
+export interface Running {
+  ctx: Ctx
+  server: Server<unknown>
+  url: string
+  /** Stops accepting, answers every held long-poll, waits for in-flight requests, closes. */
+  stop(): Promise<void>
+}
+
+export class StartupError extends Error {}
+
+/** Extra room over the largest upload, for headers and multipart overhead. */
+const BODY_SLACK = 1024 * 1024
+
+/**
+ * Starts the HTTP server on an opened context. Bun's idle timeout stays short for ordinary
+ * requests; long-polls extend their own (see `holdOpen`).
+ */
+export function startServer(ctx: Ctx, options: { idleTimeout?: number } = {}): Running {
+  const app = buildApp(ctx)
+  const { config, log } = ctx
+  let server: Server<unknown>
+  try {
+    server = Bun.serve({
+      hostname: config.host,
+      port: config.port,
+      idleTimeout: options.idleTimeout ?? 30,
+      maxRequestBodySize: config.maxFileSize + BODY_SLACK,
+      fetch: (request) => logged(log, request, () => app.handle(request)),
+      error: (error) => {
+        log.error(`unhandled: ${error.stack ?? error}`)
+        return errorResponse(500, 'internal error')
+      },
+    })
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    closeContext(ctx)
+    if (code === 'EADDRINUSE') {
+      throw new StartupError(
+        `port ${config.port} on ${config.host} is already in use; stop the other server or pick another with --port / HARK_PORT`,
+      )
+    }
+    if (code === 'EACCES') {
+      throw new StartupError(
+        `not allowed to listen on ${config.host}:${config.port}; use a port above 1023`,
+      )
+    }
+    throw new StartupError(
+      `cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`,
+    )
+  }
+  ctx.server = server
+  let stopping: Promise<void> | undefined
+  const stop = () => {
+    stopping ??= (async () => {
+      const closed = server.stop(false)
+      ctx.waiters.close()
+      const graceful = await Promise.race([
+        closed.then(() => true),
+        Bun.sleep(5000).then(() => false),
+      ])
+      if (!graceful) await server.stop(true)
+      closeContext(ctx)
+    })()
+    return stopping
+  }
+  return { ctx, server, url: server.url.href.replace(/\/$/, ''), stop }
+}
+
+/** One log line per request: method, path (never the query: it may carry names), status, time. */
+async function logged(log: Logger, request: Request, handle: () => Promise<Response>) {
+  const started = performance.now()
+  const response = await handle()
+  const path = request.url.slice(request.url.indexOf('/', 8)).split('?')[0]
+  log.info(
+    `${request.method} ${path} ${response.status} ${(performance.now() - started).toFixed(1)}ms`,
+  )
+  return response
+}
+
+/** `hark serve`: open, listen, and shut down cleanly on SIGTERM or SIGINT. */
+export async function serve(config: Config, log: Logger): Promise<void> {
+  const ctx = createContext(config, { log })
+  const running = startServer(ctx)
+  log.info(`hark listening on ${running.url} (base URL ${config.baseUrl}, data ${config.dataDir})`)
+  if (!ctx.store.users.hasOwner()) {
+    log.info('no owner yet: create one with `hark admin user add EMAIL --owner`')
+  }
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: string) => {
+      log.info(`${signal}: shutting down`)
+      running.stop().then(resolve, (error) => {
+        log.error(`shutdown: ${error}`)
+        resolve()
+      })
+    }
+    process.once('SIGTERM', () => onSignal('SIGTERM'))
+    process.once('SIGINT', () => onSignal('SIGINT'))
+  })
+  log.info('stopped')
+}
