@@ -74,10 +74,8 @@ function validateKnown(block: Block, at: string, rules: BlockRules): void {
   }
 }
 
-const fieldSuffix = (pointer: string) => {
-  const f = pointerToField(`/x${pointer}`).slice(1)
-  return f.startsWith('[') || f === '' ? f : `.${f}`
-}
+/** `/options/0/label` → `.options[0].label`, to append to the block's own field. */
+const fieldSuffix = (pointer: string) => pointerToField(`/x${pointer}`).slice(1)
 
 /** TypeBox says "Expected required property"; say it the way people read it. */
 function describe(message: string): string {

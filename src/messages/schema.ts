@@ -167,6 +167,7 @@ export const AnyBlock = t.Object(
   { type: t.String({ minLength: 1, maxLength: 64 }), id: t.Optional(BlockId) },
   { ...open, description: 'A block; see the spec for the known types' },
 )
+/** A block as given: `type`, maybe `id`, and the fields of its type. */
 export type Block = Static<typeof AnyBlock> & Record<string, unknown>
 
 export const MessageBody = t.Object(
@@ -177,7 +178,7 @@ export const MessageBody = t.Object(
   },
   { additionalProperties: false },
 )
-export type MessageBody = Static<typeof MessageBody>
+export type MessageBody = Omit<Static<typeof MessageBody>, 'blocks'> & { blocks?: Block[] }
 
 export const SendRequest = t.Object({
   body: MessageBody,
@@ -186,7 +187,7 @@ export const SendRequest = t.Object({
     t.Number({ exclusiveMinimum: 0, maximum: LIMITS.expiresInSeconds, description: 'seconds' }),
   ),
 })
-export type SendRequest = Static<typeof SendRequest>
+export type SendRequest = Omit<Static<typeof SendRequest>, 'body'> & { body: MessageBody }
 
 export const ReplaceRequest = t.Object({ body: MessageBody })
 
@@ -205,7 +206,12 @@ export const EditRequest = t.Object(
   },
   { additionalProperties: false },
 )
-export type EditRequest = Static<typeof EditRequest>
+export type EditRequest = Omit<Static<typeof EditRequest>, 'blocks' | 'block_patches'> & {
+  blocks?: Block[]
+  block_patches?:
+    | ({ id: string } & Record<string, unknown>)[]
+    | Record<string, Record<string, unknown>>
+}
 
 export const AckState = t.Union([t.Literal('seen'), t.Literal('working'), t.Literal('done')])
 export type AckState = Static<typeof AckState>
@@ -236,7 +242,7 @@ export const Message = t.Object({
   state: t.Optional(t.Union([AckState, t.Null()])),
   pin: t.Optional(t.String({ description: 'the pin key, on pinned messages' })),
 })
-export type Message = Static<typeof Message>
+export type Message = Omit<Static<typeof Message>, 'body'> & { body: MessageBody }
 
 export const DeletedMessage = t.Object({ id: t.String(), deleted: t.Literal(true) })
 export type DeletedMessage = Static<typeof DeletedMessage>

@@ -1,5 +1,6 @@
-import { type Static, Type as t } from '@sinclair/typebox'
+import { Type as t } from '@sinclair/typebox'
 import { LIMITS } from '../messages/limits.ts'
+import type { MessageBody as Body, Message as MessageRecord } from '../messages/schema.ts'
 import { Message, MessageBody } from '../messages/schema.ts'
 
 export const PinKeyParams = t.Object({
@@ -7,10 +8,10 @@ export const PinKeyParams = t.Object({
 })
 
 export const PutPinRequest = t.Object({ body: MessageBody, silent: t.Optional(t.Boolean()) })
-export type PutPinRequest = Static<typeof PutPinRequest>
+export type PutPinRequest = { body: Body; silent?: boolean }
 
 export const Pin = t.Object({ key: t.String(), message: Message })
-export type Pin = Static<typeof Pin>
+export type Pin = { key: string; message: MessageRecord }
 
 export const PinResponse = t.Object({ pin: Pin })
 export const PinsResponse = t.Object({ pins: t.Array(Pin) })
