@@ -24,12 +24,15 @@ export function validateAnswer(body: MessageBody, answer: unknown): unknown {
   for (const key of Object.keys(given)) {
     if (!ids.has(key)) throw fail.invalid(`answer.${key}`, 'is not an input of this question')
   }
-  const out: Record<string, unknown> = {}
-  for (const block of inputs) {
-    const id = block.id as string
-    out[id] = checkValue(block, given[id], `answer.${id}`)
-  }
-  return out
+  // Own keys only, and built with fromEntries: block ids are the agent's strings, and one named
+  // `constructor` or `__proto__` must not read from, or write to, Object.prototype.
+  return Object.fromEntries(
+    inputs.map((block) => {
+      const id = block.id as string
+      const value = Object.hasOwn(given, id) ? given[id] : undefined
+      return [id, checkValue(block, value, `answer.${id}`)]
+    }),
+  )
 }
 
 function checkValue(block: Block, value: unknown, field: string): unknown {

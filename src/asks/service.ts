@@ -34,12 +34,15 @@ export async function readAsk(
 ): Promise<AskResult> {
   let row = findQuestion(ctx, channel, id)
   if (row.ask_status === 'open' && waitMs > 0) {
+    let last = row
     const settled = await pollFor(ctx.waiters, askKey(id), waitMs, signal, () => {
       const latest = ctx.store.messages.byId(id)
       if (!latest || latest.deleted_at !== null) throw fail.notFound('question')
+      last = latest
       return latest.ask_status === 'open' ? undefined : latest
     })
-    row = settled ?? findQuestion(ctx, channel, id)
+    // On shutdown the database may already be closed: answer with the last state read.
+    row = settled ?? (ctx.waiters.isClosed ? last : findQuestion(ctx, channel, id))
   }
   return askResult(row)
 }

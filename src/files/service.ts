@@ -122,12 +122,22 @@ const INLINE = new Set([
 ])
 
 /**
+ * RFC 8187 `ext-value` encoding for `filename*`: `encodeURIComponent` leaves `' ( ) *` as they
+ * are, but they are not `attr-char`s, and a strict parser would cut the name at the `'`.
+ */
+const rfc8187 = (name: string) =>
+  encodeURIComponent(name).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  )
+
+/**
  * A download. `nosniff` and a sandboxing CSP keep an uploaded file from ever running as a page
  * of the app's origin; only safe types are shown inline.
  */
 export function downloadResponse(ctx: Ctx, row: FileRow): Response {
   const inline = INLINE.has(row.mime)
-  const encoded = encodeURIComponent(row.name)
+  const encoded = rfc8187(row.name)
   const ascii = row.name.replace(/[^\x20-\x7e]|["\\]/g, '_')
   return new Response(Bun.file(filePath(ctx.filesDir, row)), {
     headers: {

@@ -56,6 +56,11 @@ export class Waiters {
     this.byKey.clear()
   }
 
+  /** True once `close()` ran: a settled poll must not expect the database to be open. */
+  get isClosed(): boolean {
+    return this.closed
+  }
+
   /** How many requests are parked right now. */
   get size(): number {
     let n = 0

@@ -1,0 +1,39 @@
+/**
+ * Builds the single executable `dist/hark` for this machine (or `--target bun-linux-arm64`
+ * and friends, with `--outfile`). The web app and migrations are embedded by their imports.
+ * No full --minify: it has broken compiled Elysia apps elsewhere; syntax/whitespace only.
+ */
+import pkg from '../package.json' with { type: 'json' }
+
+const args = process.argv.slice(2)
+const option = (name: string) => {
+  const i = args.indexOf(name)
+  return i === -1 ? undefined : args[i + 1]
+}
+const outfile = option('--outfile') ?? 'dist/hark'
+const target = option('--target')
+const version = option('--version') ?? process.env.HARK_VERSION ?? pkg.version
+
+const cmd = [
+  process.execPath,
+  'build',
+  '--compile',
+  'src/main.ts',
+  '--outfile',
+  outfile,
+  '--minify-syntax',
+  '--minify-whitespace',
+  '--sourcemap',
+  '--no-compile-autoload-dotenv',
+  '--no-compile-autoload-bunfig',
+  '--define',
+  `HARK_VERSION=${JSON.stringify(version)}`,
+  ...(target ? ['--target', target] : []),
+]
+const started = performance.now()
+const proc = Bun.spawnSync(cmd, { stdout: 'inherit', stderr: 'inherit' })
+if (proc.exitCode !== 0) process.exit(proc.exitCode ?? 1)
+const size = Bun.file(outfile).size
+console.log(
+  `built ${outfile} (hark ${version}${target ? `, ${target}` : ''}): ${(size / 1024 / 1024).toFixed(1)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+)

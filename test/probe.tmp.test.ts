@@ -1,0 +1,42 @@
+import { test } from 'bun:test'
+import { startTestServer } from './harness.ts'
+test('probe', async () => {
+  const s = startTestServer()
+  const r = s.raw()
+  const a = (await s.agent.channel()) as any
+  const tok = (s.agent as any)
+  const show = async (label: string, p: Promise<Response>) => { const res = await p; console.log(label, res.status, await res.text()) }
+  const ag = s.agentClient
+  // get token: hack via raw of agent
+  const call = (method: string, path: string, o: any) => s.agent.raw(method, path, o)
+  await show('extra top', call('POST', '/v1/messages', { json: { body: { text: 'x' }, foo: 1 } }))
+  await show('extra body', call('POST', '/v1/messages', { json: { body: { text: 'x', foo: 1 } } }))
+  await show('nonjson', call('POST', '/v1/messages', { body: '{nope', headers: { 'content-type': 'application/json' } }))
+  await show('array', call('POST', '/v1/messages', { json: [] }))
+  await show('string', call('POST', '/v1/messages', { json: 'x' }))
+  await show('null', call('POST', '/v1/messages', { body: 'null', headers: { 'content-type': 'application/json' } }))
+  await show('nobody', call('POST', '/v1/messages', {}))
+  await show('textplain', call('POST', '/v1/messages', { body: '{"body":{"text":"x"}}', headers: { 'content-type': 'text/plain' } }))
+  await show('empty', call('POST', '/v1/messages', { json: { body: {} } }))
+  await show('id0', call('POST', '/v1/messages', { json: { body: { blocks: [{ type: 'markdown', id: '', text: 'x' }] } } }))
+  await show('id65', call('POST', '/v1/messages', { json: { body: { blocks: [{ type: 'zzz', id: 'a'.repeat(65) }] } } }))
+  await show('choice noopts', call('POST', '/v1/messages', { json: { body: { blocks: [{ type: 'choice', id: 'c' }] } } }))
+  await show('table', call('POST', '/v1/messages', { json: { body: { blocks: [{ type: 'table', columns: ['a','b'], rows: [['1','2'],['x']] }] } } }))
+  await show('js link', call('POST', '/v1/messages', { json: { body: { blocks: [{ type: 'link', url: 'javascript:alert(1)' }] } } }))
+  await show('JS link', call('POST', '/v1/messages', { json: { body: { blocks: [{ type: 'link', url: 'HTTPS://x' }] } } }))
+  await show('progress', call('POST', '/v1/messages', { json: { body: { blocks: [{ type: 'progress', value: 1, max: 0 }] } } }))
+  await show('exp', call('POST', '/v1/messages', { json: { body: { text: 'x' }, expires_in: 0 } }))
+  await show('exp str', call('POST', '/v1/messages', { json: { body: { text: 'x' }, expires_in: 'x' } }))
+  await show('silent str', call('POST', '/v1/messages', { json: { body: { text: 'x' }, silent: 'yes' } }))
+  await show('blocks notarray', call('POST', '/v1/messages', { json: { body: { blocks: {} } } }))
+  await show('block notype', call('POST', '/v1/messages', { json: { body: { blocks: [{}] } } }))
+  await show('nan val', call('POST', '/v1/messages', { json: { body: { blocks: [{type: 'progress', value: 'x'}] } } }))
+  await show('wait', call('GET', '/v1/messages?wait=-1', {}))
+  await show('feed', call('GET', '/v1/messages?since=0', {}))
+  await show('patch empty', call('PATCH', '/v1/messages/xyz', { json: {} }))
+  await show('state bad', call('POST', '/v1/messages/xyz/state', { json: { state: 'nope' } }))
+  await show('bad token', s.raw('garbage').raw('GET', '/v1/messages'))
+  await show('no token', s.raw().raw('GET', '/v1/messages'))
+  await show('no token bad body', s.raw().raw('POST', '/v1/messages', {body: '{', headers: {'content-type': 'application/json'}}))
+  s.close()
+})

@@ -1,0 +1,77 @@
+import { afterEach, expect, test } from 'bun:test'
+import { rmSync } from 'node:fs'
+import { createAgentClient } from '../../src/client/client.ts'
+import { addChannel, addUser } from '../../src/people/service.ts'
+import { DEFAULTS } from '../../src/server/config.ts'
+import { createContext } from '../../src/server/context.ts'
+import { silentLogger } from '../../src/server/log.ts'
+import { type Running, startServer } from '../../src/server/serve.ts'
+import { sleep, tempDir } from '../harness.ts'
+
+/** Tests over a real loopback socket: what `app.handle()` cannot show. */
+let running: Running | undefined
+let dir = ''
+afterEach(async () => {
+  await running?.stop()
+  running = undefined
+  rmSync(dir, { recursive: true, force: true })
+})
+
+function start(idleTimeout: number) {
+  dir = tempDir()
+  const ctx = createContext(
+    {
+      ...DEFAULTS,
+      dataDir: dir,
+      host: '127.0.0.1',
+      port: 0,
+      baseUrl: 'http://127.0.0.1',
+      writeLimit: 0,
+    },
+    { log: silentLogger },
+  )
+  addUser(ctx, { email: 'o@example.com', owner: true })
+  const { token } = addChannel(ctx, { email: 'o@example.com' })
+  running = startServer(ctx, { idleTimeout })
+  return { running, agent: createAgentClient({ baseUrl: running.url, token }) }
+}
+
+test("a long-poll outlives Bun's idle timeout", async () => {
+  // With a 1 s idle timeout Bun cuts a silent connection after ~4 s (its timer ticks in 4 s
+  // steps); a 6 s wait only completes if the poll extends its own timeout.
+  const { agent } = start(1)
+  const started = performance.now()
+  const answer = await agent.feed({ since: 0, wait: 6 })
+  expect(answer).toEqual({ messages: [], cursor: 0, has_more: false })
+  expect(performance.now() - started).toBeGreaterThanOrEqual(5900)
+})
+
+test('a long-poll is answered by a send on another connection', async () => {
+  const { agent } = start(30)
+  const held = agent.feed({ since: 0, wait: 20 })
+  await sleep(100)
+  const { message } = await agent.send({ body: { text: 'wake up' } })
+  const answer = await held
+  expect(answer.messages.map((m) => m.id)).toEqual([message.id])
+})
+
+test('a client that disconnects leaves no waiter behind', async () => {
+  const { running, agent } = start(30)
+  const abort = new AbortController()
+  const held = agent.feed({ since: 0, wait: 30 }, abort.signal).catch((e: Error) => e)
+  await sleep(150)
+  expect(running.ctx.waiters.size).toBe(1)
+  abort.abort()
+  expect(await held).toBeInstanceOf(Error)
+  for (let i = 0; i < 50 && running.ctx.waiters.size > 0; i++) await sleep(20)
+  expect(running.ctx.waiters.size).toBe(0)
+})
+
+test('stop() answers held long-polls before closing', async () => {
+  const { running: r, agent } = start(30)
+  const held = agent.feed({ since: 0, wait: 30 })
+  await sleep(100)
+  await r.stop()
+  running = undefined
+  expect(await held).toEqual({ messages: [], cursor: 0, has_more: false })
+})
