@@ -22,7 +22,15 @@ export const fileRoutes = (ctx: Ctx) =>
         // The bytes are streamed to disk by the handler, never buffered by a parser.
         parse: 'none',
         query: UploadQuery,
-        detail: doc('files', 'Upload a file (raw body, ?name=)', FileInfo),
+        detail: {
+          ...doc('files', 'Upload a file (raw body, ?name=)', FileInfo),
+          // Not derived from a body schema (there is none to validate): say what is sent.
+          requestBody: {
+            required: true,
+            description: "the file's bytes; Content-Type is the file's media type",
+            content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+          },
+        },
       },
     )
     .get(

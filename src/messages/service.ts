@@ -1,3 +1,4 @@
+import { expireIfDue } from '../asks/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
@@ -194,17 +195,21 @@ export function editedBody(current: MessageBody, req: EditRequest): MessageBody 
 function changeBody(
   ctx: Ctx,
   channel: ChannelRow,
-  row: MessageRow,
+  given: MessageRow,
   next: MessageBody,
   field: string,
 ): MessageRow {
+  // An overdue question is expired first, as reading or cancelling it would: its inputs must
+  // not change after its time is up just because the expiry timer has not run yet.
+  const row = expireIfDue(ctx, given)
   validateBody(next, blockRules(ctx, channel, field, row.pin_key ? PIN_INPUTS : 'allowed'))
   requireContent(next, field === 'blocks' ? 'body' : field.replace(/\.blocks$/, ''))
-  const current = JSON.parse(row.body as string) as MessageBody
-  const before = JSON.stringify(inputBlocks(current))
+  const before = inputBlocks(JSON.parse(row.body as string) as MessageBody)
   const after = inputBlocks(next)
   if (row.ask_status !== null) {
-    if (before !== JSON.stringify(after) && row.ask_status !== 'open') {
+    // Compared as values, not as JSON text: the same inputs sent back with their keys in
+    // another order are unchanged.
+    if (!Bun.deepEquals(before, after, true) && row.ask_status !== 'open') {
       throw fail.conflict(`the question is ${row.ask_status}; its inputs can no longer change`)
     }
     if (after.length === 0)

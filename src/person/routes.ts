@@ -3,6 +3,7 @@ import { AnswerRequest, AskResponse } from '../asks/schema.ts'
 import { answerAsk } from '../asks/service.ts'
 import { ChannelsResponse } from '../channels/schema.ts'
 import { listChannels, personChannel } from '../channels/service.ts'
+import type { ChannelRow } from '../channels/store.ts'
 import { LIMITS } from '../messages/limits.ts'
 import { FeedQuery, FeedResponse, MessageResponse, SendRequest } from '../messages/schema.ts'
 import { messageOf, readFeed, sendMessage } from '../messages/service.ts'
@@ -11,6 +12,17 @@ import { type Ctx, holdOpen } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
 import { fail } from '../server/errors.ts'
 import { parseChoice, parseCursor, parseLimit, parseWait } from '../server/query.ts'
+
+/**
+ * The person's channel holding message `id`. Another person's question is "question not
+ * found", word for word like an unknown id: a 404 must not tell that the id exists elsewhere.
+ */
+function questionChannel(ctx: Ctx, userId: string, id: string): ChannelRow {
+  const row = ctx.store.messages.byId(id)
+  const channel = row ? ctx.store.channels.byId(row.channel_id) : undefined
+  if (!channel || channel.user_id !== userId) throw fail.notFound('question')
+  return channel
+}
 
 const PersonSend = t.Object({ body: SendRequest.properties.body })
 
@@ -60,9 +72,7 @@ export const personRoutes = (ctx: Ctx) =>
     .post(
       '/messages/:id/answer',
       ({ person, params, body }) => {
-        const row = ctx.store.messages.byId(params.id)
-        if (!row) throw fail.notFound('question')
-        const channel = personChannel(ctx, person.user.id, row.channel_id)
+        const channel = questionChannel(ctx, person.user.id, params.id)
         return answerAsk(ctx, channel, params.id, body.answer)
       },
       {

@@ -20,11 +20,10 @@ function filesUnder(dir: string): string[] {
   return out
 }
 
-const fileRows = () =>
-  (s.ctx.db.query('SELECT count(*) AS n FROM files').get() as { n: number }).n
+const fileRows = () => (s.ctx.db.query('SELECT count(*) AS n FROM files').get() as { n: number }).n
 
 /** Bytes 0..255 repeated: not text, so any re-encoding would show. */
-function binary(size: number): Uint8Array {
+function binary(size: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(size)
   for (let i = 0; i < size; i++) out[i] = (i * 7 + 3) % 256
   return out
@@ -318,7 +317,10 @@ describe('files in message blocks', () => {
     const edit = await failsWith(s.agent.edit(message.id, { blocks: [image] }), 400)
     expect(edit.field).toBe('blocks[0].file_id')
     await failsWith(s.agent.replace(message.id, { blocks: [file] }), 400)
-    await failsWith(s.agent.send({ body: { blocks: [{ type: 'image', file_id: 'file_nope' }] } }), 400)
+    await failsWith(
+      s.agent.send({ body: { blocks: [{ type: 'image', file_id: 'file_nope' }] } }),
+      400,
+    )
     expect((await s.agent.pins()).pins).toEqual([])
   })
 })

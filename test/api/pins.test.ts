@@ -6,7 +6,6 @@ import { failsWith, startTestServer, type TestServer } from '../harness.ts'
 let s: TestServer
 afterEach(() => s?.close())
 
-
 describe('PUT /v1/pins/:key', () => {
   test('creates a pin: { pin: { key, message } } with message.pin = key', async () => {
     s = startTestServer()

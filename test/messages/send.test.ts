@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import type { Block } from '../../src/messages/schema.ts'
 import { startTestServer, type TestServer } from '../harness.ts'
-import { current, manualClock, post } from './util.ts'
+import { current, invalid, manualClock, post } from './util.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -137,7 +137,9 @@ describe('POST /v1/messages: display blocks', () => {
   test('the same block id may be used in two different messages', async () => {
     s = startTestServer()
     await s.agent.send({ body: { blocks: [{ type: 'heading', id: 'h', text: '1' }] } })
-    const { message } = await s.agent.send({ body: { blocks: [{ type: 'heading', id: 'h', text: '2' }] } })
+    const { message } = await s.agent.send({
+      body: { blocks: [{ type: 'heading', id: 'h', text: '2' }] },
+    })
     expect(message.body.blocks?.[0]?.id).toBe('h')
   })
 })
@@ -311,5 +313,49 @@ describe('POST /v1/messages: the request as JSON', () => {
     const { message } = await post(s, { body: { text } })
     expect(message.body.text).toBe(text)
     expect((await current(s, message.id)).body.text).toBe(text)
+  })
+})
+
+describe("the person's messages (same validation, no inputs)", () => {
+  test('a person message is sender human with state null', async () => {
+    s = startTestServer()
+    const { message } = await s.person.send(s.channelId, {
+      text: 'hi',
+      blocks: [
+        { type: 'markdown', text: '*x*' },
+        { type: 'sticker', id: 's', name: 'wave' },
+      ],
+    })
+    expect(message.sender).toBe('human')
+    expect(message.state).toBeNull()
+    expect(message.ask).toBeUndefined()
+    expect(await current(s, message.id)).toEqual(message)
+  })
+
+  test('input blocks in a person message → 400 body.blocks[i].type, nothing written', async () => {
+    s = startTestServer()
+    const path = `/v1/app/channels/${s.channelId}/messages`
+    await invalid(
+      s,
+      () =>
+        s.person.call('POST', path, {
+          json: { body: { text: 'x', blocks: [{ type: 'confirm', id: 'c', label: 'OK' }] } },
+        }),
+      'body.blocks[0].type',
+    )
+    await invalid(
+      s,
+      () =>
+        s.person.call('POST', path, {
+          json: { body: { blocks: [{ type: 'html', id: 'h', html: 'x', question: true }] } },
+        }),
+      'body.blocks[0].type',
+    )
+    await invalid(s, () => s.person.call('POST', path, { json: { body: {} } }), 'body')
+    await invalid(
+      s,
+      () => s.person.call('POST', path, { json: { body: { text: 'x' }, expires_in: 5 } }),
+      'expires_in',
+    )
   })
 })
