@@ -7,6 +7,7 @@ import { messageRoutes } from '../messages/routes.ts'
 import { personRoutes } from '../person/routes.ts'
 import { pinRoutes } from '../pins/routes.ts'
 import { VERSION } from '../version.ts'
+import { authErrorFor } from './auth.ts'
 import type { Ctx } from './context.ts'
 import { errorResponse, HarkError, pointerToField } from './errors.ts'
 import { publicRoutes } from './public-routes.ts'
@@ -35,8 +36,13 @@ export function buildApp(ctx: Ctx) {
       }
       if (error instanceof ValidationError) return validationResponse(error)
       switch (code) {
-        case 'PARSE':
+        case 'PARSE': {
+          const denied = authErrorFor(ctx, request)
+          if (denied instanceof HarkError) {
+            return errorResponse(denied.status, denied.message, denied.field, denied.headers)
+          }
           return errorResponse(400, 'request body is not valid JSON')
+        }
         case 'NOT_FOUND':
           return errorResponse(404, `no route ${request.method} ${new URL(request.url).pathname}`)
         case 'INVALID_COOKIE_SIGNATURE':

@@ -7,7 +7,8 @@ export const MAX_WAIT_SECONDS = 55
 export function parseWait(raw: string | undefined): number {
   if (raw === undefined || raw === '') return 0
   const n = Number(raw)
-  if (!/^\s*[0-9.eE+]+\s*$/.test(raw) || !Number.isFinite(n) || n < 0) {
+  // Plain decimal notation only: no sign, no hex, no "Infinity".
+  if (!/^(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(raw) || !Number.isFinite(n)) {
     throw fail.invalid('wait', 'must be a non-negative number of seconds')
   }
   return Math.round(Math.min(n, MAX_WAIT_SECONDS) * 1000)

@@ -193,10 +193,8 @@ describe('401: no token, a bad token, a wrong scheme', () => {
     }
   })
 
-  // KNOWN BUG (not fixed here): Elysia parses the body before `derive` (the guard) runs, so a
-  // request without a token whose body is not JSON gets 400 "not valid JSON" instead of 401.
-  // `test.failing` passes while the bug is there; when it is fixed, make this a plain test.
-  test.failing('a stranger sending a body that is not JSON gets 401, not a parse error', async () => {
+  // Elysia parses the body before the guard runs; the error handler lets auth outrank it.
+  test('a stranger sending a body that is not JSON gets 401, not a parse error', async () => {
     s = startTestServer()
     const broken = [
       { method: 'POST', path: '/v1/messages', body: '{not json' },

@@ -268,7 +268,7 @@ describe("the person's feed /v1/app/channels/:id/messages?wait", () => {
 })
 
 describe('wait must be a non-negative number', () => {
-  const bad = ['-1', 'abc', '1s', 'NaN', 'Infinity', '1e999', '']
+  const bad = ['-1', 'abc', '1s', 'NaN', 'Infinity', '1e999', '0x10', '+1', ' 1', '']
   test('on GET /v1/messages, GET /v1/asks/:id and the person feed: 400 naming wait', async () => {
     const message = await question(s, [text])
     const paths = [
@@ -293,6 +293,13 @@ describe('wait must be a non-negative number', () => {
     expect((await s.agent.feed({ wait: 0 })).messages).toHaveLength(1)
     expect((await s.agent.ask(message.id, 0.05)).answer).toBeNull()
     expect((await s.agent.feed({ since: await cursorNow(s), wait: 0.05 })).messages).toEqual([])
+    // Exponent notation is a number too.
+    const since = await cursorNow(s)
+    expect(await s.agent.call('GET', '/v1/messages', { query: { since, wait: '1e-3' } })).toEqual({
+      messages: [],
+      cursor: since,
+      has_more: false,
+    })
   })
 })
 

@@ -505,9 +505,7 @@ describe('authentication on the edit routes', () => {
     }
   })
 
-  // Fails today: the JSON parser runs before the agent guard, so a stranger sending non-JSON
-  // gets 400. The guard (src/server/auth.ts) should run before parsing; see the report.
-  test.todo('a stranger gets 401 even with a body that is not JSON', async () => {
+  test('a stranger gets 401 even with a body that is not JSON', async () => {
     s = startTestServer()
     await rejects(
       s,

@@ -1,0 +1,82 @@
+import { Database } from 'bun:sqlite'
+import { afterEach, expect, test } from 'bun:test'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { openDatabase, SchemaTooNewError, schemaVersion } from '../../src/db/database.ts'
+import { latestVersion } from '../../src/db/migrations/index.ts'
+import { openStores } from '../../src/server/context.ts'
+import { tempDir } from '../harness.ts'
+
+let dir = ''
+afterEach(() => rmSync(dir, { recursive: true, force: true }))
+
+test('a new database is migrated to the latest version with WAL and FULL sync', () => {
+  dir = tempDir()
+  const db = openDatabase(join(dir, 'hark.db'))
+  expect(schemaVersion(db)).toBe(latestVersion)
+  expect(db.query('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' })
+  expect(db.query('PRAGMA synchronous').get()).toEqual({ synchronous: 2 })
+  expect(db.query('PRAGMA busy_timeout').get()).toEqual({ timeout: 5000 })
+  expect(db.query('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1 })
+  db.close()
+})
+
+test('opening again applies nothing twice and keeps data', () => {
+  dir = tempDir()
+  const path = join(dir, 'hark.db')
+  const db = openDatabase(path)
+  db.run("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 1)")
+  db.close()
+  const again = openDatabase(path)
+  expect(schemaVersion(again)).toBe(latestVersion)
+  expect(again.query('SELECT count(*) AS n FROM users').get()).toEqual({ n: 1 })
+  again.close()
+})
+
+test('a database from a newer hark is refused and left untouched', () => {
+  dir = tempDir()
+  const path = join(dir, 'hark.db')
+  openDatabase(path).close()
+  const raw = new Database(path)
+  raw.run(`PRAGMA user_version = ${latestVersion + 1}`)
+  raw.close()
+  expect(() => openDatabase(path)).toThrow(SchemaTooNewError)
+  const check = new Database(path)
+  expect(schemaVersion(check)).toBe(latestVersion + 1)
+  check.close()
+})
+
+/**
+ * Every statement an agent route runs must use an index: no full scan of messages, files or
+ * tokens, so each route stays O(log n) in the size of the channel.
+ */
+test('the hot statements use indexes, not scans', () => {
+  dir = tempDir()
+  const db = openDatabase(join(dir, 'hark.db'))
+  openStores(db) // prepares every statement (a syntax error would throw here)
+  const plans: Record<string, string> = {
+    feed: 'SELECT * FROM messages WHERE channel_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3',
+    feedBySender:
+      'SELECT * FROM messages WHERE channel_id = ?1 AND sender = ?2 AND seq > ?3 ORDER BY seq LIMIT ?4',
+    byId: 'SELECT * FROM messages WHERE id = ?1',
+    openAsks: "SELECT * FROM messages WHERE channel_id = ?1 AND ask_status = 'open' ORDER BY rid",
+    countOpenAsks: "SELECT count(*) FROM messages WHERE channel_id = ?1 AND ask_status = 'open'",
+    firstExpiry:
+      "SELECT ask_expires_at FROM messages WHERE ask_status = 'open' AND ask_expires_at IS NOT NULL ORDER BY ask_expires_at LIMIT 1",
+    pin: 'SELECT * FROM messages WHERE channel_id = ?1 AND pin_key = ?2',
+    pins: 'SELECT * FROM messages WHERE channel_id = ?1 AND pin_key IS NOT NULL ORDER BY pin_key',
+    token: 'SELECT * FROM tokens WHERE hash = ?1',
+    file: 'SELECT * FROM files WHERE id = ?1 AND channel_id = ?2',
+    nextSeq: "UPDATE counters SET value = value + 1 WHERE name = 'change_seq'",
+  }
+  for (const [name, sql] of Object.entries(plans)) {
+    const plan = db
+      .query<{ detail: string }, []>(`EXPLAIN QUERY PLAN ${sql}`)
+      .all()
+      .map((r) => r.detail)
+      .join('; ')
+    expect(`${name}: ${plan}`).not.toMatch(/SCAN (messages|files|tokens|counters)\b(?! USING)/)
+    expect(`${name}: ${plan}`).not.toContain('USE TEMP B-TREE')
+  }
+  db.close()
+})
