@@ -3,6 +3,7 @@ import { LIMITS } from '../messages/limits.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail, HarkError } from '../server/errors.ts'
 import { hashToken, newId, newToken, sameHash, type TokenKind } from '../server/ids.ts'
+import type { SessionRow } from '../sessions/store.ts'
 import type { TokenRow, UserRow } from './store.ts'
 
 /** What provisioning needs: the stores and a clock, not a running server. */
@@ -99,9 +100,11 @@ export interface AgentAuth {
   channel: ChannelRow
 }
 
+/** The person behind a request: by a person token (scripts) or a session cookie (the app). */
 export interface PersonAuth {
-  token: TokenRow
   user: UserRow
+  token?: TokenRow
+  session?: SessionRow
 }
 
 /** How often `last_used_at` is written at most: a read should not cost a write each time. */

@@ -1,12 +1,20 @@
 import { Elysia } from 'elysia'
-import { authenticateAgent, authenticatePerson } from '../people/service.ts'
+import { authenticateAgent, authenticatePerson, type PersonAuth } from '../people/service.ts'
+import { checkOrigin, sessionFromCookie } from '../sessions/service.ts'
 import type { Ctx } from './context.ts'
 import { fail } from './errors.ts'
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
-/** Routes under /v1 that need no token; everything else there is guarded. */
-const PUBLIC = new Set(['/v1/info', '/v1/openapi.json'])
+/** Where the agent guard stands; `/v1/app/` has the person guard; the rest is public. */
+const AGENT_PREFIXES = [
+  '/v1/messages',
+  '/v1/asks',
+  '/v1/pins',
+  '/v1/files',
+  '/v1/channel',
+  '/v1/agent',
+]
 
 /**
  * The authentication error a request would get from its route's guard, if any. Elysia parses a
@@ -15,11 +23,12 @@ const PUBLIC = new Set(['/v1/info', '/v1/openapi.json'])
  */
 export function authErrorFor(ctx: Ctx, request: Request): unknown {
   const path = new URL(request.url).pathname
-  if (!path.startsWith('/v1/') || PUBLIC.has(path)) return undefined
   const header = request.headers.get('authorization') ?? undefined
   try {
-    if (path.startsWith('/v1/app/')) authenticatePerson(ctx, header)
-    else authenticateAgent(ctx, header)
+    if (path.startsWith('/v1/app/')) personOf(ctx, request)
+    else if (AGENT_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`))) {
+      authenticateAgent(ctx, header)
+    }
   } catch (error) {
     return error
   }
@@ -41,8 +50,21 @@ export const agentAuth = (ctx: Ctx) =>
     return { agent }
   })
 
-/** The person guard for `/v1/app/...`: a person token (sessions come with the web app). */
+/**
+ * The person behind a `/v1/app/...` request: a person token in `Authorization`, else the session
+ * cookie. Cookie-borne writes must come from the app's own origin (CSRF).
+ */
+export function personOf(ctx: Ctx, request: Request): PersonAuth {
+  const header = request.headers.get('authorization')
+  if (header) return authenticatePerson(ctx, header)
+  const found = sessionFromCookie(ctx, request.headers.get('cookie'))
+  if (!found) throw fail.unauthorized('log in first (no valid session or token)')
+  if (WRITES.has(request.method)) checkOrigin(ctx, request)
+  return found
+}
+
+/** The person guard for `/v1/app/...`. */
 export const personAuth = (ctx: Ctx) =>
-  new Elysia({ name: 'hark/person-auth' }).derive({ as: 'scoped' }, ({ headers }) => ({
-    person: authenticatePerson(ctx, headers.authorization),
+  new Elysia({ name: 'hark/person-auth' }).derive({ as: 'scoped' }, ({ request }) => ({
+    person: personOf(ctx, request),
   }))

@@ -8,7 +8,9 @@ import { openDatabase } from '../db/database.ts'
 import { sweepFiles } from '../files/service.ts'
 import { fileStore } from '../files/store.ts'
 import { messageStore } from '../messages/store.ts'
-import { tokenStore, userStore } from '../people/store.ts'
+import { inviteStore, tokenStore, userStore } from '../people/store.ts'
+import { sessionStore } from '../sessions/store.ts'
+import { settingsStore } from '../settings/store.ts'
 import { type Clock, systemClock } from './clock.ts'
 import type { Config } from './config.ts'
 import { type Logger, stderrLogger } from './log.ts'
@@ -50,6 +52,9 @@ export function openStores(db: Database) {
     users: userStore(db),
     tokens: tokenStore(db),
     files: fileStore(db),
+    sessions: sessionStore(db),
+    settings: settingsStore(db),
+    invites: inviteStore(db),
   }
 }
 

@@ -14,8 +14,9 @@ export function randomBase62(length: number): string {
 }
 
 /** Opaque record ids with a readable prefix (`msg_…`, `file_…`): 96+ bits of randomness. */
-export const newId = (prefix: 'msg' | 'file' | 'ch' | 'usr' | 'tok') =>
-  `${prefix}_${randomBase62(18)}`
+export const newId = (
+  prefix: 'msg' | 'file' | 'ch' | 'usr' | 'tok' | 'ses' | 'inv' | 'pair' | 'join' | 'chal',
+) => `${prefix}_${randomBase62(18)}`
 
 export type TokenKind = 'agent' | 'person'
 

@@ -1,6 +1,10 @@
 // Migrations are embedded in the binary as text; the number in the file name is the version.
 import m001 from './001_init.sql' with { type: 'text' }
+import m002 from './002_people.sql' with { type: 'text' }
 
-export const migrations: readonly { version: number; sql: string }[] = [{ version: 1, sql: m001 }]
+export const migrations: readonly { version: number; sql: string }[] = [
+  { version: 1, sql: m001 },
+  { version: 2, sql: m002 },
+]
 
 export const latestVersion = migrations.at(-1)?.version ?? 0

@@ -1,0 +1,87 @@
+import type { Ctx } from '../server/context.ts'
+import { fail } from '../server/errors.ts'
+import { hashToken, newId } from '../server/ids.ts'
+import { registrationMode } from '../settings/service.ts'
+import { checkSetupToken, finishSetup, SETUP_KEY } from '../setup/service.ts'
+import type { InviteRow, UserRow } from './store.ts'
+
+/** What a sign-up presents to be let in: the setup token (first run) or an invite. */
+export interface Admission {
+  setup_token?: string
+  invite?: string
+}
+
+export type Admitted = { kind: 'owner' } | { kind: 'invite'; invite: InviteRow } | { kind: 'open' }
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+export function cleanEmail(raw: unknown, field = 'email'): string {
+  if (typeof raw !== 'string') throw fail.invalid(field, 'is required')
+  const email = raw.trim()
+  if (!EMAIL.test(email) || email.length > 254) throw fail.invalid(field, 'is not an email address')
+  return email
+}
+
+function liveInvite(ctx: Ctx, secret: string, email: string): InviteRow {
+  const invite = ctx.store.invites.byHash(hashToken(secret))
+  if (!invite || invite.used_at !== null || invite.expires_at <= ctx.clock.now()) {
+    throw fail.forbidden('this invite is not valid (used, expired or revoked)')
+  }
+  if (invite.email !== null && invite.email.toLowerCase() !== email.toLowerCase()) {
+    throw fail.forbidden('this invite is for another email address')
+  }
+  return invite
+}
+
+/**
+ * Decides whether someone may create an account for `email`: with the setup token while the
+ * server has no owner (they become the owner), else with a live invite, else only in open mode.
+ * Called when a sign-up starts and again, atomically, when it completes.
+ */
+export function admit(ctx: Ctx, admission: Admission, email: string): Admitted {
+  if (!ctx.store.users.hasOwner()) {
+    checkSetupToken(ctx, admission.setup_token)
+    return { kind: 'owner' }
+  }
+  if (admission.setup_token !== undefined) throw fail.conflict('setup is already done')
+  if (ctx.store.users.byEmail(email)) throw fail.conflict(`${email} already has an account; log in`)
+  if (admission.invite !== undefined)
+    return { kind: 'invite', invite: liveInvite(ctx, admission.invite, email) }
+  if (registrationMode(ctx) === 'open') return { kind: 'open' }
+  throw fail.forbidden('registration is closed; ask the owner for an invite')
+}
+
+/**
+ * Creates the admitted person in one immediate transaction, re-checking admission inside it:
+ * two parallel setups give exactly one owner, and an invite is used exactly once.
+ * `then` runs inside the same transaction (to store the new passkey, say).
+ */
+export function createAdmittedPerson<T>(
+  ctx: Ctx,
+  admission: Admission,
+  input: { email: string; name?: string | null },
+  then: (user: UserRow) => T,
+): { user: UserRow; result: T } {
+  const email = cleanEmail(input.email)
+  const created = ctx.db
+    .transaction(() => {
+      const admitted = admit(ctx, admission, email)
+      const now = ctx.clock.now()
+      const user = ctx.store.users.insert({
+        id: newId('usr'),
+        email,
+        name: input.name?.trim() || null,
+        is_owner: admitted.kind === 'owner',
+        created_at: now,
+      })
+      if (admitted.kind === 'invite' && !ctx.store.invites.use(admitted.invite.id, now, user.id)) {
+        throw fail.forbidden('this invite is not valid (used, expired or revoked)')
+      }
+      if (admitted.kind === 'owner') ctx.store.settings.remove(SETUP_KEY)
+      return { user, result: then(user) }
+    })
+    .immediate()
+  // The token file goes only once the owner is committed.
+  if (created.user.is_owner) finishSetup(ctx)
+  return created
+}
