@@ -5,6 +5,7 @@ import type { Server } from 'bun'
 import { ExpiryScheduler } from '../asks/expiry.ts'
 import { channelStore } from '../channels/store.ts'
 import { openDatabase } from '../db/database.ts'
+import type { Mailer } from '../email/mailer.ts'
 import { sweepFiles } from '../files/service.ts'
 import { fileStore } from '../files/store.ts'
 import { messageStore } from '../messages/store.ts'
@@ -31,6 +32,8 @@ export interface Ctx {
   expiry: ExpiryScheduler
   filesDir: string
   store: ReturnType<typeof openStores>
+  /** Sends email (login codes, notifications); absent when no SMTP server is configured. */
+  mailer?: Mailer
   /** The listening server, once `hark serve` has one (tests drive `app.handle()` without). */
   server?: Server<unknown>
 }
@@ -73,7 +76,10 @@ export function prepareDataDir(dataDir: string): void {
 
 export const databasePath = (dataDir: string) => join(dataDir, 'hark.db')
 
-export function createContext(config: Config, options: { clock?: Clock; log?: Logger } = {}): Ctx {
+export function createContext(
+  config: Config,
+  options: { clock?: Clock; log?: Logger; mailer?: Mailer } = {},
+): Ctx {
   prepareDataDir(config.dataDir)
   const db = openDatabase(databasePath(config.dataDir))
   const clock = options.clock ?? systemClock
@@ -89,6 +95,7 @@ export function createContext(config: Config, options: { clock?: Clock; log?: Lo
     expiry: new ExpiryScheduler(),
     filesDir,
     store: openStores(db),
+    mailer: options.mailer,
   }
   sweepFiles(ctx)
   ctx.expiry.start(ctx)

@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import indexHtml from '../../web/index.html' with { type: 'text' }
+import { registrationMode } from '../settings/service.ts'
 import { VERSION } from '../version.ts'
 import type { Ctx } from './context.ts'
 import { doc } from './docs.ts'
@@ -29,8 +30,8 @@ export const publicRoutes = (ctx: Ctx) =>
         name: 'Hark',
         version: VERSION,
         needs_setup: !ctx.store.users.hasOwner(),
-        registration: 'closed' as const,
-        features: { files: true, push: false, passkeys: false, email: false },
+        registration: registrationMode(ctx),
+        features: { files: true, push: false, passkeys: true, email: ctx.mailer !== undefined },
       }),
       { detail: doc('public', 'Public server info', Info, false) },
     )

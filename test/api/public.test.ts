@@ -101,7 +101,7 @@ describe('GET /v1/info', () => {
       version: VERSION,
       needs_setup: false,
       registration: 'closed',
-      features: { files: true, push: false, passkeys: false, email: false },
+      features: { files: true, push: false, passkeys: true, email: false },
     })
     for (const flag of Object.values(info.features)) expect(typeof flag).toBe('boolean')
     expect(['closed', 'invite', 'open']).toContain(info.registration)
