@@ -1,8 +1,15 @@
 #!/usr/bin/env bun
+import { BackupError } from './backup/service.ts'
 import { ADMIN_HELP, admin } from './cli/admin.ts'
 import { parseArgs, UsageError } from './cli/args.ts'
 import { SchemaTooNewError } from './db/database.ts'
-import { loadConfig, SERVE_FLAGS } from './server/config.ts'
+import {
+  printConfig,
+  resolveConfig,
+  SERVE_BOOLEANS,
+  SERVE_VALUED,
+  settingsHelp,
+} from './server/config.ts'
 import { DataDirError } from './server/context.ts'
 import { HarkError } from './server/errors.ts'
 import { stderrLogger } from './server/log.ts'
@@ -20,13 +27,13 @@ Run "hark serve --help" for the server's flags.`
 
 const SERVE_HELP = `Usage: hark serve [flags]
 
-Flags (each also read from its environment variable; a flag wins):
-  --data DIR           data directory (database, files)   HARK_DATA       ./data
-  --host H             address to listen on               HARK_HOST       0.0.0.0
-  --port N             port to listen on                  HARK_PORT       8080
-  --base-url URL       public URL people use              HARK_BASE_URL   http://localhost:PORT
-  --write-limit N      agent writes/minute/channel, 0=off HARK_WRITE_LIMIT 120
-  --max-file-size S    largest upload (e.g. 25MiB)        HARK_MAX_FILE_SIZE 25MiB`
+Settings (flag, environment variable or config-file line, default):
+${settingsHelp()}
+
+  --config FILE    config file of NAME=value lines   HARK_CONFIG  /etc/hark/hark.env if it exists
+  --print-config   print the effective settings (secrets masked) and exit
+
+Precedence: flag > environment variable > config file > default.`
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
@@ -49,8 +56,16 @@ async function main(argv: string[]): Promise<number> {
         out(SERVE_HELP)
         return 0
       }
-      const config = loadConfig(parseArgs(rest, Object.keys(SERVE_FLAGS)), env)
-      await serve(config, stderrLogger)
+      const args = parseArgs(rest, SERVE_VALUED, SERVE_BOOLEANS)
+      if (args.positionals.length > 0) {
+        throw new UsageError(`hark serve takes no arguments (got "${args.positionals[0]}")`)
+      }
+      const resolved = resolveConfig(args, env)
+      if (args.flags.has('print-config')) {
+        out(printConfig(resolved))
+        return 0
+      }
+      await serve(resolved.config, stderrLogger)
       return 0
     }
     case 'admin':
@@ -58,7 +73,7 @@ async function main(argv: string[]): Promise<number> {
         out(ADMIN_HELP)
         return rest.length === 0 ? 2 : 0
       }
-      return admin(rest, env, out)
+      return await admin(rest, env, out)
     default:
       throw new UsageError(`unknown command "${command}"\n\n${HELP}`)
   }
@@ -75,7 +90,8 @@ main(process.argv.slice(2)).then(
       error instanceof HarkError ||
       error instanceof StartupError ||
       error instanceof DataDirError ||
-      error instanceof SchemaTooNewError
+      error instanceof SchemaTooNewError ||
+      error instanceof BackupError
     process.stderr.write(
       `hark: ${known ? (error as Error).message : ((error as Error)?.stack ?? error)}\n`,
     )

@@ -1,5 +1,6 @@
 import { type Static, Type as t } from '@sinclair/typebox'
 import { LIMITS } from '../messages/limits.ts'
+import { Message, type Message as MessageRecord } from '../messages/schema.ts'
 
 export const Channel = t.Object({
   id: t.String(),
@@ -12,7 +13,18 @@ export const Channel = t.Object({
 export type Channel = Static<typeof Channel>
 
 export const ChannelResponse = t.Object({ channel: Channel })
-export const ChannelsResponse = t.Object({ channels: t.Array(Channel) })
+
+/** The person's view of a channel: what the channel list shows. */
+export const ChannelSummary = t.Composite([
+  Channel,
+  t.Object({
+    unread: t.Integer({ description: "agent messages since the person's last read (max 1000)" }),
+    last_message: t.Union([Message, t.Null()]),
+  }),
+])
+export type ChannelSummary = Channel & { unread: number; last_message: MessageRecord | null }
+
+export const ChannelsResponse = t.Object({ channels: t.Array(ChannelSummary) })
 
 export const RenameRequest = t.Object({
   label: t.String({ minLength: 1, maxLength: LIMITS.labelChars }),

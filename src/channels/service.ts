@@ -1,7 +1,12 @@
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Message } from '../messages/schema.ts'
+import { toRecord } from '../messages/store.ts'
 import { cleanLabel } from '../people/service.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
-import type { Channel } from './schema.ts'
+import { channelKey } from '../server/waiters.ts'
+import type { Channel, ChannelSummary } from './schema.ts'
 import type { ChannelRow } from './store.ts'
 
 export const channelDetails = (ctx: Ctx, row: ChannelRow): Channel => ({
@@ -18,8 +23,38 @@ export function renameChannel(ctx: Ctx, channel: ChannelRow, label: unknown): Ch
   return ctx.store.channels.rename(channel.id, cleanLabel(label), ctx.clock.now())
 }
 
-export const listChannels = (ctx: Ctx, userId: string): Channel[] =>
-  ctx.store.channels.byUser(userId).map((c) => channelDetails(ctx, c))
+/** A channel as the person's list shows it: with unread count and the last message. */
+export function channelSummary(ctx: Ctx, row: ChannelRow): ChannelSummary {
+  const last = ctx.store.messages.lastLive(row.id)
+  return {
+    ...channelDetails(ctx, row),
+    unread: ctx.store.channels.unread(row.id, row.read_rid),
+    last_message: last ? (toRecord(last) as Message) : null,
+  }
+}
+
+export const listChannels = (ctx: Ctx, userId: string): ChannelSummary[] =>
+  ctx.store.channels.byUser(userId).map((c) => channelSummary(ctx, c))
+
+/** The person has seen everything up to now in this channel. */
+export function markChannelRead(ctx: Ctx, channel: ChannelRow): ChannelSummary {
+  ctx.store.channels.markRead(channel.id, ctx.store.channels.lastRid(channel.id))
+  return channelSummary(ctx, ctx.store.channels.byId(channel.id) as ChannelRow)
+}
+
+/**
+ * Deletes a channel with its messages, tokens and files. Its agent's token stops working at
+ * once; long-polls held on it are answered.
+ */
+export function deleteChannel(ctx: Ctx, channel: ChannelRow): void {
+  ctx.db.transaction(() => ctx.store.channels.remove(channel.id)).immediate()
+  removeChannelFiles(ctx, channel.id)
+  ctx.waiters.wake(channelKey(channel.id))
+}
+
+export function removeChannelFiles(ctx: Ctx, channelId: string): void {
+  rmSync(join(ctx.filesDir, channelId), { recursive: true, force: true })
+}
 
 /** One of the person's channels; anyone else's is 404, as if it did not exist. */
 export function personChannel(ctx: Ctx, userId: string, id: string): ChannelRow {

@@ -6,6 +6,8 @@ export interface ChannelRow {
   label: string
   created_at: number
   updated_at: number
+  /** The last message (rid) the person has read. */
+  read_rid: number
 }
 
 export function channelStore(db: Database) {
@@ -21,6 +23,20 @@ export function channelStore(db: Database) {
     rename: db.query<ChannelRow, [string, string, number]>(
       'UPDATE channels SET label = ?2, updated_at = ?3 WHERE id = ?1 RETURNING *',
     ),
+    remove: db.query<null, [string]>('DELETE FROM channels WHERE id = ?1'),
+    lastRid: db.query<{ rid: number }, [string]>(
+      `SELECT max(rid) AS rid FROM messages
+       WHERE channel_id = ?1 AND deleted_at IS NULL AND pin_key IS NULL`,
+    ),
+    markRead: db.query<null, [string, number]>(
+      'UPDATE channels SET read_rid = max(read_rid, ?2) WHERE id = ?1',
+    ),
+    // Counted up to 1000: the app shows "999+" beyond, and the count stays cheap.
+    unread: db.query<{ n: number }, [string, number]>(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM messages INDEXED BY messages_live_by_sender
+         WHERE channel_id = ?1 AND sender = 'agent' AND rid > ?2
+           AND deleted_at IS NULL AND pin_key IS NULL LIMIT 1000)`,
+    ),
   }
   return {
     insert: (id: string, userId: string, label: string, now: number) =>
@@ -28,6 +44,10 @@ export function channelStore(db: Database) {
     byId: (id: string) => q.byId.get(id) ?? undefined,
     byUser: (userId: string) => q.byUser.all(userId),
     rename: (id: string, label: string, now: number) => q.rename.get(id, label, now) as ChannelRow,
+    remove: (id: string) => q.remove.run(id),
+    lastRid: (id: string) => q.lastRid.get(id)?.rid ?? 0,
+    markRead: (id: string, rid: number) => q.markRead.run(id, rid),
+    unread: (id: string, afterRid: number) => q.unread.get(id, afterRid)?.n ?? 0,
   }
 }
 

@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs'
+import { backup, restore } from '../backup/service.ts'
 import { openDatabase } from '../db/database.ts'
 import { addChannel, addPersonToken, addUser } from '../people/service.ts'
 import { systemClock } from '../server/clock.ts'
@@ -13,17 +15,74 @@ the server runs.
       prints the new agent token alone on the last line
   hark admin token add --user EMAIL [--label LABEL] [--data DIR]
       prints a new person token alone on the last line
+  hark admin backup FILE [--data DIR]
+      a consistent snapshot of the database and files, while the server runs
+  hark admin restore FILE [--data DIR]
+      into an empty or new data directory; start the server afterwards
 
---data defaults to $HARK_DATA, else ./data.`
+--data defaults to $HARK_DATA, else HARK_DATA in the config file (--config FILE, $HARK_CONFIG,
+else /etc/hark/hark.env if it exists), else ./data. On an installed server run these as the
+service's user: sudo -u hark hark admin ...`
 
 type Out = (line: string) => void
 
+/**
+ * Run as root on a data directory someone else owns (the `hark` service user), an admin command
+ * would leave root-owned files the server cannot open. Refuse, saying how to run it instead.
+ */
+function refuseForeignRoot(dataDir: string): void {
+  if (process.getuid?.() !== 0) return
+  let owner: number
+  try {
+    owner = statSync(dataDir).uid
+  } catch {
+    return
+  }
+  if (owner !== 0) {
+    throw new UsageError(
+      `${dataDir} belongs to uid ${owner}, not root: run this as that user (sudo -u hark hark admin ...)`,
+    )
+  }
+}
+
+const sizeText = (n: number) =>
+  n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`
+
 /** Runs `hark admin ...`; returns the exit code. */
-export function admin(argv: string[], env: Record<string, string | undefined>, out: Out): number {
-  const [noun, verb, ...rest] = argv
+export async function admin(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  out: Out,
+): Promise<number> {
+  const [noun, ...afterNoun] = argv
+  if (noun === 'backup' || noun === 'restore') {
+    const args = parseArgs(afterNoun, ['data', 'config'])
+    const [file] = args.positionals
+    if (!file || args.positionals.length > 1) {
+      throw new UsageError(`usage: hark admin ${noun} FILE [--data DIR]`)
+    }
+    const dataDir = dataDirFrom(args, env)
+    refuseForeignRoot(dataDir)
+    if (noun === 'backup') {
+      const m = await backup(dataDir, file)
+      const bytes = m.files.reduce((a, f) => a + f.size, m.database.size)
+      out(
+        `Backed up ${dataDir} to ${file}: database (schema ${m.schema_version}, integrity ok) and ${m.files.length} files, ${sizeText(bytes)}, all checksummed.`,
+      )
+    } else {
+      const m = await restore(file, dataDir)
+      out(
+        `Restored ${file} (hark ${m.hark_version}, schema ${m.schema_version}, ${m.files.length} files) into ${dataDir}; integrity and checksums verified.`,
+      )
+      out('Start the server on it; a newer hark upgrades the schema at start.')
+    }
+    return 0
+  }
+  const [verb, ...rest] = afterNoun
   const command = `${noun ?? ''} ${verb ?? ''}`
-  const args = parseArgs(rest, ['data', 'name', 'user', 'label'], ['owner'])
+  const args = parseArgs(rest, ['data', 'name', 'user', 'label', 'config'], ['owner'])
   const dataDir = dataDirFrom(args, env)
+  refuseForeignRoot(dataDir)
   const open = () => {
     prepareDataDir(dataDir)
     const db = openDatabase(databasePath(dataDir))

@@ -4,6 +4,8 @@ export class UsageError extends Error {}
 export interface ParsedArgs {
   positionals: string[]
   flags: Map<string, string | true>
+  /** Every value of each valued flag in order, for flags that may repeat (`--block a --block b`). */
+  repeated?: Map<string, string[]>
 }
 
 /**
@@ -17,6 +19,7 @@ export function parseArgs(
 ): ParsedArgs {
   const positionals: string[] = []
   const flags = new Map<string, string | true>()
+  const repeated = new Map<string, string[]>()
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string
     if (arg === '--') {
@@ -36,14 +39,20 @@ export function parseArgs(
       const value = eq === -1 ? argv[++i] : arg.slice(eq + 1)
       if (value === undefined) throw new UsageError(`--${name} needs a value`)
       flags.set(name, value)
+      repeated.set(name, [...(repeated.get(name) ?? []), value])
     } else {
       throw new UsageError(`unknown flag --${name}`)
     }
   }
-  return { positionals, flags }
+  return { positionals, flags, repeated }
 }
 
 export function flagString(args: ParsedArgs, name: string): string | undefined {
   const v = args.flags.get(name)
   return typeof v === 'string' ? v : undefined
+}
+
+/** All values of a repeatable flag, in the order given; empty when it was not given. */
+export function flagStrings(args: ParsedArgs, name: string): string[] {
+  return args.repeated?.get(name) ?? []
 }

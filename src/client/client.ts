@@ -29,6 +29,25 @@ export class HarkApiError extends Error {
 
 export type Fetch = (request: Request) => Promise<Response>
 
+/** The `HarkApiError` of a non-2xx response (its body is read), for callers of `raw`. */
+export async function apiError(response: Response): Promise<HarkApiError> {
+  const text = await response.text()
+  let data: unknown
+  try {
+    data = text ? JSON.parse(text) : undefined
+  } catch {}
+  const e = (typeof data === 'object' && data !== null ? data : {}) as {
+    error?: string
+    field?: string
+  }
+  return new HarkApiError(
+    response.status,
+    e.error ?? (text || response.statusText),
+    e.field,
+    response.headers,
+  )
+}
+
 export interface ClientOptions {
   baseUrl: string
   token?: string
@@ -82,18 +101,13 @@ export function createTransport(options: ClientOptions) {
 
   async function call<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
     const response = await raw(method, path, o)
+    if (!response.ok) throw await apiError(response)
     const text = await response.text()
-    let data: unknown
     try {
-      data = text ? JSON.parse(text) : undefined
+      return (text ? JSON.parse(text) : undefined) as T
     } catch {
-      data = undefined
+      return undefined as T
     }
-    if (!response.ok) {
-      const e = (data ?? {}) as { error?: string; field?: string }
-      throw new HarkApiError(response.status, e.error ?? text, e.field, response.headers)
-    }
-    return data as T
   }
 
   return {
@@ -101,6 +115,44 @@ export function createTransport(options: ClientOptions) {
     call,
     health: () => call<{ ok: true }>('GET', '/health'),
     info: () => call<Static<typeof Info>>('GET', '/v1/info'),
+  }
+}
+
+/** What `POST /v1/pair/start` answers: the device flow's codes (see src/pairing/service.ts). */
+export interface PairingStart {
+  device_code: string
+  user_code: string
+  verification_uri: string
+  verification_uri_complete: string
+  expires_in: number
+  interval: number
+}
+
+export interface IssuedToken {
+  token: string
+  channel: { id: string; label: string }
+}
+
+export type PairingPoll =
+  | { status: 'pending' | 'denied' | 'expired' }
+  | ({ status: 'approved' } & IssuedToken)
+
+/** Getting an agent token without one: `hark init`'s device flow and `hark join`'s links. */
+export function createEnrolmentClient(options: ClientOptions) {
+  const t = createTransport(options)
+  const { call } = t
+  return {
+    ...t,
+    startPairing: (label?: string) =>
+      call<PairingStart>('POST', '/v1/pair/start', { json: label === undefined ? {} : { label } }),
+    /** Held up to `wait` seconds until the person approves or denies; 404 once redeemed. */
+    pollPairing: (deviceCode: string, wait?: number, signal?: AbortSignal) =>
+      call<PairingPoll>('POST', '/v1/pair/token', {
+        query: { wait },
+        json: { device_code: deviceCode },
+        signal,
+      }),
+    join: (code: string) => call<IssuedToken>('POST', '/v1/join', { json: { code } }),
   }
 }
 
@@ -184,8 +236,23 @@ export function createPersonClient(options: ClientOptions) {
         `/v1/app/messages/${id(messageId)}/answer`,
         { json: { answer } },
       ),
+    approvePairing: (userCode: string, label?: string) =>
+      call<{ channel: { id: string; label: string } }>(
+        'POST',
+        `/v1/app/pairings/${id(userCode)}/approve`,
+        { json: label === undefined ? {} : { label } },
+      ),
+    denyPairing: (userCode: string) =>
+      call<unknown>('POST', `/v1/app/pairings/${id(userCode)}/deny`),
+    createJoinLink: (req: { label?: string; channel_id?: string } = {}) =>
+      call<{ join_link: { id: string; link: string; code: string; expires_at: number } }>(
+        'POST',
+        '/v1/app/join-links',
+        { json: req },
+      ),
   }
 }
 
 export type AgentClient = ReturnType<typeof createAgentClient>
+export type EnrolmentClient = ReturnType<typeof createEnrolmentClient>
 export type PersonClient = ReturnType<typeof createPersonClient>

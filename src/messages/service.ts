@@ -8,6 +8,7 @@ import { type BlockRules, inputBlocks, validateBody } from './blocks.ts'
 import type {
   AckState,
   Block,
+  DeletedMessage,
   EditRequest,
   FeedResponse,
   Message,
@@ -91,6 +92,43 @@ export interface FeedOptions {
   signal?: AbortSignal
 }
 
+interface FeedPage {
+  rows: readonly MessageRow[]
+  hasMore: boolean
+  /** The rows as API records, built once for every reader of this page. */
+  records?: (Message | DeletedMessage)[]
+}
+
+/**
+ * Pages read since the last change, shared by identical reads. One change wakes every poll of
+ * its channel at once, and they mostly ask for the same page: the first reads it, the others
+ * reuse it. A page is kept only while no change happened (every change calls
+ * `waiters.wake`) and only until the current turn of the event loop ends.
+ */
+const sharedPages = new WeakMap<Ctx, { wakes: number; pages: Map<string, FeedPage> }>()
+
+function feedPage(ctx: Ctx, channelId: string, opts: FeedOptions): FeedPage {
+  let shared = sharedPages.get(ctx)
+  if (!shared || shared.wakes !== ctx.waiters.wakes) {
+    shared = { wakes: ctx.waiters.wakes, pages: new Map() }
+    sharedPages.set(ctx, shared)
+    const stale = shared
+    setImmediate(() => {
+      if (sharedPages.get(ctx) === stale) sharedPages.delete(ctx)
+    })
+  }
+  const key = `${channelId}\n${opts.since}\n${opts.limit}\n${opts.sender ?? ''}`
+  let page = shared.pages.get(key)
+  if (!page) {
+    const rows = ctx.store.messages.feed(channelId, opts.since, opts.limit + 1, opts.sender)
+    const hasMore = rows.length > opts.limit
+    if (hasMore) rows.pop()
+    page = { rows, hasMore }
+    shared.pages.set(key, page)
+  }
+  return page
+}
+
 /**
  * The change feed: messages created or changed after `since`, each once in its latest form,
  * oldest change first. Holds up to `waitMs` when there is nothing yet.
@@ -101,10 +139,10 @@ export async function readFeed(
   opts: FeedOptions,
 ): Promise<FeedResponse> {
   const read = (): FeedResponse | undefined => {
-    const rows = ctx.store.messages.feed(channel.id, opts.since, opts.limit + 1, opts.sender)
-    if (rows.length === 0) return undefined
-    const hasMore = rows.length > opts.limit
-    if (hasMore) rows.pop()
+    const page = feedPage(ctx, channel.id, opts)
+    if (page.rows.length === 0) return undefined
+    const hasMore = page.hasMore
+    const rows = [...page.rows]
     let cursor = (rows.at(-1) as MessageRow).seq
     const unseen = opts.markSeen
       ? rows.filter((r) => r.sender === 'human' && r.state === null && r.deleted_at === null)
@@ -125,8 +163,10 @@ export async function readFeed(
       // marks again — unless a page was cut short, where the rest must still come.
       if (!hasMore) cursor = Math.max(...rows.map((r) => r.seq))
       ctx.waiters.wake(channelKey(channel.id))
+      return { messages: rows.map(toRecord), cursor, has_more: hasMore }
     }
-    return { messages: rows.map(toRecord), cursor, has_more: hasMore }
+    page.records ??= rows.map(toRecord)
+    return { messages: page.records, cursor, has_more: hasMore }
   }
   const result = await pollFor(ctx.waiters, channelKey(channel.id), opts.waitMs, opts.signal, read)
   return result ?? { messages: [], cursor: opts.since, has_more: false }

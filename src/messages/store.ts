@@ -120,6 +120,11 @@ export function messageStore(db: Database) {
     pins: db.query<MessageRow, [string]>(
       'SELECT * FROM messages WHERE channel_id = ?1 AND pin_key IS NOT NULL ORDER BY pin_key',
     ),
+    lastLive: db.query<MessageRow, [string]>(
+      `SELECT * FROM messages INDEXED BY messages_live
+       WHERE channel_id = ?1 AND deleted_at IS NULL AND pin_key IS NULL
+       ORDER BY rid DESC LIMIT 1`,
+    ),
     countPins: db.query<{ n: number }, [string]>(
       'SELECT count(*) AS n FROM messages WHERE channel_id = ?1 AND pin_key IS NOT NULL',
     ),
@@ -168,6 +173,8 @@ export function messageStore(db: Database) {
     pin: (channelId: string, key: string) => q.pin.get(channelId, key) ?? undefined,
     pins: (channelId: string) => q.pins.all(channelId),
     countPins: (channelId: string) => q.countPins.get(channelId)?.n ?? 0,
+    /** The newest live, unpinned message: the channel list's preview. */
+    lastLive: (channelId: string) => q.lastLive.get(channelId) ?? undefined,
   }
 }
 

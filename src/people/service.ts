@@ -49,7 +49,8 @@ function userByEmail(p: Provisioning, email: string): UserRow {
   return user
 }
 
-function issueToken(
+/** A new token of `kind`, returned once in plaintext and stored as its hash. */
+export function issueToken(
   p: Provisioning,
   kind: TokenKind,
   user: UserRow,
@@ -94,6 +95,25 @@ export function addPersonToken(
     .transaction(() => issueToken(p, 'person', userByEmail(p, input.email), null, label))
     .immediate()
 }
+
+/** What a token list shows: never the secret, nor its hash. */
+export interface TokenInfo {
+  id: string
+  kind: TokenKind
+  label: string | null
+  channel_id: string | null
+  created_at: number
+  last_used_at: number | null
+}
+
+export const tokenInfo = (row: TokenRow): TokenInfo => ({
+  id: row.id,
+  kind: row.kind,
+  label: row.label,
+  channel_id: row.channel_id,
+  created_at: row.created_at,
+  last_used_at: row.last_used_at,
+})
 
 export interface AgentAuth {
   token: TokenRow

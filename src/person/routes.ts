@@ -1,12 +1,23 @@
 import { Elysia, t } from 'elysia'
 import { AnswerRequest, AskResponse } from '../asks/schema.ts'
 import { answerAsk } from '../asks/service.ts'
-import { ChannelsResponse } from '../channels/schema.ts'
-import { listChannels, personChannel } from '../channels/service.ts'
+import { ChannelsResponse, RenameRequest } from '../channels/schema.ts'
+import {
+  channelSummary,
+  deleteChannel,
+  listChannels,
+  markChannelRead,
+  personChannel,
+  renameChannel,
+} from '../channels/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
+import { FileInfo, UploadQuery } from '../files/schema.ts'
+import { downloadResponse, findFile, saveUpload } from '../files/service.ts'
 import { LIMITS } from '../messages/limits.ts'
 import { FeedQuery, FeedResponse, MessageResponse, SendRequest } from '../messages/schema.ts'
 import { messageOf, readFeed, sendMessage } from '../messages/service.ts'
+import { PinsResponse } from '../pins/schema.ts'
+import { listPins } from '../pins/service.ts'
 import { personAuth } from '../server/auth.ts'
 import { type Ctx, holdOpen } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
@@ -25,6 +36,7 @@ function questionChannel(ctx: Ctx, userId: string, id: string): ChannelRow {
 }
 
 const PersonSend = t.Object({ body: SendRequest.properties.body })
+const IdParams = t.Object({ id: t.String() })
 
 /**
  * The person's side, as far as answering needs it: their channels, each channel's change feed,
@@ -36,6 +48,63 @@ export const personRoutes = (ctx: Ctx) =>
     .get('/channels', ({ person }) => ({ channels: listChannels(ctx, person.user.id) }), {
       detail: doc('person', 'List my channels', ChannelsResponse),
     })
+    .patch(
+      '/channels/:id',
+      ({ person, params, body }) => {
+        const channel = personChannel(ctx, person.user.id, params.id)
+        return { channel: channelSummary(ctx, renameChannel(ctx, channel, body.label)) }
+      },
+      { params: IdParams, body: RenameRequest, detail: doc('person', 'Rename an agent') },
+    )
+    .delete(
+      '/channels/:id',
+      ({ person, params }) => {
+        deleteChannel(ctx, personChannel(ctx, person.user.id, params.id))
+        return { ok: true as const }
+      },
+      { params: IdParams, detail: doc('person', 'Delete a channel with its messages and files') },
+    )
+    .post(
+      '/channels/:id/read',
+      ({ person, params }) => ({
+        channel: markChannelRead(ctx, personChannel(ctx, person.user.id, params.id)),
+      }),
+      { params: IdParams, detail: doc('person', 'Mark a channel read') },
+    )
+    .get(
+      '/channels/:id/pins',
+      ({ person, params }) => ({
+        pins: listPins(ctx, personChannel(ctx, person.user.id, params.id)),
+      }),
+      { params: IdParams, detail: doc('person', "A channel's pins", PinsResponse) },
+    )
+    .post(
+      '/channels/:id/files',
+      ({ person, params, query, request }) =>
+        saveUpload(ctx, personChannel(ctx, person.user.id, params.id), {
+          name: query.name,
+          contentType: request.headers.get('content-type'),
+          contentLength: request.headers.get('content-length'),
+          body: request.body,
+        }),
+      {
+        parse: 'none',
+        params: IdParams,
+        query: UploadQuery,
+        detail: doc('person', 'Upload a file to a channel (raw body, ?name=)', FileInfo),
+      },
+    )
+    .get(
+      '/channels/:id/files/:file',
+      ({ person, params }) => {
+        const channel = personChannel(ctx, person.user.id, params.id)
+        return downloadResponse(ctx, findFile(ctx, channel, params.file))
+      },
+      {
+        params: t.Object({ id: t.String(), file: t.String() }),
+        detail: doc('person', 'Download a file of a channel'),
+      },
+    )
     .get(
       '/channels/:id/messages',
       ({ person, params, query, request }) => {
@@ -52,7 +121,7 @@ export const personRoutes = (ctx: Ctx) =>
         })
       },
       {
-        params: t.Object({ id: t.String() }),
+        params: IdParams,
         query: FeedQuery,
         detail: doc('person', "Read a channel's change feed (long-poll)", FeedResponse),
       },

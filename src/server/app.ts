@@ -2,10 +2,17 @@ import { openapi } from '@elysiajs/openapi'
 import { Elysia, ValidationError } from 'elysia'
 import { askRoutes } from '../asks/routes.ts'
 import { channelRoutes } from '../channels/routes.ts'
+import { emailRoutes } from '../email/routes.ts'
 import { fileRoutes } from '../files/routes.ts'
+import { joinRoutes } from '../join/routes.ts'
 import { messageRoutes } from '../messages/routes.ts'
+import { pairingRoutes } from '../pairing/routes.ts'
+import { passkeyRoutes } from '../passkeys/routes.ts'
+import { peopleRoutes } from '../people/routes.ts'
 import { personRoutes } from '../person/routes.ts'
 import { pinRoutes } from '../pins/routes.ts'
+import { sessionRoutes } from '../sessions/routes.ts'
+import { tokenRoutes } from '../tokens/routes.ts'
 import { VERSION } from '../version.ts'
 import { authErrorFor } from './auth.ts'
 import type { Ctx } from './context.ts'
@@ -78,6 +85,13 @@ export function buildApp(ctx: Ctx) {
     .use(fileRoutes(ctx))
     .use(channelRoutes(ctx))
     .use(personRoutes(ctx))
+    .use(emailRoutes(ctx))
+    .use(passkeyRoutes(ctx))
+    .use(peopleRoutes(ctx))
+    .use(sessionRoutes(ctx))
+    .use(tokenRoutes(ctx))
+    .use(pairingRoutes(ctx))
+    .use(joinRoutes(ctx))
 }
 
 export type App = ReturnType<typeof buildApp>

@@ -6,9 +6,13 @@ import { ExpiryScheduler } from '../asks/expiry.ts'
 import { channelStore } from '../channels/store.ts'
 import { openDatabase } from '../db/database.ts'
 import type { Mailer } from '../email/mailer.ts'
+import { emailCodeStore } from '../email/store.ts'
 import { sweepFiles } from '../files/service.ts'
 import { fileStore } from '../files/store.ts'
+import { joinLinkStore } from '../join/store.ts'
 import { messageStore } from '../messages/store.ts'
+import { pairingStore } from '../pairing/store.ts'
+import { challengeStore, passkeyStore } from '../passkeys/store.ts'
 import { inviteStore, tokenStore, userStore } from '../people/store.ts'
 import { sessionStore } from '../sessions/store.ts'
 import { settingsStore } from '../settings/store.ts'
@@ -58,6 +62,11 @@ export function openStores(db: Database) {
     sessions: sessionStore(db),
     settings: settingsStore(db),
     invites: inviteStore(db),
+    emailCodes: emailCodeStore(db),
+    passkeys: passkeyStore(db),
+    challenges: challengeStore(db),
+    pairings: pairingStore(db),
+    joinLinks: joinLinkStore(db),
   }
 }
 

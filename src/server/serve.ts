@@ -1,5 +1,7 @@
 import type { Server } from 'bun'
+import { issueSetupToken, setupTokenFile } from '../setup/service.ts'
 import { buildApp } from './app.ts'
+import { clientIp } from './client-ip.ts'
 import type { Config } from './config.ts'
 import { type Ctx, closeContext, createContext } from './context.ts'
 import { errorResponse } from './errors.ts'
@@ -32,7 +34,10 @@ export function startServer(ctx: Ctx, options: { idleTimeout?: number } = {}): R
       port: config.port,
       idleTimeout: options.idleTimeout ?? 30,
       maxRequestBodySize: config.maxFileSize + BODY_SLACK,
-      fetch: (request) => logged(log, request, () => app.handle(request)),
+      fetch: (request, srv) =>
+        logged(log, request, clientIp(request, srv, config.trustProxy === true), () =>
+          app.handle(request),
+        ),
       error: (error) => {
         log.error(`unhandled: ${error.stack ?? error}`)
         return errorResponse(500, 'internal error')
@@ -73,13 +78,21 @@ export function startServer(ctx: Ctx, options: { idleTimeout?: number } = {}): R
   return { ctx, server, url: server.url.href.replace(/\/$/, ''), stop }
 }
 
-/** One log line per request: method, path (never the query: it may carry names), status, time. */
-async function logged(log: Logger, request: Request, handle: () => Promise<Response>) {
+/**
+ * One log line per request: client address, method, path (never the query: it may carry names),
+ * status, time.
+ */
+async function logged(
+  log: Logger,
+  request: Request,
+  ip: string | undefined,
+  handle: () => Promise<Response>,
+) {
   const started = performance.now()
   const response = await handle()
   const path = request.url.slice(request.url.indexOf('/', 8)).split('?')[0]
   log.info(
-    `${request.method} ${path} ${response.status} ${(performance.now() - started).toFixed(1)}ms`,
+    `${ip ?? '-'} ${request.method} ${path} ${response.status} ${(performance.now() - started).toFixed(1)}ms`,
   )
   return response
 }
@@ -89,8 +102,11 @@ export async function serve(config: Config, log: Logger): Promise<void> {
   const ctx = createContext(config, { log })
   const running = startServer(ctx)
   log.info(`hark listening on ${running.url} (base URL ${config.baseUrl}, data ${config.dataDir})`)
-  if (!ctx.store.users.hasOwner()) {
-    log.info('no owner yet: create one with `hark admin user add EMAIL --owner`')
+  // First run: only whoever holds this link (printed here, and in a 0600 file) can set up.
+  const setup = issueSetupToken(ctx)
+  if (setup) {
+    log.info(`setup needed: open ${setup} within an hour (also in ${setupTokenFile(ctx)})`)
+    log.info('or, headless: hark admin user add EMAIL --owner')
   }
   await new Promise<void>((resolve) => {
     const onSignal = (signal: string) => {

@@ -39,8 +39,16 @@ export class Waiters {
     })
   }
 
+  /**
+   * How many times `wake` was called. Every change to a message wakes its channel, so an
+   * unchanged count means nothing changed in between (for sharing one read among the polls
+   * a change wakes together).
+   */
+  wakes = 0
+
   /** Wakes every waiter under each key. */
   wake(...keys: string[]): void {
+    this.wakes++
     for (const key of keys) {
       const set = this.byKey.get(key)
       if (!set) continue

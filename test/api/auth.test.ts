@@ -48,9 +48,47 @@ const PERSON_ROUTES: Route[] = [
   { method: 'GET', path: '/v1/app/channels/ch_x/messages' },
   { method: 'POST', path: '/v1/app/channels/ch_x/messages', json: { body: { text: 'hi' } } },
   { method: 'POST', path: '/v1/app/messages/msg_x/answer', json: { answer: true } },
+  { method: 'PATCH', path: '/v1/app/channels/ch_x', json: { label: 'x' } },
+  { method: 'DELETE', path: '/v1/app/channels/ch_x' },
+  { method: 'POST', path: '/v1/app/channels/ch_x/read' },
+  { method: 'GET', path: '/v1/app/channels/ch_x/pins' },
+  {
+    method: 'POST',
+    path: '/v1/app/channels/ch_x/files?name=a.txt',
+    body: 'hello',
+    headers: { 'content-type': 'text/plain' },
+  },
+  { method: 'GET', path: '/v1/app/channels/ch_x/files/file_x' },
+  { method: 'GET', path: '/v1/app/me' },
+  { method: 'GET', path: '/v1/app/people' },
+  { method: 'DELETE', path: '/v1/app/people/usr_x' },
+  { method: 'GET', path: '/v1/app/settings' },
+  { method: 'PATCH', path: '/v1/app/settings', json: { registration: 'open' } },
+  { method: 'GET', path: '/v1/app/invites' },
+  { method: 'POST', path: '/v1/app/invites', json: {} },
+  { method: 'DELETE', path: '/v1/app/invites/inv_x' },
+  { method: 'GET', path: '/v1/app/sessions' },
+  { method: 'DELETE', path: '/v1/app/sessions/ses_x' },
+  { method: 'POST', path: '/v1/app/logout' },
+  { method: 'POST', path: '/v1/app/logout-all' },
+  { method: 'GET', path: '/v1/app/tokens' },
+  { method: 'POST', path: '/v1/app/tokens', json: { label: 'x' } },
+  { method: 'DELETE', path: '/v1/app/tokens/tok_x' },
+  { method: 'POST', path: '/v1/app/tokens/tok_x/rotate' },
+  { method: 'GET', path: '/v1/app/pairings/code_x' },
+  { method: 'POST', path: '/v1/app/pairings/code_x/approve', json: {} },
+  { method: 'POST', path: '/v1/app/pairings/code_x/deny' },
+  { method: 'POST', path: '/v1/app/join-links', json: {} },
+  { method: 'GET', path: '/v1/app/passkeys' },
+  { method: 'POST', path: '/v1/app/passkeys/options' },
+  { method: 'POST', path: '/v1/app/passkeys/verify', json: { challenge_id: 'x', response: {} } },
+  { method: 'PATCH', path: '/v1/app/passkeys/cred_x', json: { name: 'x' } },
+  { method: 'DELETE', path: '/v1/app/passkeys/cred_x' },
 ]
 
 const PUBLIC_PATHS = new Set(['/health', '/v1/info'])
+/** Public flows that take no token by design: pairing, join links, login and sign-up. */
+const PUBLIC_PREFIXES = ['/v1/pair/', '/v1/join', '/v1/auth/']
 
 /** Sends a route's request with the given Authorization header (or none). */
 function call(route: Route, authorization?: string): Promise<Response> {
@@ -97,13 +135,17 @@ describe('route coverage', () => {
       paths: Record<string, Record<string, unknown>>
     }
     const documented = Object.entries(spec.paths)
-      .filter(([path]) => !PUBLIC_PATHS.has(path))
+      .filter(
+        ([path]) => !PUBLIC_PATHS.has(path) && !PUBLIC_PREFIXES.some((p) => path.startsWith(p)),
+      )
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
       .sort()
     const template = (r: Route) =>
       `${r.method} ${r.path
         .split('?')[0]
-        ?.replace(/\/(msg|ch|file)_x/g, '/{id}')
+        ?.replace('/files/file_x', '/files/{file}')
+        .replace(/\/(msg|ch|file|usr|inv|ses|tok|cred)_x/g, '/{id}')
+        .replace('/code_x', '/{code}')
         .replace('/v1/pins/k', '/v1/pins/{key}')}`
     const listed = [...AGENT_ROUTES, ...PERSON_ROUTES].map(template).sort()
     expect(listed).toEqual(documented)

@@ -31,12 +31,17 @@ describe('GET /v1/channel', () => {
     expect((await s.agent.channel()).channel.open_asks).toBe(1)
   })
 
-  test('is the same record the person sees in GET /v1/app/channels', async () => {
+  test('is the record the person sees in GET /v1/app/channels, plus unread and the last message', async () => {
     s = startTestServer()
     await s.agent.pin('p', { body: { text: 'x' } })
+    const { message } = await s.agent.send({ body: { text: 'hello' } })
     const { channel } = await s.agent.channel()
     const { channels } = await s.person.channels()
-    expect(channels.find((c) => c.id === s.channelId)).toEqual(channel)
+    expect(channels.find((c) => c.id === s.channelId)).toEqual({
+      ...channel,
+      unread: 1,
+      last_message: message,
+    })
   })
 })
 

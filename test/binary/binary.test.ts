@@ -1,10 +1,15 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createAgentClient, createPersonClient } from '../../src/client/client.ts'
 import { tempDir } from '../harness.ts'
 import { HARK, requireBinary, run, type Served, startServe } from './process.ts'
+
+/** Waits (up to 5 s) until the server has logged `text`. */
+async function logged(s: Served, text: string): Promise<void> {
+  for (let i = 0; i < 250 && !s.log().includes(text); i++) await Bun.sleep(20)
+}
 
 /** The compiled `dist/hark`, as a self-hoster runs it: provision, serve, send, answer, stop. */
 describe('dist/hark', () => {
@@ -210,6 +215,44 @@ describe('dist/hark startup errors', () => {
       expect(s.log()).toContain(`base URL https://hark.example.com, data ${dir}`)
       s.proc.kill('SIGTERM')
       expect(await s.proc.exited).toBe(0)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('a fresh server prints a one-time setup link and keeps it in a 0600 file', async () => {
+    const dir = tempDir('hark-bin-')
+    try {
+      const first = await startServe(['--data', dir, '--base-url', 'https://hark.example.com'])
+      await logged(first, 'setup needed')
+      const link = /setup needed: open (https:\/\/hark\.example\.com\/setup#token=\w+)/.exec(
+        first.log(),
+      )?.[1]
+      expect(link).toBeDefined()
+      const file = join(dir, 'setup-token')
+      expect(readFileSync(file, 'utf8').trim()).toBe(link as string)
+      expect(statSync(file).mode & 0o777).toBe(0o600)
+      const info = (await (await fetch(`${first.url}/v1/info`)).json()) as { needs_setup: boolean }
+      expect(info.needs_setup).toBe(true)
+      first.proc.kill('SIGTERM')
+      await first.proc.exited
+      // A new start makes a new link; the old one is dead.
+      const second = await startServe(['--data', dir, '--base-url', 'https://hark.example.com'])
+      await logged(second, 'setup needed')
+      expect(second.log()).toContain('setup needed: open https://hark.example.com/setup#token=')
+      expect(readFileSync(file, 'utf8').trim()).not.toBe(link as string)
+      second.proc.kill('SIGTERM')
+      await second.proc.exited
+      // Once there is an owner, no link is printed and the file is gone.
+      expect(
+        (await run(['admin', 'user', 'add', 'o@example.com', '--owner', '--data', dir])).code,
+      ).toBe(0)
+      const third = await startServe(['--data', dir])
+      await fetch(`${third.url}/health`)
+      expect(third.log()).not.toContain('setup needed')
+      expect(existsSync(file)).toBe(false)
+      third.proc.kill('SIGTERM')
+      await third.proc.exited
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -90,5 +90,10 @@ CREATE TABLE join_links (
   used_at     INTEGER
 );
 
--- The person's read position per channel, for unread counts.
-ALTER TABLE channels ADD COLUMN read_seq INTEGER NOT NULL DEFAULT 0;
+-- The person's read position per channel (the last message rid they saw), for unread counts.
+ALTER TABLE channels ADD COLUMN read_rid INTEGER NOT NULL DEFAULT 0;
+-- Live, unpinned messages by channel: the last message and unread counts in the channel list.
+CREATE INDEX messages_live ON messages(channel_id, rid)
+  WHERE deleted_at IS NULL AND pin_key IS NULL;
+CREATE INDEX messages_live_by_sender ON messages(channel_id, sender, rid)
+  WHERE deleted_at IS NULL AND pin_key IS NULL;

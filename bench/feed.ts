@@ -1,0 +1,86 @@
+/**
+ * Feed reads on a big channel: builds a data directory whose channel holds `--messages`
+ * messages (direct SQL inserts on the real schema, src/db/database.ts), then reads
+ * `GET /v1/messages?since=` through the real server (dist/hark), one request at a time:
+ *   - tail: `since` a few changes before the end (what a polling agent does);
+ *   - page: `since` anywhere in the history, a full page of 200 messages;
+ *   - first: `since=0`, the first page.
+ *
+ *   bun bench/feed.ts [--messages 1000000] [--reads 2000]
+ *
+ * Target: p99 < 5 ms.
+ */
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { openDatabase } from '../src/db/database.ts'
+import { randomBase62 } from '../src/server/ids.ts'
+import { arg, ms, pct, provision, startHark, tempDataDir } from './lib.ts'
+
+const MESSAGES = arg('messages', 1_000_000)
+const READS = arg('reads', 2000)
+
+const dir = tempDataDir('hark-feed-')
+try {
+  const { agentTokens, channelIds } = provision(dir, 2)
+  const built = performance.now()
+  const db = openDatabase(join(dir, 'hark.db'))
+  const insert = db.query(
+    `INSERT INTO messages (id, channel_id, seq, sender, body, silent, created_at, updated_at)
+     VALUES (?1, ?2, ?3, 'agent', ?4, 0, ?5, ?5)`,
+  )
+  const now = Date.now() - MESSAGES
+  db.transaction(() => {
+    for (let seq = 1; seq <= MESSAGES; seq++) {
+      // Every tenth message goes to another channel, so the big one is not alone in the index.
+      const channel = seq % 10 === 0 ? channelIds[1] : channelIds[0]
+      const body = JSON.stringify({
+        title: `Build #${seq}`,
+        text: `Step ${seq % 97} of the pipeline finished; all ${seq % 13} checks are green.`,
+        blocks: [{ type: 'progress', value: seq % 10, max: 10 }],
+      })
+      insert.run(`msg_${randomBase62(18)}`, channel as string, seq, body, now + seq)
+    }
+    db.run("UPDATE counters SET value = ?1 WHERE name = 'change_seq'", [MESSAGES])
+  })()
+  db.run('PRAGMA wal_checkpoint(TRUNCATE)')
+  db.close()
+  console.log(
+    `built ${MESSAGES} messages (${Math.round(MESSAGES * 0.9)} in the measured channel) in ` +
+      `${((performance.now() - built) / 1000).toFixed(1)} s`,
+  )
+
+  const server = await startHark(dir, ['--write-limit', '0'])
+  const headers = { authorization: `Bearer ${agentTokens[0]}` }
+  const read = async (query: string) => {
+    const t = performance.now()
+    const response = await fetch(`${server.url}/v1/messages?${query}`, { headers })
+    const body = (await response.json()) as { messages: unknown[] }
+    if (!response.ok) throw new Error(`${response.status}: ${JSON.stringify(body)}`)
+    return { ms: performance.now() - t, count: body.messages.length }
+  }
+  const scenario = async (name: string, query: () => string) => {
+    for (let i = 0; i < 100; i++) await read(query()) // warm-up
+    const times: number[] = []
+    let count = 0
+    for (let i = 0; i < READS; i++) {
+      const r = await read(query())
+      times.push(r.ms)
+      count += r.count
+    }
+    times.sort((a, b) => a - b)
+    console.log(
+      `${name.padEnd(6)} p50 ${ms(pct(times, 50))}  p99 ${ms(pct(times, 99))}  max ${ms(times.at(-1) ?? 0)}  ` +
+        `(${(count / READS).toFixed(0)} messages per read, ${READS} reads)`,
+    )
+    return pct(times, 99)
+  }
+  const p99s = [
+    await scenario('tail', () => `since=${MESSAGES - 1 - Math.floor(Math.random() * 20)}`),
+    await scenario('page', () => `since=${Math.floor(Math.random() * (MESSAGES - 3000))}`),
+    await scenario('first', () => 'since=0'),
+  ]
+  console.log(`worst p99 ${ms(Math.max(...p99s))} (target < 5 ms)`)
+  await server.stop()
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}

@@ -1,0 +1,256 @@
+/**
+ * What the benchmark scripts share: arguments, percentiles, provisioning a data directory
+ * directly (the real schema and services, no server), starting `dist/hark`, and reading a
+ * process's RSS and CPU time from /proc.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Subprocess } from 'bun'
+import { openDatabase } from '../src/db/database.ts'
+import { addChannel, addPersonToken, addUser } from '../src/people/service.ts'
+import { systemClock } from '../src/server/clock.ts'
+import { openStores } from '../src/server/context.ts'
+import { HARK, requireBinary } from '../test/binary/process.ts'
+
+export { HARK, requireBinary }
+
+export function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`)
+  if (i === -1) return fallback
+  const n = Number(process.argv[i + 1])
+  if (!Number.isFinite(n)) throw new Error(`--${name} needs a number`)
+  return n
+}
+
+export const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
+export const ms = (n: number) => `${n.toFixed(2)} ms`
+export const mib = (kib: number) => `${(kib / 1024).toFixed(1)} MiB`
+
+export const tempDataDir = (prefix = 'hark-bench-') => mkdtempSync(join(tmpdir(), prefix))
+
+export interface Provisioned {
+  agentTokens: string[]
+  channelIds: string[]
+  personToken: string
+}
+
+/** An owner, `channels` channels with their agent tokens, and a person token, in `dir`. */
+export function provision(dir: string, channels: number): Provisioned {
+  const db = openDatabase(join(dir, 'hark.db'))
+  const p = { db, store: openStores(db), clock: systemClock }
+  const email = 'bench@example.com'
+  addUser(p, { email, owner: true })
+  const agentTokens: string[] = []
+  const channelIds: string[] = []
+  for (let i = 0; i < channels; i++) {
+    const made = addChannel(p, { email, label: `bench ${i}` })
+    agentTokens.push(made.token)
+    channelIds.push(made.channel.id)
+  }
+  const personToken = addPersonToken(p, { email }).token
+  db.close()
+  return { agentTokens, channelIds, personToken }
+}
+
+/**
+ * A shell snippet raising the soft open-files limit to `n`, or to the hard limit when that is
+ * lower (a container may not allow raising the hard limit).
+ */
+export const raiseNofile = (n: number) =>
+  `h=$(ulimit -Hn); if [ "$h" = unlimited ] || [ "$h" -ge ${n} ]; then ulimit -Sn ${n}; else ulimit -Sn "$h"; fi`
+
+export interface Started {
+  proc: Subprocess<'ignore', 'pipe', 'pipe'>
+  url: string
+  log(): string
+  stop(): Promise<void>
+}
+
+/**
+ * Starts a command that prints `listening on URL` (hark serve, or the bare server) and
+ * resolves once it does. `nofile` raises the open-files limit first, through the shell.
+ */
+export async function startListening(
+  cmd: string[],
+  options: { nofile?: number; env?: Record<string, string> } = {},
+): Promise<Started> {
+  const argv = options.nofile
+    ? ['bash', '-c', `${raiseNofile(options.nofile)} && exec "$@"`, 'bash', ...cmd]
+    : cmd
+  const proc = Bun.spawn(argv, {
+    env: { ...process.env, ...options.env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  let log = ''
+  const decoder = new TextDecoder()
+  const drain = async (stream: ReadableStream<Uint8Array>) => {
+    // Keep only the tail: hark logs a line per request.
+    for await (const chunk of stream) {
+      log += decoder.decode(chunk)
+      if (log.length > 200_000) log = log.slice(-100_000)
+    }
+  }
+  void drain(proc.stdout)
+  void drain(proc.stderr)
+  const deadline = Date.now() + 15_000
+  while (Date.now() < deadline) {
+    const m = /listening on (http:\/\/[^\s]+)/.exec(log)
+    if (m) {
+      return {
+        proc,
+        url: (m[1] as string).replace(/\/$/, ''),
+        log: () => log,
+        async stop() {
+          proc.kill('SIGTERM')
+          await proc.exited
+        },
+      }
+    }
+    if (proc.exitCode !== null) throw new Error(`${cmd.join(' ')} exited ${proc.exitCode}:\n${log}`)
+    await Bun.sleep(10)
+  }
+  proc.kill('SIGKILL')
+  throw new Error(`${cmd.join(' ')} did not start in 15 s:\n${log}`)
+}
+
+/**
+ * `dist/hark serve` on a free loopback port. `HARK_BENCH_CMD` replaces `dist/hark` (e.g.
+ * `bun --cpu-prof src/main.ts` to profile the server from source).
+ */
+export function startHark(dir: string, extra: string[] = [], options: { nofile?: number } = {}) {
+  const custom = process.env.HARK_BENCH_CMD?.split(' ').filter(Boolean)
+  if (!custom) requireBinary()
+  return startListening(
+    [...(custom ?? [HARK]), 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dir, ...extra],
+    options,
+  )
+}
+
+/** Resident memory of a process, in KiB. */
+export function rssKiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN)
+}
+
+/** User + system CPU time of a process (its threads included), in milliseconds. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const ticks = Number(fields[11]) + Number(fields[12])
+  return (ticks * 1000) / 100 // USER_HZ is 100 on Linux
+}
+
+/** Number of threads of a process. */
+export const threads = (pid: number) =>
+  Number(/Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
+
+export interface LoadResult {
+  ok: number
+  errors: number
+  seconds: number
+  perSecond: number
+  latencies: number[]
+  statuses: Map<number, number>
+}
+
+/**
+ * Closed-loop load: `concurrency` workers, each sending its next request as soon as the last
+ * is answered, for `seconds`. `request(i)` builds the worker's request.
+ */
+export async function closedLoop(
+  seconds: number,
+  concurrency: number,
+  request: (worker: number) => Request,
+): Promise<LoadResult> {
+  const latencies: number[] = []
+  const statuses = new Map<number, number>()
+  let errors = 0
+  const end = performance.now() + seconds * 1000
+  const worker = async (w: number) => {
+    while (performance.now() < end) {
+      const t = performance.now()
+      try {
+        const response = await fetch(request(w))
+        await response.arrayBuffer()
+        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1)
+        if (response.ok) latencies.push(performance.now() - t)
+        else errors++
+      } catch {
+        errors++
+      }
+    }
+  }
+  const started = performance.now()
+  await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)))
+  const elapsed = (performance.now() - started) / 1000
+  latencies.sort((a, b) => a - b)
+  return {
+    ok: latencies.length,
+    errors,
+    seconds: elapsed,
+    perSecond: latencies.length / elapsed,
+    latencies,
+    statuses,
+  }
+}
+
+export interface RawAnswer {
+  /** 0 when the connection ended without an answer. */
+  status: number
+  body: string
+  /** performance.now() when the status line arrived. */
+  at: number
+}
+
+/**
+ * One HTTP/1.1 request on its own socket, answered once (`Connection: close`). Lighter than
+ * fetch for thousands of held long-polls, and not subject to fetch's cap on concurrent
+ * requests per process.
+ */
+export function rawRequest(
+  url: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body = '',
+): Promise<RawAnswer> {
+  const { hostname, port } = new URL(url)
+  const head = [
+    `${method} ${path} HTTP/1.1`,
+    `host: ${hostname}:${port}`,
+    'connection: close',
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    ...(body ? [`content-length: ${Buffer.byteLength(body)}`] : []),
+  ].join('\r\n')
+  return new Promise((resolve) => {
+    let text = ''
+    let at = 0
+    let settled = false
+    const finish = () => {
+      if (settled) return
+      settled = true
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0)
+      const split = text.indexOf('\r\n\r\n')
+      resolve({ status, body: split === -1 ? '' : text.slice(split + 4), at })
+    }
+    Bun.connect({
+      hostname,
+      port: Number(port),
+      socket: {
+        open(socket) {
+          socket.write(`${head}\r\n\r\n${body}`)
+        },
+        data(_socket, chunk) {
+          if (at === 0) at = performance.now()
+          text += chunk.toString()
+        },
+        close: finish,
+        error: finish,
+        connectError: finish,
+      },
+    }).catch(finish)
+  })
+}

@@ -1,0 +1,372 @@
+#!/bin/sh
+# Hark installer: the hark binary, a hark system user, /var/lib/hark, /etc/hark/hark.env and a
+# hardened systemd unit, started, with the setup link printed at the end.
+#
+#   curl -fsSL https://hark.example/install.sh | sudo sh
+#
+# Run it again to upgrade: the binary is replaced (checksum-verified), a backup is taken first,
+# the service restarts only if something changed, and data and configuration are kept.
+# Remove with hark-uninstall (installed next to hark); data stays unless asked.
+#
+# Environment overrides (all optional):
+#   HARK_VERSION=1.2.3          version to install (default: latest)
+#   HARK_BASE_URL_DOWNLOAD=URL  where releases live; files are fetched from
+#                               $HARK_BASE_URL_DOWNLOAD/$HARK_VERSION/<name>
+#   HARK_BINARY=/path/to/hark   install this local file instead of downloading; it is verified
+#                               against a SHA256SUMS next to it when there is one
+#   HARK_HOST, HARK_PORT, HARK_BASE_URL
+#                               written into /etc/hark/hark.env on the first install only
+#   HARK_SKIP_START=1           install everything but do not start (or restart) the service
+#   HARK_SKIP_SYSTEMD=1         write the unit file but never call systemctl
+#   HARK_SKIP_USER=1            do not create the hark user or chown anything
+#   HARK_SKIP_BACKUP=1          no backup of the data before an upgrade
+#   HARK_ROOT=/tmp/x            install under this prefix (tests; implies HARK_SKIP_USER=1)
+#   HARK_ARCH=aarch64           pretend `uname -m` said this (tests)
+#   HARK_CPUINFO=/path          read CPU flags from this file instead of /proc/cpuinfo (tests)
+#
+# The whole script is one function called on the last line: a download cut short runs nothing.
+
+hark_install() {
+  set -eu
+
+  default_base='https://github.com/hark/hark/releases/download'
+  version=${HARK_VERSION:-latest}
+  base=${HARK_BASE_URL_DOWNLOAD:-$default_base}
+  root=${HARK_ROOT:-}
+  skip_user=${HARK_SKIP_USER:-}
+  [ -n "$root" ] && skip_user=${skip_user:-1}
+
+  bin_dir="$root/usr/local/bin"
+  bin="$bin_dir/hark"
+  etc_dir="$root/etc/hark"
+  env_file="$etc_dir/hark.env"
+  unit_dir="$root/etc/systemd/system"
+  unit="$unit_dir/hark.service"
+  data_dir="$root/var/lib/hark"
+
+  say() { printf '%s\n' "$*"; }
+  die() {
+    printf 'install.sh: %s\n' "$*" >&2
+    exit 1
+  }
+
+  # --- platform -------------------------------------------------------------------------------
+  [ "$(uname -s)" = Linux ] || die "Hark runs on Linux only (this is $(uname -s))"
+  arch=${HARK_ARCH:-$(uname -m)}
+  cpuinfo=${HARK_CPUINFO:-/proc/cpuinfo}
+  case "$arch" in
+    x86_64 | amd64)
+      if grep -qw avx2 "$cpuinfo" 2>/dev/null; then
+        asset=hark-linux-x64
+      else
+        asset=hark-linux-x64-baseline
+      fi
+      ;;
+    aarch64 | arm64)
+      asset=hark-linux-arm64
+      # A 64-bit kernel under a 32-bit userland (older Raspberry Pi OS) says aarch64 too.
+      if [ -z "${HARK_ARCH:-}" ] && [ "$(getconf LONG_BIT 2>/dev/null || echo 64)" = 32 ]; then
+        die "this system runs a 32-bit userland on a 64-bit kernel; Hark needs a 64-bit OS (e.g. Raspberry Pi OS 64-bit)"
+      fi
+      ;;
+    armv6* | armv7* | armv8l | armhf | arm)
+      die "32-bit ARM ($arch) is not supported: Hark needs a 64-bit (aarch64) OS. On a Raspberry Pi 3, 4 or 5, install Raspberry Pi OS (64-bit)."
+      ;;
+    i386 | i486 | i586 | i686)
+      die "32-bit x86 ($arch) is not supported: Hark needs x86_64 or aarch64"
+      ;;
+    *)
+      die "unsupported architecture $arch: Hark ships for x86_64 and aarch64"
+      ;;
+  esac
+
+  if [ -z "$root" ] && [ "$(id -u)" != 0 ]; then
+    die "run as root (curl -fsSL .../install.sh | sudo sh)"
+  fi
+
+  sha256() {
+    if command -v sha256sum >/dev/null 2>&1; then
+      sha256sum "$1" | cut -d' ' -f1
+    elif command -v shasum >/dev/null 2>&1; then
+      shasum -a 256 "$1" | cut -d' ' -f1
+    else
+      die "need sha256sum (coreutils) or shasum to verify the download"
+    fi
+  }
+
+  fetch() { # URL FILE
+    if command -v curl >/dev/null 2>&1; then
+      curl -fsSL --retry 3 -o "$2" "$1" || die "download failed: $1"
+    elif command -v wget >/dev/null 2>&1; then
+      wget -q -O "$2" "$1" || die "download failed: $1"
+    else
+      die "need curl or wget to download Hark"
+    fi
+  }
+
+  # Prints the expected hash of NAME from a SHA256SUMS file, or nothing.
+  expected_sum() { # SUMS NAME
+    awk -v n="$2" '$2 == n || $2 == "*" n { print $1; exit }' "$1"
+  }
+
+  verify() { # FILE NAME SUMS
+    want=$(expected_sum "$3" "$2")
+    [ -n "$want" ] || die "SHA256SUMS has no entry for $2"
+    got=$(sha256 "$1")
+    [ "$got" = "$want" ] || die "checksum mismatch for $2: expected $want, got $got. Nothing was installed."
+  }
+
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/hark-install.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT INT TERM
+
+  # --- get the binary (and the uninstaller) ---------------------------------------------------
+  if [ -n "${HARK_BINARY:-}" ]; then
+    [ -f "$HARK_BINARY" ] || die "HARK_BINARY=$HARK_BINARY is not a file"
+    cp "$HARK_BINARY" "$tmp/hark"
+    src_dir=$(dirname "$HARK_BINARY")
+    if [ -f "$src_dir/SHA256SUMS" ]; then
+      verify "$tmp/hark" "$(basename "$HARK_BINARY")" "$src_dir/SHA256SUMS"
+      say "Verified $HARK_BINARY against $src_dir/SHA256SUMS."
+    else
+      say "Note: no SHA256SUMS next to $HARK_BINARY; installing it unverified."
+    fi
+    if [ -f "$src_dir/hark-uninstall.sh" ]; then cp "$src_dir/hark-uninstall.sh" "$tmp/uninstall"; fi
+  else
+    url="$base/$version"
+    say "Downloading $asset ($version) from $url ..."
+    fetch "$url/SHA256SUMS" "$tmp/SHA256SUMS"
+    fetch "$url/$asset" "$tmp/hark"
+    verify "$tmp/hark" "$asset" "$tmp/SHA256SUMS"
+    fetch "$url/hark-uninstall.sh" "$tmp/uninstall"
+    verify "$tmp/uninstall" hark-uninstall.sh "$tmp/SHA256SUMS"
+  fi
+  chmod 0755 "$tmp/hark"
+  native=yes
+  if [ -n "${HARK_ARCH:-}" ] && [ "$HARK_ARCH" != "$(uname -m)" ]; then native=; fi
+  new_version=unknown
+  if [ -n "$native" ]; then
+    new_version=$("$tmp/hark" --version 2>/dev/null) || die "the downloaded hark does not run on this machine ($asset)"
+  fi
+
+  # --- user, directories, configuration --------------------------------------------------------
+  if [ -z "$skip_user" ] && ! id hark >/dev/null 2>&1; then
+    useradd --system --user-group --home-dir /var/lib/hark --no-create-home \
+      --shell /usr/sbin/nologin --comment 'Hark server' hark
+    say "Created the system user hark."
+  fi
+  mkdir -p "$bin_dir" "$etc_dir" "$unit_dir" "$data_dir"
+  chmod 0700 "$data_dir"
+  [ -z "$skip_user" ] && chown hark:hark "$data_dir"
+
+  if [ ! -f "$env_file" ]; then
+    write_env >"$tmp/hark.env"
+    sed -i "s#^HARK_DATA=.*#HARK_DATA=$data_dir#" "$tmp/hark.env"
+    [ -n "${HARK_HOST:-}" ] && sed -i "s#^HARK_HOST=.*#HARK_HOST=$HARK_HOST#" "$tmp/hark.env"
+    [ -n "${HARK_PORT:-}" ] && sed -i "s#^HARK_PORT=.*#HARK_PORT=$HARK_PORT#" "$tmp/hark.env"
+    [ -n "${HARK_BASE_URL:-}" ] && sed -i "s#^\#HARK_BASE_URL=.*#HARK_BASE_URL=$HARK_BASE_URL#" "$tmp/hark.env"
+    install -m 0640 "$tmp/hark.env" "$env_file"
+    [ -z "$skip_user" ] && chown root:hark "$env_file"
+    say "Wrote $env_file."
+  else
+    say "Kept $env_file."
+  fi
+
+  # --- binary ---------------------------------------------------------------------------------
+  changed=
+  old_version=
+  if [ -f "$bin" ] && cmp -s "$tmp/hark" "$bin"; then
+    say "hark $new_version is already installed at $bin."
+  else
+    if [ -f "$bin" ]; then
+      old_version=$("$bin" --version 2>/dev/null || echo unknown)
+      backup_before_upgrade
+    fi
+    cp "$tmp/hark" "$bin.new"
+    chmod 0755 "$bin.new"
+    mv -f "$bin.new" "$bin"
+    changed=1
+    if [ -n "$old_version" ]; then
+      say "Upgraded hark $old_version -> $new_version at $bin."
+    else
+      say "Installed hark $new_version at $bin."
+    fi
+  fi
+  if [ -f "$tmp/uninstall" ]; then install -m 0755 "$tmp/uninstall" "$bin_dir/hark-uninstall"; fi
+
+  # --- systemd --------------------------------------------------------------------------------
+  write_unit >"$tmp/hark.service"
+  if ! cmp -s "$tmp/hark.service" "$unit"; then
+    install -m 0644 "$tmp/hark.service" "$unit"
+    changed=1
+    say "Wrote $unit."
+  fi
+
+  if [ -n "${HARK_SKIP_SYSTEMD:-}" ]; then
+    say "Skipped systemd (HARK_SKIP_SYSTEMD). Run: $bin serve --config $env_file"
+    return 0
+  fi
+  if ! command -v systemctl >/dev/null 2>&1; then
+    say "No systemctl here: start Hark yourself with $bin serve --config $env_file"
+    return 0
+  fi
+  systemctl daemon-reload
+  systemctl enable hark.service >/dev/null 2>&1 || systemctl enable hark.service
+  if [ -n "${HARK_SKIP_START:-}" ]; then
+    say "Not started (HARK_SKIP_START). Start with: systemctl start hark"
+    return 0
+  fi
+  if [ -n "$changed" ]; then
+    systemctl restart hark.service
+    say "Started the hark service."
+  else
+    systemctl start hark.service
+    say "Nothing changed; the hark service keeps running."
+  fi
+  report
+}
+
+# Before replacing a binary, a backup of the data, so a failed upgrade can be rolled back
+# (restore it with the old binary). Keeps the three newest.
+backup_before_upgrade() {
+  [ -n "${HARK_SKIP_BACKUP:-}" ] && return 0
+  [ -f "$data_dir/hark.db" ] || return 0
+  backups="$data_dir/backups"
+  mkdir -p "$backups"
+  [ -z "$skip_user" ] && chown hark:hark "$backups"
+  file="$backups/pre-upgrade-$(date -u +%Y%m%dT%H%M%SZ).tar"
+  if as_hark "$bin" admin backup "$file" --data "$data_dir" >/dev/null 2>"$tmp/backup.err"; then
+    say "Backed up the data to $file."
+    # shellcheck disable=SC2012
+    ls -1t "$backups"/pre-upgrade-*.tar 2>/dev/null | tail -n +4 | while read -r old; do rm -f "$old"; done
+  else
+    say "Warning: the pre-upgrade backup failed ($(head -n 1 "$tmp/backup.err")); continuing."
+  fi
+}
+
+as_hark() {
+  if [ -z "$skip_user" ]; then runuser -u hark -- "$@"; else "$@"; fi
+}
+
+# Waits for /health, then prints where Hark is and the one-time setup link if setup is pending.
+report() {
+  cfg=$(env -i PATH="$PATH" "$bin" serve --config "$env_file" --print-config)
+  port=$(printf '%s\n' "$cfg" | sed -n 's/^HARK_PORT=\([0-9]*\).*/\1/p')
+  host=$(printf '%s\n' "$cfg" | sed -n 's/^HARK_HOST=\([^ ]*\).*/\1/p')
+  public=$(printf '%s\n' "$cfg" | sed -n 's/^HARK_BASE_URL=\([^ ]*\).*/\1/p')
+  case "$host" in 0.0.0.0 | :: | '') host=127.0.0.1 ;; *:*) host="[$host]" ;; esac
+  health="http://$host:$port/health"
+  up=
+  i=0
+  while [ $i -lt 60 ]; do
+    if command -v curl >/dev/null 2>&1; then
+      curl -fsS -o /dev/null "$health" 2>/dev/null && up=1 && break
+    else
+      wget -q -O /dev/null "$health" 2>/dev/null && up=1 && break
+    fi
+    i=$((i + 1))
+    sleep 0.5
+  done
+  if [ -z "$up" ]; then
+    say "Hark did not answer $health within 30 s; see: journalctl -u hark -n 50"
+    exit 1
+  fi
+  say "Hark is running: $public"
+  if [ -f "$data_dir/setup-token" ]; then
+    say ""
+    say "Finish setup in your browser (one-time link, keep it private):"
+    say "  $(cat "$data_dir/setup-token")"
+  fi
+  say ""
+  say "Config: $env_file   Data: $data_dir   Logs: journalctl -u hark -f"
+  say "Admin:  sudo -u hark hark admin --help"
+}
+
+write_env() {
+  cat <<'HARK_ENV'
+# Hark configuration, read by `hark serve --config /etc/hark/hark.env` (the systemd unit).
+# One NAME=value per line. Precedence: flag > environment variable > this file > default.
+# Check the effective values:  hark serve --config /etc/hark/hark.env --print-config
+# Apply a change:              systemctl restart hark
+# install.sh writes this file once; upgrades never touch it.
+
+# Data directory (database and files). The unit makes only /var/lib/hark writable; another path
+# also needs ReadWritePaths= in a drop-in (systemctl edit hark).
+HARK_DATA=/var/lib/hark
+
+# Address and port to listen on. Behind a reverse proxy on this machine, use 127.0.0.1.
+HARK_HOST=0.0.0.0
+HARK_PORT=8080
+
+# The public URL people open; links and the setup link are built from it.
+#HARK_BASE_URL=https://hark.example.com
+
+# Agent writes per minute per channel (0 = off).
+#HARK_WRITE_LIMIT=120
+
+# Largest upload (26214400, 512k, 25MiB). Keep the proxy's body limit above it.
+#HARK_MAX_FILE_SIZE=25MiB
+
+# true only when Hark is reachable solely through one reverse proxy that appends the client's
+# address to X-Forwarded-For; otherwise anyone could claim any address.
+#HARK_TRUST_PROXY=false
+HARK_ENV
+}
+
+write_unit() {
+  cat <<'HARK_UNIT'
+# Hark: installed by install.sh as /etc/systemd/system/hark.service.
+# Local changes belong in a drop-in (systemctl edit hark), which upgrades keep.
+[Unit]
+Description=Hark message channel server
+Documentation=https://github.com/hark/hark#readme
+After=network-online.target
+Wants=network-online.target
+
+[Service]
+Type=simple
+User=hark
+Group=hark
+ExecStart=/usr/local/bin/hark serve --config /etc/hark/hark.env
+WorkingDirectory=/var/lib/hark
+# SIGTERM answers held long-polls, then exits 0.
+KillSignal=SIGTERM
+TimeoutStopSec=20
+Restart=on-failure
+RestartSec=2s
+# Thousands of long-polls are thousands of sockets.
+LimitNOFILE=65536
+
+# /var/lib/hark, created and owned for the hark user; the only writable path.
+StateDirectory=hark
+StateDirectoryMode=0700
+UMask=0077
+
+# Hardening. No MemoryDenyWriteExecute=: Bun's JIT needs writable+executable memory.
+NoNewPrivileges=yes
+PrivateTmp=yes
+PrivateDevices=yes
+ProtectSystem=strict
+ProtectHome=yes
+ProtectKernelTunables=yes
+ProtectKernelModules=yes
+ProtectKernelLogs=yes
+ProtectControlGroups=yes
+ProtectClock=yes
+ProtectHostname=yes
+ProtectProc=invisible
+RestrictNamespaces=yes
+RestrictRealtime=yes
+RestrictSUIDSGID=yes
+RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX
+LockPersonality=yes
+RemoveIPC=yes
+CapabilityBoundingSet=
+AmbientCapabilities=
+SystemCallArchitectures=native
+
+[Install]
+WantedBy=multi-user.target
+HARK_UNIT
+}
+
+hark_install "$@"

@@ -1,0 +1,113 @@
+import type { Fetch } from './client.ts'
+
+/**
+ * A `fetch` that retries what is safe to retry, a bounded number of times: requests that never
+ * reached the server (connection refused, name not resolved) whatever their method; idempotent
+ * requests (GET, HEAD, PUT, DELETE) on any network failure or a 502/503/504 from a proxy; and
+ * any request answered 429, after its `Retry-After`. A write cut off mid-flight is not repeated:
+ * it may have been applied, and sending a message twice is worse than reporting the failure.
+ */
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  attempts: number
+  /** The first pause; it doubles on each retry up to `maxDelayMs`. */
+  baseDelayMs: number
+  maxDelayMs: number
+  /** The longest `Retry-After` honoured; a longer one is handed back as the 429. */
+  maxRetryAfterMs: number
+  /** Told before each pause (the CLI prints it on stderr). */
+  onRetry?: (reason: string, delayMs: number, attempt: number) => void
+}
+
+export const DEFAULT_RETRY: RetryPolicy = {
+  attempts: 5,
+  baseDelayMs: 250,
+  maxDelayMs: 4000,
+  maxRetryAfterMs: 60_000,
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'])
+/** Failures before any byte reached the server: retrying cannot apply a write twice. */
+const NOT_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'ConnectionRefused',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'FailedToOpenSocket',
+])
+const GATEWAY = new Set([502, 503, 504])
+
+/** A failure to talk to the server at all (as opposed to an answer, or our own abort). */
+export function isNetworkError(error: unknown): boolean {
+  if (!(error instanceof Error) || error.name === 'AbortError' || error.name === 'TimeoutError') {
+    return false
+  }
+  return typeof (error as { code?: unknown }).code === 'string' || error instanceof TypeError
+}
+
+export function networkErrorCode(error: unknown): string {
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' ? code : (error as Error).message
+}
+
+/** Resolves after `ms`, or rejects at once with the signal's reason when it aborts. */
+export function pause(ms: number, signal?: AbortSignal | null): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason)
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(signal?.reason)
+    }
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
+/** `Retry-After` in whole seconds (what Hark sends) or an HTTP date; undefined when absent. */
+export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
+  const raw = headers.get('retry-after')
+  if (raw === null) return undefined
+  if (/^\d+$/.test(raw.trim())) return Number(raw) * 1000
+  const at = Date.parse(raw)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now)
+}
+
+export function retryingFetch(inner: Fetch, policy: RetryPolicy = DEFAULT_RETRY): Fetch {
+  const backoff = (attempt: number) =>
+    Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1))
+  return async (request) => {
+    const idempotent = IDEMPOTENT.has(request.method)
+    for (let attempt = 1; ; attempt++) {
+      const last = attempt >= policy.attempts
+      // Each attempt sends a copy: a body can be read once. The last sends the original.
+      const sent = last ? request : request.clone()
+      let response: Response
+      try {
+        response = await inner(sent)
+      } catch (error) {
+        const safe = idempotent || NOT_CONNECTED.has(networkErrorCode(error))
+        if (last || !isNetworkError(error) || !safe) throw error
+        const delay = backoff(attempt)
+        policy.onRetry?.(`cannot reach the server (${networkErrorCode(error)})`, delay, attempt)
+        await pause(delay, request.signal)
+        continue
+      }
+      let delay: number | undefined
+      if (response.status === 429) {
+        const asked = retryAfterMs(response.headers) ?? backoff(attempt)
+        if (asked <= policy.maxRetryAfterMs) delay = asked
+      } else if (idempotent && GATEWAY.has(response.status)) {
+        delay = backoff(attempt)
+      }
+      if (last || delay === undefined) return response
+      await response.body?.cancel()
+      policy.onRetry?.(`the server answered ${response.status}`, delay, attempt)
+      await pause(delay, request.signal)
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import { Elysia } from 'elysia'
+import type { Ctx } from '../server/context.ts'
+import { doc } from '../server/docs.ts'
+import { checkOrigin } from '../sessions/service.ts'
+import { emailLimiters } from './limits.ts'
+import { SignedInUser, StartRequest, StartResponse, VerifyRequest } from './schema.ts'
+import { requireMailer, signedIn, startEmailCode, verifyEmailCode } from './service.ts'
+
+/**
+ * The address a request came from, for the per-IP limits. Without a listening server (tests
+ * driving `app.handle()`) every request shares one bucket.
+ * TODO: replace with the proxy-aware client-IP helper once it lands.
+ */
+function requesterIp(ctx: Ctx, request: Request): string {
+  try {
+    return ctx.server?.requestIP(request)?.address ?? 'local'
+  } catch {
+    return 'local' // a request that did not come through this server's sockets
+  }
+}
+
+/**
+ * Checks that run before the body is read (Elysia's transform stage), so that a foreign page,
+ * a server without email, or a client over its limit gets that answer whatever it sends. A
+ * browser always sends Origin on a cross-site POST; a script need not send one at all.
+ */
+function guard(ctx: Ctx, request: Request, limit: 'startsPerIp' | 'verifiesPerIp'): void {
+  if (request.headers.has('origin')) checkOrigin(ctx, request)
+  requireMailer(ctx)
+  emailLimiters(ctx)[limit].take(requesterIp(ctx, request))
+}
+
+/** Email login codes: public routes, the way in for people without a passkey. */
+export const emailRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/email', prefix: '/v1/auth/email' })
+    .post('/start', ({ body }) => startEmailCode(ctx, body), {
+      transform: ({ request }) => guard(ctx, request, 'startsPerIp'),
+      body: StartRequest,
+      detail: doc('auth', 'Mail a login or sign-up code', StartResponse, false),
+    })
+    .post(
+      '/verify',
+      ({ body, request, set }) => {
+        const { user, setCookie } = verifyEmailCode(ctx, body, request.headers.get('user-agent'))
+        set.headers['set-cookie'] = setCookie
+        set.headers['cache-control'] = 'no-store'
+        return signedIn(user)
+      },
+      {
+        transform: ({ request }) => guard(ctx, request, 'verifiesPerIp'),
+        body: VerifyRequest,
+        detail: doc('auth', 'Trade a mailed code for a session', SignedInUser, false),
+      },
+    )

@@ -1,0 +1,35 @@
+import { Elysia, t } from 'elysia'
+import { personAuth } from '../server/auth.ts'
+import type { Ctx } from '../server/context.ts'
+import { doc } from '../server/docs.ts'
+import { fail } from '../server/errors.ts'
+import { WriteLimiter } from '../server/ratelimit.ts'
+import { requestIp } from '../server/request-ip.ts'
+import { createJoinLink, redeemJoinLink } from './service.ts'
+
+/** Join links: the person makes one; `hark join` redeems it for a token. */
+export const joinRoutes = (ctx: Ctx) => {
+  // Redeeming is public; bound guessing (the codes are 190 bits anyway).
+  const redeems = new WriteLimiter(20, () => ctx.clock.now())
+  const redeem = new Elysia({ name: 'hark/join' }).post(
+    '/v1/join',
+    ({ body, request }) => {
+      const retryAfter = redeems.take(requestIp(ctx, request))
+      if (retryAfter > 0) throw fail.rateLimited(retryAfter)
+      return redeemJoinLink(ctx, body.code)
+    },
+    {
+      body: t.Object({ code: t.String() }),
+      detail: doc('pairing', 'Redeem a join link for an agent token', undefined, false),
+    },
+  )
+  const create = new Elysia({ name: 'hark/join-links', prefix: '/v1/app' })
+    .use(personAuth(ctx))
+    .post('/join-links', ({ person, body }) => createJoinLink(ctx, person, body ?? {}), {
+      body: t.Optional(
+        t.Object({ label: t.Optional(t.String()), channel_id: t.Optional(t.String()) }),
+      ),
+      detail: doc('pairing', 'Make a single-use join link (new channel, or re-key one)'),
+    })
+  return new Elysia({ name: 'hark/join-all' }).use(redeem).use(create)
+}

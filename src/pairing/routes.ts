@@ -1,0 +1,79 @@
+import { Elysia, t } from 'elysia'
+import { personAuth } from '../server/auth.ts'
+import { type Ctx, holdOpen } from '../server/context.ts'
+import { doc } from '../server/docs.ts'
+import { fail } from '../server/errors.ts'
+import { parseWait } from '../server/query.ts'
+import { WriteLimiter } from '../server/ratelimit.ts'
+import { requestIp } from '../server/request-ip.ts'
+import {
+  approvePairing,
+  denyPairing,
+  findPendingPairing,
+  pairingView,
+  pollPairing,
+  startPairing,
+} from './service.ts'
+
+const CodeParams = t.Object({ code: t.String() })
+
+/** `hark init`'s device flow: the CLI's public half, and the person's approve/deny. */
+export const pairingRoutes = (ctx: Ctx) => {
+  // Starting a pairing is public: a few per minute per address is plenty for a person.
+  const starts = new WriteLimiter(10, () => ctx.clock.now())
+  const agentSide = new Elysia({ name: 'hark/pairing' })
+    .post(
+      '/v1/pair/start',
+      ({ body, request }) => {
+        const retryAfter = starts.take(requestIp(ctx, request))
+        if (retryAfter > 0) throw fail.rateLimited(retryAfter)
+        return startPairing(ctx, body?.label)
+      },
+      {
+        body: t.Optional(t.Object({ label: t.Optional(t.String()) })),
+        detail: doc('pairing', 'Start pairing an agent (device flow)', undefined, false),
+      },
+    )
+    .post(
+      '/v1/pair/token',
+      ({ body, query, request }) => {
+        const waitMs = parseWait(query.wait)
+        holdOpen(ctx, request, waitMs)
+        return pollPairing(ctx, body.device_code, waitMs, request.signal)
+      },
+      {
+        body: t.Object({ device_code: t.String() }),
+        query: t.Object({ wait: t.Optional(t.String()) }),
+        detail: doc(
+          'pairing',
+          "Wait for the person's approval; receive the token once",
+          undefined,
+          false,
+        ),
+      },
+    )
+  const personSide = new Elysia({ name: 'hark/pairing-approval', prefix: '/v1/app' })
+    .use(personAuth(ctx))
+    .get(
+      '/pairings/:code',
+      ({ params }) => ({ pairing: pairingView(findPendingPairing(ctx, params.code)) }),
+      {
+        params: CodeParams,
+        detail: doc('pairing', 'See a pending pairing'),
+      },
+    )
+    .post(
+      '/pairings/:code/approve',
+      ({ person, params, body }) => approvePairing(ctx, person, params.code, body?.label),
+      {
+        params: CodeParams,
+        body: t.Optional(t.Object({ label: t.Optional(t.String()) })),
+        detail: doc('pairing', 'Approve a pairing, naming the agent'),
+      },
+    )
+    .post('/pairings/:code/deny', ({ person, params }) => denyPairing(ctx, person, params.code), {
+      params: CodeParams,
+      detail: doc('pairing', 'Deny a pairing'),
+    })
+  return new Elysia({ name: 'hark/pairing-all' }).use(agentSide).use(personSide)
+}

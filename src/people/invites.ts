@@ -1,0 +1,67 @@
+import type { Ctx } from '../server/context.ts'
+import { fail } from '../server/errors.ts'
+import { hashToken, newId, randomBase62 } from '../server/ids.ts'
+import { registrationMode } from '../settings/service.ts'
+import { cleanEmail } from './admission.ts'
+import type { PersonAuth } from './service.ts'
+import type { InviteRow } from './store.ts'
+
+const DEFAULT_TTL_S = 7 * 24 * 3600
+const MAX_TTL_S = 30 * 24 * 3600
+
+/**
+ * Invites: single-use links that let one person sign up. The owner can always invite (that is
+ * how a closed server grows); in `invite` mode everyone can.
+ */
+function mayInvite(ctx: Ctx, person: PersonAuth): void {
+  if (person.user.is_owner) return
+  if (registrationMode(ctx) !== 'invite') throw fail.forbidden('only the owner can invite people')
+}
+
+export const inviteView = (row: InviteRow) => ({
+  id: row.id,
+  email: row.email,
+  created_at: row.created_at,
+  expires_at: row.expires_at,
+  used_at: row.used_at,
+})
+
+export function createInvite(
+  ctx: Ctx,
+  person: PersonAuth,
+  input: { email?: unknown; expires_in?: unknown },
+) {
+  mayInvite(ctx, person)
+  const email = input.email === undefined ? null : cleanEmail(input.email)
+  const ttl = input.expires_in ?? DEFAULT_TTL_S
+  if (typeof ttl !== 'number' || !(ttl > 0) || ttl > MAX_TTL_S) {
+    throw fail.invalid('expires_in', `must be seconds, more than 0 and at most ${MAX_TTL_S}`)
+  }
+  const secret = randomBase62(32)
+  const now = ctx.clock.now()
+  const row = ctx.store.invites.insert({
+    id: newId('inv'),
+    hash: hashToken(secret),
+    created_by: person.user.id,
+    email,
+    created_at: now,
+    expires_at: now + Math.round(ttl * 1000),
+  })
+  return {
+    invite: { ...inviteView(row), link: `${ctx.config.baseUrl}/invite#${secret}`, code: secret },
+  }
+}
+
+/** Open invites: all of them for the owner, one's own for everyone else. */
+export function listInvites(ctx: Ctx, person: PersonAuth) {
+  const open = ctx.store.invites.open(ctx.clock.now())
+  return open.filter((i) => person.user.is_owner || i.created_by === person.user.id).map(inviteView)
+}
+
+export function revokeInvite(ctx: Ctx, person: PersonAuth, id: string): void {
+  const row = ctx.store.invites.byId(id)
+  if (!row || (!person.user.is_owner && row.created_by !== person.user.id)) {
+    throw fail.notFound('invite')
+  }
+  ctx.store.invites.remove(id)
+}

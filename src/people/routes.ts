@@ -1,0 +1,90 @@
+import { Elysia, t } from 'elysia'
+import { removeChannelFiles } from '../channels/service.ts'
+import { personAuth } from '../server/auth.ts'
+import type { Ctx } from '../server/context.ts'
+import { doc } from '../server/docs.ts'
+import { fail } from '../server/errors.ts'
+import { registrationMode, setRegistrationMode } from '../settings/service.ts'
+import { createInvite, listInvites, revokeInvite } from './invites.ts'
+import type { PersonAuth } from './service.ts'
+import type { UserRow } from './store.ts'
+
+export const personView = (u: UserRow) => ({
+  id: u.id,
+  email: u.email,
+  name: u.name,
+  is_owner: u.is_owner === 1,
+  created_at: u.created_at,
+})
+
+function requireOwner(person: PersonAuth): void {
+  if (!person.user.is_owner) throw fail.forbidden('only the owner can do this')
+}
+
+/** Removes a person (never the owner) with their channels, messages, tokens and files. */
+function removePerson(ctx: Ctx, person: PersonAuth, id: string): void {
+  requireOwner(person)
+  const user = ctx.store.users.byId(id)
+  if (!user) throw fail.notFound('person')
+  if (user.is_owner) throw fail.forbidden('the owner cannot be removed')
+  const channels = ctx.store.channels.byUser(id)
+  ctx.db.transaction(() => ctx.store.users.remove(id)).immediate()
+  for (const c of channels) removeChannelFiles(ctx, c.id)
+}
+
+const IdParams = t.Object({ id: t.String() })
+
+/** Who I am, the people on this server, registration, and invites. */
+export const peopleRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/people', prefix: '/v1/app' })
+    .use(personAuth(ctx))
+    .get('/me', ({ person }) => ({ user: personView(person.user) }), {
+      detail: doc('people', 'Who am I'),
+    })
+    .get(
+      '/people',
+      ({ person }) => {
+        requireOwner(person)
+        return { people: ctx.store.users.all().map(personView) }
+      },
+      { detail: doc('people', 'List people (owner)') },
+    )
+    .delete(
+      '/people/:id',
+      ({ person, params }) => {
+        removePerson(ctx, person, params.id)
+        return { ok: true as const }
+      },
+      { params: IdParams, detail: doc('people', 'Remove a person and their channels (owner)') },
+    )
+    .get('/settings', () => ({ registration: registrationMode(ctx) }), {
+      detail: doc('people', 'Server settings'),
+    })
+    .patch(
+      '/settings',
+      ({ person, body }) => {
+        requireOwner(person)
+        return { registration: setRegistrationMode(ctx, body.registration) }
+      },
+      {
+        body: t.Object({ registration: t.String() }),
+        detail: doc('people', 'Change registration: closed, invite or open (owner)'),
+      },
+    )
+    .get('/invites', ({ person }) => ({ invites: listInvites(ctx, person) }), {
+      detail: doc('people', 'Open invites'),
+    })
+    .post('/invites', ({ person, body }) => createInvite(ctx, person, body ?? {}), {
+      body: t.Optional(
+        t.Object({ email: t.Optional(t.String()), expires_in: t.Optional(t.Number()) }),
+      ),
+      detail: doc('people', 'Make a single-use invite link'),
+    })
+    .delete(
+      '/invites/:id',
+      ({ person, params }) => {
+        revokeInvite(ctx, person, params.id)
+        return { ok: true as const }
+      },
+      { params: IdParams, detail: doc('people', 'Revoke an invite') },
+    )

@@ -1,0 +1,420 @@
+import { afterEach, describe, expect, test } from 'bun:test'
+import { failsWith, startTestServer, type TestServer } from '../harness.ts'
+import { browser, count, logIn, TestClock } from './util.ts'
+
+let s: TestServer
+afterEach(() => s?.close())
+
+const DAY = 24 * 3600 * 1000
+
+interface SessionView {
+  id: string
+  user_agent: string | null
+  created_at: number
+  last_seen_at: number
+  current: boolean
+}
+
+describe('the session cookie', () => {
+  test('logs the person in on /v1/app routes', async () => {
+    s = startTestServer()
+    const { cookie, user } = logIn(s)
+    const me = await browser(s, 'GET', '/v1/app/me', { cookie })
+    expect(me.status).toBe(200)
+    expect(me.body.user).toMatchObject({ id: user.id, email: s.ownerEmail, is_owner: true })
+    const channels = await browser(s, 'GET', '/v1/app/channels', { cookie })
+    expect(channels.body.channels.map((c: { id: string }) => c.id)).toEqual([s.channelId])
+  })
+
+  test('is set HttpOnly, SameSite=Strict, Path=/ for 30 days, without Secure over http', () => {
+    s = startTestServer()
+    const { setCookie } = logIn(s)
+    const parts = setCookie.split('; ')
+    expect(parts[0]).toMatch(/^hark_session=[0-9A-Za-z]{43}$/)
+    expect(parts).toContain('HttpOnly')
+    expect(parts).toContain('SameSite=Strict')
+    expect(parts).toContain('Path=/')
+    expect(parts).toContain(`Max-Age=${30 * 24 * 3600}`)
+    expect(parts).not.toContain('Secure')
+    expect(setCookie).not.toContain('Domain')
+  })
+
+  test('over https it is __Host-hark_session with Secure, and only that name is read', async () => {
+    s = startTestServer({ baseUrl: 'https://hark.example.com' })
+    const { setCookie, cookie } = logIn(s)
+    expect(setCookie).toStartWith('__Host-hark_session=')
+    expect(setCookie.split('; ')).toContain('Secure')
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie })).status).toBe(200)
+    const plain = cookie.replace('__Host-hark_session=', 'hark_session=')
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: plain })).status).toBe(401)
+    // Writes need the https origin of the base URL.
+    const write = (origin: string) =>
+      browser(s, 'POST', '/v1/app/channels/x/read', { cookie, origin })
+    expect((await write('http://hark.example.com')).status).toBe(403)
+    expect((await write('https://hark.example.com')).status).toBe(404)
+  })
+
+  test('is found among other cookies', async () => {
+    s = startTestServer()
+    const { cookie } = logIn(s)
+    const res = await browser(s, 'GET', '/v1/app/me', { cookie: `theme=dark; ${cookie}; x=1` })
+    expect(res.status).toBe(200)
+  })
+
+  test('no cookie, an unknown one, an empty one or a look-alike name is 401', async () => {
+    s = startTestServer()
+    const { cookie } = logIn(s)
+    const secret = cookie.split('=')[1] as string
+    for (const c of [
+      undefined,
+      'hark_session=nope',
+      'hark_session=',
+      `xhark_session=${secret}`,
+      `Hark_Session=${secret}`,
+      `hark_session=${secret}x`,
+    ]) {
+      const res = await browser(s, 'GET', '/v1/app/me', { cookie: c })
+      expect(res.status).toBe(401)
+      expect(res.body.error).toBeString()
+    }
+  })
+
+  test('is never stored: the table holds only its hash', () => {
+    s = startTestServer()
+    const { cookie } = logIn(s)
+    const secret = cookie.split('=')[1] as string
+    const rows = s.ctx.db.query('SELECT * FROM sessions').all()
+    expect(JSON.stringify(rows)).not.toContain(secret)
+  })
+
+  test('expires 30 days after its last use; use extends it', async () => {
+    const clock = new TestClock()
+    s = startTestServer({}, { clock })
+    const a = logIn(s)
+    const b = logIn(s)
+    clock.advance(20 * DAY)
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
+    clock.advance(10 * DAY)
+    // b was last used 30 days ago; a 10 days ago.
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: b.cookie })).status).toBe(401)
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
+    clock.advance(30 * DAY)
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
+  })
+
+  test('an agent token on /v1/app is 403, whatever cookie comes with it', async () => {
+    s = startTestServer()
+    const { cookie } = logIn(s)
+    const { token } = s.addChannel('Extra')
+    const res = await browser(s, 'GET', '/v1/app/me', {
+      cookie,
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(res.status).toBe(403)
+  })
+
+  test('an Authorization header wins over the cookie: a bad token is 401 despite a good cookie', async () => {
+    s = startTestServer()
+    const { cookie } = logIn(s)
+    const res = await browser(s, 'GET', '/v1/app/me', {
+      cookie,
+      headers: { authorization: 'Bearer hark_person_nope' },
+    })
+    expect(res.status).toBe(401)
+    expect(res.headers.get('www-authenticate')).toBe('Bearer')
+  })
+
+  test("a removed person's sessions end with them", async () => {
+    s = startTestServer()
+    s.addPerson('bob@example.com')
+    const bob = logIn(s, 'bob@example.com')
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: bob.cookie })).status).toBe(200)
+    const owner = logIn(s)
+    const del = await browser(s, 'DELETE', `/v1/app/people/${bob.user.id}`, {
+      cookie: owner.cookie,
+    })
+    expect(del.status).toBe(200)
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: bob.cookie })).status).toBe(401)
+    expect(count(s.ctx, 'sessions', 'user_id = ?1', bob.user.id)).toBe(0)
+  })
+})
+
+describe('cookie writes and the Origin check', () => {
+  const write = (cookie: string, origin: string | null) =>
+    browser(s, 'POST', `/v1/app/channels/${s.channelId}/messages`, {
+      cookie,
+      origin,
+      json: { body: { text: 'hi' } },
+    })
+
+  test('the app origin may write', async () => {
+    s = startTestServer()
+    const { cookie } = logIn(s)
+    const res = await write(cookie, 'http://hark.test')
+    expect(res.status).toBe(200)
+    expect(res.body.message.sender).toBe('human')
+  })
+
+  test('no Origin, a foreign one, `null`, or another scheme or port: 403 and nothing written', async () => {
+    s = startTestServer()
+    const { cookie } = logIn(s)
+    for (const origin of [
+      null,
+      'https://evil.example',
+      'null',
+      'https://hark.test',
+      'http://hark.test:8080',
+      'http://sub.hark.test',
+      'http://hark.test.evil.example',
+      '',
+    ]) {
+      const res = await write(cookie, origin)
+      expect(res.status).toBe(403)
+      expect(res.body.error).toContain('Origin')
+    }
+    expect((await s.agent.feed()).messages).toEqual([])
+  })
+
+  test('every cookie write is checked: PATCH, DELETE and POST', async () => {
+    s = startTestServer()
+    const { cookie } = logIn(s)
+    const other = s.addChannel('Other')
+    const cases: [string, string, unknown][] = [
+      ['PATCH', `/v1/app/channels/${s.channelId}`, { label: 'x' }],
+      ['DELETE', `/v1/app/channels/${other.channelId}`, undefined],
+      ['POST', '/v1/app/logout', undefined],
+      ['POST', '/v1/app/logout-all', undefined],
+      ['POST', '/v1/app/tokens', { label: 'x' }],
+      ['PATCH', '/v1/app/settings', { registration: 'open' }],
+    ]
+    for (const [method, path, json] of cases) {
+      const res = await browser(s, method, path, { cookie, origin: 'https://evil.example', json })
+      expect(`${method} ${path} ${res.status}`).toBe(`${method} ${path} 403`)
+    }
+    // Nothing happened: the session lives, the channel kept its name, the other still exists.
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie })).status).toBe(200)
+    const { channels } = await s.person.channels()
+    expect(channels.map((c) => c.label)).toEqual(['Test agent', 'Other'])
+    expect((await browser(s, 'GET', '/v1/app/settings', { cookie })).body.registration).toBe(
+      'closed',
+    )
+  })
+
+  test('a malformed body from a foreign origin is 403, not a parse error', async () => {
+    s = startTestServer()
+    const { cookie } = logIn(s)
+    const res = await browser(s, 'POST', '/v1/app/tokens', {
+      cookie,
+      origin: 'https://evil.example',
+      body: '{not json',
+      headers: { 'content-type': 'application/json' },
+    })
+    expect(res.status).toBe(403)
+  })
+
+  test('GETs need no Origin, and a foreign one does not matter', async () => {
+    s = startTestServer()
+    const { cookie } = logIn(s)
+    for (const origin of [null, 'https://evil.example', 'null']) {
+      expect((await browser(s, 'GET', '/v1/app/me', { cookie, origin })).status).toBe(200)
+      expect((await browser(s, 'GET', '/v1/app/sessions', { cookie, origin })).status).toBe(200)
+    }
+  })
+
+  test('person-token writes need no Origin (scripts are not browsers)', async () => {
+    s = startTestServer()
+    const res = await s.person.raw('POST', `/v1/app/channels/${s.channelId}/messages`, {
+      json: { body: { text: 'from a script' } },
+    })
+    expect(res.status).toBe(200)
+  })
+})
+
+describe('GET /v1/app/sessions', () => {
+  test('lists my sessions, newest use first, marking the current one, with no secret', async () => {
+    const clock = new TestClock()
+    s = startTestServer({}, { clock })
+    const laptop = logIn(s, s.ownerEmail, 'Firefox on a laptop')
+    clock.advance(1000)
+    const phone = logIn(s, s.ownerEmail, 'Safari on a phone')
+    s.addPerson('bob@example.com')
+    logIn(s, 'bob@example.com')
+    const res = await browser(s, 'GET', '/v1/app/sessions', { cookie: laptop.cookie })
+    expect(res.status).toBe(200)
+    const sessions = res.body.sessions as SessionView[]
+    expect(sessions.map((x) => x.id)).toEqual([phone.sessionId, laptop.sessionId])
+    expect(sessions.map((x) => x.current)).toEqual([false, true])
+    expect(sessions[1]).toEqual({
+      id: laptop.sessionId,
+      user_agent: 'Firefox on a laptop',
+      created_at: clock.ms - 1000,
+      last_seen_at: clock.ms - 1000,
+      current: true,
+    })
+    const text = JSON.stringify(res.body)
+    expect(text).not.toContain(laptop.cookie.split('=')[1])
+    expect(text).not.toContain('hash')
+    const fromPhone = await browser(s, 'GET', '/v1/app/sessions', { cookie: phone.cookie })
+    expect((fromPhone.body.sessions as SessionView[]).find((x) => x.current)?.id).toBe(
+      phone.sessionId,
+    )
+  })
+
+  test('with a person token, none is current', async () => {
+    s = startTestServer()
+    logIn(s)
+    const { sessions } = await s.person.call<{ sessions: SessionView[] }>('GET', '/v1/app/sessions')
+    expect(sessions).toHaveLength(1)
+    expect(sessions[0]?.current).toBe(false)
+  })
+
+  test('keeps at most 300 characters of the user agent', async () => {
+    s = startTestServer()
+    logIn(s, s.ownerEmail, 'x'.repeat(1000))
+    const { sessions } = await s.person.call<{ sessions: SessionView[] }>('GET', '/v1/app/sessions')
+    expect(sessions[0]?.user_agent).toHaveLength(300)
+  })
+
+  test('without a login it is 401', async () => {
+    s = startTestServer()
+    await failsWith(s.raw().call('GET', '/v1/app/sessions'), 401)
+  })
+})
+
+describe('DELETE /v1/app/sessions/:id', () => {
+  test('ends another of my sessions at once', async () => {
+    s = startTestServer()
+    const laptop = logIn(s)
+    const phone = logIn(s)
+    const res = await browser(s, 'DELETE', `/v1/app/sessions/${phone.sessionId}`, {
+      cookie: laptop.cookie,
+    })
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual({ ok: true })
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: phone.cookie })).status).toBe(401)
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: laptop.cookie })).status).toBe(200)
+  })
+
+  test('an unknown id, or one already ended, is 404', async () => {
+    s = startTestServer()
+    const a = logIn(s)
+    const b = logIn(s)
+    await s.person.call('DELETE', `/v1/app/sessions/${b.sessionId}`)
+    await failsWith(s.person.call('DELETE', `/v1/app/sessions/${b.sessionId}`), 404)
+    await failsWith(s.person.call('DELETE', '/v1/app/sessions/ses_nope'), 404)
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
+  })
+
+  test("another person's session id is 404, and their session lives on", async () => {
+    s = startTestServer()
+    s.addPerson('bob@example.com')
+    const bob = logIn(s, 'bob@example.com')
+    const owner = logIn(s)
+    const res = await browser(s, 'DELETE', `/v1/app/sessions/${bob.sessionId}`, {
+      cookie: owner.cookie,
+    })
+    expect(res.status).toBe(404)
+    await failsWith(s.person.call('DELETE', `/v1/app/sessions/${bob.sessionId}`), 404)
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: bob.cookie })).status).toBe(200)
+  })
+
+  test('ending the current session logs this browser out', async () => {
+    s = startTestServer()
+    const a = logIn(s)
+    const res = await browser(s, 'DELETE', `/v1/app/sessions/${a.sessionId}`, { cookie: a.cookie })
+    expect(res.status).toBe(200)
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
+  })
+
+  test('needs the app origin with a cookie', async () => {
+    s = startTestServer()
+    const a = logIn(s)
+    const b = logIn(s)
+    const res = await browser(s, 'DELETE', `/v1/app/sessions/${b.sessionId}`, {
+      cookie: a.cookie,
+      origin: null,
+    })
+    expect(res.status).toBe(403)
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: b.cookie })).status).toBe(200)
+  })
+})
+
+describe('POST /v1/app/logout', () => {
+  test('ends this session and clears the cookie; other sessions live on', async () => {
+    s = startTestServer()
+    const a = logIn(s)
+    const b = logIn(s)
+    const res = await browser(s, 'POST', '/v1/app/logout', { cookie: a.cookie })
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual({ ok: true })
+    const cleared = res.headers.get('set-cookie') as string
+    expect(cleared).toStartWith('hark_session=;')
+    expect(cleared).toContain('Max-Age=0')
+    expect(cleared).toContain('Path=/')
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: b.cookie })).status).toBe(200)
+  })
+
+  test('a second logout with the dead cookie is 401', async () => {
+    s = startTestServer()
+    const a = logIn(s)
+    await browser(s, 'POST', '/v1/app/logout', { cookie: a.cookie })
+    expect((await browser(s, 'POST', '/v1/app/logout', { cookie: a.cookie })).status).toBe(401)
+  })
+
+  test('with a person token, it answers ok and the token keeps working', async () => {
+    s = startTestServer()
+    const a = logIn(s)
+    const res = await s.person.raw('POST', '/v1/app/logout')
+    expect(res.status).toBe(200)
+    expect(res.headers.get('set-cookie')).toContain('Max-Age=0')
+    expect((await s.person.channels()).channels).toHaveLength(1)
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
+  })
+
+  test('without a login it is 401; from a foreign origin 403 and the session lives', async () => {
+    s = startTestServer()
+    expect((await browser(s, 'POST', '/v1/app/logout')).status).toBe(401)
+    const a = logIn(s)
+    const res = await browser(s, 'POST', '/v1/app/logout', {
+      cookie: a.cookie,
+      origin: 'https://evil.example',
+    })
+    expect(res.status).toBe(403)
+    expect(res.headers.get('set-cookie')).toBeNull()
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
+  })
+})
+
+describe('POST /v1/app/logout-all', () => {
+  test("ends every one of my sessions, and only mine, and clears this browser's cookie", async () => {
+    s = startTestServer()
+    const a = logIn(s)
+    const b = logIn(s)
+    const c = logIn(s)
+    s.addPerson('bob@example.com')
+    const bob = logIn(s, 'bob@example.com')
+    const res = await browser(s, 'POST', '/v1/app/logout-all', { cookie: a.cookie })
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual({ ok: true })
+    expect(res.headers.get('set-cookie')).toContain('Max-Age=0')
+    for (const x of [a, b, c]) {
+      expect((await browser(s, 'GET', '/v1/app/me', { cookie: x.cookie })).status).toBe(401)
+    }
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: bob.cookie })).status).toBe(200)
+    expect(count(s.ctx, 'sessions', 'user_id = ?1', a.user.id)).toBe(0)
+  })
+
+  test('from a person token it ends every session; tokens are managed apart', async () => {
+    s = startTestServer()
+    const a = logIn(s)
+    await s.person.call('POST', '/v1/app/logout-all')
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
+    expect((await s.person.channels()).channels).toHaveLength(1)
+  })
+
+  test('without a login it is 401', async () => {
+    s = startTestServer()
+    await failsWith(s.raw().call('POST', '/v1/app/logout-all'), 401)
+  })
+})

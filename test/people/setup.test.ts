@@ -1,0 +1,230 @@
+import { afterEach, describe, expect, test } from 'bun:test'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { createAdmittedPerson } from '../../src/people/admission.ts'
+import { addUser } from '../../src/people/service.ts'
+import { HarkError } from '../../src/server/errors.ts'
+import {
+  checkSetupToken,
+  issueSetupToken,
+  SETUP_KEY,
+  setupTokenFile,
+} from '../../src/setup/service.ts'
+import { BASE } from '../harness.ts'
+import { browser, type FreshServer, startFreshServer, TestClock } from './util.ts'
+
+let f: FreshServer
+afterEach(() => f?.close())
+
+const HOUR = 3600 * 1000
+
+/** The token out of `http://hark.test/setup#token=...`. */
+const tokenOf = (link: string) => new URL(link).hash.replace(/^#token=/, '')
+
+/** The HTTP status `fn` throws (a HarkError), or 0 when it does not throw. */
+function statusOf(fn: () => unknown): number {
+  try {
+    fn()
+  } catch (error) {
+    if (error instanceof HarkError) return error.status
+    throw error
+  }
+  return 0
+}
+
+/** Creates the owner as the setup wizard does, with the setup token. */
+const becomeOwner = (token: string | undefined, email = 'first@example.com') =>
+  createAdmittedPerson(f.ctx, { setup_token: token }, { email }, (user) => user)
+
+describe('the setup token', () => {
+  test('is written 0600 to setup-token in the data dir, holding the setup link', () => {
+    f = startFreshServer()
+    const link = issueSetupToken(f.ctx) as string
+    expect(link).toStartWith(`${BASE}/setup#token=`)
+    const token = tokenOf(link)
+    expect(token).toMatch(/^[0-9A-Za-z]{32}$/)
+    const file = setupTokenFile(f.ctx)
+    expect(file).toBe(`${f.dir}/setup-token`)
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    expect(readFileSync(file, 'utf8')).toBe(`${link}\n`)
+  })
+
+  test('is stored only as a hash: the database never holds the token itself', () => {
+    f = startFreshServer()
+    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    const stored = f.ctx.store.settings.get(SETUP_KEY) as string
+    expect(stored).toBeString()
+    expect(stored).not.toContain(token)
+    const dump = JSON.stringify(f.ctx.db.query('SELECT * FROM settings').all())
+    expect(dump).not.toContain(token)
+  })
+
+  test('the live token passes; a wrong, empty, missing or non-string one is 403', () => {
+    f = startFreshServer()
+    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    expect(statusOf(() => checkSetupToken(f.ctx, token))).toBe(0)
+    for (const bad of [`${token}x`, token.slice(1), '', undefined, null, 42, [token], { token }]) {
+      expect(statusOf(() => checkSetupToken(f.ctx, bad))).toBe(403)
+    }
+  })
+
+  test('before any token was issued, nothing passes', () => {
+    f = startFreshServer()
+    expect(statusOf(() => checkSetupToken(f.ctx, 'anything'))).toBe(403)
+    expect(statusOf(() => checkSetupToken(f.ctx, undefined))).toBe(403)
+  })
+
+  test('a new token replaces the old one, in the database and in the file', () => {
+    f = startFreshServer()
+    const first = issueSetupToken(f.ctx) as string
+    const second = issueSetupToken(f.ctx) as string
+    expect(second).not.toBe(first)
+    expect(statusOf(() => checkSetupToken(f.ctx, tokenOf(first)))).toBe(403)
+    expect(statusOf(() => checkSetupToken(f.ctx, tokenOf(second)))).toBe(0)
+    expect(readFileSync(setupTokenFile(f.ctx), 'utf8')).toBe(`${second}\n`)
+    expect(statSync(setupTokenFile(f.ctx)).mode & 0o777).toBe(0o600)
+  })
+
+  test('expires after one hour', () => {
+    const clock = new TestClock()
+    f = startFreshServer(clock)
+    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    clock.advance(HOUR - 1)
+    expect(statusOf(() => checkSetupToken(f.ctx, token))).toBe(0)
+    clock.advance(1)
+    expect(statusOf(() => checkSetupToken(f.ctx, token))).toBe(403)
+    // A restart (a new token) is the way back in.
+    const fresh = tokenOf(issueSetupToken(f.ctx) as string)
+    expect(statusOf(() => checkSetupToken(f.ctx, fresh))).toBe(0)
+  })
+
+  test('is refused (409) once an owner exists, and is then gone from the database and disk', () => {
+    f = startFreshServer()
+    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    const { user } = becomeOwner(token)
+    expect(user.is_owner).toBe(1)
+    expect(statusOf(() => checkSetupToken(f.ctx, token))).toBe(409)
+    expect(f.ctx.store.settings.get(SETUP_KEY)).toBeUndefined()
+    expect(existsSync(setupTokenFile(f.ctx))).toBe(false)
+  })
+
+  test('is not issued once there is an owner, and a stale file is removed', () => {
+    f = startFreshServer()
+    issueSetupToken(f.ctx)
+    // An owner made out of band (`hark admin user add --owner`) while the file lay there.
+    addUser(f.ctx, { email: 'admin@example.com', owner: true })
+    expect(existsSync(setupTokenFile(f.ctx))).toBe(true)
+    expect(issueSetupToken(f.ctx)).toBeUndefined()
+    expect(existsSync(setupTokenFile(f.ctx))).toBe(false)
+    expect(f.ctx.store.settings.get(SETUP_KEY)).toBeUndefined()
+  })
+})
+
+describe('creating the owner', () => {
+  test('needs the setup token: without one or with a wrong one it is 403 and nobody is made', () => {
+    f = startFreshServer()
+    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    expect(statusOf(() => becomeOwner(undefined))).toBe(403)
+    expect(statusOf(() => becomeOwner(`${token}!`))).toBe(403)
+    expect(f.ctx.store.users.all()).toEqual([])
+    expect(existsSync(setupTokenFile(f.ctx))).toBe(true)
+  })
+
+  test('with the token, makes exactly one owner: a second use of the token is 409', () => {
+    f = startFreshServer()
+    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    becomeOwner(token, 'first@example.com')
+    expect(statusOf(() => becomeOwner(token, 'second@example.com'))).toBe(409)
+    const people = f.ctx.store.users.all()
+    expect(people.map((u) => [u.email, u.is_owner])).toEqual([['first@example.com', 1]])
+  })
+
+  test('an invalid email is 400 naming email, and the token still works afterwards', () => {
+    f = startFreshServer()
+    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    for (const email of ['', 'not-an-email', 'a@b', ' @x.y']) {
+      let field: string | undefined
+      try {
+        becomeOwner(token, email)
+      } catch (error) {
+        expect((error as HarkError).status).toBe(400)
+        field = (error as HarkError).field
+      }
+      expect(field).toBe('email')
+    }
+    expect(f.ctx.store.users.all()).toEqual([])
+    expect(statusOf(() => checkSetupToken(f.ctx, token))).toBe(0)
+  })
+
+  test('a failure inside the transaction leaves the token in place and no owner behind', () => {
+    f = startFreshServer()
+    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    expect(() =>
+      createAdmittedPerson(f.ctx, { setup_token: token }, { email: 'a@example.com' }, () => {
+        throw new Error('passkey could not be stored')
+      }),
+    ).toThrow('passkey could not be stored')
+    expect(f.ctx.store.users.all()).toEqual([])
+    expect(existsSync(setupTokenFile(f.ctx))).toBe(true)
+    expect(statusOf(() => checkSetupToken(f.ctx, token))).toBe(0)
+  })
+})
+
+describe('GET /v1/info during first run', () => {
+  test('says needs_setup until the owner exists, and shows the registration mode', async () => {
+    f = startFreshServer()
+    const before = await browser(f, 'GET', '/v1/info')
+    expect(before.status).toBe(200)
+    expect(before.body.needs_setup).toBe(true)
+    expect(before.body.registration).toBe('closed')
+    becomeOwner(tokenOf(issueSetupToken(f.ctx) as string))
+    const after = await browser(f, 'GET', '/v1/info')
+    expect(after.body.needs_setup).toBe(false)
+  })
+
+  test('never reveals the setup token', async () => {
+    f = startFreshServer()
+    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    const info = await browser(f, 'GET', '/v1/info')
+    expect(JSON.stringify(info.body)).not.toContain(token)
+  })
+})
+
+describe('the setup wizard over HTTP (passkey sign-up options)', () => {
+  const options = (json: unknown, origin?: string | null) =>
+    browser(f, 'POST', '/v1/auth/passkey/register/options', { json, origin })
+
+  test('a stranger without the setup token is 403; with it the ceremony starts', async () => {
+    f = startFreshServer()
+    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    expect((await options({ email: 'me@example.com' })).status).toBe(403)
+    expect((await options({ email: 'me@example.com', setup_token: 'guess' })).status).toBe(403)
+    const ok = await options({ email: 'me@example.com', setup_token: token })
+    expect(ok.status).toBe(200)
+    expect(ok.body.challenge_id).toBeString()
+    expect(f.ctx.store.users.all()).toEqual([])
+  })
+
+  test('a foreign Origin is 403 even with the token', async () => {
+    f = startFreshServer()
+    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    const res = await options({ email: 'me@example.com', setup_token: token }, 'https://evil.test')
+    expect(res.status).toBe(403)
+  })
+
+  test('once an owner exists, the setup token is 409', async () => {
+    f = startFreshServer()
+    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    becomeOwner(token)
+    const res = await options({ email: 'me@example.com', setup_token: token })
+    expect(res.status).toBe(409)
+    expect(res.body.error).toContain('setup')
+  })
+
+  test('after an hour the link no longer starts a sign-up', async () => {
+    const clock = new TestClock()
+    f = startFreshServer(clock)
+    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    clock.advance(HOUR)
+    expect((await options({ email: 'me@example.com', setup_token: token })).status).toBe(403)
+  })
+})

@@ -1,0 +1,81 @@
+/**
+ * Talking to the server: JSON in and out, the session cookie rides along (same origin), and
+ * every failure becomes an `ApiError` carrying the server's own message, which names the field.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message)
+  }
+}
+
+interface Options {
+  signal?: AbortSignal
+  /** A raw body (a file upload) instead of JSON. */
+  raw?: Blob
+  contentType?: string
+}
+
+export async function api<T>(
+  method: string,
+  path: string,
+  json?: unknown,
+  options: Options = {},
+): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' }
+  let body: BodyInit | undefined
+  if (options.raw) {
+    body = options.raw
+    headers['content-type'] = options.contentType || 'application/octet-stream'
+  } else if (json !== undefined) {
+    body = JSON.stringify(json)
+    headers['content-type'] = 'application/json'
+  }
+  let response: Response
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body,
+      credentials: 'same-origin',
+      signal: options.signal,
+    })
+  } catch (error) {
+    if ((error as Error).name === 'AbortError') throw error
+    throw new ApiError(0, 'Cannot reach the server. Check your connection.')
+  }
+  const text = await response.text()
+  let data: unknown
+  try {
+    data = text ? JSON.parse(text) : undefined
+  } catch {
+    data = undefined
+  }
+  if (!response.ok) {
+    const e = (data ?? {}) as { error?: string; field?: string }
+    throw new ApiError(response.status, e.error ?? `${response.status} ${response.statusText}`, e.field)
+  }
+  return data as T
+}
+
+export const get = <T>(path: string, signal?: AbortSignal) =>
+  api<T>('GET', path, undefined, { signal })
+export const post = <T>(path: string, json: unknown = {}) => api<T>('POST', path, json)
+export const patch = <T>(path: string, json: unknown) => api<T>('PATCH', path, json)
+export const del = <T>(path: string) => api<T>('DELETE', path)
+
+export const enc = encodeURIComponent
+
+/** A human sentence for any error thrown at the UI. */
+export function errorText(error: unknown): string {
+  if (error instanceof ApiError) return error.message
+  if (error instanceof Error) {
+    // WebAuthn: the person closed the prompt or it timed out.
+    if (error.name === 'NotAllowedError') return 'The passkey prompt was closed or timed out.'
+    return error.message
+  }
+  return String(error)
+}

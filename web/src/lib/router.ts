@@ -1,0 +1,45 @@
+import { useEffect, useState } from 'preact/hooks'
+
+/**
+ * History routing without a framework: the path decides the screen, and secrets that must
+ * never reach a server log (setup token, invite code) travel in the fragment.
+ */
+const listeners = new Set<() => void>()
+const notify = () => {
+  for (const l of listeners) l()
+}
+window.addEventListener('popstate', notify)
+
+export function navigate(to: string, options: { replace?: boolean } = {}): void {
+  if (options.replace) history.replaceState(null, '', to)
+  else history.pushState(null, '', to)
+  notify()
+}
+
+/** Re-renders the caller whenever the location changes. */
+export function useLocation(): { path: string; search: URLSearchParams; hash: string } {
+  const [, setTick] = useState(0)
+  useEffect(() => {
+    const listener = () => setTick((n) => n + 1)
+    listeners.add(listener)
+    return () => {
+      listeners.delete(listener)
+    }
+  }, [])
+  return {
+    path: location.pathname,
+    search: new URLSearchParams(location.search),
+    hash: location.hash.slice(1),
+  }
+}
+
+/** A click on an in-app link: route without reloading, unless the person asked for a new tab. */
+export function onLinkClick(event: MouseEvent): void {
+  const a = (event.target as Element).closest('a')
+  if (!a || event.defaultPrevented || event.button !== 0) return
+  if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return
+  if (a.target || a.hasAttribute('download') || a.origin !== location.origin) return
+  if (a.pathname.startsWith('/v1/')) return
+  event.preventDefault()
+  navigate(a.pathname + a.search + a.hash)
+}
