@@ -98,7 +98,10 @@ try {
     return polls
   }
 
-  // 1–2. Memory and idle CPU.
+  // 1–2. Memory and idle CPU (with nothing held first, for comparison).
+  const base0 = cpuMs(pid)
+  await Bun.sleep(IDLE * 1000)
+  const cpuBase = ((cpuMs(pid) - base0) / (IDLE * 1000)) * 100
   const rss0 = rssKiB(pid)
   const opened = performance.now()
   const first = await park(HELD)
@@ -111,8 +114,13 @@ try {
   const cpu0 = cpuMs(pid)
   await Bun.sleep(IDLE * 1000)
   const cpuIdle = ((cpuMs(pid) - cpu0) / (IDLE * 1000)) * 100
+  const rssSettled = rssKiB(pid)
   console.log(
-    `idle CPU with ${HELD} polls held: ${cpuIdle.toFixed(2)}% of one core over ${IDLE} s (target ~0%)`,
+    `idle CPU with ${HELD} polls held: ${cpuIdle.toFixed(2)}% of one core over ${IDLE} s ` +
+      `(${cpuBase.toFixed(2)}% with none held; target ~0%)`,
+  )
+  console.log(
+    `memory after ${IDLE} s idle: RSS ${mib(rssSettled)} = ${(((rssSettled - rss0) * 1024) / HELD / 1024).toFixed(2)} KiB per poll`,
   )
 
   // 3. The full wait.

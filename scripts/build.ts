@@ -1,9 +1,11 @@
 /**
  * Builds the single executable `dist/hark` for this machine (or `--target bun-linux-arm64`
- * and friends, with `--outfile`). The web app and migrations are embedded by their imports.
+ * and friends, with `--outfile`). The web app is built first (scripts/build-web.ts); it and the
+ * migrations are embedded by their imports.
  * No full --minify: it has broken compiled Elysia apps elsewhere; syntax/whitespace only.
  */
 import pkg from '../package.json' with { type: 'json' }
+import { buildWeb } from './build-web.ts'
 
 const args = process.argv.slice(2)
 const option = (name: string) => {
@@ -30,6 +32,7 @@ const cmd = [
   `HARK_VERSION=${JSON.stringify(version)}`,
   ...(target ? ['--target', target] : []),
 ]
+await buildWeb()
 const started = performance.now()
 const proc = Bun.spawnSync(cmd, { stdout: 'inherit', stderr: 'inherit' })
 if (proc.exitCode !== 0) process.exit(proc.exitCode ?? 1)

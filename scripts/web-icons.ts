@@ -13,7 +13,15 @@ const WHITE: Rgba = [255, 255, 255, 255]
 const CLEAR: Rgba = [0, 0, 0, 0]
 
 /** Distance-style test for a rounded rectangle centred at (cx, cy). */
-function inRoundedRect(x: number, y: number, cx: number, cy: number, w: number, h: number, r: number) {
+function inRoundedRect(
+  x: number,
+  y: number,
+  cx: number,
+  cy: number,
+  w: number,
+  h: number,
+  r: number,
+) {
   const dx = Math.max(Math.abs(x - cx) - (w / 2 - r), 0)
   const dy = Math.max(Math.abs(y - cy) - (h / 2 - r), 0)
   return dx * dx + dy * dy <= r * r

@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 import { BackupError } from './backup/service.ts'
 import { ADMIN_HELP, admin } from './cli/admin.ts'
+import { isAgentCommand, runAgentCli } from './cli/agent/index.ts'
 import { parseArgs, UsageError } from './cli/args.ts'
 import { SchemaTooNewError } from './db/database.ts'
 import {
@@ -39,6 +40,8 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   const env = process.env
   const out = (line: string) => process.stdout.write(`${line}\n`)
+  // The agent's commands (init, send, ask, ..., mcp) and their help live in src/cli/agent.
+  if (isAgentCommand(command, rest)) return runAgentCli(command as string, rest)
   switch (command) {
     case undefined:
     case 'help':

@@ -5,7 +5,7 @@ import { toRecord } from '../messages/store.ts'
 import { cleanLabel } from '../people/service.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
-import { channelKey } from '../server/waiters.ts'
+import { askKey, channelKey } from '../server/waiters.ts'
 import type { Channel, ChannelSummary } from './schema.ts'
 import type { ChannelRow } from './store.ts'
 
@@ -47,9 +47,27 @@ export function markChannelRead(ctx: Ctx, channel: ChannelRow): ChannelSummary {
  * once; long-polls held on it are answered.
  */
 export function deleteChannel(ctx: Ctx, channel: ChannelRow): void {
+  const held = heldKeys(ctx, channel.id)
   ctx.db.transaction(() => ctx.store.channels.remove(channel.id)).immediate()
-  removeChannelFiles(ctx, channel.id)
-  ctx.waiters.wake(channelKey(channel.id))
+  channelsGone(ctx, [channel.id], held)
+}
+
+/**
+ * The waiter keys of a channel: its change feed and each open question (an agent waiting
+ * for an answer parks on the question, not the channel). Read before the rows are deleted.
+ */
+export const heldKeys = (ctx: Ctx, channelId: string): string[] => [
+  channelKey(channelId),
+  ...ctx.store.messages.openAsks(channelId).map((m) => askKey(m.id)),
+]
+
+/**
+ * After channels were deleted (with the channel or with their person): their files go, and
+ * the long-polls held on them are woken to find them gone.
+ */
+export function channelsGone(ctx: Ctx, channelIds: string[], held: string[]): void {
+  for (const id of channelIds) removeChannelFiles(ctx, id)
+  ctx.waiters.wake(...held)
 }
 
 export function removeChannelFiles(ctx: Ctx, channelId: string): void {

@@ -1,23 +1,12 @@
 import { Elysia } from 'elysia'
+import { SignedInUser, signedIn } from '../people/schema.ts'
 import type { Ctx } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
+import { requestIp } from '../server/request-ip.ts'
 import { checkOrigin } from '../sessions/service.ts'
 import { emailLimiters } from './limits.ts'
-import { SignedInUser, StartRequest, StartResponse, VerifyRequest } from './schema.ts'
-import { requireMailer, signedIn, startEmailCode, verifyEmailCode } from './service.ts'
-
-/**
- * The address a request came from, for the per-IP limits. Without a listening server (tests
- * driving `app.handle()`) every request shares one bucket.
- * TODO: replace with the proxy-aware client-IP helper once it lands.
- */
-function requesterIp(ctx: Ctx, request: Request): string {
-  try {
-    return ctx.server?.requestIP(request)?.address ?? 'local'
-  } catch {
-    return 'local' // a request that did not come through this server's sockets
-  }
-}
+import { StartRequest, StartResponse, VerifyRequest } from './schema.ts'
+import { requireMailer, startEmailCode, verifyEmailCode } from './service.ts'
 
 /**
  * Checks that run before the body is read (Elysia's transform stage), so that a foreign page,
@@ -27,7 +16,7 @@ function requesterIp(ctx: Ctx, request: Request): string {
 function guard(ctx: Ctx, request: Request, limit: 'startsPerIp' | 'verifiesPerIp'): void {
   if (request.headers.has('origin')) checkOrigin(ctx, request)
   requireMailer(ctx)
-  emailLimiters(ctx)[limit].take(requesterIp(ctx, request))
+  emailLimiters(ctx)[limit].take(requestIp(ctx, request))
 }
 
 /** Email login codes: public routes, the way in for people without a passkey. */

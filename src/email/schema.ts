@@ -28,13 +28,3 @@ export const VerifyRequest = t.Object({
   code: t.String({ description: `the ${CODE_DIGITS} digits from the mail (spaces allowed)` }),
 })
 export type VerifyRequest = Static<typeof VerifyRequest>
-
-export const SignedInUser = t.Object({
-  user: t.Object({
-    id: t.String(),
-    email: t.String(),
-    name: t.Union([t.String(), t.Null()]),
-    is_owner: t.Boolean(),
-  }),
-})
-export type SignedInUser = Static<typeof SignedInUser>

@@ -19,7 +19,7 @@ import {
 } from './codes.ts'
 import { emailLimiters } from './limits.ts'
 import type { Mailer, OutgoingMail } from './mailer.ts'
-import type { SignedInUser, StartRequest, StartResponse, VerifyRequest } from './schema.ts'
+import type { StartRequest, StartResponse, VerifyRequest } from './schema.ts'
 
 /**
  * Email login codes: ask for a code (`start`), get it by mail, hand it back (`verify`) for a
@@ -42,10 +42,6 @@ export function requireMailer(ctx: Ctx): Mailer {
   }
   return ctx.mailer
 }
-
-export const signedIn = (user: UserRow): SignedInUser => ({
-  user: { id: user.id, email: user.email, name: user.name, is_owner: user.is_owner === 1 },
-})
 
 /** Stores a fresh code for the address and purpose, replacing (voiding) any earlier one. */
 function issueCode(ctx: Ctx, email: string, purpose: Purpose, data: object): string {

@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { open, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ChannelRow } from '../channels/store.ts'
+import { LIMITS } from '../messages/limits.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
 import { newId, randomBase62 } from '../server/ids.ts'
@@ -40,10 +41,35 @@ export function cleanMime(raw: string | null): string {
   return mime
 }
 
+const tooManyFiles = () =>
+  fail.conflict(
+    `this channel holds ${LIMITS.filesPerChannel} files, the most it can; ` +
+      'files cannot be added past that',
+  )
+const overQuota = (used: number) =>
+  fail.tooLarge(
+    `the channel's files would exceed its ${LIMITS.channelStorageBytes}-byte storage ` +
+      `(${used} bytes used)`,
+  )
+
 /**
- * Streams an upload to a temporary file, counting bytes as they come: past the limit the
- * upload is cut, the partial file removed and 413 returned. A complete file is synced, moved
- * into place, and only then recorded, so a crash leaves at worst an orphan (swept at start).
+ * The channel's quota, checked before the bytes are read (409 when it holds the most files,
+ * 413 when a declared length would not fit) and again when the upload is recorded, in the
+ * same transaction, so concurrent uploads cannot overshoot it together. Returns the bytes
+ * the channel may still take.
+ */
+function checkQuota(ctx: Ctx, channel: ChannelRow, incoming: number): number {
+  const usage = ctx.store.files.usage(channel.id)
+  if (usage.files >= LIMITS.filesPerChannel) throw tooManyFiles()
+  if (usage.bytes + incoming > LIMITS.channelStorageBytes) throw overQuota(usage.bytes)
+  return LIMITS.channelStorageBytes - usage.bytes
+}
+
+/**
+ * Streams an upload to a temporary file, counting bytes as they come: past the limit (the
+ * file size limit, or what is left of the channel's storage) the upload is cut, the partial
+ * file removed and 413 returned. A complete file is synced, moved into place, and only then
+ * recorded, so a crash leaves at worst an orphan (swept at start).
  */
 export async function saveUpload(
   ctx: Ctx,
@@ -58,9 +84,11 @@ export async function saveUpload(
   const name = cleanName(input.name)
   const mime = cleanMime(input.contentType)
   const limit = ctx.config.maxFileSize
-  if (input.contentLength !== null && Number(input.contentLength) > limit) {
+  const declared = input.contentLength === null ? 0 : Number(input.contentLength) || 0
+  if (declared > limit) {
     throw fail.tooLarge(`file is larger than the ${limit}-byte limit`)
   }
+  const room = checkQuota(ctx, channel, declared)
   const id = newId('file')
   const tmp = join(tmpDir(ctx.filesDir), `${id}.${randomBase62(6)}`)
   const hash = createHash('sha256')
@@ -71,6 +99,7 @@ export async function saveUpload(
       for await (const chunk of input.body) {
         size += chunk.byteLength
         if (size > limit) throw fail.tooLarge(`file is larger than the ${limit}-byte limit`)
+        if (size > room) throw overQuota(LIMITS.channelStorageBytes - room)
         hash.update(chunk)
         await handle.write(chunk)
       }
@@ -95,7 +124,12 @@ export async function saveUpload(
   mkdirSync(join(ctx.filesDir, channel.id), { recursive: true, mode: 0o700 })
   try {
     await rename(tmp, dest)
-    ctx.store.files.insert(row)
+    ctx.db
+      .transaction(() => {
+        checkQuota(ctx, channel, size)
+        ctx.store.files.insert(row)
+      })
+      .immediate()
   } catch (error) {
     await rm(tmp, { force: true })
     await rm(dest, { force: true })

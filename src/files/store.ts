@@ -20,12 +20,17 @@ export function fileStore(db: Database) {
       'SELECT * FROM files WHERE id = ?1 AND channel_id = ?2',
     ),
     allIds: db.query<{ id: string; channel_id: string }, []>('SELECT id, channel_id FROM files'),
+    usage: db.query<{ files: number; bytes: number }, [string]>(
+      'SELECT count(*) AS files, coalesce(sum(size), 0) AS bytes FROM files WHERE channel_id = ?1',
+    ),
   }
   return {
     insert: (f: FileRow) =>
       q.insert.get(f.id, f.channel_id, f.name, f.mime, f.size, f.sha256, f.created_at) as FileRow,
     inChannel: (id: string, channelId: string) => q.inChannel.get(id, channelId) ?? undefined,
     allIds: () => q.allIds.all(),
+    /** How many files a channel holds, and their bytes together. */
+    usage: (channelId: string) => q.usage.get(channelId) ?? { files: 0, bytes: 0 },
   }
 }
 

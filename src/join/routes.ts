@@ -3,6 +3,7 @@ import { personAuth } from '../server/auth.ts'
 import type { Ctx } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
 import { fail } from '../server/errors.ts'
+import { optionalJson } from '../server/optional-body.ts'
 import { WriteLimiter } from '../server/ratelimit.ts'
 import { requestIp } from '../server/request-ip.ts'
 import { createJoinLink, redeemJoinLink } from './service.ts'
@@ -25,10 +26,9 @@ export const joinRoutes = (ctx: Ctx) => {
   )
   const create = new Elysia({ name: 'hark/join-links', prefix: '/v1/app' })
     .use(personAuth(ctx))
-    .post('/join-links', ({ person, body }) => createJoinLink(ctx, person, body ?? {}), {
-      body: t.Optional(
-        t.Object({ label: t.Optional(t.String()), channel_id: t.Optional(t.String()) }),
-      ),
+    .post('/join-links', ({ person, body }) => createJoinLink(ctx, person, body), {
+      parse: optionalJson,
+      body: t.Object({ label: t.Optional(t.String()), channel_id: t.Optional(t.String()) }),
       detail: doc('pairing', 'Make a single-use join link (new channel, or re-key one)'),
     })
   return new Elysia({ name: 'hark/join-all' }).use(redeem).use(create)

@@ -1,5 +1,5 @@
 /**
- * Size limits of messages. The spec leaves them open; these are generous for agents and keep
+ * Size limits of messages (and of a channel's files). The spec leaves them open; these are generous for agents and keep
  * one channel from filling a Raspberry Pi's disk or memory. Documented in docs/limits.md.
  */
 export const LIMITS = {
@@ -17,6 +17,10 @@ export const LIMITS = {
   labelChars: 100,
   /** Longest `expires_in`: 30 days. */
   expiresInSeconds: 30 * 24 * 3600,
+  /** Files one channel may hold (409 past it). */
+  filesPerChannel: 1000,
+  /** Bytes of files one channel may hold, all uploads together: 1 GiB (413 past it). */
+  channelStorageBytes: 1024 ** 3,
   /** Most messages returned by one feed read; `has_more` says when there are more. */
   feedPage: 200,
 } as const

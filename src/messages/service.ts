@@ -138,9 +138,13 @@ export async function readFeed(
   channel: ChannelRow,
   opts: FeedOptions,
 ): Promise<FeedResponse> {
+  const empty: FeedResponse = { messages: [], cursor: opts.since, has_more: false }
   const read = (): FeedResponse | undefined => {
     const page = feedPage(ctx, channel.id, opts)
-    if (page.rows.length === 0) return undefined
+    if (page.rows.length === 0) {
+      // A deleted channel answers its held polls at once (its token fails on the next call).
+      return ctx.store.channels.byId(channel.id) ? undefined : empty
+    }
     const hasMore = page.hasMore
     const rows = [...page.rows]
     let cursor = (rows.at(-1) as MessageRow).seq
@@ -169,7 +173,7 @@ export async function readFeed(
     return { messages: page.records, cursor, has_more: hasMore }
   }
   const result = await pollFor(ctx.waiters, channelKey(channel.id), opts.waitMs, opts.signal, read)
-  return result ?? { messages: [], cursor: opts.since, has_more: false }
+  return result ?? empty
 }
 
 /** A live message of this channel, or 404 (another channel's ids do not exist here). */

@@ -3,6 +3,7 @@ import { personAuth } from '../server/auth.ts'
 import { type Ctx, holdOpen } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
 import { fail } from '../server/errors.ts'
+import { optionalJson } from '../server/optional-body.ts'
 import { parseWait } from '../server/query.ts'
 import { WriteLimiter } from '../server/ratelimit.ts'
 import { requestIp } from '../server/request-ip.ts'
@@ -27,10 +28,11 @@ export const pairingRoutes = (ctx: Ctx) => {
       ({ body, request }) => {
         const retryAfter = starts.take(requestIp(ctx, request))
         if (retryAfter > 0) throw fail.rateLimited(retryAfter)
-        return startPairing(ctx, body?.label)
+        return startPairing(ctx, body.label)
       },
       {
-        body: t.Optional(t.Object({ label: t.Optional(t.String()) })),
+        parse: optionalJson,
+        body: t.Object({ label: t.Optional(t.String()) }),
         detail: doc('pairing', 'Start pairing an agent (device flow)', undefined, false),
       },
     )
@@ -64,10 +66,11 @@ export const pairingRoutes = (ctx: Ctx) => {
     )
     .post(
       '/pairings/:code/approve',
-      ({ person, params, body }) => approvePairing(ctx, person, params.code, body?.label),
+      ({ person, params, body }) => approvePairing(ctx, person, params.code, body.label),
       {
         params: CodeParams,
-        body: t.Optional(t.Object({ label: t.Optional(t.String()) })),
+        parse: optionalJson,
+        body: t.Object({ label: t.Optional(t.String()) }),
         detail: doc('pairing', 'Approve a pairing, naming the agent'),
       },
     )

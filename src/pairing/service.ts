@@ -12,6 +12,7 @@ import type { PairingRow } from './store.ts'
  * logged in; the CLI's long-poll then receives the token of the new channel, exactly once.
  */
 const TTL_MS = 10 * 60 * 1000
+const SWEEP_AFTER_MS = 60 * 60 * 1000
 /** Consonants only: no vowels means no words, and no 0/O or 1/I confusion. */
 const CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ'
 
@@ -43,7 +44,8 @@ export interface PairingStart {
 
 export function startPairing(ctx: Ctx, label: string | undefined): PairingStart {
   const now = ctx.clock.now()
-  ctx.store.pairings.removeExpired(now)
+  // Swept a while after expiry, not at once: a CLI still polling hears "expired", not 404.
+  ctx.store.pairings.removeExpired(now - SWEEP_AFTER_MS)
   const deviceCode = randomBase62(43)
   const row = ctx.store.pairings.insert({
     id: newId('pair'),

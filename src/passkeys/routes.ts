@@ -1,6 +1,7 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { Elysia } from 'elysia'
 import { Ok } from '../messages/schema.ts'
+import { SignedInUser, signedIn } from '../people/schema.ts'
 import type { UserRow } from '../people/store.ts'
 import { personAuth } from '../server/auth.ts'
 import type { Ctx } from '../server/context.ts'
@@ -14,7 +15,6 @@ import {
   PasskeysResponse,
   RegisterVerifyRequest,
   RenamePasskeyRequest,
-  SignedInUser,
   SignUpOptionsRequest,
 } from './schema.ts'
 import {
@@ -25,7 +25,6 @@ import {
   loginOptions,
   removePasskey,
   renamePasskey,
-  signedIn,
   signUp,
   signUpOptions,
 } from './service.ts'

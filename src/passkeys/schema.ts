@@ -91,13 +91,3 @@ export type Passkey = Static<typeof Passkey>
 
 export const PasskeyResponse = t.Object({ passkey: Passkey })
 export const PasskeysResponse = t.Object({ passkeys: t.Array(Passkey) })
-
-export const SignedInUser = t.Object({
-  user: t.Object({
-    id: t.String(),
-    email: t.String(),
-    name: t.Union([t.String(), t.Null()]),
-    is_owner: t.Boolean(),
-  }),
-})
-export type SignedInUser = Static<typeof SignedInUser>

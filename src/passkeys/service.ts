@@ -13,7 +13,7 @@ import {
   verifyAssertion,
   verifyNewCredential,
 } from './ceremony.ts'
-import type { Passkey, SignedInUser } from './schema.ts'
+import type { Passkey } from './schema.ts'
 import type { PasskeyRow } from './store.ts'
 
 /**
@@ -36,10 +36,6 @@ export const passkeyOf = (row: PasskeyRow): Passkey => ({
   last_used_at: row.last_used_at,
   device_type: row.device_type,
   backed_up: row.backed_up === 1,
-})
-
-export const signedIn = (user: UserRow): SignedInUser => ({
-  user: { id: user.id, email: user.email, name: user.name, is_owner: user.is_owner === 1 },
 })
 
 const passkeyName = (raw: string | undefined) =>

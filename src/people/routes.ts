@@ -1,9 +1,10 @@
 import { Elysia, t } from 'elysia'
-import { removeChannelFiles } from '../channels/service.ts'
+import { channelsGone, heldKeys } from '../channels/service.ts'
 import { personAuth } from '../server/auth.ts'
 import type { Ctx } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
 import { fail } from '../server/errors.ts'
+import { optionalJson } from '../server/optional-body.ts'
 import { registrationMode, setRegistrationMode } from '../settings/service.ts'
 import { createInvite, listInvites, revokeInvite } from './invites.ts'
 import type { PersonAuth } from './service.ts'
@@ -27,9 +28,10 @@ function removePerson(ctx: Ctx, person: PersonAuth, id: string): void {
   const user = ctx.store.users.byId(id)
   if (!user) throw fail.notFound('person')
   if (user.is_owner) throw fail.forbidden('the owner cannot be removed')
-  const channels = ctx.store.channels.byUser(id)
+  const channels = ctx.store.channels.byUser(id).map((c) => c.id)
+  const held = channels.flatMap((c) => heldKeys(ctx, c))
   ctx.db.transaction(() => ctx.store.users.remove(id)).immediate()
-  for (const c of channels) removeChannelFiles(ctx, c.id)
+  channelsGone(ctx, channels, held)
 }
 
 const IdParams = t.Object({ id: t.String() })
@@ -74,10 +76,9 @@ export const peopleRoutes = (ctx: Ctx) =>
     .get('/invites', ({ person }) => ({ invites: listInvites(ctx, person) }), {
       detail: doc('people', 'Open invites'),
     })
-    .post('/invites', ({ person, body }) => createInvite(ctx, person, body ?? {}), {
-      body: t.Optional(
-        t.Object({ email: t.Optional(t.String()), expires_in: t.Optional(t.Number()) }),
-      ),
+    .post('/invites', ({ person, body }) => createInvite(ctx, person, body), {
+      parse: optionalJson,
+      body: t.Object({ email: t.Optional(t.String()), expires_in: t.Optional(t.Number()) }),
       detail: doc('people', 'Make a single-use invite link'),
     })
     .delete(

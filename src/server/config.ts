@@ -17,6 +17,10 @@ export interface Config {
    * Off unless set: a client talking to Hark directly could otherwise claim any address.
    */
   trustProxy?: boolean
+  /** Where email goes out (`smtp://user:pass@host:587`, `smtps://...`); unset: no email. */
+  smtpUrl?: string
+  /** The sender of Hark's mail. */
+  smtpFrom?: string
 }
 
 type Env = Record<string, string | undefined>
@@ -85,6 +89,20 @@ export function parseSize(name: string, raw: string): number {
     )
   }
   return Number(m[1]) * unit
+}
+
+function smtpUrl(raw: string, flag: string): string | undefined {
+  if (raw.trim() === '') return undefined
+  let url: URL
+  try {
+    url = new URL(raw.trim())
+  } catch {
+    throw new UsageError(`--${flag} must be an smtp:// or smtps:// URL`)
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
+    throw new UsageError(`--${flag} must be an smtp:// or smtps:// URL (got ${url.protocol}//...)`)
+  }
+  return url.href
 }
 
 function baseUrl(raw: string): string {
@@ -174,6 +192,25 @@ export const SETTINGS: readonly Setting[] = [
     boolean: true,
     parse: (raw, flag) => bool(flag, raw),
     fallback: () => DEFAULTS.trustProxy,
+  }),
+  setting({
+    key: 'smtpUrl',
+    flag: 'smtp-url',
+    env: 'HARK_SMTP_URL',
+    help: 'SMTP server for email codes (smtp[s]://user:pass@host:port)',
+    defaultText: '(none: no email)',
+    secret: true,
+    parse: smtpUrl,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'smtpFrom',
+    flag: 'smtp-from',
+    env: 'HARK_SMTP_FROM',
+    help: 'sender address of Hark mail',
+    defaultText: 'hark@<base URL host>',
+    parse: (raw) => raw.trim(),
+    fallback: (c) => `hark@${new URL(c.baseUrl ?? 'http://localhost').hostname}`,
   }),
 ]
 

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
-import indexHtml from '../../web/index.html' with { type: 'text' }
 import { registrationMode } from '../settings/service.ts'
 import { VERSION } from '../version.ts'
+import { webRoutes } from '../web/routes.ts'
 import type { Ctx } from './context.ts'
 import { doc } from './docs.ts'
 
@@ -35,15 +35,5 @@ export const publicRoutes = (ctx: Ctx) =>
       }),
       { detail: doc('public', 'Public server info', Info, false) },
     )
-    .get(
-      '/',
-      () =>
-        new Response(indexHtml as unknown as string, {
-          headers: {
-            'content-type': 'text/html; charset=utf-8',
-            'content-security-policy': "default-src 'self'; style-src 'self' 'unsafe-inline'",
-            'x-content-type-options': 'nosniff',
-          },
-        }),
-      { detail: { hide: true } },
-    )
+    // The answering web app: its shell, bundle, icons, service worker and html-block host.
+    .use(webRoutes())

@@ -1,4 +1,5 @@
 import type { Server } from 'bun'
+import { createSmtpMailer } from '../email/mailer.ts'
 import { issueSetupToken, setupTokenFile } from '../setup/service.ts'
 import { buildApp } from './app.ts'
 import { clientIp } from './client-ip.ts'
@@ -99,7 +100,10 @@ async function logged(
 
 /** `hark serve`: open, listen, and shut down cleanly on SIGTERM or SIGINT. */
 export async function serve(config: Config, log: Logger): Promise<void> {
-  const ctx = createContext(config, { log })
+  const mailer = config.smtpUrl
+    ? createSmtpMailer(config.smtpUrl, config.smtpFrom ?? 'hark@localhost')
+    : undefined
+  const ctx = createContext(config, { log, mailer })
   const running = startServer(ctx)
   log.info(`hark listening on ${running.url} (base URL ${config.baseUrl}, data ${config.dataDir})`)
   // First run: only whoever holds this link (printed here, and in a 0600 file) can set up.

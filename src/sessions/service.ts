@@ -41,6 +41,8 @@ export function startSession(
 ): { session: SessionRow; setCookie: string } {
   const secret = randomBase62(43)
   const now = ctx.clock.now()
+  // Nothing else sweeps sessions: each login clears the expired ones, so the table stays small.
+  ctx.store.sessions.removeExpired(now)
   const session = ctx.store.sessions.insert({
     id: newId('ses'),
     hash: hashToken(secret),
@@ -91,7 +93,9 @@ export function checkOrigin(ctx: Ctx, request: Request): void {
   }
 }
 
-export const listSessions = (ctx: Ctx, userId: string) => ctx.store.sessions.byUser(userId)
+/** The person's live sessions: an expired one no longer logs anyone in, so it is not shown. */
+export const listSessions = (ctx: Ctx, userId: string) =>
+  ctx.store.sessions.byUser(userId).filter((s) => s.expires_at > ctx.clock.now())
 
 export function endSession(ctx: Ctx, userId: string, sessionId: string): void {
   if (!ctx.store.sessions.remove(sessionId, userId)) throw fail.notFound('session')

@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import { personAuth } from '../server/auth.ts'
 import type { Ctx } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
+import { optionalJson } from '../server/optional-body.ts'
 import { createPersonToken, listTokens, revokeToken, rotateToken } from './service.ts'
 
 const IdParams = t.Object({ id: t.String() })
@@ -13,8 +14,9 @@ export const tokenRoutes = (ctx: Ctx) =>
     .get('/tokens', ({ person }) => ({ tokens: listTokens(ctx, person) }), {
       detail: doc('tokens', 'List my live tokens'),
     })
-    .post('/tokens', ({ person, body }) => createPersonToken(ctx, person, body?.label), {
-      body: t.Optional(t.Object({ label: t.Optional(t.String()) })),
+    .post('/tokens', ({ person, body }) => createPersonToken(ctx, person, body.label), {
+      parse: optionalJson,
+      body: t.Object({ label: t.Optional(t.String()) }),
       detail: doc('tokens', 'Make a person token (shown once)'),
     })
     .delete(

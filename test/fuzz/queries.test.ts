@@ -22,7 +22,7 @@ const pair = fc
   .tuple(fc.constantFrom(...KEYS), fc.oneof(queryValue, fc.constant('')))
   .map(([k, v]) => {
     try {
-      return `${encodeURIComponent(k)}=${encodeURIComponent(k === 'wait' ? (waitValue.map((w) => w), v) : v)}`
+      return `${encodeURIComponent(k)}=${encodeURIComponent(v)}`
     } catch {
       return `${k}=`
     }

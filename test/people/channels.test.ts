@@ -7,7 +7,7 @@ import { LIMITS } from '../../src/messages/limits.ts'
 import type { Message } from '../../src/messages/schema.ts'
 import type { Pin } from '../../src/pins/schema.ts'
 import { failsWith, startTestServer, type TestServer } from '../harness.ts'
-import { browser, count, fieldOf, logIn, settledWithin } from './util.ts'
+import { browser, count, fieldOf, logIn, settledWithin, TestClock } from './util.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -32,11 +32,18 @@ const upload = (id: string, name: string, data: BodyInit, mime = 'text/plain') =
   })
 const download = (id: string, fileId: string, person: Person = s.person) =>
   person.raw('GET', `/v1/app/channels/${id}/files/${fileId}`)
+/** Resolves once `n` long-polls are parked (they park after an await or two). */
+async function parked(n: number): Promise<void> {
+  for (let i = 0; i < 200 && s.ctx.waiters.size < n; i++) await Bun.sleep(5)
+  expect(s.ctx.waiters.size).toBe(n)
+}
 const say = (text: string) => s.agent.send({ body: { text } }).then((r) => r.message)
 
 describe('GET /v1/app/channels', () => {
   test('lists my channels only, oldest first, each with unread and the last message', async () => {
-    s = startTestServer()
+    const clock = new TestClock()
+    s = startTestServer({}, { clock })
+    clock.advance(1) // creation times are in ms: a tie would order by id
     const other = s.addChannel('Second')
     s.addChannel('Bob agent', 'bob@example.com')
     const { channels } = await s.person.channels()
@@ -49,7 +56,7 @@ describe('GET /v1/app/channels', () => {
 
   test('needs a login (401); an agent token is 403', async () => {
     s = startTestServer()
-    await failsWith(s.raw().channels(), 401)
+    await failsWith(s.raw().call('GET', '/v1/app/channels'), 401)
     await failsWith(s.personClient(s.addChannel().token).channels(), 403)
   })
 })
@@ -94,8 +101,14 @@ describe('PATCH /v1/app/channels/:id', () => {
 
   test('needs a login (401); an agent token is 403; a cookie needs the app origin', async () => {
     s = startTestServer()
-    await failsWith(s.raw().call('PATCH', `/v1/app/channels/${s.channelId}`, { json: { label: 'x' } }), 401)
-    await failsWith(s.agent.call('PATCH', `/v1/app/channels/${s.channelId}`, { json: { label: 'x' } }), 403)
+    await failsWith(
+      s.raw().call('PATCH', `/v1/app/channels/${s.channelId}`, { json: { label: 'x' } }),
+      401,
+    )
+    await failsWith(
+      s.agent.call('PATCH', `/v1/app/channels/${s.channelId}`, { json: { label: 'x' } }),
+      403,
+    )
     const { cookie } = logIn(s)
     const foreign = await browser(s, 'PATCH', `/v1/app/channels/${s.channelId}`, {
       cookie,
@@ -138,24 +151,33 @@ describe('DELETE /v1/app/channels/:id', () => {
     expect(existsSync(join(s.dir, 'files', other.channelId))).toBe(true)
   })
 
-  test("answers the agent's held long-poll at once", async () => {
+  test("answers the agent's held wait for an answer at once (404: the question is gone)", async () => {
     s = startTestServer()
-    const held = s.agent.raw('GET', '/v1/messages', { query: { wait: 50 } })
-    // Let the poll park before the channel goes.
-    for (let i = 0; i < 100 && s.ctx.waiters.size === 0; i++) await Bun.sleep(5)
-    expect(s.ctx.waiters.size).toBe(1)
+    const q = await s.agent.send({ body: { blocks: [{ type: 'confirm', id: 'ok', label: 'Go' }] } })
+    const held = s.agent.raw('GET', `/v1/asks/${q.message.id}`, { query: { wait: 50 } })
+    await parked(1)
     await remove(s.channelId)
     const res = await settledWithin(held, 10_000)
     expect(res).not.toBe('pending')
+    expect((res as Response).status).toBe(404)
     expect(s.ctx.waiters.size).toBe(0)
   })
 
-  test("answers the person's held long-poll on that channel too", async () => {
+  test("answers the agent's held change-feed long-poll at once", async () => {
+    s = startTestServer()
+    const held = s.agent.raw('GET', '/v1/messages', { query: { wait: 50 } })
+    await parked(1)
+    await remove(s.channelId)
+    expect(await settledWithin(held, 10_000)).not.toBe('pending')
+    expect(s.ctx.waiters.size).toBe(0)
+  })
+
+  test("answers the person's held change-feed long-poll on that channel too", async () => {
     s = startTestServer()
     const held = s.person.raw('GET', `/v1/app/channels/${s.channelId}/messages`, {
       query: { wait: 50 },
     })
-    for (let i = 0; i < 100 && s.ctx.waiters.size === 0; i++) await Bun.sleep(5)
+    await parked(1)
     await remove(s.channelId)
     expect(await settledWithin(held, 10_000)).not.toBe('pending')
   })
@@ -280,13 +302,20 @@ describe('unread counts', () => {
     expect((await summary(other.channelId)).unread).toBe(0)
   })
 
+  test('stop counting at 1000 (the app shows 999+)', async () => {
+    s = startTestServer()
+    for (let i = 0; i < 1001; i++) await say(`m${i}`)
+    expect((await summary()).unread).toBe(1000)
+    expect((await markRead()).channel.unread).toBe(0)
+  })
+
   test('reading an empty channel is fine', async () => {
     s = startTestServer()
     const { channel } = await markRead()
     expect(channel).toMatchObject({ id: s.channelId, unread: 0, last_message: null })
   })
 
-  test('POST /read: another person\'s channel or an unknown one is 404; 401; 403; origin', async () => {
+  test("POST /read: another person's channel or an unknown one is 404; 401; 403; origin", async () => {
     s = startTestServer()
     const bobs = s.addChannel('Bob agent', 'bob@example.com')
     const bob = s.addPerson('bob@example.com')
@@ -391,7 +420,7 @@ describe("the person's files", () => {
     expect(res.headers.get('x-content-type-options')).toBe('nosniff')
   })
 
-  test('a file is reached only through its own channel; another person\'s channel is 404', async () => {
+  test("a file is reached only through its own channel; another person's channel is 404", async () => {
     s = startTestServer()
     const other = s.addChannel('Other')
     const bobs = s.addChannel('Bob agent', 'bob@example.com')
@@ -420,10 +449,16 @@ describe("the person's files", () => {
   test('needs a login (401); an agent token is 403; a cookie upload needs the app origin', async () => {
     s = startTestServer()
     const info = await s.agent.upload('a.txt', 'a', 'text/plain')
-    expect((await s.raw().raw('GET', `/v1/app/channels/${s.channelId}/files/${info.file_id}`)).status).toBe(401)
-    expect((await s.agent.raw('GET', `/v1/app/channels/${s.channelId}/files/${info.file_id}`)).status).toBe(403)
+    expect(
+      (await s.raw().raw('GET', `/v1/app/channels/${s.channelId}/files/${info.file_id}`)).status,
+    ).toBe(401)
+    expect(
+      (await s.agent.raw('GET', `/v1/app/channels/${s.channelId}/files/${info.file_id}`)).status,
+    ).toBe(403)
     await failsWith(
-      s.raw().call('POST', `/v1/app/channels/${s.channelId}/files`, { query: { name: 'x' }, body: 'x' }),
+      s
+        .raw()
+        .call('POST', `/v1/app/channels/${s.channelId}/files`, { query: { name: 'x' }, body: 'x' }),
       401,
     )
     const { cookie } = logIn(s)
@@ -441,10 +476,15 @@ describe("the person's files", () => {
       headers: { 'content-type': 'text/plain' },
     })
     expect(ok.status).toBe(200)
-    const got = await browser(s, 'GET', `/v1/app/channels/${s.channelId}/files/${ok.body.file_id}`, {
-      cookie,
-      origin: null,
-    })
+    const got = await browser(
+      s,
+      'GET',
+      `/v1/app/channels/${s.channelId}/files/${ok.body.file_id}`,
+      {
+        cookie,
+        origin: null,
+      },
+    )
     expect(got.status).toBe(200)
     expect(got.body).toBe('x')
   })

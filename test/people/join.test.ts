@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, test } from 'bun:test'
+import type { ChannelRow } from '../../src/channels/store.ts'
 import { LIMITS } from '../../src/messages/limits.ts'
+import { issueToken } from '../../src/people/service.ts'
+import type { UserRow } from '../../src/people/store.ts'
 import { BASE, failsWith, startTestServer, type TestServer } from '../harness.ts'
 import { browser, count, fieldOf, logIn, TestClock } from './util.ts'
 
@@ -210,15 +213,17 @@ describe('POST /v1/join: re-keying a channel', () => {
   test('revokes every token of that channel, and only of that channel', async () => {
     s = startTestServer()
     const other = s.addChannel('Other')
-    // A second token for the same channel (a rotate leaves one; a second link gives another).
-    const second = await redeem(
-      (await makeLink({ channel_id: s.channelId })).join_link.code,
-    )
-    const third = await redeem((await makeLink({ channel_id: s.channelId })).join_link.code)
-    await failsWith(s.agentClient(second.token).channel(), 401)
-    expect((await s.agentClient(third.token).channel()).channel.id).toBe(s.channelId)
+    // A second live token on the same channel, as `hark admin` could have made.
+    const user = s.ctx.store.users.byEmail(s.ownerEmail) as UserRow
+    const channel = s.ctx.store.channels.byId(s.channelId) as ChannelRow
+    const spare = issueToken(s.ctx, 'agent', user, channel, 'spare').token
+    await s.agentClient(spare).channel()
+    const joined = await redeem((await makeLink({ channel_id: s.channelId })).join_link.code)
+    await failsWith(s.agent.channel(), 401)
+    await failsWith(s.agentClient(spare).channel(), 401)
+    expect((await s.agentClient(joined.token).channel()).channel.id).toBe(s.channelId)
     expect((await other.agent.channel()).channel.label).toBe('Other')
-    await s.person.channels()
+    expect(count(s.ctx, 'tokens', 'channel_id = ?1 AND revoked_at IS NULL', s.channelId)).toBe(1)
   })
 
   test('a label next to channel_id is ignored: the channel keeps its name', async () => {

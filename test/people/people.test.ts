@@ -2,9 +2,9 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { createAdmittedPerson } from '../../src/people/admission.ts'
-import { HarkError } from '../../src/server/errors.ts'
+import type { HarkError } from '../../src/server/errors.ts'
 import { BASE, failsWith, startTestServer, type TestServer } from '../harness.ts'
-import { browser, count, fieldOf, logIn, TestClock } from './util.ts'
+import { browser, count, fieldOf, logIn, settledWithin, TestClock } from './util.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -68,8 +68,12 @@ describe('GET /v1/app/me', () => {
 
 describe('GET /v1/app/people', () => {
   test('the owner sees everyone, in order of arrival', async () => {
-    s = startTestServer()
+    const clock = new TestClock()
+    s = startTestServer({}, { clock })
+    // Creation times are in ms: a tie would order by id.
+    clock.advance(1)
     s.addPerson('bob@example.com')
+    clock.advance(1)
     s.addPerson('carol@example.com')
     const list = await people()
     expect(list.map((p) => [p.email, p.is_owner])).toEqual([
@@ -116,9 +120,7 @@ describe('DELETE /v1/app/people/:id', () => {
 
     await failsWith(bobs.agent.channel(), 401)
     await failsWith(bob.channels(), 401)
-    expect(
-      (await browser(s, 'GET', '/v1/app/me', { cookie: session.cookie })).status,
-    ).toBe(401)
+    expect((await browser(s, 'GET', '/v1/app/me', { cookie: session.cookie })).status).toBe(401)
     expect(existsSync(filesDir)).toBe(false)
     expect(count(s.ctx, 'channels', 'user_id = ?1', bobId)).toBe(0)
     expect(count(s.ctx, 'tokens', 'user_id = ?1', bobId)).toBe(0)
@@ -130,6 +132,21 @@ describe('DELETE /v1/app/people/:id', () => {
     // The owner's channel, token and files are untouched.
     expect((await s.agent.channel()).channel.id).toBe(s.channelId)
     expect(existsSync(ownerFiles)).toBe(true)
+  })
+
+  test("answers the removed person's agents' held waits for answers", async () => {
+    s = startTestServer()
+    const bobs = s.addChannel('Bob agent', 'bob@example.com')
+    const q = await bobs.agent.send({
+      body: { blocks: [{ type: 'confirm', id: 'ok', label: 'Go' }] },
+    })
+    const held = bobs.agent.raw('GET', `/v1/asks/${q.message.id}`, { query: { wait: 50 } })
+    for (let i = 0; i < 200 && s.ctx.waiters.size === 0; i++) await Bun.sleep(5)
+    expect(s.ctx.waiters.size).toBe(1)
+    await s.person.call('DELETE', `/v1/app/people/${userId('bob@example.com')}`)
+    const res = await settledWithin(held, 10_000)
+    expect(res).not.toBe('pending')
+    expect((res as Response).status).toBe(404)
   })
 
   test('the email can sign up again afterwards (in open mode)', async () => {
@@ -234,9 +251,15 @@ describe('settings: the registration mode', () => {
   test('needs a login (401); an agent token is 403; a cookie needs the app origin', async () => {
     s = startTestServer()
     await failsWith(s.raw().call('GET', '/v1/app/settings'), 401)
-    await failsWith(s.raw().call('PATCH', '/v1/app/settings', { json: { registration: 'open' } }), 401)
+    await failsWith(
+      s.raw().call('PATCH', '/v1/app/settings', { json: { registration: 'open' } }),
+      401,
+    )
     await failsWith(s.agent.call('GET', '/v1/app/settings'), 403)
-    await failsWith(s.agent.call('PATCH', '/v1/app/settings', { json: { registration: 'open' } }), 403)
+    await failsWith(
+      s.agent.call('PATCH', '/v1/app/settings', { json: { registration: 'open' } }),
+      403,
+    )
     const { cookie } = logIn(s)
     const foreign = await browser(s, 'PATCH', '/v1/app/settings', {
       cookie,
@@ -342,9 +365,7 @@ describe('an invite lets one person sign up', () => {
   test('an invite for one email does not admit another (any case of the same one is fine)', async () => {
     s = startTestServer()
     const { invite: inv } = await invite({ email: 'new@example.com' })
-    expect((await signUpOptions({ email: 'other@example.com', invite: inv.code })).status).toBe(
-      403,
-    )
+    expect((await signUpOptions({ email: 'other@example.com', invite: inv.code })).status).toBe(403)
     expect((await signUpOptions({ email: 'NEW@example.com', invite: inv.code })).status).toBe(200)
   })
 
@@ -398,7 +419,7 @@ describe('an invite lets one person sign up', () => {
     expect(res.status).toBe(409)
   })
 
-  test("an invite made by a person who is removed goes with them", async () => {
+  test('an invite made by a person who is removed goes with them', async () => {
     s = startTestServer()
     const bob = s.addPerson('bob@example.com')
     await setRegistration('invite')

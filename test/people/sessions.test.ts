@@ -194,7 +194,7 @@ describe('cookie writes and the Origin check', () => {
     // Nothing happened: the session lives, the channel kept its name, the other still exists.
     expect((await browser(s, 'GET', '/v1/app/me', { cookie })).status).toBe(200)
     const { channels } = await s.person.channels()
-    expect(channels.map((c) => c.label)).toEqual(['Test agent', 'Other'])
+    expect(channels.map((c) => c.label).sort()).toEqual(['Other', 'Test agent'])
     expect((await browser(s, 'GET', '/v1/app/settings', { cookie })).body.registration).toBe(
       'closed',
     )
@@ -258,6 +258,17 @@ describe('GET /v1/app/sessions', () => {
     expect((fromPhone.body.sessions as SessionView[]).find((x) => x.current)?.id).toBe(
       phone.sessionId,
     )
+  })
+
+  test('leaves out expired sessions, and a new login sweeps them away', async () => {
+    const clock = new TestClock()
+    s = startTestServer({}, { clock })
+    logIn(s, s.ownerEmail, 'old laptop')
+    clock.advance(30 * DAY)
+    const fresh = logIn(s, s.ownerEmail, 'new phone')
+    const res = await browser(s, 'GET', '/v1/app/sessions', { cookie: fresh.cookie })
+    expect((res.body.sessions as SessionView[]).map((x) => x.user_agent)).toEqual(['new phone'])
+    expect(count(s.ctx, 'sessions')).toBe(1)
   })
 
   test('with a person token, none is current', async () => {

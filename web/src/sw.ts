@@ -9,20 +9,22 @@ declare const HARK_BUILD: string
 
 // The DOM lib has no service-worker types, and the webworker lib clashes with it in one
 // program; these few shapes are all this file needs.
-interface ExtendableEvent extends Event {
+interface WorkerEvent extends Event {
   waitUntil(promise: Promise<unknown>): void
 }
-interface FetchEvent extends ExtendableEvent {
+interface WorkerFetchEvent extends WorkerEvent {
   request: Request
   respondWith(response: Promise<Response>): void
 }
 interface WorkerScope {
-  addEventListener(type: 'install' | 'activate', listener: (event: ExtendableEvent) => void): void
-  addEventListener(type: 'fetch', listener: (event: FetchEvent) => void): void
+  addEventListener(type: 'install' | 'activate', listener: (event: WorkerEvent) => void): void
+  addEventListener(type: 'fetch', listener: (event: WorkerFetchEvent) => void): void
   skipWaiting(): Promise<void>
   clients: { claim(): Promise<void> }
   location: Location
 }
+
+export {}
 
 const worker = self as unknown as WorkerScope
 const CACHE = `hark-shell-${HARK_BUILD}`
@@ -42,7 +44,9 @@ worker.addEventListener('activate', (event) => {
       .keys()
       .then((keys) =>
         Promise.all(
-          keys.filter((k) => k.startsWith('hark-shell-') && k !== CACHE).map((k) => caches.delete(k)),
+          keys
+            .filter((k) => k.startsWith('hark-shell-') && k !== CACHE)
+            .map((k) => caches.delete(k)),
         ),
       )
       .then(() => worker.clients.claim()),

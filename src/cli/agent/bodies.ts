@@ -78,7 +78,12 @@ export function inputBlocks(spec: QuestionSpec): Block[] {
   for (const c of spec.choices ?? []) {
     const options = c.options.map((label) => ({ label }))
     if (options.length === 0) throw new UsageError('a choice needs at least one option')
-    blocks.push({ type: 'choice', id: idFor('choice'), options, ...(c.multi ? { multi: true } : {}) })
+    blocks.push({
+      type: 'choice',
+      id: idFor('choice'),
+      options,
+      ...(c.multi ? { multi: true } : {}),
+    })
   }
   for (const label of spec.confirms ?? []) {
     blocks.push({ type: 'confirm', id: idFor('confirm'), label })
@@ -146,4 +151,27 @@ export function parseNumber(raw: string, what: string): number {
     throw new UsageError(`${what} must be a number (got "${raw}")`)
   }
   return n
+}
+
+/** A progress bar: numbers, or their text from the command line. */
+export interface ProgressSpec {
+  value: number | string
+  max?: number | string
+  label?: string
+  title?: string
+}
+
+const asNumber = (v: number | string, what: string) =>
+  typeof v === 'number' ? v : parseNumber(v, what)
+
+/** The body of a progress pin: one `progress` block (id `progress`), maybe a title. */
+export function progressBody(spec: ProgressSpec): MessageBody {
+  const block: Block = { type: 'progress', id: 'progress', value: asNumber(spec.value, 'VALUE') }
+  if (spec.max !== undefined) {
+    const max = asNumber(spec.max, '--max')
+    if (max <= 0) throw new UsageError(`--max must be positive (got ${max})`)
+    block.max = max
+  }
+  if (spec.label !== undefined) block.label = spec.label
+  return spec.title ? { title: spec.title, blocks: [block] } : { blocks: [block] }
 }

@@ -32,12 +32,7 @@ export const GLOBAL_HELP = `Global flags:
   --profile NAME  use another stored connection (default "default", or $HARK_PROFILE)
   --json          print one JSON document on stdout (one per line when streaming)`
 
-export function contextFor(
-  args: ParsedArgs,
-  io: Io,
-  env: Env,
-  profile: string,
-): CommandContext {
+export function contextFor(args: ParsedArgs, io: Io, env: Env, profile: string): CommandContext {
   let session: Session | undefined
   return {
     args,
@@ -71,9 +66,10 @@ export function secondsFlag(args: ParsedArgs, name: string): number | undefined 
 }
 
 /**
- * The message text: the arguments joined, or stdin when the only argument is `-`, or stdin when
- * nothing else gives content and stdin is not a terminal (`git log | hark send`). Reading stdin
- * only then keeps a command run with an idle inherited stdin from hanging.
+ * The message text: the arguments joined; or stdin when the only argument is `-`; or stdin when
+ * there are no arguments, no other content (`otherContent`: blocks, files) and stdin is a pipe
+ * or a file (`make 2>&1 | tail | hark send --title Log`). A terminal or /dev/null is never read,
+ * so an agent's command with nothing on stdin does not hang.
  */
 export async function messageText(
   c: CommandContext,
@@ -83,6 +79,6 @@ export async function messageText(
   const fromStdin = async () => (await c.io.readStdin()).replace(/\r?\n$/, '')
   if (words.length === 1 && words[0] === '-') return fromStdin()
   if (words.length > 0) return words.join(' ')
-  if (!otherContent && !c.io.stdinIsTerminal) return fromStdin()
+  if (!otherContent && c.io.stdinIsPiped) return fromStdin()
   return undefined
 }

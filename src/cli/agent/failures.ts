@@ -37,7 +37,8 @@ export function describeFailure(error: unknown): { message: string; exitCode: nu
   if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode }
   if (error instanceof HarkApiError) {
     const auth = error.status === 401 || error.status === 403
-    const hint = error.status === 401 ? ' (run "hark status", or connect again with "hark init")' : ''
+    const hint =
+      error.status === 401 ? ' (run "hark status", or connect again with "hark init")' : ''
     return {
       message: `${error.error}${hint}`,
       exitCode: auth ? EXIT.notAuthenticated : EXIT.error,

@@ -1,3 +1,4 @@
+import { fstatSync } from 'node:fs'
 import type { Env } from './config.ts'
 
 /**
@@ -17,7 +18,8 @@ export interface Io {
   tell(text: string): void
   /** Everything on stdin, when the command reads its text from there. */
   readStdin(): Promise<string>
-  stdinIsTerminal: boolean
+  /** True when stdin is a pipe or a file (not a terminal, not /dev/null). */
+  stdinIsPiped: boolean
 }
 
 export function processIo(json: boolean, env: Env): Io {
@@ -39,7 +41,16 @@ export function processIo(json: boolean, env: Env): Io {
       process.stderr.write(text.endsWith('\n') ? text : `${text}\n`)
     },
     readStdin: () => Bun.stdin.text(),
-    stdinIsTerminal: process.stdin.isTTY === true,
+    stdinIsPiped: isPiped(0),
+  }
+}
+
+function isPiped(fd: number): boolean {
+  try {
+    const stat = fstatSync(fd)
+    return stat.isFIFO() || stat.isFile() || stat.isSocket()
+  } catch {
+    return false
   }
 }
 

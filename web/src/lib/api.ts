@@ -56,7 +56,11 @@ export async function api<T>(
   }
   if (!response.ok) {
     const e = (data ?? {}) as { error?: string; field?: string }
-    throw new ApiError(response.status, e.error ?? `${response.status} ${response.statusText}`, e.field)
+    throw new ApiError(
+      response.status,
+      e.error ?? `${response.status} ${response.statusText}`,
+      e.field,
+    )
   }
   return data as T
 }

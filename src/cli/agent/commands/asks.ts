@@ -1,0 +1,141 @@
+import { flagString, flagStrings } from '../../args.ts'
+import { composeQuestion, parseBlocks, splitOptions } from '../bodies.ts'
+import {
+  type Command,
+  type CommandContext,
+  messageText,
+  positionals,
+  secondsFlag,
+} from '../command.ts'
+import { EXIT } from '../failures.ts'
+import { showValue } from '../io.ts'
+import { type AskOutcome, waitForAnswer } from '../waiting.ts'
+
+/** Prints a wait's outcome and gives its exit code: a timeout is 124, a cancel 1. */
+function report(c: CommandContext, outcome: AskOutcome): number {
+  if (outcome.status === 'timeout') {
+    c.io.result(outcome)
+    c.io.note(`no answer yet; "hark wait ${outcome.id}" waits again`)
+    return EXIT.timeout
+  }
+  if (outcome.status === 'cancelled') {
+    c.io.result(outcome)
+    c.io.note(`question ${outcome.id} was cancelled`)
+    return EXIT.error
+  }
+  if (outcome.status === 'expired') c.io.note('the question expired: its defaults stand')
+  c.io.result(outcome, showValue(outcome.answer))
+  return EXIT.ok
+}
+
+const ANSWER_HELP = `Prints the answer: a string as it is, anything else as JSON (a multi choice is an array,
+several inputs an object keyed by input id). With --json: {"id","status","answer"}, where status
+is answered, expired (the inputs' defaults) or cancelled (exit 1); a timeout prints
+{"id","status":"timeout"} and exits 124. The wait survives server restarts and lost
+connections (it keeps polling until its timeout).`
+
+export const ask: Command = {
+  name: 'ask',
+  summary: 'ask the person a question and wait for the answer',
+  help: `Usage: hark ask [TEXT...] INPUT... [flags]
+
+Asks a question and waits for the answer (by default without limit; Ctrl-C stops waiting,
+"hark wait ID" resumes). The text is the arguments (or stdin, as for send).
+
+Inputs (at least one; several make a form; ids in brackets):
+  --choice A,B,C     pick one of the options [choice]; with --multi, several
+  --confirm LABEL    a button to press [confirm]
+  --text LABEL       a typed answer [text]
+  --number LABEL     a number [number]
+  --toggle LABEL     on or off [toggle]
+  --block JSON       any block(s), input blocks included (repeatable)
+
+Flags:
+  --multi              allow picking several options of each --choice
+  --title TITLE        a title above the text
+  --expires-in SECONDS the question expires then, and its inputs' defaults become the answer
+  --timeout SECONDS    stop waiting after this long (exit 124)
+  --file PATH, --image PATH   attach files, as for send
+  --silent             no push notification
+
+${ANSWER_HELP}`,
+  valued: [
+    'choice',
+    'confirm',
+    'text',
+    'number',
+    'toggle',
+    'block',
+    'title',
+    'expires-in',
+    'timeout',
+    'file',
+    'image',
+  ],
+  booleans: ['multi', 'silent'],
+  async run(c) {
+    const { args, io } = c
+    const timeoutMs = secondsFlag(args, 'timeout')
+    const expiresMs = secondsFlag(args, 'expires-in')
+    const title = flagString(args, 'title')
+    const text = await messageText(c, args.positionals, false)
+    const { client } = c.session()
+    const body = await composeQuestion(client, {
+      text,
+      title,
+      blocks: parseBlocks(flagStrings(args, 'block')),
+      files: flagStrings(args, 'file'),
+      images: flagStrings(args, 'image'),
+      choices: flagStrings(args, 'choice').map((raw) => ({
+        options: splitOptions(raw),
+        multi: args.flags.has('multi'),
+      })),
+      confirms: flagStrings(args, 'confirm'),
+      texts: flagStrings(args, 'text'),
+      numbers: flagStrings(args, 'number'),
+      toggles: flagStrings(args, 'toggle'),
+    })
+    const { message } = await client.send({
+      body,
+      silent: args.flags.has('silent') ? true : undefined,
+      expires_in: expiresMs === undefined ? undefined : expiresMs / 1000,
+    })
+    io.note(`asked ${message.id}; waiting for the answer`)
+    return report(c, await waitForAnswer(client, message.id, timeoutMs, io.note))
+  },
+}
+
+export const wait: Command = {
+  name: 'wait',
+  summary: 'wait for the answer to a question',
+  help: `Usage: hark wait ID [--timeout SECONDS]
+
+Waits for the answer to question ID (asked with "hark ask" or "hark send --block ...").
+Returns at once when it is already answered, expired or cancelled.
+
+  --timeout SECONDS   stop waiting after this long (exit 124)
+
+${ANSWER_HELP}`,
+  valued: ['timeout'],
+  async run(c) {
+    const [id] = positionals(c, 1, 1, 'hark wait ID [--timeout SECONDS]')
+    const timeoutMs = secondsFlag(c.args, 'timeout')
+    const { client } = c.session()
+    return report(c, await waitForAnswer(client, id as string, timeoutMs, c.io.note))
+  },
+}
+
+export const cancel: Command = {
+  name: 'cancel',
+  summary: 'withdraw an open question',
+  help: `Usage: hark cancel ID
+
+Cancels an open question: the app stops offering it, and waiters get status "cancelled".
+A question already answered, expired or cancelled gives an error (409, exit 1).`,
+  async run(c) {
+    const [id] = positionals(c, 1, 1, 'hark cancel ID')
+    const answer = await c.session().client.cancel(id as string)
+    c.io.result(answer, `cancelled ${answer.message.id}`)
+    return 0
+  },
+}

@@ -1,0 +1,66 @@
+import type { AckState } from '../../../messages/schema.ts'
+import { UsageError } from '../../args.ts'
+import { type Command, positionals, secondsFlag } from '../command.ts'
+import { messageLine } from '../format.ts'
+import { Inbox } from '../inbox.ts'
+import { deadlineAfter } from '../waiting.ts'
+
+export const inbox: Command = {
+  name: 'inbox',
+  summary: "read the person's messages",
+  help: `Usage: hark inbox [--follow] [--peek] [--wait SECONDS] [--all]
+
+Prints the messages the person wrote to this agent since the last "hark inbox" (messages the
+agent already marked working or done are left out), and marks them seen. With --json:
+{"messages":[...],"cursor":N}; with --follow, one message per line.
+
+  --follow           keep reading: print each new message as it arrives, until Ctrl-C
+  --peek             do not mark them seen (and show them again next time)
+  --wait SECONDS     when there is nothing new, wait up to this long for a message
+  --all              start from the channel's first message, not from the last read`,
+  valued: ['wait'],
+  booleans: ['follow', 'peek', 'all'],
+  async run(c) {
+    positionals(c, 0, 0, 'hark inbox [flags]')
+    const { args, io } = c
+    const session = c.session()
+    const reader = new Inbox(session.client, c.env, session.token, {
+      peek: args.flags.has('peek'),
+      all: args.flags.has('all'),
+    })
+    if (args.flags.has('follow')) {
+      if (args.flags.has('wait')) throw new UsageError('--follow waits already; drop --wait')
+      for (;;) {
+        const batch = await reader.next({ deadline: Number.POSITIVE_INFINITY, onOutage: io.note })
+        for (const m of batch) io.item(m, messageLine(m))
+      }
+    }
+    const messages = await reader.next({
+      deadline: deadlineAfter(secondsFlag(args, 'wait') ?? 0),
+      onOutage: io.note,
+    })
+    if (messages.length === 0 && !io.json) io.note('no new messages')
+    io.result({ messages, cursor: reader.place }, messages.map(messageLine).join('\n'))
+    return 0
+  },
+}
+
+const STATES: readonly AckState[] = ['seen', 'working', 'done']
+
+export const ack: Command = {
+  name: 'ack',
+  summary: "acknowledge a person's message: seen, working or done",
+  help: `Usage: hark ack ID seen|working|done
+
+Tells the person where their message stands: seen, working (on it) or done. Any order is
+allowed ("done" then "working" reopens it).`,
+  async run(c) {
+    const [id, state] = positionals(c, 2, 2, 'hark ack ID seen|working|done')
+    if (!STATES.includes(state as AckState)) {
+      throw new UsageError(`the state must be seen, working or done (got "${state}")`)
+    }
+    const answer = await c.session().client.ack(id as string, state as AckState)
+    c.io.result(answer, `${answer.message.id}: ${state}`)
+    return 0
+  },
+}

@@ -1,0 +1,114 @@
+import { flagString, parseArgs, UsageError } from '../args.ts'
+import { type Command, contextFor, GLOBAL_BOOLEANS, GLOBAL_HELP, GLOBAL_VALUED } from './command.ts'
+import { ask, cancel, wait } from './commands/asks.ts'
+import { rename, status } from './commands/channel.ts'
+import { init, join, logout } from './commands/connect.ts'
+import { download, upload } from './commands/files.ts'
+import { ack, inbox } from './commands/inbox.ts'
+import { edit, rm, send } from './commands/messages.ts'
+import { pin, pins, progress, unpin } from './commands/pins.ts'
+import { describeFailure, EXIT } from './failures.ts'
+import { processIo } from './io.ts'
+import { profileName } from './session.ts'
+
+/**
+ * The agent's side of `hark`: connecting (init, join), talking to the person (send, ask, inbox,
+ * ...), and `hark mcp`, the same as an MCP server. `src/main.ts` routes these names here.
+ */
+const mcp: Command = {
+  name: 'mcp',
+  summary: 'run as an MCP server on stdio (for Claude Code and other MCP clients)',
+  help: `Usage: hark mcp
+
+Runs an MCP server on stdin/stdout with the tools notify, ask, wait_for_answer, cancel,
+read_messages, acknowledge, pin, unpin, progress and upload, using the profile's connection
+(or HARK_URL and HARK_TOKEN). Claude Code: claude mcp add hark -- hark mcp`,
+  async run(c) {
+    const { runMcpServer } = await import('../../mcp/server.ts')
+    await runMcpServer(c.session(), c.env)
+    return 0
+  },
+}
+
+const COMMANDS: readonly Command[] = [
+  init,
+  join,
+  status,
+  logout,
+  send,
+  ask,
+  wait,
+  cancel,
+  inbox,
+  ack,
+  edit,
+  rm,
+  pin,
+  unpin,
+  pins,
+  progress,
+  upload,
+  download,
+  rename,
+  mcp,
+]
+const byName = new Map(COMMANDS.map((c) => [c.name, c]))
+
+/** The agent commands, one line each, for the top-level help. */
+export const AGENT_COMMANDS_HELP = COMMANDS.map(
+  (c) => `  hark ${c.name.padEnd(10)} ${c.summary}`,
+).join('\n')
+
+const AGENT_HELP = `Agent commands:
+${AGENT_COMMANDS_HELP}
+
+${GLOBAL_HELP}
+
+Run "hark help COMMAND" (or "hark COMMAND --help") for a command's flags. The connection
+comes from $XDG_CONFIG_HOME/hark/config.json (see "hark init"), overridden by HARK_URL and
+HARK_TOKEN. Exit codes: 0 ok, 1 error, 2 usage, 4 not authenticated, 124 a wait timed out,
+130 interrupted.`
+
+/** True for the names this module answers: the agent commands, and `help` about one of them. */
+export function isAgentCommand(command: string | undefined, rest: readonly string[]): boolean {
+  if (command === undefined) return false
+  if (command === 'help') return rest[0] !== undefined && byName.has(rest[0])
+  return byName.has(command)
+}
+
+const helpOf = (c: Command) => `${c.help}\n\n${GLOBAL_HELP}`
+
+/** Runs an agent command; never throws: failures are printed and become the exit code. */
+export async function runAgentCli(command: string, rest: readonly string[]): Promise<number> {
+  const env = process.env
+  // Ctrl-C during a wait is an ordinary way to stop: exit 130, as shells expect.
+  process.once('SIGINT', () => process.exit(EXIT.interrupted))
+  const json = rest.includes('--json')
+  const io = processIo(json, env)
+  try {
+    if (command === 'help') {
+      const target = byName.get(rest[0] ?? '')
+      process.stdout.write(`${target ? helpOf(target) : AGENT_HELP}\n`)
+      return EXIT.ok
+    }
+    const cmd = byName.get(command)
+    if (!cmd) throw new UsageError(`unknown command "${command}"\n\n${AGENT_HELP}`)
+    if (rest.includes('--help') || rest.includes('-h')) {
+      process.stdout.write(`${helpOf(cmd)}\n`)
+      return EXIT.ok
+    }
+    const args = parseArgs(
+      rest,
+      [...(cmd.valued ?? []), ...GLOBAL_VALUED],
+      [...(cmd.booleans ?? []), ...GLOBAL_BOOLEANS],
+    )
+    const profile = profileName(flagString(args, 'profile'), env)
+    return (await cmd.run(contextFor(args, io, env, profile))) ?? EXIT.ok
+  } catch (error) {
+    const failure = describeFailure(error)
+    const hint =
+      failure.exitCode === EXIT.usage && byName.has(command) ? ` (see "hark help ${command}")` : ''
+    io.note(`${failure.message}${hint}`)
+    return failure.exitCode
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * The web app's response headers. The app's CSP allows only its own bundle: no inline script,
+ * no eval, no foreign code. Images may come from https only because markdown images load after
+ * the person agrees, one by one; `frame-src 'self'` is for `/embed`, the host of html blocks.
+ */
+
+/** Paths the app routes in the browser; each gets index.html. */
+export const SPA_ROUTES = [
+  '/login',
+  '/signup',
+  '/setup',
+  '/pair',
+  '/join',
+  '/invite',
+  '/settings',
+  '/c/*',
+] as const
+
+export const APP_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob: https:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "frame-src 'self'",
+  "worker-src 'self'",
+  "manifest-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+/**
+ * `/embed` runs an agent's html: inline scripts and styles, but no network of any kind (no
+ * fetch, no images from elsewhere, no forms, no navigation of the app), and `sandbox` in the
+ * CSP itself, so the page has an opaque origin even if someone opens it directly.
+ */
+export const EMBED_CSP = [
+  "default-src 'none'",
+  "script-src 'unsafe-inline' 'unsafe-eval'",
+  "style-src 'unsafe-inline'",
+  'img-src data: blob:',
+  'font-src data:',
+  'media-src data: blob:',
+  "form-action 'none'",
+  "base-uri 'none'",
+  'sandbox allow-scripts',
+].join('; ')
+
+const SECURITY = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+}
+
+const TYPES: Record<string, string> = {
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  html: 'text/html; charset=utf-8',
+  png: 'image/png',
+  webmanifest: 'application/manifest+json',
+}
+
+const IMMUTABLE = 'public, max-age=31536000, immutable'
+/** Always asked again (with the ETag): a new build must reach people at once. */
+const REVALIDATE = 'no-cache'
+const DAY = 'public, max-age=86400'
+
+export function headersFor(url: string): Record<string, string> {
+  if (url === '/') {
+    return {
+      ...SECURITY,
+      'content-type': TYPES.html as string,
+      'cache-control': REVALIDATE,
+      'content-security-policy': APP_CSP,
+      'x-frame-options': 'DENY',
+    }
+  }
+  const ext = url.slice(url.lastIndexOf('.') + 1)
+  const cache = url.startsWith('/assets/')
+    ? IMMUTABLE
+    : url === '/sw.js' || url === '/manifest.webmanifest'
+      ? REVALIDATE
+      : DAY
+  return {
+    ...SECURITY,
+    'content-type': TYPES[ext] ?? 'application/octet-stream',
+    'cache-control': cache,
+  }
+}
+
+export const EMBED_HEADERS: Record<string, string> = {
+  ...SECURITY,
+  'content-type': TYPES.html as string,
+  'cache-control': REVALIDATE,
+  'content-security-policy': EMBED_CSP,
+}

@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { rmSync } from 'node:fs'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { HARK, requireBinary, run } from '../binary/process.ts'
+import { tempDir } from '../harness.ts'
+import { connectedEnv, type LiveServer, startLiveServer } from './live.ts'
+
+/** The compiled `dist/hark` carries the agent CLI and the MCP server (SDK bundled). */
+let server: LiveServer
+let home: string
+let env: Record<string, string>
+
+beforeAll(async () => {
+  requireBinary()
+  server = await startLiveServer()
+  home = tempDir('hark-bin-')
+  env = { ...connectedEnv(server), HOME: home, XDG_CONFIG_HOME: home }
+})
+afterAll(async () => {
+  await server.close()
+  rmSync(home, { recursive: true, force: true })
+})
+
+test('dist/hark send and ask --timeout', async () => {
+  const sent = await run(['send', 'from the binary', '--json'], env)
+  expect(sent.code).toBe(0)
+  expect(JSON.parse(sent.stdout).message.body.text).toBe('from the binary')
+  const asked = await run(['ask', 'x', '--confirm', 'y', '--timeout', '0', '--json'], env)
+  expect(asked.code).toBe(124)
+  expect(JSON.parse(asked.stdout).status).toBe('timeout')
+})
+
+test('dist/hark mcp lists its tools and sends', async () => {
+  const client = new Client({ name: 'hark-test', version: '1.0.0' })
+  await client.connect(new StdioClientTransport({ command: HARK, args: ['mcp'], env }))
+  try {
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name)).toContain('wait_for_answer')
+    const result = (await client.callTool({ name: 'notify', arguments: { text: 'hi' } })) as {
+      content: { text: string }[]
+    }
+    expect(JSON.parse(result.content[0]?.text as string).id).toMatch(/^msg_/)
+  } finally {
+    await client.close()
+  }
+})

@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createAgentClient } from '../../src/client/client.ts'
+import { addPersonToken } from '../../src/people/service.ts'
+import {
+  type Cli,
+  connectedEnv,
+  type LiveServer,
+  makeCli,
+  removeHome,
+  startLiveServer,
+} from './live.ts'
+
+let server: LiveServer
+let cli: Cli
+let env: Record<string, string>
+const hark = (args: string[], extra: Record<string, string> = {}) =>
+  cli.run(args, { env: { ...env, ...extra } })
+
+beforeAll(async () => {
+  server = await startLiveServer()
+  cli = makeCli()
+  env = connectedEnv(server)
+})
+afterAll(async () => {
+  await server.close()
+  removeHome(cli)
+})
+
+const question = async () =>
+  (await hark(['send', '--block', '{"type":"confirm","id":"c","label":"OK"}'])).stdout.trim()
+
+describe('authentication failures exit 4', () => {
+  test('an unknown token, a person token, no token', async () => {
+    const wrong = await hark(['send', 'x', '--json'], { HARK_TOKEN: 'hark_agent_wrong' })
+    expect(wrong.code).toBe(4)
+    expect(wrong.stdout).toBe('')
+    expect(wrong.stderr).toContain('invalid or revoked token')
+    const person = addPersonToken(server.running.ctx, { email: 'owner@example.com' }).token
+    const refused = await hark(['inbox'], { HARK_TOKEN: person })
+    expect(refused.code).toBe(4)
+    expect(refused.stderr).toContain('agent token')
+    const none = await cli.run(['pins'], { env: { HARK_URL: server.url } })
+    expect(none.code).toBe(4)
+    expect(none.stderr).toContain('not connected')
+  })
+})
+
+describe('outages', () => {
+  test('a wait outlives a server restart and still gets the answer', async () => {
+    const id = await question()
+    const waiting = cli.spawn(['wait', id, '--timeout', '60', '--json'], { env })
+    await Bun.sleep(500)
+    await server.stop()
+    await waiting.stderrMatch(/cannot reach the server|lost the server/)
+    await Bun.sleep(300)
+    await server.start()
+    await server.person.answer(id, true)
+    const done = await waiting.finished()
+    expect(done.code).toBe(0)
+    expect(done.json()).toEqual({ id, status: 'answered', answer: true })
+  })
+
+  test('a wait whose server stays down ends at its timeout with 124', async () => {
+    const id = await question()
+    const waiting = cli.spawn(['wait', id, '--timeout', '3', '--json'], { env })
+    await Bun.sleep(300)
+    await server.stop()
+    const done = await waiting.finished()
+    await server.start()
+    expect(done.code).toBe(124)
+    expect(done.json()).toEqual({ id, status: 'timeout' })
+  })
+
+  test('a plain command retries a bounded number of times, then exits 1', async () => {
+    const started = Date.now()
+    const out = await cli.run(['send', 'x'], {
+      env: { HARK_URL: 'http://127.0.0.1:1', HARK_TOKEN: server.agentToken },
+    })
+    expect(out.code).toBe(1)
+    expect(out.stderr).toContain('retrying in')
+    expect(out.stderr).toContain('cannot reach the server (ECONNREFUSED)')
+    expect(Date.now() - started).toBeLessThan(15_000)
+  })
+})
+
+describe('rate limits', () => {
+  test('a 429 is retried after its Retry-After', async () => {
+    const limited = await startLiveServer({ writeLimit: 60 })
+    try {
+      const agent = createAgentClient({ baseUrl: limited.url, token: limited.agentToken })
+      // The bucket holds a minute's worth: empty it.
+      let status = 200
+      while (status !== 429) {
+        status = (await agent.raw('POST', '/v1/messages', { json: { body: { text: 'x' } } })).status
+      }
+      const out = await cli.run(['send', 'after the limit', '--json'], {
+        env: connectedEnv(limited),
+      })
+      expect(out.code).toBe(0)
+      expect(out.stderr).toContain('the server answered 429')
+      expect(out.json()).toMatchObject({ message: { body: { text: 'after the limit' } } })
+    } finally {
+      await limited.close()
+    }
+  })
+})

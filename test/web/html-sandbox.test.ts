@@ -1,0 +1,190 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import {
+  launchBrowser,
+  loggedInContext,
+  type Provisioned,
+  provision,
+  startWebServer,
+  type WebServer,
+} from './harness.ts'
+
+/**
+ * The html block runs agent code. It must not reach the person's session: no parent DOM, no
+ * cookies, no authenticated request, no answering anything but its own question, and its
+ * reply counts once.
+ */
+let chrome: { browser: Browser; close(): Promise<void> }
+let server: WebServer
+let p: Provisioned
+let context: BrowserContext
+let page: Page
+/** Every answer the page posts, by message id. */
+const answerPosts: string[] = []
+
+beforeAll(async () => {
+  chrome = await launchBrowser()
+  server = await startWebServer()
+  p = provision(server, 'Embed bot')
+  context = await loggedInContext(chrome.browser, server, p.owner)
+  page = await context.newPage()
+  page.on('request', (r) => {
+    const m = /\/v1\/app\/messages\/([^/]+)\/answer$/.exec(new URL(r.url()).pathname)
+    if (m && r.method() === 'POST') answerPosts.push(m[1] as string)
+  })
+  await page.goto(`${server.url}/c/${p.channelId}`)
+  await page.locator('.messages-inner').waitFor()
+  // Collects what the probes report (the app itself ignores these messages).
+  await page.evaluate(() => {
+    const w = window as unknown as { probes: unknown[] }
+    w.probes = []
+    window.addEventListener('message', (e) => {
+      if (e.data && typeof e.data === 'object' && 'probe' in e.data) w.probes.push(e.data.probe)
+    })
+  })
+})
+
+afterAll(async () => {
+  await context?.close()
+  await chrome?.close()
+  await server?.stop()
+})
+
+const PROBE = `<!doctype html><p id="probe">probe</p><script>
+  const results = {}
+  try { results.dom = parent.document.title } catch (e) { results.dom = 'blocked' }
+  try { results.cookie = document.cookie } catch (e) { results.cookie = 'blocked' }
+  try { results.storage = String(localStorage.length) } catch (e) { results.storage = 'blocked' }
+  try { top.location.href = '/settings' ; results.navigate = 'tried' } catch (e) { results.navigate = 'blocked' }
+  Promise.all([
+    fetch('/v1/app/channels', { credentials: 'include' }).then((r) => 'status ' + r.status, () => 'blocked'),
+    fetch(${JSON.stringify('URL/v1/app/me')}, { credentials: 'include', mode: 'no-cors' }).then(() => 'sent', () => 'blocked'),
+  ]).then(([relative, absolute]) => {
+    results.fetch = relative
+    results.fetchAbsolute = absolute
+    parent.postMessage({ probe: results }, '*')
+  })
+</script>`
+
+const probes = () => page.evaluate(() => (window as unknown as { probes: unknown[] }).probes)
+
+describe('the html sandbox', () => {
+  test('cannot read the page, its cookies or storage, nor make an authenticated request', async () => {
+    const { message } = await p.agent.send({
+      body: { blocks: [{ type: 'html', html: PROBE.replace('URL', server.url) }] },
+    })
+    const frame = page.frameLocator(`article[data-id="${message.id}"] iframe`)
+    await frame.locator('#probe').waitFor()
+    await page.waitForFunction(() => (window as unknown as { probes: unknown[] }).probes.length > 0)
+    expect(await probes()).toEqual([
+      {
+        dom: 'blocked',
+        cookie: 'blocked',
+        storage: 'blocked',
+        navigate: 'blocked',
+        fetch: 'blocked',
+        fetchAbsolute: 'blocked',
+      },
+    ])
+    expect(new URL(page.url()).pathname).toBe(`/c/${p.channelId}`)
+    const iframe = page.locator(`article[data-id="${message.id}"] iframe`)
+    expect(await iframe.getAttribute('sandbox')).toBe('allow-scripts')
+  })
+
+  test('the embed document carries its own CSP, sandbox included, even when opened directly', async () => {
+    const res = await fetch(`${server.url}/embed`)
+    const csp = res.headers.get('content-security-policy') ?? ''
+    expect(csp).toContain("default-src 'none'")
+    expect(csp).toContain('sandbox allow-scripts')
+    expect(csp).not.toContain('allow-same-origin')
+    expect(csp).not.toContain('connect-src')
+  })
+
+  test('a display embed cannot answer anything; a question embed answers only its own, once', async () => {
+    const other = await p.agent.send({
+      body: { title: 'Unrelated', blocks: [{ type: 'confirm', id: 'ok', label: 'Yes' }] },
+    })
+    const otherId = other.message.id
+    // A display embed that tries every way to answer: reply(), forged messages naming the
+    // other question, and a direct request.
+    const forger = await p.agent.send({
+      body: {
+        blocks: [
+          {
+            type: 'html',
+            html: `<p id="forger">forger</p><script>
+              reply(true)
+              parent.postMessage({ hark: 'reply', value: true, id: ${JSON.stringify(otherId)} }, '*')
+              parent.postMessage({ hark: 'ready' }, '*')
+              fetch('/v1/app/messages/${otherId}/answer', { method: 'POST', body: '{"answer":true}' }).catch(() => {})
+            </script>`,
+          },
+        ],
+      },
+    })
+    await page.frameLocator(`article[data-id="${forger.message.id}"] iframe`).locator('#forger').waitFor()
+    // A question embed whose button replies three times.
+    const asked = await p.agent.send({
+      body: {
+        title: 'Pick',
+        blocks: [
+          {
+            type: 'html',
+            id: 'pick',
+            question: true,
+            html: `<button id="go" onclick="reply('first'); reply('second'); parent.postMessage({ hark: 'reply', value: 'third' }, '*')">Go</button>`,
+          },
+        ],
+      },
+    })
+    await page.frameLocator(`article[data-id="${asked.message.id}"] iframe`).locator('#go').click()
+    await page.locator(`article[data-id="${asked.message.id}"] .q-outcome.answered`).waitFor()
+    await Bun.sleep(300)
+    expect((await p.agent.ask(asked.message.id)).message.ask?.answer).toBe('first')
+    expect(answerPosts.filter((id) => id === asked.message.id)).toHaveLength(1)
+    expect((await p.agent.ask(otherId)).message.ask?.status).toBe('open')
+    expect(answerPosts).not.toContain(otherId)
+    expect(answerPosts).not.toContain(forger.message.id)
+  })
+
+  test('a message posted by the page itself, not the frame, is not taken as a reply', async () => {
+    const asked = await p.agent.send({
+      body: {
+        title: 'Spoof',
+        blocks: [{ type: 'html', id: 'x', question: true, html: '<p id="spoof">spoof</p>' }],
+      },
+    })
+    await page.frameLocator(`article[data-id="${asked.message.id}"] iframe`).locator('#spoof').waitFor()
+    await page.evaluate(() => window.postMessage({ hark: 'reply', value: 'spoofed' }, '*'))
+    await Bun.sleep(300)
+    expect((await p.agent.ask(asked.message.id)).message.ask?.status).toBe('open')
+  })
+
+  test('a fixed height is honoured, capped at 2000; without one the frame grows to fit', async () => {
+    const { message } = await p.agent.send({
+      body: {
+        blocks: [
+          { type: 'html', id: 'fixed', height: 180, html: '<p>fixed</p>' },
+          { type: 'html', id: 'huge', height: 2000, html: '<p>huge</p>' },
+          { type: 'html', id: 'auto', html: '<div style="height:640px">tall</div>' },
+        ],
+      },
+    })
+    const frames = page.locator(`article[data-id="${message.id}"] iframe`)
+    await frames.nth(2).waitFor()
+    const heights = async () =>
+      frames.evaluateAll((els) => els.map((e) => Math.round(e.getBoundingClientRect().height)))
+    await page.waitForFunction(
+      (id) => {
+        const f = document.querySelectorAll(`article[data-id="${id}"] iframe`)[2]
+        return (f?.getBoundingClientRect().height ?? 0) > 600
+      },
+      message.id,
+    )
+    const [fixed, huge, auto] = await heights()
+    expect(fixed).toBe(180)
+    expect(huge).toBe(2000)
+    expect(auto).toBeGreaterThan(640)
+    expect(auto).toBeLessThan(720)
+  })
+})

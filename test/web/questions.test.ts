@@ -1,0 +1,329 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
+import type { SendRequest } from '../../src/messages/schema.ts'
+import {
+  launchBrowser,
+  loggedInContext,
+  PHONE,
+  type Provisioned,
+  provision,
+  screenshot,
+  startWebServer,
+  type WebServer,
+  watchErrors,
+} from './harness.ts'
+
+let chrome: { browser: Browser; close(): Promise<void> }
+let server: WebServer
+let p: Provisioned
+let context: BrowserContext
+let page: Page
+let errors: string[]
+
+beforeAll(async () => {
+  chrome = await launchBrowser()
+  server = await startWebServer()
+  p = provision(server, 'Release bot')
+  context = await loggedInContext(chrome.browser, server, p.owner)
+  page = await context.newPage()
+  errors = watchErrors(page)
+  await page.goto(`${server.url}/c/${p.channelId}`)
+  await page.locator('.messages-inner').waitFor()
+})
+
+afterAll(async () => {
+  await context?.close()
+  await chrome?.close()
+  await server?.stop()
+})
+
+/** Sends a question as the agent and returns it with its article in the page. */
+async function ask(req: SendRequest): Promise<{ id: string; article: Locator }> {
+  const { message } = await p.agent.send(req)
+  const article = page.locator(`article[data-id="${message.id}"]`)
+  await article.waitFor()
+  return { id: message.id, article }
+}
+
+const answerOf = async (id: string) => (await p.agent.ask(id)).message.ask
+
+describe('questions: one simple input answers on pick', () => {
+  test('a single choice submits the picked option', async () => {
+    const { id, article } = await ask({
+      body: {
+        title: 'Where to deploy?',
+        blocks: [
+          {
+            type: 'choice',
+            id: 'env',
+            options: [
+              { label: 'Staging', value: 'staging', description: 'Safe to break' },
+              { label: 'Production', value: 'prod', danger: true },
+            ],
+          },
+        ],
+      },
+    })
+    expect(await article.getByRole('button', { name: 'Send' }).count()).toBe(0)
+    await article.getByRole('button', { name: /Staging/ }).click()
+    await article.locator('.q-outcome.answered').waitFor()
+    expect(await article.locator('.q-outcome dd').textContent()).toBe('Staging')
+    const askInfo = await answerOf(id)
+    expect(askInfo?.status).toBe('answered')
+    expect(askInfo?.answer).toBe('staging')
+  })
+
+  test('a single choice with "other" sends the typed answer', async () => {
+    const { id, article } = await ask({
+      body: {
+        title: 'Codename?',
+        blocks: [{ type: 'choice', id: 'name', other: true, options: [{ label: 'Falcon' }] }],
+      },
+    })
+    await article.getByLabel('Other answer').fill('Heron')
+    await article.getByRole('button', { name: 'Send' }).click()
+    await article.locator('.q-outcome.answered').waitFor()
+    expect((await answerOf(id))?.answer).toBe('Heron')
+  })
+
+  test('a confirm submits true when pressed', async () => {
+    const { id, article } = await ask({
+      body: {
+        title: 'Drop the old tables?',
+        blocks: [
+          {
+            type: 'confirm',
+            id: 'drop',
+            label: 'Drop them',
+            description: 'This cannot be undone.',
+            danger: true,
+          },
+        ],
+      },
+    })
+    const button = article.getByRole('button', { name: 'Drop them' })
+    expect(await button.getAttribute('class')).toContain('danger')
+    await button.click()
+    await article.locator('.q-outcome.answered').waitFor()
+    expect((await answerOf(id))?.answer).toBe(true)
+  })
+
+  test('an html question submits what the embed passes to reply()', async () => {
+    const { id, article } = await ask({
+      body: {
+        title: 'Pick a colour',
+        blocks: [
+          {
+            type: 'html',
+            id: 'colour',
+            question: true,
+            html: '<button id="teal" onclick="reply({ colour: \'teal\' })">Teal</button>',
+          },
+        ],
+      },
+    })
+    await page
+      .frameLocator(`article[data-id="${id}"] iframe`)
+      .getByRole('button', { name: 'Teal' })
+      .click()
+    await article.locator('.q-outcome.answered').waitFor()
+    expect((await answerOf(id))?.answer).toEqual({ colour: 'teal' })
+  })
+})
+
+describe('questions: several inputs share one Send button', () => {
+  test('every input type, required ones enforced before anything is sent', async () => {
+    const { id, article } = await ask({
+      body: {
+        title: 'Release 2.0',
+        text: 'A few things before I tag it.',
+        blocks: [
+          { type: 'markdown', text: 'The **changelog** is ready.' },
+          {
+            type: 'choice',
+            id: 'checks',
+            label: 'Checks to run',
+            multi: true,
+            required: true,
+            options: [{ label: 'Lint' }, { label: 'Tests' }, { label: 'Benchmarks' }],
+          },
+          {
+            type: 'choice',
+            id: 'channel',
+            label: 'Channel',
+            other: true,
+            options: [{ label: 'Stable', value: 'stable' }, { label: 'Beta' }],
+          },
+          {
+            type: 'text_input',
+            id: 'notes',
+            label: 'Release notes',
+            multiline: true,
+            required: true,
+            placeholder: 'What changed',
+          },
+          { type: 'number_input', id: 'replicas', label: 'Replicas', min: 1, max: 5 },
+          { type: 'toggle', id: 'notify', label: 'Notify the team', default: true },
+          { type: 'confirm', id: 'diff', label: 'I checked the diff' },
+        ],
+      },
+    })
+    const send = article.getByRole('button', { name: 'Send' })
+    expect(await send.count()).toBe(1)
+    await screenshot(page, 'question-form-desktop')
+
+    // Nothing filled: the required inputs say so, and nothing reaches the server.
+    await send.click()
+    await article.locator('.field-error').first().waitFor()
+    const shown = await article.locator('.field-error').allTextContents()
+    expect(shown).toContain('Pick at least one.')
+    expect(shown).toContain('This is required.')
+    expect((await answerOf(id))?.status).toBe('open')
+    expect(
+      await page.evaluate(() => document.activeElement?.getAttribute('type') ?? ''),
+    ).toBe('checkbox')
+
+    // Out of range is caught too.
+    await article.getByRole('checkbox', { name: 'Lint' }).check()
+    await article.getByRole('checkbox', { name: 'Tests' }).check()
+    await article.getByLabel('Release notes').fill('Faster start.\nFewer bugs.')
+    await article.getByLabel('Replicas').fill('9')
+    await send.click()
+    await article.getByText('At most 5.').waitFor()
+    expect((await answerOf(id))?.status).toBe('open')
+
+    await article.getByLabel('Replicas').fill('3')
+    await article.getByLabel('Channel: other').fill('nightly')
+    await article.getByRole('switch', { name: 'Notify the team' }).uncheck()
+    await article.getByRole('button', { name: 'I checked the diff' }).click()
+    await send.click()
+    await article.locator('.q-outcome.answered').waitFor()
+    expect((await answerOf(id))?.answer).toEqual({
+      checks: ['Lint', 'Tests'],
+      channel: 'nightly',
+      notes: 'Faster start.\nFewer bugs.',
+      replicas: 3,
+      notify: false,
+      diff: true,
+    })
+    const summary = await article.locator('.q-outcome dd').allTextContents()
+    expect(summary).toEqual(['Lint, Tests', 'nightly', 'Faster start.\nFewer bugs.', '3', 'Off', 'Confirmed'])
+  })
+
+  test('one input that is not simple (a text) still waits for Send', async () => {
+    const { id, article } = await ask({
+      body: { title: 'Commit message?', blocks: [{ type: 'text_input', id: 'msg' }] },
+    })
+    await article.getByLabel('Answer').fill('fix: flaky test')
+    await article.getByRole('button', { name: 'Send' }).click()
+    await article.locator('.q-outcome.answered').waitFor()
+    expect((await answerOf(id))?.answer).toBe('fix: flaky test')
+  })
+
+  test('a multi choice alone also uses Send', async () => {
+    const { id, article } = await ask({
+      body: {
+        title: 'Which platforms?',
+        blocks: [
+          {
+            type: 'choice',
+            id: 'os',
+            multi: true,
+            options: [{ label: 'Linux' }, { label: 'macOS' }],
+          },
+        ],
+      },
+    })
+    await article.getByRole('checkbox', { name: 'macOS' }).check()
+    await article.getByRole('button', { name: 'Send' }).click()
+    await article.locator('.q-outcome.answered').waitFor()
+    expect((await answerOf(id))?.answer).toEqual(['macOS'])
+  })
+})
+
+describe('questions: final states', () => {
+  test('expired shows the defaults the agent got', async () => {
+    const { article } = await ask({
+      body: {
+        title: 'Restart the worker?',
+        blocks: [
+          {
+            type: 'choice',
+            id: 'restart',
+            default: 'later',
+            options: [
+              { label: 'Now', value: 'now' },
+              { label: 'Tonight', value: 'later' },
+            ],
+          },
+        ],
+      },
+      expires_in: 1,
+    })
+    await article.locator('.q-outcome.expired').waitFor({ timeout: 8000 })
+    expect(await article.locator('.q-outcome-head').textContent()).toContain('Expired')
+    expect(await article.locator('.q-outcome dd').textContent()).toBe('Tonight')
+    expect(await article.locator('button.q-option').count()).toBe(0)
+  })
+
+  test('cancelled says so and takes no answer', async () => {
+    const { id, article } = await ask({
+      body: { title: 'Rotate the keys?', blocks: [{ type: 'confirm', id: 'ok', label: 'Rotate' }] },
+    })
+    await p.agent.cancel(id)
+    await article.locator('.q-outcome.cancelled').waitFor()
+    expect(await article.getByRole('button', { name: 'Rotate' }).count()).toBe(0)
+  })
+
+  test('a question answered elsewhere closes here too, live', async () => {
+    const { id, article } = await ask({
+      body: { title: 'Merge?', blocks: [{ type: 'confirm', id: 'ok', label: 'Merge' }] },
+    })
+    await server.ctx.store.messages.byId(id) // exists
+    const res = await fetch(`${server.url}/v1/app/messages/${id}/answer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: await cookieHeader() },
+      body: JSON.stringify({ answer: true }),
+    })
+    expect(res.status).toBe(403) // a cookie write without our Origin is refused (CSRF)
+    const ok = await fetch(`${server.url}/v1/app/messages/${id}/answer`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        cookie: await cookieHeader(),
+        origin: server.url,
+      },
+      body: JSON.stringify({ answer: true }),
+    })
+    expect(ok.status).toBe(200)
+    await article.locator('.q-outcome.answered').waitFor()
+  })
+
+  test('no console errors or CSP violations along the way; phone screenshot', async () => {
+    await page.setViewportSize(PHONE)
+    await ask({
+      body: {
+        title: 'Ship 2.0 to production?',
+        text: 'All checks passed on staging.',
+        blocks: [
+          {
+            type: 'choice',
+            id: 'when',
+            options: [
+              { label: 'Ship now', value: 'now', description: 'Starts the rollout at once' },
+              { label: 'Tonight at 22:00', value: 'tonight' },
+              { label: 'Not yet', value: 'no', danger: true },
+            ],
+          },
+        ],
+      },
+    })
+    await screenshot(page, 'question-phone')
+    expect(errors).toEqual([])
+  })
+})
+
+async function cookieHeader(): Promise<string> {
+  const cookies = await context.cookies(server.url)
+  return cookies.map((c) => `${c.name}=${c.value}`).join('; ')
+}

@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Browser, Page } from 'playwright-core'
+import { sendEveryBlock } from './fixtures.ts'
+import {
+  addAgent,
+  DESKTOP,
+  launchBrowser,
+  loggedInContext,
+  PHONE,
+  type Provisioned,
+  provision,
+  screenshot,
+  startWebServer,
+  type WebServer,
+  watchErrors,
+} from './harness.ts'
+
+let chrome: { browser: Browser; close(): Promise<void> }
+let server: WebServer
+let p: Provisioned
+
+beforeAll(async () => {
+  chrome = await launchBrowser()
+  server = await startWebServer()
+  p = provision(server)
+})
+
+afterAll(async () => {
+  await chrome?.close()
+  await server?.stop()
+})
+
+async function openThread(viewport = DESKTOP, channelId = p.channelId) {
+  const context = await loggedInContext(chrome.browser, server, p.owner, { viewport })
+  const page = await context.newPage()
+  const errors = watchErrors(page)
+  await page.goto(`${server.url}/c/${channelId}`)
+  return { context, page, errors }
+}
+
+const text = async (page: Page, selector: string) =>
+  ((await page.locator(selector).first().textContent({ timeout: 5000 })) ?? '').trim()
+
+describe('a thread', () => {
+  test('shows every block type, the pins on top, at phone and desktop sizes', async () => {
+    const { message } = await sendEveryBlock(p.agent)
+    await p.agent.pin('status', {
+      body: {
+        title: 'Deploy status',
+        blocks: [{ type: 'progress', value: 3, max: 5, label: 'Rolling out' }],
+      },
+    })
+    for (const [name, viewport] of [
+      ['phone', PHONE],
+      ['desktop', DESKTOP],
+    ] as const) {
+      const { context, page, errors } = await openThread(viewport)
+      const m = `article[data-id="${message.id}"]`
+      expect(await text(page, `${m} .msg-title`)).toBe('Nightly build #512')
+      expect(await text(page, `${m} .msg-text`)).toBe('All green except one flaky test.')
+      expect(await text(page, `${m} .b-heading`)).toBe('Summary')
+      expect(await text(page, `${m} .markdown strong`)).toBe('Bold')
+      const mdLink = page.locator(`${m} .markdown a`)
+      expect(await mdLink.getAttribute('href')).toBe('https://example.com/docs')
+      expect(await mdLink.getAttribute('target')).toBe('_blank')
+      expect(await mdLink.getAttribute('rel')).toBe('noopener noreferrer')
+      expect(await text(page, `${m} .b-code figcaption`)).toBe('typescript')
+      expect(await text(page, `${m} .b-code code`)).toContain('const answer = 42')
+      const link = page.locator(`${m} .b-link a`)
+      expect(await link.textContent()).toBe('Open the build')
+      expect(await link.getAttribute('href')).toBe('https://ci.example.com/builds/512')
+      expect(await link.getAttribute('rel')).toBe('noopener noreferrer')
+      const bars = page.locator(`${m} .b-progress`)
+      expect(await bars.count()).toBe(2)
+      expect(await bars.nth(0).textContent()).toContain('7 / 10')
+      expect(await bars.nth(1).textContent()).toContain('40%')
+      expect(await page.locator(`${m} .b-keyvalue dt`).allTextContents()).toEqual([
+        'Branch',
+        'Commit',
+        'Duration',
+      ])
+      expect(await page.locator(`${m} .b-table th`).allTextContents()).toEqual([
+        'Suite',
+        'Passed',
+        'Failed',
+      ])
+      expect(await page.locator(`${m} .b-table td.num`).count()).toBe(6)
+      // The image loads from the person-side download route with the session cookie.
+      await page.waitForFunction(
+        (sel) => {
+          const img = document.querySelector(sel) as HTMLImageElement | null
+          return img?.complete && img.naturalWidth > 0
+        },
+        `${m} .b-image img`,
+      )
+      expect(await page.locator(`${m} .b-image img`).getAttribute('alt')).toBe('Build chart')
+      const file = page.locator(`${m} .b-file`)
+      expect(await file.textContent()).toContain('report.csv')
+      expect(await file.textContent()).toContain('B · text/csv')
+      expect(await file.getAttribute('download')).toBe('report.csv')
+      const embed = page.frameLocator(`${m} .b-html iframe`)
+      expect(await embed.locator('#hello').textContent()).toBe('Hello from the embed')
+      expect(await text(page, `${m} .b-unknown`)).toContain('“sparkline”')
+      expect(await text(page, `${m} .b-unknown`)).toContain('Update the app')
+      expect(await text(page, 'section[aria-label="Pinned"] .msg-title')).toBe('Deploy status')
+      await screenshot(page, `thread-${name}`)
+      await page.locator('.messages').evaluate((el) => {
+        el.scrollTop = 0
+      })
+      await screenshot(page, `thread-${name}-top`)
+      expect(errors).toEqual([])
+      await context.close()
+    }
+  })
+
+  test("shows an agent's new message within a second, without a reload", async () => {
+    const { context, page } = await openThread()
+    await page.locator('.messages[role="log"]').waitFor()
+    await page.waitForSelector('.messages .msg')
+    const started = performance.now()
+    await p.agent.send({ body: { text: 'Fresh from the agent' } })
+    await page.getByText('Fresh from the agent').waitFor({ timeout: 1000 })
+    expect(performance.now() - started).toBeLessThan(1000)
+    await context.close()
+  })
+
+  test("the person's own message shows the agent's seen, working and done", async () => {
+    const { context, page } = await openThread()
+    const box = page.getByLabel('Message to the agent')
+    await box.fill('Please rerun the flaky test')
+    await box.press('Enter')
+    const mine = page.locator('article.mine', { hasText: 'Please rerun the flaky test' })
+    await mine.locator('.msg-state', { hasText: 'Sent' }).waitFor()
+    const { messages } = await p.agent.feed({ sender: 'human' }) // reading marks it seen
+    const id = messages.find((m) => 'body' in m && m.body.text === 'Please rerun the flaky test')
+      ?.id as string
+    await mine.locator('.msg-state', { hasText: 'Seen' }).waitFor()
+    await p.agent.ack(id, 'working')
+    await mine.locator('.msg-state', { hasText: 'Working on it' }).waitFor()
+    await p.agent.ack(id, 'done')
+    await mine.locator('.msg-state', { hasText: 'Done' }).waitFor()
+    await context.close()
+  })
+
+  test('pins update live: a new pin, an edit, an unpin', async () => {
+    const { context, page } = await openThread()
+    const pins = page.locator('section[aria-label="Pinned"]')
+    await pins.waitFor()
+    await p.agent.pin('coverage', { body: { title: 'Coverage', text: '81%' } })
+    await pins.getByText('Coverage').waitFor()
+    await p.agent.editPin('coverage', { text: '83%' })
+    await pins.getByText('83%').waitFor()
+    await p.agent.unpin('coverage')
+    await pins.getByText('Coverage').waitFor({ state: 'detached' })
+    await context.close()
+  })
+
+  test('the channel list shows the last message, unread count and open questions, live', async () => {
+    const other = addAgent(server, 'owner@example.com', 'Deploy bot')
+    const context = await loggedInContext(chrome.browser, server, p.owner)
+    const page = await context.newPage()
+    await page.goto(server.url)
+    const row = page.locator('.channel', { hasText: 'Deploy bot' })
+    await row.waitFor()
+    await other.agent.send({ body: { text: 'Deployed v2 to staging' } })
+    await other.agent.send({
+      body: { title: 'Ship it?', blocks: [{ type: 'confirm', id: 'go', label: 'Ship' }] },
+    })
+    await row.getByText('Ship it?').waitFor({ timeout: 8000 })
+    expect(await row.locator('.badge.count').textContent()).toContain('2')
+    expect(await row.locator('.badge.ask').textContent()).toBe('Question')
+    // Opening the channel reads it: the unread badge goes.
+    await row.click()
+    await page.locator('.thread-head h2', { hasText: 'Deploy bot' }).waitFor()
+    await row.locator('.badge.count').waitFor({ state: 'detached' })
+    await context.close()
+  })
+})

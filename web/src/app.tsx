@@ -1,0 +1,145 @@
+import { useEffect, useMemo, useState } from 'preact/hooks'
+import { Spinner } from './components/ui.tsx'
+import { ApiError, errorText, get } from './lib/api.ts'
+import { onLinkClick, useLocation } from './lib/router.ts'
+import { type Session, SessionContext } from './lib/session.ts'
+import type { Info, Me } from './lib/types.ts'
+import { ChannelList } from './screens/channel-list.tsx'
+import { JoinInfo } from './screens/join.tsx'
+import { Login } from './screens/login.tsx'
+import { Pair } from './screens/pair.tsx'
+import { Settings } from './screens/settings.tsx'
+import { Setup } from './screens/setup.tsx'
+import { SignUp } from './screens/signup.tsx'
+import { Thread } from './screens/thread.tsx'
+
+/** The app: loads who is logged in, then picks the screen from the path. */
+export function App() {
+  const [info, setInfo] = useState<Info | null>(null)
+  const [me, setMe] = useState<Me | null | undefined>(undefined)
+  const [error, setError] = useState<string | null>(null)
+  const loc = useLocation()
+
+  const refreshInfo = async () => setInfo(await get<Info>('/v1/info'))
+  useEffect(() => {
+    Promise.all([
+      refreshInfo(),
+      get<{ user: Me }>('/v1/app/me').then(
+        (r) => setMe(r.user),
+        (e) => {
+          if (e instanceof ApiError && e.status === 401) setMe(null)
+          else throw e
+        },
+      ),
+    ]).catch((e) => setError(errorText(e)))
+  }, [])
+
+  const session = useMemo<Session | null>(
+    () =>
+      info && me !== undefined
+        ? {
+            info,
+            me,
+            signedIn: (user) => setMe(user),
+            signedOut: () => {
+              setMe(null)
+              history.replaceState(null, '', '/')
+            },
+            refreshInfo,
+          }
+        : null,
+    [info, me],
+  )
+
+  if (error) {
+    return (
+      <main class="auth">
+        <h1>Hark</h1>
+        <p class="error-note" role="alert">
+          {error}
+        </p>
+        <button type="button" class="btn" onClick={() => location.reload()}>
+          Try again
+        </button>
+      </main>
+    )
+  }
+  if (!session) return <Spinner label="Starting Hark" />
+  return (
+    <SessionContext.Provider value={session}>
+      {/* biome-ignore lint/a11y/noStaticElementInteractions: catches clicks on in-app links */}
+      {/* biome-ignore lint/a11y/useKeyWithClickEvents: links handle their own keys */}
+      <div class="app" onClick={onLinkClick}>
+        <Screen path={loc.path} search={loc.search} hash={loc.hash} session={session} />
+      </div>
+    </SessionContext.Provider>
+  )
+}
+
+function Screen({
+  path,
+  search,
+  hash,
+  session,
+}: {
+  path: string
+  search: URLSearchParams
+  hash: string
+  session: Session
+}) {
+  // Screens that work without logging in come first.
+  if (path === '/setup') return <Setup />
+  if (path === '/join') return <JoinInfo />
+  if (path === '/invite') return <SignUp invite={hash} />
+  if (path === '/signup') return <SignUp />
+  if (session.info.needs_setup) return <NeedsSetup />
+  if (!session.me) return <Login />
+  if (path === '/pair') return <Pair code={search.get('code') ?? ''} />
+  if (path === '/settings') return <Settings />
+  const thread = /^\/c\/([^/]+)$/.exec(path)
+  if (path === '/' || thread) {
+    const id = thread ? decodeURIComponent(thread[1] as string) : undefined
+    return (
+      <div class={`split${id ? ' has-thread' : ''}`}>
+        <aside class="sidebar" aria-label="Your agents">
+          <header class="sidebar-head">
+            <h1>
+              <img src="/icons/favicon-32.png" alt="" width="24" height="24" /> Hark
+            </h1>
+            <a href="/settings" class="btn quiet">
+              Settings
+            </a>
+          </header>
+          <ChannelList activeId={id} />
+        </aside>
+        <main class="main">
+          {id ? (
+            <Thread key={id} id={id} />
+          ) : (
+            <div class="empty wide-only">
+              <p>Pick an agent to see its messages.</p>
+            </div>
+          )}
+        </main>
+      </div>
+    )
+  }
+  return (
+    <main class="auth">
+      <h1>Not found</h1>
+      <a href="/">Back to your agents</a>
+    </main>
+  )
+}
+
+function NeedsSetup() {
+  return (
+    <main class="auth">
+      <h1>Hark is not set up yet</h1>
+      <p>
+        Open the setup link that <code>hark serve</code> printed when it started. It is also in the
+        file <code>setup-token</code> in the server’s data directory.
+      </p>
+    </main>
+  )
+}

@@ -1,0 +1,183 @@
+import { bytes } from '../lib/format.ts'
+import type { Block } from '../lib/types.ts'
+import { HtmlEmbed } from './html-embed.tsx'
+import { Markdown } from './markdown.tsx'
+
+/** Display blocks, one component per type; input blocks are the question form's. */
+
+export const INPUT_TYPES = new Set(['choice', 'text_input', 'number_input', 'toggle', 'confirm'])
+
+export const isInput = (b: Block) =>
+  INPUT_TYPES.has(b.type) || (b.type === 'html' && b.question === true)
+
+export const fileUrl = (channelId: string, fileId: string) =>
+  `/v1/app/channels/${encodeURIComponent(channelId)}/files/${encodeURIComponent(fileId)}`
+
+const str = (v: unknown) =>
+  typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v)
+const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined)
+
+function safeHref(url: string): string | undefined {
+  return /^(?:https?:|mailto:)/i.test(url.trim()) ? url.trim() : undefined
+}
+
+function Progress({ block }: { block: Block }) {
+  const max = num(block.max) ?? 100
+  const value = Math.min(Math.max(num(block.value) ?? 0, 0), max)
+  const percent = Math.round((value / max) * 100)
+  const label = str(block.label)
+  return (
+    <div class="b-progress">
+      <div class="b-progress-head">
+        <span>{label || 'Progress'}</span>
+        <span class="b-progress-value">
+          {num(block.max) === undefined ? `${percent}%` : `${value} / ${max}`}
+        </span>
+      </div>
+      <progress value={value} max={max} aria-label={label || 'Progress'} />
+    </div>
+  )
+}
+
+function KeyValue({ block }: { block: Block }) {
+  const items = Array.isArray(block.items)
+    ? (block.items as { key: unknown; value: unknown }[])
+    : []
+  return (
+    <dl class="b-keyvalue">
+      {items.map((item, i) => (
+        <div key={i}>
+          <dt>{str(item.key)}</dt>
+          <dd>{str(item.value)}</dd>
+        </div>
+      ))}
+    </dl>
+  )
+}
+
+function Table({ block }: { block: Block }) {
+  const columns = Array.isArray(block.columns) ? (block.columns as unknown[]) : []
+  const rows = Array.isArray(block.rows) ? (block.rows as unknown[][]) : []
+  return (
+    // A wide table scrolls on its own; the region makes that scroll reachable by keyboard.
+    <section class="b-table" aria-label="Table" tabindex={0}>
+      <table>
+        <thead>
+          <tr>
+            {columns.map((c, i) => (
+              <th key={i} scope="col">
+                {str(c)}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row, r) => (
+            <tr key={r}>
+              {(Array.isArray(row) ? row : []).map((cell, c) => (
+                <td key={c} class={typeof cell === 'number' ? 'num' : undefined}>
+                  {str(cell)}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  )
+}
+
+export function DisplayBlock({
+  block,
+  channelId,
+  onHtmlReply,
+}: {
+  block: Block
+  channelId: string
+  onHtmlReply?: (value: unknown) => void
+}) {
+  switch (block.type) {
+    case 'markdown':
+      return <Markdown text={str(block.text)} />
+    case 'heading':
+      return <h4 class="b-heading">{str(block.text)}</h4>
+    case 'code': {
+      const language = str(block.language)
+      return (
+        <figure class="b-code">
+          {language && <figcaption>{language}</figcaption>}
+          <pre>
+            <code data-language={language || undefined}>{str(block.code)}</code>
+          </pre>
+        </figure>
+      )
+    }
+    case 'link': {
+      const url = str(block.url)
+      const href = safeHref(url)
+      const label = str(block.label) || url
+      if (!href) return <p class="b-link">{label}</p>
+      return (
+        <p class="b-link">
+          <a href={href} target="_blank" rel="noopener noreferrer">
+            {label}
+          </a>
+          {label !== url && <span class="b-link-url">{url}</span>}
+        </p>
+      )
+    }
+    case 'progress':
+      return <Progress block={block} />
+    case 'keyvalue':
+      return <KeyValue block={block} />
+    case 'table':
+      return <Table block={block} />
+    case 'image': {
+      const name = str(block.name)
+      return (
+        <figure class="b-image">
+          <a href={fileUrl(channelId, str(block.file_id))} target="_blank" rel="noopener">
+            <img
+              src={fileUrl(channelId, str(block.file_id))}
+              alt={str(block.alt) || name || 'Image'}
+              loading="lazy"
+            />
+          </a>
+          {name && <figcaption>{name}</figcaption>}
+        </figure>
+      )
+    }
+    case 'file': {
+      const size = num(block.size)
+      const name = str(block.name) || 'file'
+      return (
+        <a class="b-file" href={fileUrl(channelId, str(block.file_id))} download={name}>
+          <span class="b-file-icon" aria-hidden="true">
+            ⬇
+          </span>
+          <span class="b-file-name">{name}</span>
+          <span class="b-file-meta">
+            {[size !== undefined ? bytes(size) : '', str(block.mime)].filter(Boolean).join(' · ')}
+          </span>
+        </a>
+      )
+    }
+    case 'html':
+      return (
+        <HtmlEmbed
+          html={str(block.html)}
+          label={str(block.label) || undefined}
+          height={num(block.height)}
+          onReply={block.question === true ? onHtmlReply : undefined}
+        />
+      )
+    default:
+      if (INPUT_TYPES.has(block.type)) return null
+      return (
+        <p class="b-unknown">
+          This message has a “{block.type}” block that this version of the app can’t show. Update
+          the app to see it.
+        </p>
+      )
+  }
+}

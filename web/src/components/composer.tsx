@@ -1,0 +1,151 @@
+import { useRef, useState } from 'preact/hooks'
+import { api, enc, errorText, post } from '../lib/api.ts'
+import { bytes } from '../lib/format.ts'
+import type { Block, FileInfo, Message } from '../lib/types.ts'
+import { Button, ErrorNote } from './ui.tsx'
+
+/**
+ * Writing to the agent: text and attachments. Files are uploaded first, then sent as image or
+ * file blocks of one message, so the agent gets the text and the files together.
+ */
+const INLINE_IMAGES = /^image\/(png|jpeg|gif|webp|avif)$/
+
+export function Composer({
+  channelId,
+  onSent,
+}: {
+  channelId: string
+  onSent: (m: Message) => void
+}) {
+  const [text, setText] = useState('')
+  const [files, setFiles] = useState<File[]>([])
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string | null>(null)
+  const picker = useRef<HTMLInputElement>(null)
+  const box = useRef<HTMLTextAreaElement>(null)
+
+  const send = async () => {
+    if (busy || (!text.trim() && files.length === 0)) return
+    setBusy(true)
+    setError(null)
+    try {
+      const blocks: Block[] = []
+      for (const file of files) {
+        const info = await api<FileInfo>(
+          'POST',
+          `/v1/app/channels/${enc(channelId)}/files?name=${enc(file.name)}`,
+          undefined,
+          { raw: file, contentType: file.type },
+        )
+        blocks.push(
+          INLINE_IMAGES.test(info.mime)
+            ? { type: 'image', file_id: info.file_id, name: info.name }
+            : {
+                type: 'file',
+                file_id: info.file_id,
+                name: info.name,
+                mime: info.mime,
+                size: info.size,
+              },
+        )
+      }
+      const body: Record<string, unknown> = {}
+      if (text.trim()) body.text = text
+      if (blocks.length) body.blocks = blocks
+      const { message } = await post<{ message: Message }>(
+        `/v1/app/channels/${enc(channelId)}/messages`,
+        { body },
+      )
+      setText('')
+      setFiles([])
+      onSent(message)
+      box.current?.focus()
+    } catch (e) {
+      setError(errorText(e))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <form
+      class="composer"
+      onSubmit={(e) => {
+        e.preventDefault()
+        void send()
+      }}
+    >
+      {files.length > 0 && (
+        <ul class="attachments" aria-label="Attachments">
+          {files.map((f, i) => (
+            <li key={`${f.name}-${i}`}>
+              <span>
+                {f.name} <span class="muted">{bytes(f.size)}</span>
+              </span>
+              <button
+                type="button"
+                class="chip-remove"
+                aria-label={`Remove ${f.name}`}
+                onClick={() => setFiles(files.filter((_, j) => j !== i))}
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <ErrorNote error={error} />
+      <div class="composer-row">
+        <input
+          ref={picker}
+          type="file"
+          multiple
+          hidden
+          onChange={(e) => {
+            setFiles([...files, ...Array.from(e.currentTarget.files ?? [])])
+            e.currentTarget.value = ''
+          }}
+        />
+        <Button
+          variant="quiet"
+          class="attach"
+          aria-label="Attach files"
+          onClick={() => picker.current?.click()}
+        >
+          <svg viewBox="0 0 24 24" width="22" height="22" aria-hidden="true">
+            <path
+              d="M16.5 6.5 8.9 14.1a2 2 0 0 0 2.8 2.8l7.6-7.6a4 4 0 0 0-5.6-5.6l-7.8 7.8a6 6 0 0 0 8.5 8.5l6.4-6.4"
+              fill="none"
+              stroke="currentColor"
+              stroke-width="1.8"
+              stroke-linecap="round"
+            />
+          </svg>
+        </Button>
+        <textarea
+          ref={box}
+          rows={1}
+          aria-label="Message to the agent"
+          placeholder="Write to the agent…"
+          value={text}
+          onInput={(e) => {
+            setText(e.currentTarget.value)
+            // Grow with the text, up to a few lines.
+            e.currentTarget.style.height = 'auto'
+            e.currentTarget.style.height = `${Math.min(e.currentTarget.scrollHeight, 200)}px`
+          }}
+          onKeyDown={(e) => {
+            // Enter sends, Shift+Enter is a new line (IME composition is left alone).
+            if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+              e.preventDefault()
+              void send()
+            }
+          }}
+        />
+        <Button type="submit" variant="primary" busy={busy}>
+          Send
+        </Button>
+      </div>
+    </form>
+  )
+}

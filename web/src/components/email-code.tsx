@@ -1,0 +1,88 @@
+import { useState } from 'preact/hooks'
+import { post } from '../lib/api.ts'
+import type { Me } from '../lib/types.ts'
+import { Button, ErrorNote, Field, useAction } from './ui.tsx'
+
+/**
+ * The emailed-code way in: ask for a code, type it. For sign-ups the start request carries
+ * the name and the admission (setup token or invite); the verify request only the code.
+ */
+export function EmailCode({
+  purpose,
+  email: givenEmail,
+  extra = {},
+  onSignedIn,
+}: {
+  purpose: 'login' | 'signup'
+  /** Known already (the sign-up form asked): skip straight to sending. */
+  email?: string
+  extra?: Record<string, string | undefined>
+  onSignedIn: (me: Me) => void
+}) {
+  const [email, setEmail] = useState(givenEmail ?? '')
+  const [sent, setSent] = useState(false)
+  const [code, setCode] = useState('')
+  const [start, starting, startError] = useAction(async () => {
+    await post('/v1/auth/email/start', { email, purpose, ...extra })
+    setSent(true)
+  })
+  const [verify, verifying, verifyError] = useAction(async () => {
+    const { user } = await post<{ user: Me }>('/v1/auth/email/verify', { email, purpose, code })
+    onSignedIn(user)
+  })
+
+  if (!sent) {
+    return (
+      <form
+        class="stack"
+        onSubmit={(e) => {
+          e.preventDefault()
+          void start()
+        }}
+      >
+        {givenEmail === undefined && (
+          <Field label="Email">
+            <input
+              type="email"
+              autocomplete="email"
+              required
+              value={email}
+              onInput={(e) => setEmail(e.currentTarget.value)}
+            />
+          </Field>
+        )}
+        <Button type="submit" busy={starting}>
+          Email me a code
+        </Button>
+        <ErrorNote error={startError} />
+      </form>
+    )
+  }
+  return (
+    <form
+      class="stack"
+      onSubmit={(e) => {
+        e.preventDefault()
+        void verify()
+      }}
+    >
+      <p>We sent a code to {email}. It works for a few minutes.</p>
+      <Field label="Code from the email">
+        <input
+          inputMode="numeric"
+          autocomplete="one-time-code"
+          required
+          value={code}
+          onInput={(e) => setCode(e.currentTarget.value)}
+        />
+      </Field>
+      <Button type="submit" variant="primary" busy={verifying}>
+        {purpose === 'login' ? 'Log in' : 'Create account'}
+      </Button>
+      <ErrorNote error={verifyError} />
+      <Button variant="quiet" onClick={() => setSent(false)}>
+        Send another code
+      </Button>
+    </form>
+  )
+}

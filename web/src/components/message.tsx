@@ -1,0 +1,58 @@
+import { fullDate, stamp } from '../lib/format.ts'
+import type { Block, Message } from '../lib/types.ts'
+import { DisplayBlock } from './blocks.tsx'
+import { Question } from './question.tsx'
+
+/** One message in a thread (or a pin): title, text, blocks, and its state line. */
+
+const STATE_TEXT: Record<string, string> = {
+  seen: 'Seen',
+  working: 'Working on it…',
+  done: 'Done',
+}
+
+export function MessageView({
+  message,
+  onChange,
+}: {
+  message: Message
+  onChange: (m: Message) => void
+}) {
+  const { title, text } = message.body
+  const blocks = (message.body.blocks ?? []) as Block[]
+  const mine = message.sender === 'human'
+  const state = mine ? (message.state ?? null) : undefined
+  const edited = message.updated_at > message.created_at && !message.ask && !mine
+  return (
+    <article
+      class={`msg ${mine ? 'mine' : 'agent'}${message.ask ? ` ask ask-${message.ask.status}` : ''}`}
+      data-id={message.id}
+      aria-label={mine ? 'You wrote' : title ? `Agent: ${title}` : 'Agent message'}
+    >
+      {title && <h3 class="msg-title">{title}</h3>}
+      {text && <p class="msg-text">{text}</p>}
+      {message.ask ? (
+        <Question message={message} onAnswered={onChange} />
+      ) : (
+        blocks.map((b, i) => (
+          <DisplayBlock key={b.id ?? `#${i}`} block={b} channelId={message.channel_id} />
+        ))
+      )}
+      <footer class="msg-meta">
+        <time
+          dateTime={new Date(message.created_at).toISOString()}
+          title={fullDate(message.created_at)}
+        >
+          {stamp(message.created_at)}
+        </time>
+        {edited && <span> · edited</span>}
+        {state !== undefined && (
+          <span class={`msg-state state-${state ?? 'sent'}`}>
+            {' · '}
+            {state ? STATE_TEXT[state] : 'Sent'}
+          </span>
+        )}
+      </footer>
+    </article>
+  )
+}

@@ -1,0 +1,195 @@
+import { useState } from 'preact/hooks'
+import { SignUpForm } from '../components/sign-up-form.tsx'
+import { Button, CopyText, ErrorNote, useAction } from '../components/ui.tsx'
+import { patch, post } from '../lib/api.ts'
+import { navigate } from '../lib/router.ts'
+import { useSession } from '../lib/session.ts'
+import type { RegistrationMode } from '../lib/types.ts'
+
+/**
+ * First run, from the link `hark serve` prints (`/setup#token=...`): create the owner, pick who
+ * may register, and end at connecting the first agent. The token lives in the fragment (never
+ * sent to a server) and is dropped from the address bar at once.
+ */
+const takeToken = (() => {
+  let token: string | undefined
+  return () => {
+    if (token === undefined) {
+      token = new URLSearchParams(location.hash.slice(1)).get('token') ?? ''
+      if (location.hash) history.replaceState(null, '', '/setup')
+    }
+    return token
+  }
+})()
+
+type Step = 'owner' | 'registration' | 'connect'
+
+const MODES: { mode: RegistrationMode; title: string; text: string }[] = [
+  {
+    mode: 'closed',
+    title: 'Only me',
+    text: 'Nobody else can create an account. (You can still invite people.)',
+  },
+  {
+    mode: 'invite',
+    title: 'By invite',
+    text: 'People with an invite link can create an account; anyone here can invite.',
+  },
+  { mode: 'open', title: 'Open', text: 'Anyone who can reach this server can create an account.' },
+]
+
+export function Setup() {
+  const { info, me, signedIn, refreshInfo } = useSession()
+  const [token] = useState(takeToken)
+  const [step, setStep] = useState<Step>(me ? 'registration' : 'owner')
+
+  if (step === 'owner' && !info.needs_setup) {
+    return (
+      <main class="auth">
+        <h1>Setup is done</h1>
+        <p>This server already has an owner.</p>
+        <a href="/">Open Hark</a>
+      </main>
+    )
+  }
+  return (
+    <main class="auth setup">
+      <h1>Set up Hark</h1>
+      <ol class="steps" aria-label="Setup steps">
+        {(['owner', 'registration', 'connect'] as Step[]).map((s, i) => (
+          <li key={s} aria-current={s === step ? 'step' : undefined}>
+            {i + 1}.{' '}
+            {s === 'owner'
+              ? 'Your account'
+              : s === 'registration'
+                ? 'Who can join'
+                : 'Connect an agent'}
+          </li>
+        ))}
+      </ol>
+      {step === 'owner' &&
+        (token ? (
+          <div class="card stack">
+            <h2>Create the owner account</h2>
+            <p>You will own this server. Your passkey is how you log in.</p>
+            <SignUpForm
+              admission={{ setup_token: token }}
+              submitLabel="Create owner with a passkey"
+              onSignedIn={(user) => {
+                signedIn(user)
+                void refreshInfo()
+                setStep('registration')
+              }}
+            />
+          </div>
+        ) : (
+          <div class="card">
+            <p>
+              Open the setup link that <code>hark serve</code> printed when it started (it is also
+              in the file <code>setup-token</code> in the data directory).
+            </p>
+          </div>
+        ))}
+      {step === 'registration' && <RegistrationStep onDone={() => setStep('connect')} />}
+      {step === 'connect' && <ConnectStep />}
+    </main>
+  )
+}
+
+function RegistrationStep({ onDone }: { onDone: () => void }) {
+  const { info, refreshInfo } = useSession()
+  const [mode, setMode] = useState<RegistrationMode>(info.registration)
+  const [save, saving, error] = useAction(async () => {
+    await patch('/v1/app/settings', { registration: mode })
+    await refreshInfo()
+    onDone()
+  })
+  return (
+    <form
+      class="card stack"
+      onSubmit={(e) => {
+        e.preventDefault()
+        void save()
+      }}
+    >
+      <fieldset class="stack">
+        <legend>
+          <h2>Who can create an account?</h2>
+        </legend>
+        {MODES.map((m) => (
+          <label key={m.mode} class="q-check">
+            <input
+              type="radio"
+              name="registration"
+              value={m.mode}
+              checked={mode === m.mode}
+              onChange={() => setMode(m.mode)}
+            />
+            <span>
+              <span class="q-option-label">{m.title}</span>
+              <span class="q-option-description">{m.text}</span>
+            </span>
+          </label>
+        ))}
+      </fieldset>
+      <Button type="submit" variant="primary" busy={saving}>
+        Continue
+      </Button>
+      <ErrorNote error={error} />
+    </form>
+  )
+}
+
+function ConnectStep() {
+  return (
+    <div class="card stack">
+      <h2>Connect your first agent</h2>
+      <p>
+        Your server’s address is <strong>{location.origin}</strong>. On the machine where the agent
+        works, run:
+      </p>
+      <CopyText label="init command" text={`hark init ${location.origin}`} />
+      <p>It shows a code; approve it here when asked. Or give the agent a join link:</p>
+      <JoinLinkMaker />
+      <Button variant="primary" onClick={() => navigate('/', { replace: true })}>
+        Open Hark
+      </Button>
+    </div>
+  )
+}
+
+/** Makes a single-use join link for a new channel and shows the command that redeems it. */
+export function JoinLinkMaker() {
+  const [label, setLabel] = useState('')
+  const [link, setLink] = useState<string | null>(null)
+  const [make, making, error] = useAction(async () => {
+    const r = await post<{ join_link: { link: string } }>(
+      '/v1/app/join-links',
+      label.trim() ? { label: label.trim() } : {},
+    )
+    setLink(r.join_link.link)
+  })
+  return (
+    <div class="stack">
+      <div class="inline-form">
+        <input
+          type="text"
+          aria-label="Agent name (optional)"
+          placeholder="Agent name (optional)"
+          value={label}
+          onInput={(e) => setLabel(e.currentTarget.value)}
+        />
+        <Button busy={making} onClick={() => make()}>
+          Make a join link
+        </Button>
+      </div>
+      <ErrorNote error={error} />
+      {link && (
+        <>
+          <CopyText label="join command" text={`hark join ${link}`} />
+          <p class="muted">Works once, for 15 minutes.</p>
+        </>
+      )}
+    </div>
+  )
+}

@@ -1,0 +1,174 @@
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { Composer } from '../components/composer.tsx'
+import { MessageView } from '../components/message.tsx'
+import { Button, CopyText, ErrorNote, Spinner, useAction } from '../components/ui.tsx'
+import { del, enc, patch, post } from '../lib/api.ts'
+import {
+  forgetChannel,
+  markRead,
+  refreshChannels,
+  updateChannel,
+  useChannels,
+} from '../lib/channels.ts'
+import { useChannelFeed } from '../lib/feed.ts'
+import { navigate } from '../lib/router.ts'
+import type { ChannelSummary } from '../lib/types.ts'
+
+/** One agent's channel: pins on top, the messages, and the composer. Live via the feed. */
+export function Thread({ id }: { id: string }) {
+  const channels = useChannels()
+  const channel = channels?.find((c) => c.id === id)
+  const list = useRef<HTMLDivElement>(null)
+  const content = useRef<HTMLDivElement>(null)
+  const stick = useRef(true)
+  // Reading marks the channel read, at most every half second while new things arrive.
+  const readTimer = useRef<ReturnType<typeof setTimeout>>(undefined)
+  const onFeedChange = () => {
+    clearTimeout(readTimer.current)
+    readTimer.current = setTimeout(() => {
+      if (document.visibilityState === 'visible') void markRead(id)
+      else void refreshChannels()
+    }, 300)
+  }
+  const feed = useChannelFeed(id, onFeedChange)
+
+  useEffect(() => {
+    stick.current = true
+    return () => clearTimeout(readTimer.current)
+  }, [id])
+
+  // Follow the conversation while the person is at the bottom; leave them be when scrolled up.
+  useLayoutEffect(() => {
+    const el = list.current
+    if (el && stick.current) el.scrollTop = el.scrollHeight
+  }, [feed.messages, feed.loaded])
+
+  // Images and embeds grow after they load: stay at the bottom through that too.
+  useEffect(() => {
+    const inner = content.current
+    if (!inner) return
+    const observer = new ResizeObserver(() => {
+      const el = list.current
+      if (el && stick.current) el.scrollTop = el.scrollHeight
+    })
+    observer.observe(inner)
+    return () => observer.disconnect()
+  }, [feed.notFound])
+
+  const onScroll = () => {
+    const el = list.current
+    if (el) stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80
+  }
+
+  if (feed.notFound) {
+    return (
+      <div class="empty">
+        <p>This channel does not exist (any more).</p>
+        <a href="/">Back to your agents</a>
+      </div>
+    )
+  }
+
+  return (
+    <section class="thread" aria-label={channel ? `Channel ${channel.label}` : 'Channel'}>
+      <ThreadHeader id={id} channel={channel} />
+      {feed.offline && (
+        <p class="banner" role="status">
+          Reconnecting…
+        </p>
+      )}
+      {feed.pins.length > 0 && (
+        <section class="pins" aria-label="Pinned">
+          {feed.pins.map((m) => (
+            <MessageView key={m.id} message={m} onChange={feed.upsert} />
+          ))}
+        </section>
+      )}
+      <div class="messages" ref={list} onScroll={onScroll} role="log" aria-label="Messages">
+        <div class="messages-inner" ref={content}>
+          {!feed.loaded ? (
+            <Spinner label="Loading messages" />
+          ) : feed.messages.length === 0 ? (
+            <p class="empty">No messages yet. The agent’s messages and questions appear here.</p>
+          ) : (
+            feed.messages.map((m) => (
+              <MessageView key={m.id} message={m} onChange={feed.upsert} />
+            ))
+          )}
+        </div>
+      </div>
+      <Composer
+        channelId={id}
+        onSent={(m) => {
+          stick.current = true
+          feed.upsert(m)
+        }}
+      />
+    </section>
+  )
+}
+
+function ThreadHeader({ id, channel }: { id: string; channel?: ChannelSummary }) {
+  const [menu, setMenu] = useState(false)
+  const [joinLink, setJoinLink] = useState<string | null>(null)
+  const [rename, renaming, renameError] = useAction(async () => {
+    const label = prompt('Name this agent', channel?.label ?? '')
+    if (label === null || !label.trim()) return
+    const r = await patch<{ channel: ChannelSummary }>(`/v1/app/channels/${enc(id)}`, { label })
+    updateChannel(r.channel)
+  })
+  const [rekey, rekeying, rekeyError] = useAction(async () => {
+    const r = await post<{ join_link: { link: string } }>('/v1/app/join-links', { channel_id: id })
+    setJoinLink(r.join_link.link)
+  })
+  const [remove, removing, removeError] = useAction(async () => {
+    if (
+      !confirm(
+        `Delete “${channel?.label ?? 'this channel'}” with all its messages and files? Its agent’s token stops working.`,
+      )
+    )
+      return
+    await del(`/v1/app/channels/${enc(id)}`)
+    forgetChannel(id)
+    navigate('/')
+  })
+  return (
+    <header class="thread-head">
+      <a class="back" href="/" aria-label="All agents">
+        ‹
+      </a>
+      <h2>{channel?.label ?? '…'}</h2>
+      <Button
+        variant="quiet"
+        aria-expanded={menu}
+        aria-controls="thread-menu"
+        onClick={() => setMenu(!menu)}
+      >
+        Manage
+      </Button>
+      {menu && (
+        <div class="thread-menu" id="thread-menu">
+          <Button busy={renaming} onClick={() => rename()}>
+            Rename
+          </Button>
+          <Button busy={rekeying} onClick={() => rekey()}>
+            Give the agent a new token
+          </Button>
+          <Button variant="danger" busy={removing} onClick={() => remove()}>
+            Delete channel
+          </Button>
+          <ErrorNote error={renameError ?? rekeyError ?? removeError} />
+          {joinLink && (
+            <div>
+              <p>
+                On the agent’s machine, run this within 15 minutes. The old token stops working once
+                it is used.
+              </p>
+              <CopyText label="join command" text={`hark join ${joinLink}`} />
+            </div>
+          )}
+        </div>
+      )}
+    </header>
+  )
+}
