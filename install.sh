@@ -309,6 +309,10 @@ HARK_PORT=8080
 # true only when Hark is reachable solely through one reverse proxy that appends the client's
 # address to X-Forwarded-For; otherwise anyone could claim any address.
 #HARK_TRUST_PROXY=false
+
+# Email for login codes (and, later, notifications). Unset: passkeys only.
+#HARK_SMTP_URL=smtps://user:password@smtp.example.com:465
+#HARK_SMTP_FROM=hark@example.com
 HARK_ENV
 }
 

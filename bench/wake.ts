@@ -10,7 +10,16 @@
  * Target: p50 < 2 ms, p99 < 10 ms.
  */
 import { rmSync } from 'node:fs'
-import { arg, ms, pct, provision, type RawAnswer, rawRequest, startHark, tempDataDir } from './lib.ts'
+import {
+  arg,
+  ms,
+  pct,
+  provision,
+  type RawAnswer,
+  rawRequest,
+  startHark,
+  tempDataDir,
+} from './lib.ts'
 
 const HELD = arg('held', 1000)
 const WAKES = arg('wakes', 300)

@@ -102,7 +102,7 @@ function chunk(type: string, data: Uint8Array): Uint8Array {
 }
 
 /** A minimal PNG: 8-bit RGBA, no interlace, filter 0 on every row. */
-export function encodePng(size: number, pixels: Uint8Array): Uint8Array {
+export function encodePng(size: number, pixels: Uint8Array): Uint8Array<ArrayBuffer> {
   const header = new Uint8Array(13)
   const view = new DataView(header.buffer)
   view.setUint32(0, size)

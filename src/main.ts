@@ -1,32 +1,29 @@
 #!/usr/bin/env bun
-import { BackupError } from './backup/service.ts'
-import { ADMIN_HELP, admin } from './cli/admin.ts'
-import { isAgentCommand, runAgentCli } from './cli/agent/index.ts'
+// @simplewebauthn/server loads @peculiar/x509, whose tsyringe needs the Reflect metadata API as
+// it loads. It must be polyfilled before the server's modules load (they load lazily, below);
+// in the compiled binary nothing else provides it.
+import 'reflect-metadata'
+import { AGENT_COMMANDS_HELP, isAgentCommand, runAgentCli } from './cli/agent/index.ts'
 import { parseArgs, UsageError } from './cli/args.ts'
-import { SchemaTooNewError } from './db/database.ts'
-import {
-  printConfig,
-  resolveConfig,
-  SERVE_BOOLEANS,
-  SERVE_VALUED,
-  settingsHelp,
-} from './server/config.ts'
-import { DataDirError } from './server/context.ts'
-import { HarkError } from './server/errors.ts'
-import { stderrLogger } from './server/log.ts'
-import { StartupError, serve } from './server/serve.ts'
+import { FatalError, HarkError } from './server/errors.ts'
 import { VERSION } from './version.ts'
+
+// The server and the admin commands load only when asked for: an agent's `hark send` starts
+// fast and never touches the server's modules (nor the embedded web app).
 
 const HELP = `hark ${VERSION} — a message channel between agents and their person
 
 Usage:
-  hark serve [flags]      run the server (HTTP API, database, files)
+  hark serve [flags]      run the server (HTTP API, database, files, web app)
   hark admin ...          operator commands (see: hark admin --help)
   hark --version          print the version
 
+Agent commands (hark help COMMAND for each):
+${AGENT_COMMANDS_HELP}
+
 Run "hark serve --help" for the server's flags.`
 
-const SERVE_HELP = `Usage: hark serve [flags]
+const serveHelp = (settingsHelp: () => string) => `Usage: hark serve [flags]
 
 Settings (flag, environment variable or config-file line, default):
 ${settingsHelp()}
@@ -55,8 +52,10 @@ async function main(argv: string[]): Promise<number> {
       out(VERSION)
       return 0
     case 'serve': {
+      const { printConfig, resolveConfig, SERVE_BOOLEANS, SERVE_VALUED, settingsHelp } =
+        await import('./server/config.ts')
       if (rest.includes('--help') || rest.includes('-h')) {
-        out(SERVE_HELP)
+        out(serveHelp(settingsHelp))
         return 0
       }
       const args = parseArgs(rest, SERVE_VALUED, SERVE_BOOLEANS)
@@ -68,15 +67,19 @@ async function main(argv: string[]): Promise<number> {
         out(printConfig(resolved))
         return 0
       }
+      const { serve } = await import('./server/serve.ts')
+      const { stderrLogger } = await import('./server/log.ts')
       await serve(resolved.config, stderrLogger)
       return 0
     }
-    case 'admin':
+    case 'admin': {
+      const { ADMIN_HELP, admin } = await import('./cli/admin.ts')
       if (rest.length === 0 || rest.includes('--help') || rest.includes('-h')) {
         out(ADMIN_HELP)
         return rest.length === 0 ? 2 : 0
       }
       return await admin(rest, env, out)
+    }
     default:
       throw new UsageError(`unknown command "${command}"\n\n${HELP}`)
   }
@@ -89,12 +92,7 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`hark: ${error.message}\n`)
       process.exit(2)
     }
-    const known =
-      error instanceof HarkError ||
-      error instanceof StartupError ||
-      error instanceof DataDirError ||
-      error instanceof SchemaTooNewError ||
-      error instanceof BackupError
+    const known = error instanceof HarkError || error instanceof FatalError
     process.stderr.write(
       `hark: ${known ? (error as Error).message : ((error as Error)?.stack ?? error)}\n`,
     )

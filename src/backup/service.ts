@@ -21,10 +21,11 @@ import { type FileHandle, open } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { SchemaTooNewError, schemaVersion } from '../db/database.ts'
 import { latestVersion } from '../db/migrations/index.ts'
+import { FatalError } from '../server/errors.ts'
 import { VERSION } from '../version.ts'
 import { readTar, TarWriter } from './tar.ts'
 
-export class BackupError extends Error {}
+export class BackupError extends FatalError {}
 
 export const BACKUP_FORMAT = 'hark-backup'
 export const BACKUP_FORMAT_VERSION = 1

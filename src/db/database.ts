@@ -1,7 +1,8 @@
 import { Database } from 'bun:sqlite'
+import { FatalError } from '../server/errors.ts'
 import { latestVersion, migrations } from './migrations/index.ts'
 
-export class SchemaTooNewError extends Error {
+export class SchemaTooNewError extends FatalError {
   constructor(
     readonly found: number,
     readonly known: number,

@@ -42,6 +42,12 @@ export function buildApp(ctx: Ctx) {
         return errorResponse(error.status, error.message, error.field, error.headers)
       }
       if (error instanceof ValidationError) return validationResponse(error)
+      // Elysia formats a failed value with `${value}`, which throws on an object whose
+      // `toString` is not a function (`{"text": {"toString": 0}}`, found by test/fuzz): the
+      // request still failed validation, so it is a 400, not a 500.
+      if (error instanceof TypeError && error.stack?.includes('new ValidationError')) {
+        return errorResponse(400, 'request body: a value has the wrong type')
+      }
       switch (code) {
         case 'PARSE': {
           const denied = authErrorFor(ctx, request)

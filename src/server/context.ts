@@ -18,6 +18,7 @@ import { sessionStore } from '../sessions/store.ts'
 import { settingsStore } from '../settings/store.ts'
 import { type Clock, systemClock } from './clock.ts'
 import type { Config } from './config.ts'
+import { FatalError } from './errors.ts'
 import { type Logger, stderrLogger } from './log.ts'
 import { WriteLimiter } from './ratelimit.ts'
 import { Waiters } from './waiters.ts'
@@ -50,7 +51,7 @@ export function holdOpen(ctx: Ctx, request: Request, waitMs: number): void {
   if (waitMs > 0) ctx.server?.timeout(request, Math.ceil(waitMs / 1000) + 15)
 }
 
-export class DataDirError extends Error {}
+export class DataDirError extends FatalError {}
 
 export function openStores(db: Database) {
   return {

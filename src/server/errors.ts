@@ -14,6 +14,12 @@ export class HarkError extends Error {
   }
 }
 
+/**
+ * A failure of a command or of start-up whose message says everything the operator needs
+ * (port taken, data dir not writable, database too new, bad backup): printed without a stack.
+ */
+export class FatalError extends Error {}
+
 /** The catalogue: every status the API gives, with its wording in one place. */
 export const fail = {
   invalid: (field: string, message: string) => new HarkError(400, message, field),

@@ -5,7 +5,7 @@ import { buildApp } from './app.ts'
 import { clientIp } from './client-ip.ts'
 import type { Config } from './config.ts'
 import { type Ctx, closeContext, createContext } from './context.ts'
-import { errorResponse } from './errors.ts'
+import { errorResponse, FatalError } from './errors.ts'
 import type { Logger } from './log.ts'
 
 export interface Running {
@@ -16,7 +16,7 @@ export interface Running {
   stop(): Promise<void>
 }
 
-export class StartupError extends Error {}
+export class StartupError extends FatalError {}
 
 /** Extra room over the largest upload, for headers and multipart overhead. */
 const BODY_SLACK = 1024 * 1024
@@ -100,21 +100,15 @@ async function logged(
 
 /** `hark serve`: open, listen, and shut down cleanly on SIGTERM or SIGINT. */
 export async function serve(config: Config, log: Logger): Promise<void> {
-  const mailer = config.smtpUrl
-    ? createSmtpMailer(config.smtpUrl, config.smtpFrom ?? 'hark@localhost')
-    : undefined
-  const ctx = createContext(config, { log, mailer })
-  const running = startServer(ctx)
-  log.info(`hark listening on ${running.url} (base URL ${config.baseUrl}, data ${config.dataDir})`)
-  // First run: only whoever holds this link (printed here, and in a 0600 file) can set up.
-  const setup = issueSetupToken(ctx)
-  if (setup) {
-    log.info(`setup needed: open ${setup} within an hour (also in ${setupTokenFile(ctx)})`)
-    log.info('or, headless: hark admin user add EMAIL --owner')
-  }
-  await new Promise<void>((resolve) => {
+  // Signal handlers go in before anything is opened: a SIGTERM that arrives while starting
+  // must still shut down cleanly, not kill the process mid-write.
+  let running: Running | undefined
+  let stopRequested = false
+  const stopped = new Promise<void>((resolve) => {
     const onSignal = (signal: string) => {
       log.info(`${signal}: shutting down`)
+      stopRequested = true
+      if (!running) return resolve()
       running.stop().then(resolve, (error) => {
         log.error(`shutdown: ${error}`)
         resolve()
@@ -123,5 +117,22 @@ export async function serve(config: Config, log: Logger): Promise<void> {
     process.once('SIGTERM', () => onSignal('SIGTERM'))
     process.once('SIGINT', () => onSignal('SIGINT'))
   })
+  const mailer = config.smtpUrl
+    ? createSmtpMailer(config.smtpUrl, config.smtpFrom ?? 'hark@localhost')
+    : undefined
+  const ctx = createContext(config, { log, mailer })
+  if (stopRequested) {
+    closeContext(ctx)
+    return
+  }
+  running = startServer(ctx)
+  log.info(`hark listening on ${running.url} (base URL ${config.baseUrl}, data ${config.dataDir})`)
+  // First run: only whoever holds this link (printed here, and in a 0600 file) can set up.
+  const setup = issueSetupToken(ctx)
+  if (setup) {
+    log.info(`setup needed: open ${setup} within an hour (also in ${setupTokenFile(ctx)})`)
+    log.info('or, headless: hark admin user add EMAIL --owner')
+  }
+  await stopped
   log.info('stopped')
 }

@@ -143,7 +143,7 @@ describe('route coverage', () => {
     const template = (r: Route) =>
       `${r.method} ${r.path
         .split('?')[0]
-        ?.replace('/files/file_x', '/files/{file}')
+        ?.replace('/channels/ch_x/files/file_x', '/channels/ch_x/files/{file}')
         .replace(/\/(msg|ch|file|usr|inv|ses|tok|cred)_x/g, '/{id}')
         .replace('/code_x', '/{code}')
         .replace('/v1/pins/k', '/v1/pins/{key}')}`

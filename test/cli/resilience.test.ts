@@ -62,6 +62,7 @@ describe('outages', () => {
 
   test('a wait whose server stays down ends at its timeout with 124', async () => {
     const id = await question()
+    const started = Date.now()
     const waiting = cli.spawn(['wait', id, '--timeout', '3', '--json'], { env })
     await Bun.sleep(300)
     await server.stop()
@@ -69,6 +70,8 @@ describe('outages', () => {
     await server.start()
     expect(done.code).toBe(124)
     expect(done.json()).toEqual({ id, status: 'timeout' })
+    // The retries inside do not carry it far past its deadline.
+    expect(Date.now() - started).toBeLessThan(6000)
   })
 
   test('a plain command retries a bounded number of times, then exits 1', async () => {

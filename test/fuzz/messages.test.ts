@@ -134,3 +134,14 @@ test('any JSON to every agent write route', async () => {
     { numRuns: RUNS },
   )
 })
+
+test('counterexamples fast-check found stay fixed', async () => {
+  // Elysia's validation message did `${value}` on `{ toString: 0 }` and threw: a 500.
+  for (const req of [
+    { body: { text: { toString: 0 } } },
+    { body: { title: { valueOf: 1, toString: 2 } } },
+    { body: { blocks: [{ type: 'markdown', text: { toString: 'x' } }] } },
+  ]) {
+    expect(await probe(f.s, jsonRequest(f.agent, 'POST', '/v1/messages', req))).toBe(400)
+  }
+})

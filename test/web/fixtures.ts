@@ -1,5 +1,5 @@
-import type { AgentClient } from '../../src/client/client.ts'
 import { iconPng } from '../../scripts/web-icons.ts'
+import type { AgentClient } from '../../src/client/client.ts'
 
 /** A message with every display block the spec knows, plus one the app does not know. */
 export async function sendEveryBlock(agent: AgentClient) {
@@ -37,7 +37,13 @@ export async function sendEveryBlock(agent: AgentClient) {
           ],
         },
         { type: 'image', file_id: image.file_id, name: 'chart.png', alt: 'Build chart' },
-        { type: 'file', file_id: file.file_id, name: 'report.csv', mime: 'text/csv', size: file.size },
+        {
+          type: 'file',
+          file_id: file.file_id,
+          name: 'report.csv',
+          mime: 'text/csv',
+          size: file.size,
+        },
         {
           type: 'html',
           label: 'Custom view',

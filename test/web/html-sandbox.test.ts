@@ -122,7 +122,10 @@ describe('the html sandbox', () => {
         ],
       },
     })
-    await page.frameLocator(`article[data-id="${forger.message.id}"] iframe`).locator('#forger').waitFor()
+    await page
+      .frameLocator(`article[data-id="${forger.message.id}"] iframe`)
+      .locator('#forger')
+      .waitFor()
     // A question embed whose button replies three times.
     const asked = await p.agent.send({
       body: {
@@ -154,7 +157,10 @@ describe('the html sandbox', () => {
         blocks: [{ type: 'html', id: 'x', question: true, html: '<p id="spoof">spoof</p>' }],
       },
     })
-    await page.frameLocator(`article[data-id="${asked.message.id}"] iframe`).locator('#spoof').waitFor()
+    await page
+      .frameLocator(`article[data-id="${asked.message.id}"] iframe`)
+      .locator('#spoof')
+      .waitFor()
     await page.evaluate(() => window.postMessage({ hark: 'reply', value: 'spoofed' }, '*'))
     await Bun.sleep(300)
     expect((await p.agent.ask(asked.message.id)).message.ask?.status).toBe('open')
@@ -167,24 +173,24 @@ describe('the html sandbox', () => {
           { type: 'html', id: 'fixed', height: 180, html: '<p>fixed</p>' },
           { type: 'html', id: 'huge', height: 2000, html: '<p>huge</p>' },
           { type: 'html', id: 'auto', html: '<div style="height:640px">tall</div>' },
+          // As tall as its frame, whatever that is: must settle, not shrink or grow forever.
+          { type: 'html', id: 'full', html: '<style>html,body{height:100%}</style><p>full</p>' },
         ],
       },
     })
     const frames = page.locator(`article[data-id="${message.id}"] iframe`)
     await frames.nth(2).waitFor()
-    const heights = async () =>
-      frames.evaluateAll((els) => els.map((e) => Math.round(e.getBoundingClientRect().height)))
-    await page.waitForFunction(
-      (id) => {
-        const f = document.querySelectorAll(`article[data-id="${id}"] iframe`)[2]
-        return (f?.getBoundingClientRect().height ?? 0) > 600
-      },
-      message.id,
-    )
-    const [fixed, huge, auto] = await heights()
+    const heights = async () => frames.evaluateAll((els) => els.map((e) => e.clientHeight))
+    await page.waitForFunction((id) => {
+      const f = document.querySelectorAll(`article[data-id="${id}"] iframe`)[2]
+      return (f?.clientHeight ?? 0) > 600
+    }, message.id)
+    const [fixed, huge, auto, full] = await heights()
     expect(fixed).toBe(180)
     expect(huge).toBe(2000)
     expect(auto).toBeGreaterThan(640)
     expect(auto).toBeLessThan(720)
+    await Bun.sleep(400)
+    expect((await heights())[3]).toBe(full as number)
   })
 })

@@ -179,9 +179,9 @@ describe('questions: several inputs share one Send button', () => {
     expect(shown).toContain('Pick at least one.')
     expect(shown).toContain('This is required.')
     expect((await answerOf(id))?.status).toBe('open')
-    expect(
-      await page.evaluate(() => document.activeElement?.getAttribute('type') ?? ''),
-    ).toBe('checkbox')
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('type') ?? '')).toBe(
+      'checkbox',
+    )
 
     // Out of range is caught too.
     await article.getByRole('checkbox', { name: 'Lint' }).check()
@@ -207,7 +207,14 @@ describe('questions: several inputs share one Send button', () => {
       diff: true,
     })
     const summary = await article.locator('.q-outcome dd').allTextContents()
-    expect(summary).toEqual(['Lint, Tests', 'nightly', 'Faster start.\nFewer bugs.', '3', 'Off', 'Confirmed'])
+    expect(summary).toEqual([
+      'Lint, Tests',
+      'nightly',
+      'Faster start.\nFewer bugs.',
+      '3',
+      'Off',
+      'Confirmed',
+    ])
   })
 
   test('one input that is not simple (a text) still waits for Send', async () => {
@@ -319,6 +326,8 @@ describe('questions: final states', () => {
       },
     })
     await screenshot(page, 'question-phone')
+    await page.emulateMedia({ colorScheme: 'dark' })
+    await screenshot(page, 'question-phone-dark')
     expect(errors).toEqual([])
   })
 })

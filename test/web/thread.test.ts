@@ -86,13 +86,10 @@ describe('a thread', () => {
       ])
       expect(await page.locator(`${m} .b-table td.num`).count()).toBe(6)
       // The image loads from the person-side download route with the session cookie.
-      await page.waitForFunction(
-        (sel) => {
-          const img = document.querySelector(sel) as HTMLImageElement | null
-          return img?.complete && img.naturalWidth > 0
-        },
-        `${m} .b-image img`,
-      )
+      await page.waitForFunction((sel) => {
+        const img = document.querySelector(sel) as HTMLImageElement | null
+        return img?.complete && img.naturalWidth > 0
+      }, `${m} .b-image img`)
       expect(await page.locator(`${m} .b-image img`).getAttribute('alt')).toBe('Build chart')
       const file = page.locator(`${m} .b-file`)
       expect(await file.textContent()).toContain('report.csv')

@@ -16,6 +16,7 @@ export interface PollOptions {
 
 /** Room over the requested wait before a silent connection counts as dead. */
 const STALL_MS = 20_000
+const DEADLINE_GRACE_MS = 1000
 const OUTAGE_PAUSE_MS = [500, 1000, 2000, 5000]
 
 const isOutage = (error: unknown) =>
@@ -33,17 +34,17 @@ export async function pollUntil<T>(
   for (;;) {
     const remainingMs = options.deadline - Date.now()
     const waitSeconds = Math.max(0, Math.min(MAX_WAIT_SECONDS, remainingMs / 1000))
+    // A request (retries included) never outlives the deadline by more than a second.
+    const limitMs = Math.min(waitSeconds * 1000 + STALL_MS, remainingMs + DEADLINE_GRACE_MS)
     try {
-      const value = await poll(
-        Math.round(waitSeconds * 1000) / 1000,
-        AbortSignal.timeout(waitSeconds * 1000 + STALL_MS),
-      )
+      const value = await poll(Math.round(waitSeconds * 1000) / 1000, AbortSignal.timeout(limitMs))
       if (outages > 0) options.onOutage?.('connected to the server again')
       outages = 0
       if (value !== undefined) return value
     } catch (error) {
       const stalled = error instanceof Error && error.name === 'TimeoutError'
       if (!stalled && !isOutage(error)) throw error
+      if (Date.now() >= options.deadline) return undefined
       if (outages === 0) {
         const why = stalled ? 'the server stopped answering' : describeOutage(error)
         options.onOutage?.(`${why}; still waiting, polling again until the timeout`)

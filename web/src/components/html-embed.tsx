@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 
 /**
  * An agent's html block, run in `/embed` inside <iframe sandbox="allow-scripts">: scripts run,
@@ -30,21 +30,32 @@ export function HtmlEmbed({ html, label, height, onReply }: EmbedProps) {
   const [autoHeight, setAutoHeight] = useState(AUTO_START)
   const replyRef = useRef(onReply)
   replyRef.current = onReply
+  /** Which html the frame was given: it is sent once per frame. */
+  const rendered = useRef<string | null>(null)
 
-  useEffect(() => {
-    let rendered = false
+  // The frame may finish loading before or after this component listens: the html goes on
+  // whichever comes first, the frame's load event or its 'ready' message.
+  const render = () => {
+    const win = frame.current?.contentWindow
+    if (!win || rendered.current === html) return
+    rendered.current = html
+    // The frame's origin is opaque, so '*' is the only target that reaches it.
+    win.postMessage({ hark: 'render', html }, '*')
+  }
+
+  // A layout effect: listening starts before the browser runs any task of the new frame.
+  useLayoutEffect(() => {
     let replied = false
     const onMessage = (event: MessageEvent) => {
       const win = frame.current?.contentWindow
       if (!win || event.source !== win) return
       const data = event.data as { hark?: string; value?: unknown } | null
       if (!data || typeof data !== 'object') return
-      if (data.hark === 'ready' && !rendered) {
-        rendered = true
-        // The frame's origin is opaque, so '*' is the only target that reaches it.
-        win.postMessage({ hark: 'render', html }, '*')
+      if (data.hark === 'ready') {
+        render()
       } else if (data.hark === 'height' && typeof data.value === 'number') {
-        setAutoHeight(Math.min(Math.max(Math.ceil(data.value), 24), MAX_HEIGHT))
+        const next = Math.min(Math.max(Math.ceil(data.value), 24), MAX_HEIGHT)
+        setAutoHeight((current) => (current === next ? current : next))
       } else if (data.hark === 'reply' && !replied && replyRef.current) {
         let value: unknown
         try {
@@ -70,6 +81,7 @@ export function HtmlEmbed({ html, label, height, onReply }: EmbedProps) {
         sandbox="allow-scripts"
         referrerpolicy="no-referrer"
         title={label ?? 'Embedded content from the agent'}
+        onLoad={render}
         style={{ height: `${fixed ?? autoHeight}px` }}
       />
     </figure>

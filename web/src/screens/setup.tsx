@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { SignUpForm } from '../components/sign-up-form.tsx'
 import { Button, CopyText, ErrorNote, useAction } from '../components/ui.tsx'
 import { patch, post } from '../lib/api.ts'
@@ -11,16 +11,11 @@ import type { RegistrationMode } from '../lib/types.ts'
  * may register, and end at connecting the first agent. The token lives in the fragment (never
  * sent to a server) and is dropped from the address bar at once.
  */
-const takeToken = (() => {
-  let token: string | undefined
-  return () => {
-    if (token === undefined) {
-      token = new URLSearchParams(location.hash.slice(1)).get('token') ?? ''
-      if (location.hash) history.replaceState(null, '', '/setup')
-    }
-    return token
-  }
-})()
+function takeToken(): string | undefined {
+  const token = new URLSearchParams(location.hash.slice(1)).get('token')
+  if (location.hash) history.replaceState(null, '', '/setup')
+  return token || undefined
+}
 
 type Step = 'owner' | 'registration' | 'connect'
 
@@ -40,7 +35,16 @@ const MODES: { mode: RegistrationMode; title: string; text: string }[] = [
 
 export function Setup() {
   const { info, me, signedIn, refreshInfo } = useSession()
-  const [token] = useState(takeToken)
+  const [token, setToken] = useState(() => takeToken() ?? '')
+  // The link may also be opened in a tab that already shows /setup: only the fragment changes.
+  useEffect(() => {
+    const onHash = () => {
+      const fresh = takeToken()
+      if (fresh) setToken(fresh)
+    }
+    window.addEventListener('hashchange', onHash)
+    return () => window.removeEventListener('hashchange', onHash)
+  }, [])
   const [step, setStep] = useState<Step>(me ? 'registration' : 'owner')
 
   if (step === 'owner' && !info.needs_setup) {

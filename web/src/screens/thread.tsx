@@ -91,9 +91,7 @@ export function Thread({ id }: { id: string }) {
           ) : feed.messages.length === 0 ? (
             <p class="empty">No messages yet. The agent’s messages and questions appear here.</p>
           ) : (
-            feed.messages.map((m) => (
-              <MessageView key={m.id} message={m} onChange={feed.upsert} />
-            ))
+            feed.messages.map((m) => <MessageView key={m.id} message={m} onChange={feed.upsert} />)
           )}
         </div>
       </div>

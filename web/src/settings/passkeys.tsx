@@ -27,6 +27,7 @@ export function PasskeySettings() {
     <section class="card stack" aria-labelledby="passkeys">
       <h2 id="passkeys">Passkeys</h2>
       <ErrorNote error={error ?? addError ?? renameError ?? removeError} />
+      {items?.length === 0 && <p class="muted">No passkeys yet: you log in with emailed codes.</p>}
       <ul class="rows">
         {items?.map((p) => (
           <li key={p.id}>

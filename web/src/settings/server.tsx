@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { Button, CopyText, ErrorNote, useAction } from '../components/ui.tsx'
 import { del, enc, patch, post } from '../lib/api.ts'
 import { fromNow } from '../lib/format.ts'
@@ -9,10 +9,17 @@ import { useList } from './use-list.ts'
 /** The owner's registration mode and people; invites for whoever may invite. */
 export function RegistrationSettings() {
   const { info, refreshInfo } = useSession()
-  const [save, saving, error] = useAction(async (mode: RegistrationMode) => {
-    await patch('/v1/app/settings', { registration: mode })
-    await refreshInfo()
+  // Shown at once; put back if the server says no.
+  const [mode, setMode] = useState(info.registration)
+  const [save, saving, error] = useAction(async (next: RegistrationMode) => {
+    setMode(next)
+    try {
+      await patch('/v1/app/settings', { registration: next })
+    } finally {
+      await refreshInfo().catch(() => {})
+    }
   })
+  useEffect(() => setMode(info.registration), [info.registration])
   return (
     <section class="card stack" aria-labelledby="registration">
       <h2 id="registration">Registration</h2>
@@ -20,12 +27,7 @@ export function RegistrationSettings() {
         <legend>Who can create an account</legend>
         {(['closed', 'invite', 'open'] as RegistrationMode[]).map((m) => (
           <label key={m}>
-            <input
-              type="radio"
-              name="registration"
-              checked={info.registration === m}
-              onChange={() => save(m)}
-            />
+            <input type="radio" name="registration" checked={mode === m} onChange={() => save(m)} />
             <span>
               {m === 'closed' ? 'Only the owner' : m === 'invite' ? 'By invite' : 'Anyone'}
             </span>
