@@ -48,6 +48,13 @@ export const personRoutes = (ctx: Ctx) =>
     .get('/channels', ({ person }) => ({ channels: listChannels(ctx, person.user.id) }), {
       detail: doc('person', 'List my channels', ChannelsResponse),
     })
+    .get(
+      '/channels/:id',
+      ({ person, params }) => ({
+        channel: channelSummary(ctx, personChannel(ctx, person.user.id, params.id)),
+      }),
+      { params: IdParams, detail: doc('person', 'One of my channels') },
+    )
     .patch(
       '/channels/:id',
       ({ person, params, body }) => {

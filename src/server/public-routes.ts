@@ -8,6 +8,7 @@ import { doc } from './docs.ts'
 export const Info = t.Object({
   name: t.String(),
   version: t.String(),
+  base_url: t.String({ description: 'the public URL of this server (links, passkeys)' }),
   needs_setup: t.Boolean({ description: 'true until the server has an owner' }),
   registration: t.Union([t.Literal('closed'), t.Literal('invite'), t.Literal('open')]),
   features: t.Object({
@@ -29,6 +30,7 @@ export const publicRoutes = (ctx: Ctx) =>
       () => ({
         name: 'Hark',
         version: VERSION,
+        base_url: ctx.config.baseUrl,
         needs_setup: !ctx.store.users.hasOwner(),
         registration: registrationMode(ctx),
         features: { files: true, push: false, passkeys: true, email: ctx.mailer !== undefined },

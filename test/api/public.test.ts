@@ -99,6 +99,7 @@ describe('GET /v1/info', () => {
     expect(info).toEqual({
       name: 'Hark',
       version: VERSION,
+      base_url: 'http://hark.test',
       needs_setup: false,
       registration: 'closed',
       features: { files: true, push: false, passkeys: true, email: false },

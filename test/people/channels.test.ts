@@ -61,6 +61,26 @@ describe('GET /v1/app/channels', () => {
   })
 })
 
+describe('GET /v1/app/channels/:id', () => {
+  test('answers the same summary the list shows', async () => {
+    s = startTestServer()
+    await say('hello')
+    const { channel } = await s.person.call<{ channel: ChannelSummary }>(
+      'GET',
+      `/v1/app/channels/${s.channelId}`,
+    )
+    expect(channel).toEqual(await summary())
+    expect(channel.unread).toBe(1)
+  })
+
+  test("another person's channel or an unknown id is 404", async () => {
+    s = startTestServer()
+    const bobs = s.addChannel('Bob agent', 'bob@example.com')
+    await failsWith(s.person.call('GET', `/v1/app/channels/${bobs.channelId}`), 404)
+    await failsWith(s.person.call('GET', '/v1/app/channels/ch_nope'), 404)
+  })
+})
+
 describe('PATCH /v1/app/channels/:id', () => {
   test('renames the channel: the agent sees its new label', async () => {
     s = startTestServer()

@@ -16,6 +16,8 @@ export type { Passkey } from '../../../src/passkeys/schema.ts'
 export interface Info {
   name: string
   version: string
+  /** The server's public URL (its --base-url): what agents connect to. */
+  base_url: string
   needs_setup: boolean
   registration: RegistrationMode
   features: { files: boolean; push: boolean; passkeys: boolean; email: boolean }

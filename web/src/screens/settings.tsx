@@ -26,7 +26,7 @@ export function Settings() {
       <section class="card stack" aria-labelledby="connect">
         <h2 id="connect">Connect an agent</h2>
         <p>
-          Run <code>hark init {location.origin}</code> where the agent works, then enter the code it
+          Run <code>hark init {info.base_url}</code> where the agent works, then enter the code it
           shows:
         </p>
         <PairApproval />

@@ -145,14 +145,15 @@ function RegistrationStep({ onDone }: { onDone: () => void }) {
 }
 
 function ConnectStep() {
+  const { info } = useSession()
   return (
     <div class="card stack">
       <h2>Connect your first agent</h2>
       <p>
-        Your server’s address is <strong>{location.origin}</strong>. On the machine where the agent
+        Your server’s address is <strong>{info.base_url}</strong>. On the machine where the agent
         works, run:
       </p>
-      <CopyText label="init command" text={`hark init ${location.origin}`} />
+      <CopyText label="init command" text={`hark init ${info.base_url}`} />
       <p>It shows a code; approve it here when asked. Or give the agent a join link:</p>
       <JoinLinkMaker />
       <Button variant="primary" onClick={() => navigate('/', { replace: true })}>

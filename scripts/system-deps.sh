@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suite needs, when missing: Chromium for the web app's
+# browser tests (playwright-core never downloads a browser), qemu + the arm64 C library to run
+# the arm64 binary, systemd-analyze to check the unit, curl for install.sh. Run by `npm test`
+# (pretest) and CI. Without root or apt-get it says what is missing; in CI that is a failure.
+set -uo pipefail
+
+missing=""
+[ -x /usr/bin/chromium ] || missing="$missing chromium"
+command -v qemu-aarch64-static >/dev/null 2>&1 || missing="$missing qemu-user-static"
+[ -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ] || missing="$missing libc6-arm64-cross"
+command -v systemd-analyze >/dev/null 2>&1 || missing="$missing systemd"
+command -v curl >/dev/null 2>&1 || command -v wget >/dev/null 2>&1 || missing="$missing curl"
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing Debian packages for the tests:$missing"
+  if apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing; then
+    exit 0
+  fi
+  echo "system-deps: apt-get install failed" >&2
+else
+  echo "system-deps: missing$missing (install them with apt-get as root)" >&2
+fi
+[ "${CI:-}" = "true" ] && exit 1
+exit 0
