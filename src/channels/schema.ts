@@ -9,6 +9,9 @@ export const Channel = t.Object({
   updated_at: t.Integer(),
   open_asks: t.Integer({ description: 'questions waiting for the person' }),
   pins: t.Integer(),
+  push_devices: t.Integer({
+    description: 'devices of the person a push from this channel reaches',
+  }),
 })
 export type Channel = Static<typeof Channel>
 
@@ -24,7 +27,10 @@ export const ChannelSummary = t.Composite([
 ])
 export type ChannelSummary = Channel & { unread: number; last_message: MessageRecord | null }
 
-export const ChannelsResponse = t.Object({ channels: t.Array(ChannelSummary) })
+export const ChannelsResponse = t.Object({
+  channels: t.Array(ChannelSummary),
+  cursor: t.Integer({ description: 'read /v1/app/feed from here to hear of later changes' }),
+})
 
 export const RenameRequest = t.Object({
   label: t.String({ minLength: 1, maxLength: LIMITS.labelChars }),

@@ -1,11 +1,13 @@
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { channelsChanged } from '../feed/service.ts'
 import type { Message } from '../messages/schema.ts'
 import { toRecord } from '../messages/store.ts'
 import { cleanLabel } from '../people/service.ts'
+import { pushDevices } from '../push/service.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
-import { askKey, channelKey } from '../server/waiters.ts'
+import { askKey, channelKey, userKey } from '../server/waiters.ts'
 import type { Channel, ChannelSummary } from './schema.ts'
 import type { ChannelRow } from './store.ts'
 
@@ -16,11 +18,14 @@ export const channelDetails = (ctx: Ctx, row: ChannelRow): Channel => ({
   updated_at: row.updated_at,
   open_asks: ctx.store.messages.countOpenAsks(row.id),
   pins: ctx.store.messages.countPins(row.id),
+  push_devices: pushDevices(ctx, row),
 })
 
 /** The agent renames itself: the label is the channel's name in the person's app. */
 export function renameChannel(ctx: Ctx, channel: ChannelRow, label: unknown): ChannelRow {
-  return ctx.store.channels.rename(channel.id, cleanLabel(label), ctx.clock.now())
+  const renamed = ctx.store.channels.rename(channel.id, cleanLabel(label), ctx.clock.now())
+  channelsChanged(ctx, channel.user_id)
+  return renamed
 }
 
 /** A channel as the person's list shows it: with unread count and the last message. */
@@ -39,6 +44,7 @@ export const listChannels = (ctx: Ctx, userId: string): ChannelSummary[] =>
 /** The person has seen everything up to now in this channel. */
 export function markChannelRead(ctx: Ctx, channel: ChannelRow): ChannelSummary {
   ctx.store.channels.markRead(channel.id, ctx.store.channels.lastRid(channel.id))
+  channelsChanged(ctx, channel.user_id) // the person's other devices drop the unread count
   return channelSummary(ctx, ctx.store.channels.byId(channel.id) as ChannelRow)
 }
 
@@ -50,14 +56,16 @@ export function deleteChannel(ctx: Ctx, channel: ChannelRow): void {
   const held = heldKeys(ctx, channel.id)
   ctx.db.transaction(() => ctx.store.channels.remove(channel.id)).immediate()
   channelsGone(ctx, [channel.id], held)
+  channelsChanged(ctx, channel.user_id)
 }
 
 /**
- * The waiter keys of a channel: its change feed and each open question (an agent waiting
- * for an answer parks on the question, not the channel). Read before the rows are deleted.
+ * The waiter keys of a channel: its change feed, its person's feed, and each open question
+ * (an agent waiting for an answer parks on the question, not the channel). Read before the rows are deleted.
  */
 export const heldKeys = (ctx: Ctx, channelId: string): string[] => [
   channelKey(channelId),
+  userKey(ctx.store.channels.byId(channelId)?.user_id ?? ''),
   ...ctx.store.messages.openAsks(channelId).map((m) => askKey(m.id)),
 ]
 

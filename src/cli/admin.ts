@@ -2,6 +2,7 @@ import { statSync } from 'node:fs'
 import { backup, restore } from '../backup/service.ts'
 import { openDatabase } from '../db/database.ts'
 import { addChannel, addPersonToken, addUser } from '../people/service.ts'
+import { rotateVapid } from '../push/vapid.ts'
 import { systemClock } from '../server/clock.ts'
 import { dataDirFrom } from '../server/config.ts'
 import { databasePath, openStores, prepareDataDir } from '../server/context.ts'
@@ -19,6 +20,9 @@ the server runs.
       a consistent snapshot of the database and files, while the server runs
   hark admin restore FILE [--data DIR]
       into an empty or new data directory; start the server afterwards
+  hark admin vapid rotate [--data DIR]
+      new web push (VAPID) keys; drops every device's subscription: each must turn
+      notifications on again
 
 --data defaults to $HARK_DATA, else HARK_DATA in the config file (--config FILE, $HARK_CONFIG,
 else /etc/hark/hark.env if it exists), else ./data. On an installed server run these as the
@@ -132,6 +136,20 @@ export async function admin(
         out(`Created person token ${row.id} for ${email}.`)
         out('Person token (shown once, store it now):')
         out(token)
+      } finally {
+        p.db.close()
+      }
+      return 0
+    }
+    case 'vapid rotate': {
+      const p = open()
+      try {
+        // Push services bind each subscription to the key it was made with: none survives.
+        out('Warning: rotating the VAPID keys drops every push subscription; every device must')
+        out('turn notifications on again (Settings, Notifications).')
+        rotateVapid(dataDir)
+        const dropped = p.db.transaction(() => p.store.push.removeAll()).immediate()
+        out(`Rotated the VAPID keys in ${dataDir}; dropped ${dropped} subscriptions.`)
       } finally {
         p.db.close()
       }

@@ -10,6 +10,7 @@ import type {
   SendRequest,
 } from '../messages/schema.ts'
 import type { Pin, PutPinRequest } from '../pins/schema.ts'
+import type { SecretRead, SecretRecord } from '../secrets/service.ts'
 import type { Info } from '../server/public-routes.ts'
 
 /**
@@ -208,6 +209,15 @@ export function createAgentClient(options: ClientOptions) {
       }),
     download: (fileId: string) => raw('GET', `/v1/files/${id(fileId)}`),
 
+    /** Asks for a secret encrypted to `public_key` (see src/secrets/crypto.ts). */
+    requestSecret: (req: { name: string; description?: string; public_key: string }) =>
+      call<{ secret_request: SecretRecord }>('POST', '/v1/secrets', { json: req }),
+    /** Held while pending; the answer that carries `ciphertext` is the only one that will. */
+    secret: (secretId: string, wait?: number, signal?: AbortSignal) =>
+      call<SecretRead>('GET', `/v1/secrets/${id(secretId)}`, { query: { wait }, signal }),
+    cancelSecret: (secretId: string) =>
+      call<{ secret_request: SecretRecord }>('DELETE', `/v1/secrets/${id(secretId)}`),
+
     channel: () => call<Static<typeof ChannelResponse>>('GET', '/v1/channel'),
     rename: (label: string) =>
       call<Static<typeof AgentResponse>>('PATCH', '/v1/agent', { json: { label } }),
@@ -236,6 +246,12 @@ export function createPersonClient(options: ClientOptions) {
         `/v1/app/messages/${id(messageId)}/answer`,
         { json: { answer } },
       ),
+    secret: (secretId: string) =>
+      call<{ secret_request: SecretRecord }>('GET', `/v1/app/secrets/${id(secretId)}`),
+    fulfilSecret: (secretId: string, ciphertext: string) =>
+      call<{ secret_request: SecretRecord }>('POST', `/v1/app/secrets/${id(secretId)}/fulfil`, {
+        json: { ciphertext },
+      }),
     approvePairing: (userCode: string, label?: string) =>
       call<{ channel: { id: string; label: string } }>(
         'POST',

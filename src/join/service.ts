@@ -1,4 +1,5 @@
 import { personChannel } from '../channels/service.ts'
+import { channelsChanged } from '../feed/service.ts'
 import { cleanLabel, issueToken, type PersonAuth } from '../people/service.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
@@ -48,6 +49,12 @@ export function createJoinLink(
 }
 
 export function redeemJoinLink(ctx: Ctx, code: unknown) {
+  const redeemed = redeem(ctx, code)
+  channelsChanged(ctx, redeemed.userId)
+  return { token: redeemed.token, channel: redeemed.channel }
+}
+
+function redeem(ctx: Ctx, code: unknown) {
   if (typeof code !== 'string' || code === '') throw fail.invalid('code', 'is required')
   return ctx.db
     .transaction(() => {
@@ -76,7 +83,7 @@ export function redeemJoinLink(ctx: Ctx, code: unknown) {
         channel = ctx.store.channels.insert(newId('ch'), user.id, link.label ?? 'Agent', now)
       }
       const { token } = issueToken(ctx, 'agent', user, channel, channel.label)
-      return { token, channel: { id: channel.id, label: channel.label } }
+      return { token, channel: { id: channel.id, label: channel.label }, userId: user.id }
     })
     .immediate()
 }

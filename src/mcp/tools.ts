@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import * as z from 'zod'
@@ -5,6 +8,12 @@ import { composeBody, composeQuestion, progressBody, uploadPath } from '../cli/a
 import type { Env } from '../cli/agent/config.ts'
 import { describeFailure } from '../cli/agent/failures.ts'
 import { Inbox } from '../cli/agent/inbox.ts'
+import {
+  askForSecret,
+  type PendingSecret,
+  waitForSecret,
+  writeSecretFile,
+} from '../cli/agent/secrets.ts'
 import type { Session } from '../cli/agent/session.ts'
 import { type AskOutcome, waitForAnswer } from '../cli/agent/waiting.ts'
 import type { Block } from '../messages/schema.ts'
@@ -50,8 +59,19 @@ const toolOutcome = (o: AskOutcome) =>
 
 const waitMs = (seconds: number | undefined) => (seconds ?? MAX_TOOL_WAIT_SECONDS) * 1000
 
+/**
+ * Where `request_secret` writes a secret when not told: a fresh 0700 directory of its own,
+ * the file named after the secret (made safe for a file name).
+ */
+function defaultSecretPath(name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hark-secret-'))
+  return join(dir, name.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_') || 'secret')
+}
+
 export function registerTools(server: McpServer, session: Session, env: Env): void {
   const { client } = session
+  /** Requests still waiting, with their private keys: only this process can open the answer. */
+  const pendingSecrets = new Map<string, { pending: PendingSecret; path?: string }>()
 
   server.registerTool(
     'notify',
@@ -221,6 +241,52 @@ export function registerTools(server: McpServer, session: Session, env: Env): vo
     handler(async (a) => {
       const { pin } = await client.pin(a.key, { body: progressBody(a), silent: true })
       return { key: pin.key, id: pin.message.id }
+    }),
+  )
+
+  server.registerTool(
+    'request_secret',
+    {
+      description: `Ask the person for a secret (API token, password), end-to-end encrypted: only this process can decrypt it. The secret is written to a file with mode 0600 and only its path is returned — the value never enters this conversation; read the file from the command that needs it (e.g. TOKEN=$(cat PATH) cmd). Tell the person the fingerprint so they can check the app shows the same. Waits up to ${MAX_TOOL_WAIT_SECONDS} s; status "pending" means call request_secret again with the id (same process) to keep waiting.`,
+      inputSchema: {
+        name: z
+          .string()
+          .optional()
+          .describe('what is needed, e.g. GITHUB_TOKEN (for a new request)'),
+        description: z.string().optional().describe('why it is needed, shown to the person'),
+        path: z
+          .string()
+          .optional()
+          .describe('where to write it (mode 0600); default: a new private temporary directory'),
+        id: z.string().optional().describe('a pending request to keep waiting for'),
+        wait_seconds: waitSeconds,
+      },
+    },
+    handler(async (a) => {
+      let entry = a.id === undefined ? undefined : pendingSecrets.get(a.id)
+      if (a.id !== undefined && !entry) {
+        throw new Error(`no pending secret request ${a.id} in this MCP server; ask again`)
+      }
+      if (!entry) {
+        if (!a.name) throw new Error('give the name of the secret (or the id of a pending request)')
+        entry = { pending: await askForSecret(client, a.name, a.description), path: a.path }
+        pendingSecrets.set(entry.pending.request.id, entry)
+      }
+      const { request } = entry.pending
+      const outcome = await waitForSecret(client, entry.pending, waitMs(a.wait_seconds))
+      if (outcome.status === 'timeout') {
+        return {
+          id: request.id,
+          status: 'pending',
+          fingerprint: request.fingerprint,
+          next: 'tell the person this fingerprint, then call request_secret with this id',
+        }
+      }
+      pendingSecrets.delete(request.id)
+      if (outcome.status === 'cancelled') return { id: request.id, status: 'cancelled' }
+      const path = a.path ?? entry.path ?? defaultSecretPath(request.name)
+      writeSecretFile(path, outcome.value)
+      return { id: request.id, status: 'received', name: request.name, path }
     }),
   )
 

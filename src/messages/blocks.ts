@@ -42,6 +42,10 @@ export function validateBody(body: MessageBody, rules: BlockRules): void {
         throw fail.invalid(`${at}.id`, `"${block.id}" is used by another block`)
       ids.add(block.id)
     }
+    // Only the server writes these, so what the app shows under a fingerprint is the server's.
+    if (block.type === 'secret_request') {
+      throw fail.invalid(`${at}.type`, 'secret requests are made with POST /v1/secrets')
+    }
     if (isKnown(block.type)) validateKnown(block, at, rules)
   })
 }

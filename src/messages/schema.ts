@@ -157,6 +157,18 @@ export const KnownBlocks = {
     },
     open,
   ),
+  // Made only by the server (POST /v1/secrets): a body that carries one is refused (blocks.ts).
+  secret_request: t.Object(
+    {
+      type: t.Literal('secret_request'),
+      ...base,
+      request_id: t.String(),
+      name: str(LIMITS.titleChars),
+      fingerprint: t.String(),
+      status: t.Optional(t.String()),
+    },
+    open,
+  ),
 } as const
 
 export type KnownBlockType = keyof typeof KnownBlocks

@@ -1,9 +1,10 @@
 import { expireIfDue } from '../asks/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
+import { enqueueMessagePush } from '../push/service.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
 import { newId } from '../server/ids.ts'
-import { askKey, channelKey, pollFor } from '../server/waiters.ts'
+import { askKey, channelKey, pollFor, userKey } from '../server/waiters.ts'
 import { type BlockRules, inputBlocks, validateBody } from './blocks.ts'
 import type {
   AckState,
@@ -22,9 +23,18 @@ export type Sender = 'agent' | 'human'
 /** A message that exists (not deleted), as its API record. */
 export const messageOf = (row: MessageRow) => toRecord(row) as Message
 
-/** Tells every long-poll watching this channel (and this question) that something changed. */
+/**
+ * Tells every long-poll watching this channel (and this question) that something changed,
+ * and the person's own feed across all their channels.
+ */
 export function announce(ctx: Ctx, row: MessageRow): void {
-  ctx.waiters.wake(channelKey(row.channel_id), askKey(row.id))
+  ctx.waiters.wake(channelKey(row.channel_id), askKey(row.id), ...ownerKey(ctx, row.channel_id))
+}
+
+/** The person's waiter key for a channel (none once the channel is gone). */
+function ownerKey(ctx: Ctx, channelId: string): string[] {
+  const owner = ctx.store.channels.byId(channelId)?.user_id
+  return owner ? [userKey(owner)] : []
 }
 
 export function blockRules(
@@ -63,8 +73,8 @@ export function sendMessage(
   const now = ctx.clock.now()
   const expiresAt = req.expires_in === undefined ? null : now + Math.round(req.expires_in * 1000)
   const row = ctx.db
-    .transaction(() =>
-      ctx.store.messages.insert({
+    .transaction(() => {
+      const inserted = ctx.store.messages.insert({
         id: newId('msg'),
         channel_id: channel.id,
         sender,
@@ -74,8 +84,11 @@ export function sendMessage(
         ask_status: isQuestion ? 'open' : null,
         ask_expires_at: expiresAt,
         created_at: now,
-      }),
-    )
+      })
+      // In the same transaction: a message that exists has its pushes queued, even after a crash.
+      if (sender === 'agent' && !inserted.silent) enqueueMessagePush(ctx, channel, inserted)
+      return inserted
+    })
     .immediate()
   if (expiresAt !== null) ctx.expiry.noteExpiry(ctx, expiresAt)
   announce(ctx, row)
@@ -166,7 +179,7 @@ export async function readFeed(
       // Marking took new change numbers; step over them so this reader does not see its own
       // marks again — unless a page was cut short, where the rest must still come.
       if (!hasMore) cursor = Math.max(...rows.map((r) => r.seq))
-      ctx.waiters.wake(channelKey(channel.id))
+      ctx.waiters.wake(channelKey(channel.id), userKey(channel.user_id))
       return { messages: rows.map(toRecord), cursor, has_more: hasMore }
     }
     page.records ??= rows.map(toRecord)

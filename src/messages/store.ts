@@ -125,6 +125,23 @@ export function messageStore(db: Database) {
        WHERE channel_id = ?1 AND deleted_at IS NULL AND pin_key IS NULL
        ORDER BY rid DESC LIMIT 1`,
     ),
+    // The person's feed: every channel of theirs, in change order. SQLite reads each channel's
+    // changes after the cursor from messages_feed and merges them; a live reader is near the
+    // end, so that is a handful of rows.
+    personFeed: db.query<MessageRow, [string, number, number]>(
+      `SELECT * FROM messages
+       WHERE seq > ?2 AND channel_id IN (SELECT id FROM channels WHERE user_id = ?1)
+       ORDER BY seq LIMIT ?3`,
+    ),
+    // A thread opens at its end and pages back: the newest live, unpinned messages before a rid.
+    tail: db.query<MessageRow, [string, number, number]>(
+      `SELECT * FROM messages INDEXED BY messages_live
+       WHERE channel_id = ?1 AND deleted_at IS NULL AND pin_key IS NULL AND rid < ?2
+       ORDER BY rid DESC LIMIT ?3`,
+    ),
+    currentSeq: db.query<{ value: number }, []>(
+      "SELECT value FROM counters WHERE name = 'change_seq'",
+    ),
     countPins: db.query<{ n: number }, [string]>(
       'SELECT count(*) AS n FROM messages WHERE channel_id = ?1 AND pin_key IS NOT NULL',
     ),
@@ -173,6 +190,13 @@ export function messageStore(db: Database) {
     pin: (channelId: string, key: string) => q.pin.get(channelId, key) ?? undefined,
     pins: (channelId: string) => q.pins.all(channelId),
     countPins: (channelId: string) => q.countPins.get(channelId)?.n ?? 0,
+    personFeed: (userId: string, since: number, limit: number) =>
+      q.personFeed.all(userId, since, limit),
+    /** Newest first: up to `limit` live, unpinned messages with a rid below `beforeRid`. */
+    tail: (channelId: string, beforeRid: number, limit: number) =>
+      q.tail.all(channelId, beforeRid, limit),
+    /** The last change number handed out: a cursor that starts a feed at "now". */
+    currentSeq: () => q.currentSeq.get()?.value ?? 0,
     /** The newest live, unpinned message: the channel list's preview. */
     lastLive: (channelId: string) => q.lastLive.get(channelId) ?? undefined,
   }

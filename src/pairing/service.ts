@@ -1,3 +1,4 @@
+import { channelsChanged } from '../feed/service.ts'
 import type { PersonAuth } from '../people/service.ts'
 import { cleanLabel, issueToken } from '../people/service.ts'
 import type { Ctx } from '../server/context.ts'
@@ -144,6 +145,7 @@ export function approvePairing(ctx: Ctx, person: PersonAuth, code: string, label
     })
     .immediate()
   ctx.waiters.wake(pairingKey(row.id))
+  channelsChanged(ctx, person.user.id)
   return {
     pairing: pairingView(settled.pairing),
     channel: { id: settled.channel.id, label: settled.channel.label },

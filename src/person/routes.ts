@@ -11,6 +11,7 @@ import {
   renameChannel,
 } from '../channels/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
+import { readPersonFeed, readTail } from '../feed/service.ts'
 import { FileInfo, UploadQuery } from '../files/schema.ts'
 import { downloadResponse, findFile, saveUpload } from '../files/service.ts'
 import { LIMITS } from '../messages/limits.ts'
@@ -36,6 +37,34 @@ function questionChannel(ctx: Ctx, userId: string, id: string): ChannelRow {
 }
 
 const PersonSend = t.Object({ body: SendRequest.properties.body })
+const PersonFeedQuery = t.Object({
+  since: FeedQuery.properties.since,
+  wait: FeedQuery.properties.wait,
+  limit: FeedQuery.properties.limit,
+})
+const ChannelFeedQuery = t.Object({
+  ...FeedQuery.properties,
+  tail: t.Optional(t.String({ description: 'the newest N messages instead of changes' })),
+  before: t.Optional(t.String({ description: 'with tail: the N messages before this id' })),
+})
+
+/** A thread's first screen and each page back: enough to fill a phone twice. */
+const TAIL_DEFAULT = 50
+
+/** `tail` → how many messages; it reads a window, so the change feed's parameters are 400. */
+function parseTail(query: typeof ChannelFeedQuery.static): number | undefined {
+  if (query.tail === undefined && query.before === undefined) return undefined
+  for (const name of ['since', 'wait', 'sender'] as const) {
+    if (query[name] !== undefined) {
+      throw fail.invalid('tail', `reads the newest messages and cannot be combined with ${name}`)
+    }
+  }
+  if (query.tail === undefined || query.tail === '') return TAIL_DEFAULT
+  if (!/^\d{1,6}$/.test(query.tail) || Number(query.tail) < 1) {
+    throw fail.invalid('tail', `must be an integer from 1 to ${LIMITS.feedPage}`)
+  }
+  return Math.min(Number(query.tail), LIMITS.feedPage)
+}
 const IdParams = t.Object({ id: t.String() })
 
 /**
@@ -45,9 +74,33 @@ const IdParams = t.Object({ id: t.String() })
 export const personRoutes = (ctx: Ctx) =>
   new Elysia({ name: 'hark/person', prefix: '/v1/app' })
     .use(personAuth(ctx))
-    .get('/channels', ({ person }) => ({ channels: listChannels(ctx, person.user.id) }), {
-      detail: doc('person', 'List my channels', ChannelsResponse),
-    })
+    .get(
+      '/channels',
+      ({ person }) =>
+        ctx.db.transaction(() => ({
+          channels: listChannels(ctx, person.user.id),
+          // Where /v1/app/feed continues from to hear of changes after this list.
+          cursor: ctx.store.messages.currentSeq(),
+        }))(),
+      { detail: doc('person', 'List my channels', ChannelsResponse) },
+    )
+    .get(
+      '/feed',
+      ({ person, query, request }) => {
+        const waitMs = parseWait(query.wait)
+        holdOpen(ctx, request, waitMs)
+        return readPersonFeed(ctx, person.user.id, {
+          since: parseCursor(query.since),
+          waitMs,
+          limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
+          signal: request.signal,
+        })
+      },
+      {
+        query: PersonFeedQuery,
+        detail: doc('person', 'Read the change feed of all my channels (long-poll)', FeedResponse),
+      },
+    )
     .get(
       '/channels/:id',
       ({ person, params }) => ({
@@ -116,6 +169,8 @@ export const personRoutes = (ctx: Ctx) =>
       '/channels/:id/messages',
       ({ person, params, query, request }) => {
         const channel = personChannel(ctx, person.user.id, params.id)
+        const tail = parseTail(query)
+        if (tail !== undefined) return readTail(ctx, channel, tail, query.before)
         const waitMs = parseWait(query.wait)
         holdOpen(ctx, request, waitMs)
         return readFeed(ctx, channel, {
@@ -129,8 +184,12 @@ export const personRoutes = (ctx: Ctx) =>
       },
       {
         params: IdParams,
-        query: FeedQuery,
-        detail: doc('person', "Read a channel's change feed (long-poll)", FeedResponse),
+        query: ChannelFeedQuery,
+        detail: doc(
+          'person',
+          "Read a channel's change feed (long-poll), or with tail=N its newest N messages",
+          FeedResponse,
+        ),
       },
     )
     .post(

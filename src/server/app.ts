@@ -11,6 +11,8 @@ import { passkeyRoutes } from '../passkeys/routes.ts'
 import { peopleRoutes } from '../people/routes.ts'
 import { personRoutes } from '../person/routes.ts'
 import { pinRoutes } from '../pins/routes.ts'
+import { pushAnswerRoutes, pushRoutes } from '../push/routes.ts'
+import { personSecretRoutes, secretRoutes } from '../secrets/routes.ts'
 import { sessionRoutes } from '../sessions/routes.ts'
 import { tokenRoutes } from '../tokens/routes.ts'
 import { VERSION } from '../version.ts'
@@ -98,6 +100,10 @@ export function buildApp(ctx: Ctx) {
     .use(tokenRoutes(ctx))
     .use(pairingRoutes(ctx))
     .use(joinRoutes(ctx))
+    .use(pushRoutes(ctx))
+    .use(pushAnswerRoutes(ctx))
+    .use(secretRoutes(ctx))
+    .use(personSecretRoutes(ctx))
 }
 
 export type App = ReturnType<typeof buildApp>

@@ -14,6 +14,7 @@ const AGENT_PREFIXES = [
   '/v1/files',
   '/v1/channel',
   '/v1/agent',
+  '/v1/secrets',
 ]
 
 /**

@@ -21,6 +21,11 @@ export interface Config {
   smtpUrl?: string
   /** The sender of Hark's mail. */
   smtpFrom?: string
+  /**
+   * Hosts (`host` or `host:port`) that push endpoints may name although they are not public
+   * https push services: a self-hosted push service on the LAN, a test's local receiver.
+   */
+  pushAllowHosts?: string[]
 }
 
 type Env = Record<string, string | undefined>
@@ -211,6 +216,19 @@ export const SETTINGS: readonly Setting[] = [
     defaultText: 'hark@<base URL host>',
     parse: (raw) => raw.trim(),
     fallback: (c) => `hark@${new URL(c.baseUrl ?? 'http://localhost').hostname}`,
+  }),
+  setting({
+    key: 'pushAllowHosts',
+    flag: 'push-allow-hosts',
+    env: 'HARK_PUSH_ALLOW_HOSTS',
+    help: 'push endpoint hosts allowed though private or http (host[:port],...)',
+    defaultText: '(none: public https push services only)',
+    parse: (raw) =>
+      raw
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter((h) => h !== ''),
+    fallback: () => [],
   }),
 ]
 

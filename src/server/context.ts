@@ -14,6 +14,9 @@ import { messageStore } from '../messages/store.ts'
 import { pairingStore } from '../pairing/store.ts'
 import { challengeStore, passkeyStore } from '../passkeys/store.ts'
 import { inviteStore, tokenStore, userStore } from '../people/store.ts'
+import { pushStore } from '../push/store.ts'
+import { PushWorker } from '../push/worker.ts'
+import { secretStore } from '../secrets/store.ts'
 import { sessionStore } from '../sessions/store.ts'
 import { settingsStore } from '../settings/store.ts'
 import { type Clock, systemClock } from './clock.ts'
@@ -37,6 +40,8 @@ export interface Ctx {
   expiry: ExpiryScheduler
   filesDir: string
   store: ReturnType<typeof openStores>
+  /** Sends queued web pushes and email reminders, off the request path. */
+  push: PushWorker
   /** Sends email (login codes, notifications); absent when no SMTP server is configured. */
   mailer?: Mailer
   /** The listening server, once `hark serve` has one (tests drive `app.handle()` without). */
@@ -68,6 +73,8 @@ export function openStores(db: Database) {
     challenges: challengeStore(db),
     pairings: pairingStore(db),
     joinLinks: joinLinkStore(db),
+    push: pushStore(db),
+    secrets: secretStore(db),
   }
 }
 
@@ -106,14 +113,17 @@ export function createContext(
     filesDir,
     store: openStores(db),
     mailer: options.mailer,
+    push: new PushWorker(config.dataDir),
   }
   sweepFiles(ctx)
   ctx.expiry.start(ctx)
+  ctx.push.start(ctx)
   return ctx
 }
 
 /** Settles every long-poll, stops timers and closes the database. */
 export function closeContext(ctx: Ctx): void {
+  ctx.push.stop()
   ctx.expiry.stop()
   ctx.waiters.close()
   ctx.db.close()

@@ -17,6 +17,7 @@ export const Info = t.Object({
     passkeys: t.Boolean(),
     email: t.Boolean(),
   }),
+  vapid_public_key: t.String({ description: 'applicationServerKey for web push subscriptions' }),
 })
 
 /** What anyone may read: health, server info, and the web app's shell. */
@@ -33,7 +34,8 @@ export const publicRoutes = (ctx: Ctx) =>
         base_url: ctx.config.baseUrl,
         needs_setup: !ctx.store.users.hasOwner(),
         registration: registrationMode(ctx),
-        features: { files: true, push: false, passkeys: true, email: ctx.mailer !== undefined },
+        features: { files: true, push: true, passkeys: true, email: ctx.mailer !== undefined },
+        vapid_public_key: ctx.push.vapid.current().publicKey,
       }),
       { detail: doc('public', 'Public server info', Info, false) },
     )

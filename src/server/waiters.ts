@@ -79,6 +79,8 @@ export class Waiters {
 
 export const channelKey = (channelId: string) => `channel:${channelId}`
 export const askKey = (messageId: string) => `ask:${messageId}`
+/** Everything of one person: any change to a message of theirs, or to their channels. */
+export const userKey = (userId: string) => `user:${userId}`
 
 /**
  * Runs `read` until it returns something or `waitMs` has passed, parking on `key` in between.

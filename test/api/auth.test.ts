@@ -40,11 +40,17 @@ const AGENT_ROUTES: Route[] = [
   { method: 'GET', path: '/v1/files/file_x' },
   { method: 'GET', path: '/v1/channel' },
   { method: 'PATCH', path: '/v1/agent', json: { label: 'x' } },
+  { method: 'POST', path: '/v1/secrets', json: { name: 'X', public_key: 'x' } },
+  { method: 'GET', path: '/v1/secrets/sec_x' },
+  { method: 'DELETE', path: '/v1/secrets/sec_x' },
 ]
 
 /** Every route of the person's side. */
 const PERSON_ROUTES: Route[] = [
   { method: 'GET', path: '/v1/app/channels' },
+  { method: 'GET', path: '/v1/app/secrets/sec_x' },
+  { method: 'POST', path: '/v1/app/secrets/sec_x/fulfil', json: { ciphertext: 'x' } },
+  { method: 'GET', path: '/v1/app/feed' },
   { method: 'GET', path: '/v1/app/channels/ch_x/messages' },
   { method: 'POST', path: '/v1/app/channels/ch_x/messages', json: { body: { text: 'hi' } } },
   { method: 'POST', path: '/v1/app/messages/msg_x/answer', json: { answer: true } },
@@ -85,11 +91,24 @@ const PERSON_ROUTES: Route[] = [
   { method: 'POST', path: '/v1/app/passkeys/verify', json: { challenge_id: 'x', response: {} } },
   { method: 'PATCH', path: '/v1/app/passkeys/cred_x', json: { name: 'x' } },
   { method: 'DELETE', path: '/v1/app/passkeys/cred_x' },
+  { method: 'GET', path: '/v1/app/push/subscriptions' },
+  {
+    method: 'POST',
+    path: '/v1/app/push/subscriptions',
+    json: { endpoint: 'https://push.example.com/x', keys: { p256dh: 'x', auth: 'x' } },
+  },
+  { method: 'DELETE', path: '/v1/app/push/subscriptions/push_x' },
+  { method: 'POST', path: '/v1/app/push/subscriptions/push_x/test' },
+  { method: 'GET', path: '/v1/app/push/email-reminders' },
+  { method: 'PATCH', path: '/v1/app/push/email-reminders', json: { minutes: 5 } },
 ]
 
 const PUBLIC_PATHS = new Set(['/health', '/v1/info'])
-/** Public flows that take no token by design: pairing, join links, login and sign-up. */
-const PUBLIC_PREFIXES = ['/v1/pair/', '/v1/join', '/v1/auth/']
+/**
+ * Public flows that take no token by design: pairing, join links, login and sign-up, and
+ * answering from a notification (with its capability).
+ */
+const PUBLIC_PREFIXES = ['/v1/pair/', '/v1/join', '/v1/auth/', '/v1/push/']
 
 /** Sends a route's request with the given Authorization header (or none). */
 function call(route: Route, authorization?: string): Promise<Response> {
@@ -145,7 +164,7 @@ describe('route coverage', () => {
       `${r.method} ${r.path
         .split('?')[0]
         ?.replace('/channels/ch_x/files/file_x', '/channels/ch_x/files/{file}')
-        .replace(/\/(msg|ch|file|usr|inv|ses|tok|cred)_x/g, '/{id}')
+        .replace(/\/(msg|ch|file|usr|inv|ses|tok|cred|push|sec)_x/g, '/{id}')
         .replace('/code_x', '/{code}')
         .replace('/v1/pins/k', '/v1/pins/{key}')}`
     const listed = [...AGENT_ROUTES, ...PERSON_ROUTES].map(template).sort()

@@ -188,7 +188,7 @@ describe('person routes', () => {
   test('a person with no channels sees an empty list', async () => {
     const w = world()
     const carol = s.addPerson('carol@example.com')
-    expect(await carol.channels()).toEqual({ channels: [] })
+    expect((await carol.channels()).channels).toEqual([])
     await failsWith(carol.feed(w.aId), 404)
   })
 

@@ -102,7 +102,8 @@ describe('GET /v1/info', () => {
       base_url: 'http://hark.test',
       needs_setup: false,
       registration: 'closed',
-      features: { files: true, push: false, passkeys: true, email: false },
+      features: { files: true, push: true, passkeys: true, email: false },
+      vapid_public_key: expect.stringMatching(/^[A-Za-z0-9_-]{87}$/),
     })
     for (const flag of Object.values(info.features)) expect(typeof flag).toBe('boolean')
     expect(['closed', 'invite', 'open']).toContain(info.registration)

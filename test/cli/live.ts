@@ -5,7 +5,7 @@ import { createPersonClient, type PersonClient } from '../../src/client/client.t
 import { addChannel, addPersonToken, addUser } from '../../src/people/service.ts'
 import { type Config, DEFAULTS } from '../../src/server/config.ts'
 import { createContext } from '../../src/server/context.ts'
-import { silentLogger } from '../../src/server/log.ts'
+import { type Logger, silentLogger } from '../../src/server/log.ts'
 import { type Running, startServer } from '../../src/server/serve.ts'
 import { tempDir } from '../harness.ts'
 
@@ -31,7 +31,10 @@ export interface LiveServer {
 
 const OWNER = 'owner@example.com'
 
-export async function startLiveServer(overrides: Partial<Config> = {}): Promise<LiveServer> {
+export async function startLiveServer(
+  overrides: Partial<Config> = {},
+  options: { log?: Logger } = {},
+): Promise<LiveServer> {
   const dir = tempDir('hark-cli-')
   const config: Config = {
     dataDir: dir,
@@ -43,7 +46,7 @@ export async function startLiveServer(overrides: Partial<Config> = {}): Promise<
     ...overrides,
   }
   const open = () => {
-    const running = startServer(createContext(config, { log: silentLogger }))
+    const running = startServer(createContext(config, { log: options.log ?? silentLogger }))
     // Port 0 picks a free port; a restart must come back on the same one.
     config.port = running.server.port as number
     config.baseUrl = running.url

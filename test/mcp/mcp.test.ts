@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { rmSync, writeFileSync } from 'node:fs'
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Message } from '../../src/messages/schema.ts'
+import { encryptSecret, fingerprint } from '../../src/secrets/crypto.ts'
 import { type LiveServer, startLiveServer } from '../cli/live.ts'
 import { tempDir } from '../harness.ts'
 
@@ -80,6 +81,7 @@ describe('hark mcp', () => {
       'pin',
       'progress',
       'read_messages',
+      'request_secret',
       'unpin',
       'upload',
       'wait_for_answer',
@@ -169,5 +171,25 @@ describe('hark mcp', () => {
     expect((await call('unpin', { key: 'status' })).data).toEqual({ ok: true })
     const missing = await call('upload', { path: join(home, 'nope') })
     expect(missing.isError).toBe(true)
+  })
+  test('request_secret writes the secret to a 0600 file and returns only its path', async () => {
+    const secret = `canary-${crypto.randomUUID()}`
+    const first = await call('request_secret', { name: 'NPM_TOKEN', wait_seconds: 0.5 })
+    expect(first.isError).toBe(false)
+    const id = first.data.id as string
+    const print = first.data.fingerprint as string
+    expect(first.data.status).toBe('pending')
+    expect(print).toMatch(/^[0-9a-f ]{19}$/)
+    const { secret_request } = await server.person.secret(id)
+    expect(await fingerprint(secret_request.public_key)).toBe(print)
+    await server.person.fulfilSecret(id, await encryptSecret(secret_request.public_key, id, secret))
+    const path = join(home, 'npm-token')
+    const second = await call('request_secret', { id, path })
+    expect(second.data).toEqual({ id, status: 'received', name: 'NPM_TOKEN', path })
+    expect(second.text).not.toContain(secret)
+    expect(readFileSync(path, 'utf8')).toBe(secret)
+    expect(statSync(path).mode & 0o777).toBe(0o600)
+    // Its key is gone with the request: it cannot be waited for again.
+    expect((await call('request_secret', { id })).isError).toBe(true)
   })
 })

@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { type AgentClient, createAgentClient } from '../../src/client/client.ts'
+import type { Mailer } from '../../src/email/mailer.ts'
 import { addChannel, addUser } from '../../src/people/service.ts'
 import type { UserRow } from '../../src/people/store.ts'
 import { DEFAULTS } from '../../src/server/config.ts'
 import { type Ctx, createContext } from '../../src/server/context.ts'
-import { silentLogger } from '../../src/server/log.ts'
+import { type Logger, silentLogger } from '../../src/server/log.ts'
 import { type Running, startServer } from '../../src/server/serve.ts'
 import { cookieName, startSession } from '../../src/sessions/service.ts'
 
@@ -57,9 +58,12 @@ export interface WebServer {
 
 /**
  * A fresh data directory and a listening server. `localhost` rather than 127.0.0.1 because a
- * WebAuthn relying party must be a domain name, never an IP address.
+ * WebAuthn relying party must be a domain name, never an IP address. With a `mailer`, the
+ * server sends email codes (tests point it at a mail trap).
  */
-export async function startWebServer(): Promise<WebServer> {
+export async function startWebServer(
+  options: { log?: Logger; mailer?: Mailer } = {},
+): Promise<WebServer> {
   const dir = mkdtempSync(join(tmpdir(), 'hark-web-'))
   const ctx = createContext(
     {
@@ -70,7 +74,7 @@ export async function startWebServer(): Promise<WebServer> {
       writeLimit: 0,
       maxFileSize: DEFAULTS.maxFileSize,
     },
-    { log: silentLogger },
+    { log: options.log ?? silentLogger, mailer: options.mailer },
   )
   const running = startServer(ctx)
   const url = `http://localhost:${running.server.port}`

@@ -116,7 +116,7 @@ describe('a thread', () => {
     await page.waitForSelector('.messages .msg')
     const started = performance.now()
     await p.agent.send({ body: { text: 'Fresh from the agent' } })
-    await page.getByText('Fresh from the agent').waitFor({ timeout: 1000 })
+    await page.locator('.messages').getByText('Fresh from the agent').waitFor({ timeout: 1000 })
     expect(performance.now() - started).toBeLessThan(1000)
     await context.close()
   })
@@ -163,13 +163,48 @@ describe('a thread', () => {
     await other.agent.send({
       body: { title: 'Ship it?', blocks: [{ type: 'confirm', id: 'go', label: 'Ship' }] },
     })
-    await row.getByText('Ship it?').waitFor({ timeout: 8000 })
+    // The list follows the person-wide feed: no polling interval to wait out.
+    await row.getByText('Ship it?').waitFor({ timeout: 1500 })
     expect(await row.locator('.badge.count').textContent()).toContain('2')
     expect(await row.locator('.badge.ask').textContent()).toBe('Question')
     // Opening the channel reads it: the unread badge goes.
     await row.click()
     await page.locator('.thread-head h2', { hasText: 'Deploy bot' }).waitFor()
     await row.locator('.badge.count').waitFor({ state: 'detached' })
+    // A rename by the agent is not a message, and still shows at once.
+    await other.agent.rename('Deploy bot 2')
+    await page.locator('.channel', { hasText: 'Deploy bot 2' }).waitFor({ timeout: 1500 })
+    await context.close()
+  })
+
+  test('a long channel opens at its newest messages and loads older ones on scrolling up', async () => {
+    const long = addAgent(server, 'owner@example.com', 'Chatty bot')
+    for (let i = 1; i <= 120; i++) await long.agent.send({ body: { text: `Line ${i}` } })
+    const context = await loggedInContext(chrome.browser, server, p.owner, { viewport: PHONE })
+    const page = await context.newPage()
+    const seen: string[] = []
+    page.on('request', (r) => seen.push(r.url()))
+    await page.goto(`${server.url}/c/${long.channelId}`)
+    const log = page.locator('.messages')
+    await log.getByText('Line 120', { exact: true }).waitFor()
+    expect(await log.locator('.msg').count()).toBe(50)
+    expect(seen.some((u) => u.includes('tail=50'))).toBe(true)
+    expect(seen.some((u) => u.includes('since=0'))).toBe(false)
+    // Scrolling to the top reads the page before, and keeps the same message in view.
+    await log.evaluate((el) => {
+      el.scrollTop = 0
+    })
+    await log.getByText('Line 70', { exact: true }).waitFor()
+    expect(await log.evaluate((el) => el.scrollTop)).toBeGreaterThan(200)
+    for (let i = 0; i < 5; i++) {
+      await log.evaluate((el) => {
+        el.scrollTop = 0
+      })
+      await Bun.sleep(150)
+    }
+    await log.getByText('Line 1', { exact: true }).waitFor()
+    expect(await log.locator('.msg').count()).toBe(120)
+    await log.getByRole('button', { name: 'Show older messages' }).waitFor({ state: 'detached' })
     await context.close()
   })
 })

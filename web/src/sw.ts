@@ -16,11 +16,33 @@ interface WorkerFetchEvent extends WorkerEvent {
   request: Request
   respondWith(response: Promise<Response>): void
 }
+interface WorkerPushEvent extends WorkerEvent {
+  data: { json(): unknown } | null
+}
+interface WorkerNotificationEvent extends WorkerEvent {
+  action: string
+  notification: Notification
+}
+interface WindowClient {
+  url: string
+  focus(): Promise<WindowClient>
+  navigate(url: string): Promise<WindowClient | null>
+}
 interface WorkerScope {
   addEventListener(type: 'install' | 'activate', listener: (event: WorkerEvent) => void): void
   addEventListener(type: 'fetch', listener: (event: WorkerFetchEvent) => void): void
+  addEventListener(type: 'push', listener: (event: WorkerPushEvent) => void): void
+  addEventListener(
+    type: 'notificationclick',
+    listener: (event: WorkerNotificationEvent) => void,
+  ): void
   skipWaiting(): Promise<void>
-  clients: { claim(): Promise<void> }
+  clients: {
+    claim(): Promise<void>
+    matchAll(options: { type: 'window'; includeUncontrolled: boolean }): Promise<WindowClient[]>
+    openWindow(url: string): Promise<WindowClient | null>
+  }
+  registration: ServiceWorkerRegistration
   location: Location
 }
 
@@ -70,4 +92,92 @@ worker.addEventListener('fetch', (event) => {
   }
   // Hashed assets never change: the cache first.
   if (HARK_SHELL.includes(url.pathname)) event.respondWith(fromCache(request))
+})
+
+/** What the server pushes (see src/push/payload.ts); decrypted by the browser already. */
+interface PushPayload {
+  kind: 'message' | 'test'
+  channel_label: string | null
+  message_id: string | null
+  title: string | null
+  text: string
+  url: string
+  actions?: { action: string; title: string; answer: unknown }[]
+  capability?: string
+}
+
+// Every push shows a notification: browsers require it (userVisibleOnly) and revoke push
+// from a worker that stays silent.
+worker.addEventListener('push', (event) => {
+  let payload: PushPayload
+  try {
+    payload = event.data?.json() as PushPayload
+  } catch {
+    payload = {
+      kind: 'message',
+      channel_label: 'Hark',
+      message_id: null,
+      title: null,
+      text: 'New message',
+      url: '/',
+    }
+  }
+  const options: NotificationOptions & { actions?: { action: string; title: string }[] } = {
+    body: payload.title ? `${payload.title}\n${payload.text}` : payload.text,
+    tag: payload.message_id ?? undefined,
+    icon: '/icons/icon-192.png',
+    data: payload,
+  }
+  if (payload.actions && payload.capability) {
+    options.actions = payload.actions.map(({ action, title }) => ({ action, title }))
+  }
+  event.waitUntil(worker.registration.showNotification(payload.channel_label ?? 'Hark', options))
+})
+
+/** Answers with the push's capability; the person sees the outcome as a new notification. */
+async function answerFromNotification(payload: PushPayload, action: string): Promise<void> {
+  const chosen = payload.actions?.find((a) => a.action === action)
+  if (!chosen || !payload.capability) return
+  let result: string
+  try {
+    const response = await fetch('/v1/push/answer', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ capability: payload.capability, answer: chosen.answer }),
+    })
+    result = response.ok
+      ? `Answered: ${chosen.title}`
+      : response.status === 409
+        ? 'Already answered or closed'
+        : 'Could not answer here: open the app'
+  } catch {
+    result = 'Offline: could not answer. Open the app to try again.'
+  }
+  await worker.registration.showNotification(payload.channel_label ?? 'Hark', {
+    body: result,
+    tag: payload.message_id ?? undefined,
+    data: { ...payload, actions: undefined, capability: undefined },
+  })
+}
+
+/** Focuses an open window of the app on `url`, or opens one. */
+async function openApp(url: string): Promise<void> {
+  const target = new URL(url, worker.location.origin).href
+  const windows = await worker.clients.matchAll({ type: 'window', includeUncontrolled: true })
+  const existing = windows.find((w) => new URL(w.url).origin === worker.location.origin)
+  if (existing) {
+    await existing.navigate(target).catch(() => null)
+    await existing.focus()
+    return
+  }
+  await worker.clients.openWindow(target)
+}
+
+worker.addEventListener('notificationclick', (event) => {
+  const payload = event.notification.data as PushPayload | undefined
+  event.notification.close()
+  if (!payload) return
+  // Only same-origin paths: a payload is ours, but never let one send the app elsewhere.
+  const url = payload.url.startsWith('/') && !payload.url.startsWith('//') ? payload.url : '/'
+  event.waitUntil(event.action ? answerFromNotification(payload, event.action) : openApp(url))
 })

@@ -7,6 +7,7 @@ import { download, upload } from './commands/files.ts'
 import { ack, inbox } from './commands/inbox.ts'
 import { edit, rm, send } from './commands/messages.ts'
 import { pin, pins, progress, unpin } from './commands/pins.ts'
+import { secret } from './commands/secret.ts'
 import { describeFailure, EXIT } from './failures.ts'
 import { processIo } from './io.ts'
 import { profileName } from './session.ts'
@@ -21,7 +22,7 @@ const mcp: Command = {
   help: `Usage: hark mcp
 
 Runs an MCP server on stdin/stdout with the tools notify, ask, wait_for_answer, cancel,
-read_messages, acknowledge, pin, unpin, progress and upload, using the profile's connection
+read_messages, acknowledge, pin, unpin, progress, upload and request_secret, using the profile's connection
 (or HARK_URL and HARK_TOKEN). Claude Code: claude mcp add hark -- hark mcp`,
   async run(c) {
     const { runMcpServer } = await import('../../mcp/server.ts')
@@ -49,6 +50,7 @@ const COMMANDS: readonly Command[] = [
   progress,
   upload,
   download,
+  secret,
   rename,
   mcp,
 ]
@@ -83,7 +85,9 @@ export async function runAgentCli(command: string, rest: readonly string[]): Pro
   const env = process.env
   // Ctrl-C during a wait is an ordinary way to stop: exit 130, as shells expect.
   process.once('SIGINT', () => process.exit(EXIT.interrupted))
-  const json = rest.includes('--json')
+  // Whatever follows "--" belongs to a command `hark secret` runs, not to hark.
+  const own = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest
+  const json = own.includes('--json')
   const io = processIo(json, env)
   try {
     if (command === 'help') {
@@ -93,7 +97,7 @@ export async function runAgentCli(command: string, rest: readonly string[]): Pro
     }
     const cmd = byName.get(command)
     if (!cmd) throw new UsageError(`unknown command "${command}"\n\n${AGENT_HELP}`)
-    if (rest.includes('--help') || rest.includes('-h')) {
+    if (own.includes('--help') || own.includes('-h')) {
       process.stdout.write(`${helpOf(cmd)}\n`)
       return EXIT.ok
     }

@@ -2,6 +2,7 @@ import { bytes } from '../lib/format.ts'
 import type { Block } from '../lib/types.ts'
 import { HtmlEmbed } from './html-embed.tsx'
 import { Markdown } from './markdown.tsx'
+import { SecretRequest } from './secret-request.tsx'
 
 /** Display blocks, one component per type; input blocks are the question form's. */
 
@@ -162,6 +163,8 @@ export function DisplayBlock({
         </a>
       )
     }
+    case 'secret_request':
+      return <SecretRequest block={block} />
     case 'html':
       return (
         <HtmlEmbed

@@ -1,34 +1,39 @@
 import { useEffect, useState } from 'preact/hooks'
 import { get, post } from './api.ts'
-import type { ChannelSummary } from './types.ts'
+import type { ChannelSummary, FeedResponse } from './types.ts'
 
 /**
- * The person's channels, shared by the list and the thread header. The server has no
- * person-wide change feed yet, so the list polls while the app is visible (a thread's own
- * feed is a true long-poll and nudges the list whenever it changes).
+ * The person's channels, shared by the list and the thread header, kept live by one long-poll
+ * on the person-wide feed (`/v1/app/feed`) while anything shows them. The list's numbers
+ * (unread, open questions, last message) are the server's, so every answer of the feed —
+ * a message changed anywhere, or a channel added, renamed, read or deleted — refetches it.
  */
-const POLL_MS = 5000
+const WAIT_SECONDS = 25
 
 let channels: ChannelSummary[] | null = null
 const subscribers = new Set<(c: ChannelSummary[] | null) => void>()
-let timer: ReturnType<typeof setTimeout> | undefined
-let inflight: Promise<void> | undefined
+/** Numbers each read, so an answer that arrives after a newer one's is dropped. */
+let reads = 0
+let live: AbortController | undefined
 
 function publish(next: ChannelSummary[]) {
   channels = next
   for (const s of subscribers) s(channels)
 }
 
-export function refreshChannels(): Promise<void> {
-  inflight ??= get<{ channels: ChannelSummary[] }>('/v1/app/channels')
-    .then((r) => publish(r.channels))
-    .catch(() => {
-      // Offline or logged out: the thread and the next poll say so; keep what we have.
-    })
-    .finally(() => {
-      inflight = undefined
-    })
-  return inflight
+/**
+ * Reads the list again (never reusing a read already under way: it may predate the change
+ * that asked for this one). Answers the feed cursor it is current to; undefined when offline.
+ */
+export async function refreshChannels(): Promise<number | undefined> {
+  const read = ++reads
+  try {
+    const r = await get<{ channels: ChannelSummary[]; cursor: number }>('/v1/app/channels')
+    if (read === reads) publish(r.channels)
+    return r.cursor
+  } catch {
+    return undefined // offline or logged out: the thread says so; keep what we have
+  }
 }
 
 /** One channel changed (read, renamed): fold it in without a round trip. */
@@ -45,16 +50,39 @@ export const markRead = (id: string) =>
     .then((r) => updateChannel(r.channel))
     .catch(() => {})
 
-function schedule() {
-  clearTimeout(timer)
-  if (subscribers.size === 0) return
-  timer = setTimeout(async () => {
-    if (document.visibilityState === 'visible') await refreshChannels()
-    schedule()
-  }, POLL_MS)
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Holds the feed open until `signal` aborts; backs off while the server cannot be reached. */
+async function follow(signal: AbortSignal) {
+  let cursor: number | undefined
+  let backoff = 1000
+  while (!signal.aborted) {
+    cursor ??= await refreshChannels()
+    if (cursor === undefined) {
+      await sleep(backoff)
+      backoff = Math.min(backoff * 2, 30_000)
+      continue
+    }
+    try {
+      const page = await get<FeedResponse>(
+        `/v1/app/feed?since=${cursor}&wait=${WAIT_SECONDS}`,
+        signal,
+      )
+      backoff = 1000
+      // An empty answer is a timeout or a change to the channels themselves: cheap either way.
+      if (!page.has_more) await refreshChannels()
+      cursor = page.cursor
+    } catch {
+      if (signal.aborted) return
+      cursor = undefined // start again from a fresh list once the server answers
+      await sleep(backoff)
+      backoff = Math.min(backoff * 2, 30_000)
+    }
+  }
 }
 
 document.addEventListener('visibilitychange', () => {
+  // A phone may have frozen the long-poll in the background: catch up on coming back.
   if (document.visibilityState === 'visible' && subscribers.size > 0) void refreshChannels()
 })
 
@@ -63,13 +91,18 @@ export function useChannels(): ChannelSummary[] | null {
   useEffect(() => {
     subscribers.add(setValue)
     setValue(channels)
-    if (subscribers.size === 1) {
-      void refreshChannels()
-      schedule()
+    if (!live) {
+      live = new AbortController()
+      void follow(live.signal)
     }
     return () => {
       subscribers.delete(setValue)
-      if (subscribers.size === 0) clearTimeout(timer)
+      // Moving from the list to a thread unmounts one reader as the next mounts: keep the poll.
+      setTimeout(() => {
+        if (subscribers.size > 0) return
+        live?.abort()
+        live = undefined
+      })
     }
   }, [])
   return value

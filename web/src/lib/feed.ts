@@ -3,17 +3,22 @@ import { ApiError, get } from './api.ts'
 import type { DeletedMessage, FeedResponse, Message } from './types.ts'
 
 /**
- * A channel's messages, kept live by long-polling the person's change feed: read every page
- * from cursor 0, then hold one request open (the server answers the moment anything changes:
- * a new message, an edit, an answer, the agent's seen/working/done, a delete). Pins are
- * messages with a `pin` key and travel in the same feed.
+ * A channel's messages. Opening reads only the newest page (`?tail=`) and the pins, then
+ * long-polls the channel's change feed from the cursor that page came with (the server
+ * answers the moment anything changes: a new message, an edit, an answer, the agent's
+ * seen/working/done, a delete). Older pages load on demand, newest first (`&before=`).
  */
 const WAIT_SECONDS = 25
+const PAGE = 50
 
 export interface ChannelFeed {
   messages: Message[]
   pins: Message[]
   loaded: boolean
+  /** True while older messages exist that are not loaded yet. */
+  hasOlder: boolean
+  loadingOlder: boolean
+  loadOlder(): void
   /** Set while the server cannot be reached; cleared by the next good answer. */
   offline: boolean
   notFound: boolean
@@ -22,59 +27,67 @@ export interface ChannelFeed {
 }
 
 const byTime = (a: Message, b: Message) => a.created_at - b.created_at || (a.id < b.id ? -1 : 1)
+const path = (id: string) => `/v1/app/channels/${encodeURIComponent(id)}`
 
 export function useChannelFeed(channelId: string, onChange?: () => void): ChannelFeed {
   const [map, setMap] = useState(() => new Map<string, Message>())
   const [loaded, setLoaded] = useState(false)
   const [offline, setOffline] = useState(false)
   const [notFound, setNotFound] = useState(false)
+  const [hasOlder, setHasOlder] = useState(false)
+  const [loadingOlder, setLoadingOlder] = useState(false)
   const changed = useRef(onChange)
   changed.current = onChange
+  // The oldest message loaded: changes to anything older wait until that page is read.
+  const oldest = useRef<Message | undefined>(undefined)
 
   useEffect(() => {
     const abort = new AbortController()
     setMap(new Map())
     setLoaded(false)
     setNotFound(false)
+    setHasOlder(false)
+    oldest.current = undefined
     const apply = (items: (Message | DeletedMessage)[]) => {
       if (items.length === 0) return
       setMap((old) => {
         const next = new Map(old)
         for (const m of items) {
           if ('deleted' in m) next.delete(m.id)
-          else next.set(m.id, m as Message)
+          else if (next.has(m.id) || m.pin !== undefined || !isBefore(m, oldest.current)) {
+            next.set(m.id, m)
+          }
         }
         return next
       })
       changed.current?.()
     }
     const run = async () => {
-      let cursor = 0
+      let cursor: number | undefined
       let backoff = 1000
       while (!abort.signal.aborted) {
         try {
-          // Catch up at once while pages are full; then wait for the next change.
-          let page: FeedResponse
-          do {
-            page = await get<FeedResponse>(
-              `/v1/app/channels/${encodeURIComponent(channelId)}/messages?since=${cursor}&wait=0`,
-              abort.signal,
-            )
-            apply(page.messages as (Message | DeletedMessage)[])
+          if (cursor === undefined) {
+            const [page, pins] = await Promise.all([
+              get<FeedResponse>(`${path(channelId)}/messages?tail=${PAGE}`, abort.signal),
+              get<{ pins: { message: Message }[] }>(`${path(channelId)}/pins`, abort.signal),
+            ])
+            const first = page.messages as Message[]
+            oldest.current = first[0]
+            setMap(new Map([...first, ...pins.pins.map((p) => p.message)].map((m) => [m.id, m])))
+            setHasOlder(page.has_more)
             cursor = page.cursor
-          } while (page.has_more)
-          setLoaded(true)
+            setLoaded(true)
+            changed.current?.()
+          }
+          const page: FeedResponse = await get<FeedResponse>(
+            `${path(channelId)}/messages?since=${cursor}&wait=${WAIT_SECONDS}`,
+            abort.signal,
+          )
+          apply(page.messages as (Message | DeletedMessage)[])
+          cursor = page.cursor
           setOffline(false)
           backoff = 1000
-          for (;;) {
-            page = await get<FeedResponse>(
-              `/v1/app/channels/${encodeURIComponent(channelId)}/messages?since=${cursor}&wait=${WAIT_SECONDS}`,
-              abort.signal,
-            )
-            apply(page.messages as (Message | DeletedMessage)[])
-            cursor = page.cursor
-            setOffline(false)
-          }
         } catch (error) {
           if (abort.signal.aborted) return
           if (error instanceof ApiError && error.status === 404) {
@@ -96,12 +109,39 @@ export function useChannelFeed(channelId: string, onChange?: () => void): Channe
     return () => abort.abort()
   }, [channelId])
 
+  const loadOlder = async () => {
+    const before = oldest.current
+    if (!before || loadingOlder) return
+    setLoadingOlder(true)
+    try {
+      const page = await get<FeedResponse>(
+        `${path(channelId)}/messages?tail=${PAGE}&before=${encodeURIComponent(before.id)}`,
+      )
+      const older = page.messages as Message[]
+      if (oldest.current !== before) return // the channel changed meanwhile
+      oldest.current = older[0] ?? before
+      setMap((old) => {
+        const next = new Map(old)
+        for (const m of older) if (!next.has(m.id)) next.set(m.id, m)
+        return next
+      })
+      setHasOlder(page.has_more)
+    } catch {
+      // Offline: the button stays, and the live feed shows the banner.
+    } finally {
+      setLoadingOlder(false)
+    }
+  }
+
   return useMemo(() => {
     const all = [...map.values()].sort(byTime)
     return {
       messages: all.filter((m) => m.pin === undefined),
       pins: all.filter((m) => m.pin !== undefined),
       loaded,
+      hasOlder,
+      loadingOlder,
+      loadOlder: () => void loadOlder(),
       offline,
       notFound,
       upsert: (m: Message) =>
@@ -111,5 +151,10 @@ export function useChannelFeed(channelId: string, onChange?: () => void): Channe
           return known && known.updated_at > m.updated_at ? old : new Map(old).set(m.id, m)
         }),
     }
-  }, [map, loaded, offline, notFound])
+  }, [map, loaded, hasOlder, loadingOlder, offline, notFound])
+}
+
+/** Is `m` older than the oldest loaded message (so not on screen yet)? */
+function isBefore(m: Message, oldest: Message | undefined): boolean {
+  return oldest !== undefined && byTime(m, oldest) < 0
 }

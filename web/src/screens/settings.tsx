@@ -2,6 +2,7 @@ import { useEffect } from 'preact/hooks'
 import { useSession } from '../lib/session.ts'
 import { AccountSettings } from '../settings/account.tsx'
 import { PasskeySettings } from '../settings/passkeys.tsx'
+import { PushSettings } from '../settings/push.tsx'
 import { InviteSettings, PeopleSettings, RegistrationSettings } from '../settings/server.tsx'
 import { SessionSettings } from '../settings/sessions.tsx'
 import { TokenSettings } from '../settings/tokens.tsx'
@@ -36,6 +37,7 @@ export function Settings() {
         <JoinLinkMaker />
       </section>
       <AccountSettings />
+      <PushSettings />
       <PasskeySettings />
       <SessionSettings />
       <TokenSettings />

@@ -3,13 +3,7 @@ import { Composer } from '../components/composer.tsx'
 import { MessageView } from '../components/message.tsx'
 import { Button, CopyText, ErrorNote, Spinner, useAction } from '../components/ui.tsx'
 import { del, enc, patch, post } from '../lib/api.ts'
-import {
-  forgetChannel,
-  markRead,
-  refreshChannels,
-  updateChannel,
-  useChannels,
-} from '../lib/channels.ts'
+import { forgetChannel, markRead, updateChannel, useChannels } from '../lib/channels.ts'
 import { useChannelFeed } from '../lib/feed.ts'
 import { navigate } from '../lib/router.ts'
 import type { ChannelSummary } from '../lib/types.ts'
@@ -21,13 +15,13 @@ export function Thread({ id }: { id: string }) {
   const list = useRef<HTMLDivElement>(null)
   const content = useRef<HTMLDivElement>(null)
   const stick = useRef(true)
-  // Reading marks the channel read, at most every half second while new things arrive.
+  // Reading marks the channel read, at most every 300 ms while new things arrive. (The list
+  // follows the person-wide feed on its own; a hidden thread leaves the count unread.)
   const readTimer = useRef<ReturnType<typeof setTimeout>>(undefined)
   const onFeedChange = () => {
     clearTimeout(readTimer.current)
     readTimer.current = setTimeout(() => {
       if (document.visibilityState === 'visible') void markRead(id)
-      else void refreshChannels()
     }, 300)
   }
   const feed = useChannelFeed(id, onFeedChange)
@@ -37,11 +31,26 @@ export function Thread({ id }: { id: string }) {
     return () => clearTimeout(readTimer.current)
   }, [id])
 
+  // Where the bottom was before an older page went in on top: keep the same messages in view.
+  const fromBottom = useRef<number | undefined>(undefined)
+
   // Follow the conversation while the person is at the bottom; leave them be when scrolled up.
   useLayoutEffect(() => {
     const el = list.current
-    if (el && stick.current) el.scrollTop = el.scrollHeight
-  }, [feed.messages, feed.loaded])
+    if (!el) return
+    if (stick.current) el.scrollTop = el.scrollHeight
+    else if (fromBottom.current !== undefined) {
+      el.scrollTop = el.scrollHeight - fromBottom.current
+    }
+    if (!feed.loadingOlder) fromBottom.current = undefined
+  }, [feed.messages, feed.loaded, feed.loadingOlder])
+
+  const loadOlder = () => {
+    const el = list.current
+    if (!feed.hasOlder || feed.loadingOlder || !el) return
+    fromBottom.current = el.scrollHeight - el.scrollTop
+    feed.loadOlder()
+  }
 
   // Images and embeds grow after they load: stay at the bottom through that too.
   useEffect(() => {
@@ -57,7 +66,9 @@ export function Thread({ id }: { id: string }) {
 
   const onScroll = () => {
     const el = list.current
-    if (el) stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80
+    if (!el) return
+    stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80
+    if (el.scrollTop < 200) loadOlder() // near the top: read the page before, as chat apps do
   }
 
   if (feed.notFound) {
@@ -91,7 +102,16 @@ export function Thread({ id }: { id: string }) {
           ) : feed.messages.length === 0 ? (
             <p class="empty">No messages yet. The agent’s messages and questions appear here.</p>
           ) : (
-            feed.messages.map((m) => <MessageView key={m.id} message={m} onChange={feed.upsert} />)
+            <>
+              {feed.hasOlder && (
+                <Button variant="quiet" class="older" busy={feed.loadingOlder} onClick={loadOlder}>
+                  Show older messages
+                </Button>
+              )}
+              {feed.messages.map((m) => (
+                <MessageView key={m.id} message={m} onChange={feed.upsert} />
+              ))}
+            </>
           )}
         </div>
       </div>

@@ -1,0 +1,92 @@
+import type { ChannelRow } from '../channels/store.ts'
+import type { DeletedMessage, FeedResponse, Message } from '../messages/schema.ts'
+import { toRecord } from '../messages/store.ts'
+import type { Ctx } from '../server/context.ts'
+import { fail } from '../server/errors.ts'
+import { pollFor, userKey } from '../server/waiters.ts'
+
+/**
+ * The person's side of the feed: one change feed across all their channels (what keeps the
+ * app's channel list live), and a channel's tail (a thread opens at its end and pages back
+ * instead of reading its whole history).
+ */
+
+export interface PersonFeedOptions {
+  since: number
+  waitMs: number
+  limit: number
+  signal?: AbortSignal
+}
+
+/**
+ * The change number of each person's last channel change. Kept in memory: after a restart an
+ * app reconnects and reads its list anew anyway.
+ */
+const channelChanges = new WeakMap<Ctx, Map<string, number>>()
+
+/**
+ * A channel of this person was added, renamed, read or deleted. That is no message, but it
+ * takes a change number so the person's feed answers it exactly once, even when it happens
+ * while the app is between two polls: every open app then refreshes its channel list.
+ */
+export function channelsChanged(ctx: Ctx, userId: string): void {
+  const changes = channelChanges.get(ctx) ?? new Map<string, number>()
+  channelChanges.set(ctx, changes)
+  changes.set(userId, ctx.store.messages.nextSeq())
+  ctx.waiters.wake(userKey(userId))
+}
+
+/**
+ * Changes to any of the person's messages after `since`, oldest change first, the same
+ * records and cursor as a channel's feed (the change sequence is global). A change to their
+ * channels themselves comes as an answer with no messages and a cursor past it; the app
+ * refetches its list on every answer.
+ */
+export async function readPersonFeed(
+  ctx: Ctx,
+  userId: string,
+  opts: PersonFeedOptions,
+): Promise<FeedResponse> {
+  const read = (): FeedResponse | undefined => {
+    const rows = ctx.store.messages.personFeed(userId, opts.since, opts.limit + 1)
+    const hasMore = rows.length > opts.limit
+    if (hasMore) rows.pop()
+    const channelChange = channelChanges.get(ctx)?.get(userId) ?? 0
+    if (rows.length === 0 && channelChange <= opts.since) return undefined
+    const last = rows.at(-1)?.seq ?? opts.since
+    // Past the channel change too, unless more messages wait before it on a later page.
+    const cursor = hasMore ? last : Math.max(last, channelChange)
+    return { messages: rows.map(toRecord), cursor, has_more: hasMore }
+  }
+  const result = await pollFor(ctx.waiters, userKey(userId), opts.waitMs, opts.signal, read)
+  return result ?? { messages: [], cursor: opts.since, has_more: false }
+}
+
+/**
+ * The newest `count` live, unpinned messages of a channel (before message `before`, when
+ * given), oldest first. `has_more` says older ones exist; `cursor` is where the channel's
+ * change feed continues from, read in the same snapshot so no change falls in between.
+ */
+export function readTail(
+  ctx: Ctx,
+  channel: ChannelRow,
+  count: number,
+  before: string | undefined,
+): FeedResponse {
+  return ctx.db.transaction(() => {
+    let beforeRid = Number.MAX_SAFE_INTEGER
+    if (before !== undefined) {
+      const row = ctx.store.messages.byId(before)
+      if (!row || row.channel_id !== channel.id) {
+        throw fail.invalid('before', 'must be the id of a message in this channel')
+      }
+      beforeRid = row.rid
+    }
+    const cursor = ctx.store.messages.currentSeq()
+    const rows = ctx.store.messages.tail(channel.id, beforeRid, count + 1)
+    const hasMore = rows.length > count
+    if (hasMore) rows.pop()
+    const messages = rows.reverse().map(toRecord) as (Message | DeletedMessage)[]
+    return { messages, cursor, has_more: hasMore }
+  })()
+}

@@ -1,0 +1,93 @@
+import type { ChannelRow } from '../channels/store.ts'
+import { inputBlocks, optionValue } from '../messages/blocks.ts'
+import type { Block, MessageBody } from '../messages/schema.ts'
+import type { MessageRow } from '../messages/store.ts'
+
+/** A button on the notification that answers the question without opening the app. */
+export interface PushAction {
+  action: string
+  title: string
+  answer: unknown
+}
+
+/**
+ * What the service worker receives (decrypted). Push services cap a payload at 4 KB, so the
+ * text is a preview and labels are cut; the app shows the whole message when opened.
+ */
+export interface PushPayload {
+  kind: 'message' | 'test'
+  channel_id: string | null
+  channel_label: string | null
+  message_id: string | null
+  title: string | null
+  text: string
+  /** Where a tap on the notification leads (same origin). */
+  url: string
+  /** Only for a question with one simple input. */
+  actions?: PushAction[]
+  /** Added when sent, never stored in plain: the single-use key that `actions` answer with. */
+  capability?: string
+}
+
+/** Comfortably below the 4 KB a push service accepts after encryption overhead. */
+export const MAX_PAYLOAD_BYTES = 3000
+
+const cut = (s: string, n: number) => {
+  const flat = s.replace(/\s+/g, ' ').trim()
+  return flat.length > n ? `${flat.slice(0, n - 1)}…` : flat
+}
+
+/**
+ * The one-tap answers of a question, if it has exactly one simple input: a confirm, or a
+ * single choice of at most two options (the most buttons every platform shows).
+ */
+export function quickActions(body: MessageBody): PushAction[] | undefined {
+  const inputs = inputBlocks(body)
+  if (inputs.length !== 1) return undefined
+  const input = inputs[0] as Block
+  if (input.type === 'confirm') {
+    return [{ action: 'a0', title: cut(String(input.label ?? 'Confirm'), 40), answer: true }]
+  }
+  if (input.type !== 'choice' || input.multi === true) return undefined
+  const options = (input.options ?? []) as { label: string; value?: string }[]
+  if (options.length < 1 || options.length > 2) return undefined
+  return options.map((o, i) => ({
+    action: `a${i}`,
+    title: cut(o.label, 40),
+    answer: optionValue(o),
+  }))
+}
+
+/** A line for a message without text: what its first block is about. */
+function describe(body: MessageBody): string {
+  const first = body.blocks?.[0] as Block | undefined
+  const label = first && typeof first.label === 'string' ? first.label : undefined
+  if (inputBlocks(body).length > 0) return label ? `Question: ${label}` : 'A question is waiting'
+  return label ?? 'New message'
+}
+
+export function messagePayload(channel: ChannelRow, row: MessageRow): PushPayload {
+  const body = JSON.parse(row.body as string) as MessageBody
+  const payload: PushPayload = {
+    kind: 'message',
+    channel_id: channel.id,
+    channel_label: cut(channel.label, 100),
+    message_id: row.id,
+    title: body.title ? cut(body.title, 120) : null,
+    text: cut(body.text ?? describe(body), 300),
+    url: `/c/${encodeURIComponent(channel.id)}#${encodeURIComponent(row.id)}`,
+  }
+  const actions = row.ask_status === 'open' ? quickActions(body) : undefined
+  if (actions) payload.actions = actions
+  return payload
+}
+
+export const testPayload = (): PushPayload => ({
+  kind: 'test',
+  channel_id: null,
+  channel_label: 'Hark',
+  message_id: null,
+  title: 'Test notification',
+  text: 'Notifications reach this device.',
+  url: '/settings#notifications',
+})

@@ -1,0 +1,87 @@
+import { Elysia, t } from 'elysia'
+import { AskResponse } from '../asks/schema.ts'
+import { personAuth } from '../server/auth.ts'
+import type { Ctx } from '../server/context.ts'
+import { doc } from '../server/docs.ts'
+import {
+  AnswerByCapability,
+  DeviceResponse,
+  DevicesResponse,
+  EmailReminders,
+  SubscribeRequest,
+} from './schema.ts'
+import {
+  answerWithCapability,
+  listDevices,
+  removeDevice,
+  sendTest,
+  setEmailReminders,
+  subscribe,
+} from './service.ts'
+
+const IdParams = t.Object({ id: t.String() })
+const Ok = t.Object({ ok: t.Literal(true) })
+
+/** The person's devices for web push, and their email reminders. */
+export const pushRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/push', prefix: '/v1/app/push' })
+    .use(personAuth(ctx))
+    .get('/subscriptions', ({ person }) => ({ subscriptions: listDevices(ctx, person.user.id) }), {
+      detail: doc('push', 'My devices that get notifications', DevicesResponse),
+    })
+    .post(
+      '/subscriptions',
+      async ({ person, body, request }) => ({
+        subscription: await subscribe(ctx, person.user.id, body, request.headers.get('user-agent')),
+      }),
+      {
+        body: SubscribeRequest,
+        detail: doc('push', "Register this device's push subscription", DeviceResponse),
+      },
+    )
+    .delete(
+      '/subscriptions/:id',
+      ({ person, params }) => {
+        removeDevice(ctx, person.user.id, params.id)
+        return { ok: true as const }
+      },
+      { params: IdParams, detail: doc('push', 'Stop notifications to a device', Ok) },
+    )
+    .post(
+      '/subscriptions/:id/test',
+      ({ person, params }) => {
+        sendTest(ctx, person.user.id, params.id)
+        return { ok: true as const }
+      },
+      { params: IdParams, detail: doc('push', 'Send a test notification to a device', Ok) },
+    )
+    .get(
+      '/email-reminders',
+      ({ person }) => ({
+        minutes: ctx.store.push.reminderMinutes(person.user.id),
+        available: ctx.mailer !== undefined,
+      }),
+      { detail: doc('push', 'My email reminder setting') },
+    )
+    .patch(
+      '/email-reminders',
+      ({ person, body }) => ({ minutes: setEmailReminders(ctx, person.user.id, body.minutes) }),
+      {
+        body: EmailReminders,
+        detail: doc('push', 'Email me questions that wait unanswered for N minutes'),
+      },
+    )
+
+/**
+ * Answering from a notification: the service worker has no session cookie to rely on, so it
+ * presents the single-use capability that came inside the (encrypted) push.
+ */
+export const pushAnswerRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/push-answer', prefix: '/v1/push' }).post(
+    '/answer',
+    ({ body }) => answerWithCapability(ctx, body.capability, body.answer),
+    {
+      body: AnswerByCapability,
+      detail: doc('push', 'Answer a question with a notification capability', AskResponse, false),
+    },
+  )

@@ -1,0 +1,188 @@
+import { type AskResult, answerAsk, expireIfDue } from '../asks/service.ts'
+import type { ChannelRow } from '../channels/store.ts'
+import type { MessageRow } from '../messages/store.ts'
+import type { Ctx } from '../server/context.ts'
+import { fail } from '../server/errors.ts'
+import { hashToken, randomBase62 } from '../server/ids.ts'
+import { checkEndpoint } from './endpoint.ts'
+import { MAX_PAYLOAD_BYTES, messagePayload, testPayload } from './payload.ts'
+import type { PushDevice, SubscribeRequest } from './schema.ts'
+import type { SubscriptionRow } from './store.ts'
+
+/** A capability lives a day at most, and never past its question's own expiry. */
+export const CAPABILITY_TTL_MS = 24 * 3600_000
+const CAPABILITY_PREFIX = 'hark_cap_'
+
+/** "Chrome on Android", from the User-Agent the subscription was made with. */
+export function browserOf(userAgent: string | null): string {
+  const ua = userAgent ?? ''
+  const browser = /Edg\//.test(ua)
+    ? 'Edge'
+    : /OPR\//.test(ua)
+      ? 'Opera'
+      : /Firefox\//.test(ua)
+        ? 'Firefox'
+        : /Chrom(e|ium)\//.test(ua)
+          ? 'Chrome'
+          : /Safari\//.test(ua)
+            ? 'Safari'
+            : 'Browser'
+  const os = /Android/.test(ua)
+    ? 'Android'
+    : /iPhone|iPad|iOS/.test(ua)
+      ? 'iOS'
+      : /Mac OS X|Macintosh/.test(ua)
+        ? 'macOS'
+        : /Windows/.test(ua)
+          ? 'Windows'
+          : /Linux|X11/.test(ua)
+            ? 'Linux'
+            : ''
+  return os ? `${browser} on ${os}` : browser
+}
+
+const deviceView = (s: SubscriptionRow): PushDevice => ({
+  id: s.id,
+  name: s.name,
+  browser: browserOf(s.user_agent),
+  created_at: s.created_at,
+  last_success_at: s.last_success_at,
+})
+
+/** A browser's base64url key of `bytes` decoded bytes, or 400 naming the field. */
+function checkKey(value: string, field: string, bytes: number): string {
+  if (!/^[A-Za-z0-9_-]+={0,2}$/.test(value) || Buffer.from(value, 'base64url').length !== bytes) {
+    throw fail.invalid(field, `must be a base64url string of ${bytes} bytes`)
+  }
+  return value.replace(/=+$/, '')
+}
+
+/** Registers (or refreshes) this device for the person's notifications. */
+export async function subscribe(
+  ctx: Ctx,
+  userId: string,
+  req: SubscribeRequest,
+  userAgent: string | null,
+): Promise<PushDevice> {
+  const url = await checkEndpoint(req.endpoint, ctx.config.pushAllowHosts ?? [], ctx.push.resolve)
+  // An uncompressed P-256 point, and the 16-byte auth secret (RFC 8291).
+  const p256dh = checkKey(req.keys.p256dh, 'keys.p256dh', 65)
+  const auth = checkKey(req.keys.auth, 'keys.auth', 16)
+  const name = req.name?.trim() || null
+  const row = ctx.db
+    .transaction(() =>
+      ctx.store.push.insert({
+        id: `push_${randomBase62(18)}`,
+        user_id: userId,
+        endpoint: url.href,
+        p256dh,
+        auth,
+        name,
+        user_agent: userAgent?.slice(0, 300) ?? null,
+        created_at: ctx.clock.now(),
+      }),
+    )
+    .immediate()
+  return deviceView(row)
+}
+
+export const listDevices = (ctx: Ctx, userId: string): PushDevice[] =>
+  ctx.store.push.byUser(userId).map(deviceView)
+
+/** One of the person's devices; anyone else's is 404. */
+function ownDevice(ctx: Ctx, userId: string, id: string): SubscriptionRow {
+  const row = ctx.store.push.byId(id)
+  if (!row || row.user_id !== userId) throw fail.notFound('subscription')
+  return row
+}
+
+export function removeDevice(ctx: Ctx, userId: string, id: string): void {
+  ownDevice(ctx, userId, id)
+  ctx.db.transaction(() => ctx.store.push.remove(id)).immediate()
+}
+
+/** Queues a test notification to one device; the worker sends it at once. */
+export function sendTest(ctx: Ctx, userId: string, id: string): void {
+  ownDevice(ctx, userId, id)
+  ctx.store.push.enqueueOne(id, null, JSON.stringify(testPayload()), ctx.clock.now())
+  ctx.push.kick()
+}
+
+/**
+ * Queues one push per device of the channel's person. Called inside the transaction that
+ * writes the message, so a push is queued exactly when its message exists; the worker sends
+ * it after the commit, off the agent's request.
+ */
+export function enqueueMessagePush(ctx: Ctx, channel: ChannelRow, row: MessageRow): void {
+  const payload = JSON.stringify(messagePayload(channel, row))
+  if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
+    ctx.log.warn(`push payload of ${row.id} is too large; not sent`)
+    return
+  }
+  if (ctx.store.push.enqueueForUser(channel.user_id, row.id, payload, ctx.clock.now()) > 0) {
+    ctx.push.kick()
+  }
+}
+
+/** How many devices a push of this channel reaches (`push_devices` in GET /v1/channel). */
+export const pushDevices = (ctx: Ctx, channel: ChannelRow): number =>
+  ctx.store.push.countByUser(channel.user_id)
+
+/**
+ * A capability to answer one question from a notification: a random token whose hash alone
+ * is stored. Minted per push when it is sent, so the plain token exists only inside the
+ * encrypted payload. Undefined when the question is no longer open.
+ */
+export function mintCapability(ctx: Ctx, messageId: string): string | undefined {
+  const row = ctx.store.messages.byId(messageId)
+  if (!row || row.deleted_at !== null || row.ask_status !== 'open') return undefined
+  const now = ctx.clock.now()
+  const expiresAt = Math.min(now + CAPABILITY_TTL_MS, row.ask_expires_at ?? Number.MAX_SAFE_INTEGER)
+  if (expiresAt <= now) return undefined
+  const token = CAPABILITY_PREFIX + randomBase62(43)
+  ctx.store.push.addCapability(hashToken(token), messageId, expiresAt)
+  return token
+}
+
+const INVALID_CAPABILITY = 'capability: is unknown, already used or expired'
+
+/**
+ * POST /v1/push/answer: answers the question a capability was made for, without a session.
+ * Every capability of the question dies with the answer (and when it is found closed), so a
+ * replay or a second device's button fails.
+ */
+export function answerWithCapability(ctx: Ctx, capability: string, answer: unknown): AskResult {
+  const found = ctx.store.push.capability(hashToken(capability))
+  if (!found || found.expires_at <= ctx.clock.now()) throw fail.forbidden(INVALID_CAPABILITY)
+  const row = ctx.store.messages.byId(found.message_id) as MessageRow | undefined
+  const channel = row ? ctx.store.channels.byId(row.channel_id) : undefined
+  if (!row || !channel || row.deleted_at !== null) {
+    ctx.store.push.dropCapabilities(found.message_id)
+    throw fail.forbidden(INVALID_CAPABILITY)
+  }
+  if (expireIfDue(ctx, row).ask_status !== 'open') {
+    ctx.store.push.dropCapabilities(found.message_id)
+    throw fail.conflict('the question is no longer open')
+  }
+  // Synchronous from the lookup to here: no other request can use the capability between.
+  const result = answerAsk(ctx, channel, row.id, answer)
+  ctx.store.push.dropCapabilities(row.id)
+  return result
+}
+
+export const MAX_REMINDER_MINUTES = 7 * 24 * 60
+
+/** "Email me questions that wait unanswered for N minutes" (null: never). */
+export function setEmailReminders(ctx: Ctx, userId: string, minutes: number | null): number | null {
+  if (
+    minutes !== null &&
+    (!Number.isInteger(minutes) || minutes < 1 || minutes > MAX_REMINDER_MINUTES)
+  ) {
+    throw fail.invalid('minutes', `must be null or an integer from 1 to ${MAX_REMINDER_MINUTES}`)
+  }
+  if (minutes !== null && !ctx.mailer) {
+    throw fail.unavailable('email reminders need an SMTP server (--smtp-url)')
+  }
+  ctx.store.push.setReminder(userId, minutes, ctx.clock.now())
+  return minutes
+}

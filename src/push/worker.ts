@@ -1,0 +1,239 @@
+import webpush from 'web-push'
+import type { Ctx } from '../server/context.ts'
+import { checkEndpoint, dnsResolver, type Resolver } from './endpoint.ts'
+import type { PushPayload } from './payload.ts'
+import { sendDueReminders } from './reminders.ts'
+import { mintCapability } from './service.ts'
+import type { QueuedPush } from './store.ts'
+import { VapidHolder } from './vapid.ts'
+
+/** How a send ended, and what the queue does about it. */
+type Outcome =
+  | { kind: 'sent' }
+  | { kind: 'retry'; retryAfterMs?: number; why: string }
+  | { kind: 'gone' }
+  | { kind: 'drop'; why: string }
+
+/** `Retry-After` in seconds or as an HTTP date, in ms from now. */
+function retryAfterMs(header: string | null, now: number): number | undefined {
+  if (!header) return undefined
+  if (/^\d+$/.test(header.trim())) return Number(header) * 1000
+  const at = Date.parse(header)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now)
+}
+
+/**
+ * Sends what `push_queue` holds. The request that wrote a message only queued its pushes;
+ * this loop encrypts (web-push, RFC 8291) and posts each one, so a slow or failing push
+ * service never slows an agent. Retries 429/5xx/network errors with exponential backoff
+ * (honouring Retry-After), forgets devices the push service says are gone (404/410).
+ */
+export class PushWorker {
+  /** Tunables: public so tests can make retries quick. */
+  retryBaseMs = 2000
+  maxDelayMs = 30 * 60_000
+  maxAttempts = 12
+  concurrency = 16
+  timeoutMs = 30_000
+  reminderEveryMs = 15_000
+  /** A send in flight holds its row this long; after a crash the row is sent again. */
+  leaseMs = 120_000
+  /** DNS lookups for the endpoint check; replaced in tests that need a public-looking name. */
+  resolve: Resolver = dnsResolver
+
+  readonly vapid: VapidHolder
+  private ctx?: Ctx
+  private timer?: ReturnType<typeof setTimeout>
+  private reminders?: ReturnType<typeof setInterval>
+  private kicked = false
+  private inflight = 0
+  private readonly abort = new AbortController()
+  private stopped = false
+
+  constructor(dataDir: string) {
+    this.vapid = new VapidHolder(dataDir)
+  }
+
+  start(ctx: Ctx): void {
+    this.ctx = ctx
+    ctx.store.push.releaseLeases(ctx.clock.now())
+    this.reminders = setInterval(() => this.tickReminders(), this.reminderEveryMs)
+    this.reminders.unref?.()
+    this.kick()
+  }
+
+  /** Stops sending; rows in flight stay queued and go out after the next start. */
+  stop(): void {
+    this.stopped = true
+    this.abort.abort()
+    clearTimeout(this.timer)
+    clearInterval(this.reminders)
+  }
+
+  get isStopped(): boolean {
+    return this.stopped
+  }
+
+  /** Something was queued: look at the queue once the current transaction has committed. */
+  kick(): void {
+    if (this.kicked || this.stopped) return
+    this.kicked = true
+    setImmediate(() => {
+      this.kicked = false
+      this.pump()
+    })
+  }
+
+  /** The VAPID `sub`: the base URL when it is public https, else a mailto (push services want one). */
+  private subject(ctx: Ctx): string {
+    const base = new URL(ctx.config.baseUrl)
+    if (base.protocol === 'https:' && base.hostname !== 'localhost') return base.origin
+    return `mailto:${ctx.config.smtpFrom ?? `hark@${base.hostname}`}`
+  }
+
+  private pump(): void {
+    const ctx = this.ctx
+    if (!ctx || this.stopped) return
+    clearTimeout(this.timer)
+    this.timer = undefined
+    const free = this.concurrency - this.inflight
+    if (free > 0) {
+      const now = ctx.clock.now()
+      for (const row of ctx.store.push.due(now, free)) {
+        ctx.store.push.lease(row.id, now + this.leaseMs)
+        this.inflight++
+        void this.deliver(ctx, row).finally(() => {
+          this.inflight--
+          this.pump()
+        })
+      }
+    }
+    if (this.inflight >= this.concurrency) return // a finishing send pumps again
+    const next = ctx.store.push.nextDue()
+    if (next === null) return
+    // Capped so a clock step (or a lease of a send that hung) never parks the queue for long.
+    const wait = Math.min(Math.max(0, next - ctx.clock.now()), 60_000)
+    this.timer = setTimeout(() => this.pump(), wait)
+  }
+
+  private async deliver(ctx: Ctx, row: QueuedPush): Promise<void> {
+    let outcome: Outcome
+    try {
+      outcome = await this.send(ctx, row)
+    } catch (error) {
+      outcome = { kind: 'retry', why: (error as Error).message }
+    }
+    if (this.stopped) return // the database may be closed; the row stays queued
+    const store = ctx.store.push
+    const now = ctx.clock.now()
+    const host = new URL(row.endpoint).host
+    switch (outcome.kind) {
+      case 'sent':
+        store.done(row.id)
+        store.succeeded(row.subscription_id, now)
+        return
+      case 'gone':
+        // The device unsubscribed or the browser dropped it: forget it and its queued pushes.
+        store.remove(row.subscription_id)
+        ctx.log.info(`push: ${host} says subscription ${row.subscription_id} is gone; removed`)
+        return
+      case 'drop':
+        store.done(row.id)
+        ctx.log.warn(`push to ${host} dropped: ${outcome.why}`)
+        return
+      case 'retry': {
+        const attempts = row.attempts + 1
+        if (attempts >= this.maxAttempts) {
+          store.done(row.id)
+          ctx.log.warn(`push to ${host} dropped after ${attempts} attempts: ${outcome.why}`)
+          return
+        }
+        const backoff = this.retryBaseMs * 2 ** (attempts - 1) * (0.8 + Math.random() * 0.4)
+        const delay = Math.min(this.maxDelayMs, Math.max(backoff, outcome.retryAfterMs ?? 0))
+        store.retry(row.id, attempts, now + Math.round(delay))
+      }
+    }
+  }
+
+  private async send(ctx: Ctx, row: QueuedPush): Promise<Outcome> {
+    const payload = JSON.parse(row.payload) as PushPayload
+    if (payload.actions && row.message_id) {
+      const capability = mintCapability(ctx, row.message_id)
+      if (capability) payload.capability = capability
+      else delete payload.actions // answered or closed meanwhile: a plain notification
+    }
+    // Checked again at each send: the name may point somewhere private by now.
+    try {
+      await checkEndpoint(row.endpoint, ctx.config.pushAllowHosts ?? [], this.resolve)
+    } catch (error) {
+      const message = (error as Error).message
+      if (/does not resolve/.test(message)) return { kind: 'retry', why: message }
+      return { kind: 'drop', why: message }
+    }
+    const details = webpush.generateRequestDetails(
+      { endpoint: row.endpoint, keys: { p256dh: row.p256dh, auth: row.auth } },
+      JSON.stringify(payload),
+      { TTL: 24 * 3600, urgency: payload.actions ? 'high' : 'normal' },
+    )
+    const headers: Record<string, string> = {}
+    for (const [name, value] of Object.entries(details.headers)) {
+      if (name.toLowerCase() !== 'content-length') headers[name] = String(value)
+    }
+    headers.Authorization = this.vapid.authorization(row.endpoint, this.subject(ctx))
+    const response = await fetch(row.endpoint, {
+      method: 'POST',
+      headers,
+      body: new Uint8Array(details.body),
+      // A push service answers; it does not send us elsewhere (that would dodge the host check).
+      redirect: 'manual',
+      signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.timeoutMs)]),
+    })
+    await response.arrayBuffer().catch(() => undefined)
+    const status = response.status
+    if (status >= 200 && status < 300) return { kind: 'sent' }
+    if (status === 404 || status === 410) return { kind: 'gone' }
+    if (status === 429 || status >= 500) {
+      return {
+        kind: 'retry',
+        why: `HTTP ${status}`,
+        retryAfterMs: retryAfterMs(response.headers.get('retry-after'), Date.now()),
+      }
+    }
+    if (status === 401 || status === 403) {
+      ctx.log.error(
+        `push: ${new URL(row.endpoint).host} refused the VAPID signature (HTTP ${status}); ` +
+          "check the data directory's vapid.json (rotated keys need new subscriptions)",
+      )
+      return { kind: 'drop', why: `VAPID refused (HTTP ${status})` }
+    }
+    if (status >= 300 && status < 400)
+      return { kind: 'drop', why: `redirect (HTTP ${status}) not followed` }
+    return { kind: 'drop', why: `HTTP ${status}` }
+  }
+
+  /** Email reminders and expired capabilities; also called by tests after moving the clock. */
+  tickReminders(): number {
+    const ctx = this.ctx
+    if (!ctx || this.stopped) return 0
+    try {
+      ctx.store.push.dropExpiredCapabilities(ctx.clock.now())
+      return sendDueReminders(ctx)
+    } catch (error) {
+      ctx.log.error(`email reminders: ${(error as Error).message}`)
+      return 0
+    }
+  }
+
+  /** Resolves once nothing is in flight and nothing is due (tests and benchmarks). */
+  async idle(timeoutMs = 10_000): Promise<void> {
+    const until = Date.now() + timeoutMs
+    while (Date.now() < until) {
+      const ctx = this.ctx
+      if (!ctx) return
+      const next = ctx.store.push.nextDue()
+      if (this.inflight === 0 && (next === null || next > ctx.clock.now())) return
+      await Bun.sleep(5)
+    }
+    throw new Error('push queue did not settle')
+  }
+}

@@ -1,0 +1,161 @@
+import { useEffect, useState } from 'preact/hooks'
+import { Button, ErrorNote, useAction } from '../components/ui.tsx'
+import { del, enc, get, patch, post } from '../lib/api.ts'
+import { fromNow } from '../lib/format.ts'
+import { useSession } from '../lib/session.ts'
+import { useList } from './use-list.ts'
+
+interface Device {
+  id: string
+  name: string | null
+  browser: string
+  created_at: number
+  last_success_at: number | null
+}
+
+/** The VAPID public key (base64url) as the bytes `pushManager.subscribe` wants. */
+function keyBytes(base64url: string): Uint8Array<ArrayBuffer> {
+  const base64 = base64url.replace(/-/g, '+').replace(/_/g, '/')
+  const raw = atob(base64 + '='.repeat((4 - (base64.length % 4)) % 4))
+  const bytes = new Uint8Array(new ArrayBuffer(raw.length))
+  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i)
+  return bytes
+}
+
+export const pushSupported = () =>
+  'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window
+
+/**
+ * Turns notifications on for this device: permission (needs the click that called this),
+ * the service worker's push subscription with the server's VAPID key, then registers it.
+ */
+export async function enablePush(vapidKey: string, name: string): Promise<void> {
+  if (!pushSupported()) throw new Error('This browser cannot receive notifications.')
+  const permission = await Notification.requestPermission()
+  if (permission !== 'granted') {
+    throw new Error('Notifications are blocked for this site: allow them in the browser first.')
+  }
+  const registration =
+    (await navigator.serviceWorker.getRegistration()) ??
+    (await navigator.serviceWorker.register('/sw.js'))
+  await navigator.serviceWorker.ready
+  const existing = await registration.pushManager.getSubscription()
+  const subscription =
+    existing ??
+    (await registration.pushManager.subscribe({
+      userVisibleOnly: true,
+      applicationServerKey: keyBytes(vapidKey),
+    }))
+  await post('/v1/app/push/subscriptions', { ...subscription.toJSON(), name })
+}
+
+/** A guess at what the person calls this device, to tell the rows apart. */
+const deviceName = () =>
+  /Android/.test(navigator.userAgent)
+    ? 'Android phone'
+    : /iPhone|iPad/.test(navigator.userAgent)
+      ? 'iPhone'
+      : 'This computer'
+
+/** Notifications: this device on or off, every device, a test, and email reminders. */
+export function PushSettings() {
+  const { info } = useSession()
+  const vapidKey = (info as { vapid_public_key?: string }).vapid_public_key
+  const { items, error, reload } = useList<Device>('/v1/app/push/subscriptions', 'subscriptions')
+  const [enable, enabling, enableError] = useAction(async () => {
+    await enablePush(vapidKey ?? '', deviceName())
+    await reload()
+  })
+  const [remove, , removeError] = useAction(async (d: Device) => {
+    if (!confirm(`Stop notifications to “${d.name ?? d.browser}”?`)) return
+    await del(`/v1/app/push/subscriptions/${enc(d.id)}`)
+    await reload()
+  })
+  const [test, , testError] = useAction(async (d: Device) => {
+    await post(`/v1/app/push/subscriptions/${enc(d.id)}/test`)
+  })
+  return (
+    <section class="card stack" aria-labelledby="notifications">
+      <h2 id="notifications">Notifications</h2>
+      <ErrorNote error={error ?? enableError ?? removeError ?? testError} />
+      {!pushSupported() && <p class="muted">This browser cannot receive notifications.</p>}
+      {items?.length === 0 && <p class="muted">No device gets notifications yet.</p>}
+      <ul class="rows">
+        {items?.map((d) => (
+          <li key={d.id}>
+            <div>
+              <strong>{d.name ?? d.browser}</strong>
+              <span class="muted">
+                {d.browser} · added {fromNow(d.created_at)}
+                {d.last_success_at ? ` · last sent ${fromNow(d.last_success_at)}` : ''}
+              </span>
+            </div>
+            <div class="row">
+              <Button
+                variant="quiet"
+                onClick={() => test(d)}
+                aria-label={`Test ${d.name ?? d.browser}`}
+              >
+                Test
+              </Button>
+              <Button
+                variant="quiet"
+                onClick={() => remove(d)}
+                aria-label={`Remove ${d.name ?? d.browser}`}
+              >
+                Remove
+              </Button>
+            </div>
+          </li>
+        ))}
+      </ul>
+      {pushSupported() && vapidKey && (
+        <Button busy={enabling} onClick={() => enable()}>
+          Turn on notifications on this device
+        </Button>
+      )}
+      {info.features.email && <EmailReminders />}
+    </section>
+  )
+}
+
+/** "Email me questions that wait unanswered for N minutes." */
+function EmailReminders() {
+  const [minutes, setMinutes] = useState<string>('')
+  useEffect(() => {
+    get<{ minutes: number | null }>('/v1/app/push/email-reminders')
+      .then((r) => setMinutes(r.minutes === null ? '' : String(r.minutes)))
+      .catch(() => undefined)
+  }, [])
+  const [save, saving, saveError] = useAction(async () => {
+    const value = minutes.trim() === '' ? null : Number(minutes)
+    await patch('/v1/app/push/email-reminders', { minutes: value })
+  })
+  return (
+    <form
+      class="stack"
+      onSubmit={(e) => {
+        e.preventDefault()
+        void save()
+      }}
+    >
+      <label>
+        Email me questions that wait unanswered for{' '}
+        <input
+          type="number"
+          min={1}
+          inputMode="numeric"
+          value={minutes}
+          placeholder="never"
+          onInput={(e) => setMinutes((e.target as HTMLInputElement).value)}
+          aria-label="Minutes before an email reminder"
+        />{' '}
+        minutes
+      </label>
+      <ErrorNote error={saveError} />
+      <Button busy={saving} onClick={() => save()}>
+        Save
+      </Button>
+    </form>
+  )
+}
