@@ -9,6 +9,7 @@ import type {
   MessageBody,
   SendRequest,
 } from '../messages/schema.ts'
+import type { PairingStart } from '../pairing/service.ts'
 import type { Pin, PutPinRequest } from '../pins/schema.ts'
 import type { SecretRead, SecretRecord } from '../secrets/service.ts'
 import type { Info } from '../server/public-routes.ts'
@@ -119,15 +120,7 @@ export function createTransport(options: ClientOptions) {
   }
 }
 
-/** What `POST /v1/pair/start` answers: the device flow's codes (see src/pairing/service.ts). */
-export interface PairingStart {
-  device_code: string
-  user_code: string
-  verification_uri: string
-  verification_uri_complete: string
-  expires_in: number
-  interval: number
-}
+export type { PairingStart }
 
 export interface IssuedToken {
   token: string

@@ -4,6 +4,7 @@ import type { MessageRow } from '../messages/store.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
 import { hashToken, randomBase62 } from '../server/ids.ts'
+import { deviceLabel } from '../shared/device.ts'
 import { checkEndpoint } from './endpoint.ts'
 import { MAX_PAYLOAD_BYTES, messagePayload, testPayload } from './payload.ts'
 import type { PushDevice, SubscribeRequest } from './schema.ts'
@@ -14,32 +15,7 @@ export const CAPABILITY_TTL_MS = 24 * 3600_000
 const CAPABILITY_PREFIX = 'hark_cap_'
 
 /** "Chrome on Android", from the User-Agent the subscription was made with. */
-export function browserOf(userAgent: string | null): string {
-  const ua = userAgent ?? ''
-  const browser = /Edg\//.test(ua)
-    ? 'Edge'
-    : /OPR\//.test(ua)
-      ? 'Opera'
-      : /Firefox\//.test(ua)
-        ? 'Firefox'
-        : /Chrom(e|ium)\//.test(ua)
-          ? 'Chrome'
-          : /Safari\//.test(ua)
-            ? 'Safari'
-            : 'Browser'
-  const os = /Android/.test(ua)
-    ? 'Android'
-    : /iPhone|iPad|iOS/.test(ua)
-      ? 'iOS'
-      : /Mac OS X|Macintosh/.test(ua)
-        ? 'macOS'
-        : /Windows/.test(ua)
-          ? 'Windows'
-          : /Linux|X11/.test(ua)
-            ? 'Linux'
-            : ''
-  return os ? `${browser} on ${os}` : browser
-}
+export const browserOf = (userAgent: string | null): string => deviceLabel(userAgent) ?? 'Browser'
 
 const deviceView = (s: SubscriptionRow): PushDevice => ({
   id: s.id,

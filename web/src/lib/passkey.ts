@@ -7,6 +7,7 @@ import {
   startAuthentication,
   startRegistration,
 } from '@simplewebauthn/browser'
+import { deviceLabel } from '../../../src/shared/device.ts'
 import { post } from './api.ts'
 import type { Me, Passkey } from './types.ts'
 
@@ -19,31 +20,8 @@ interface Ceremony<O> {
 
 export const passkeysSupported = () => browserSupportsWebAuthn()
 
-/** A name the person will recognise in their passkey list: "Chrome on Android". */
-export function deviceName(): string {
-  const ua = navigator.userAgent
-  const browser = /Edg\//.test(ua)
-    ? 'Edge'
-    : /Firefox\//.test(ua)
-      ? 'Firefox'
-      : /Chrome\//.test(ua)
-        ? 'Chrome'
-        : /Safari\//.test(ua)
-          ? 'Safari'
-          : 'Browser'
-  const os = /Android/.test(ua)
-    ? 'Android'
-    : /iPhone|iPad/.test(ua)
-      ? 'iOS'
-      : /Mac OS X/.test(ua)
-        ? 'macOS'
-        : /Windows/.test(ua)
-          ? 'Windows'
-          : /Linux/.test(ua)
-            ? 'Linux'
-            : ''
-  return os ? `${browser} on ${os}` : browser
-}
+/** A name the person will recognise in their device lists: "Chrome on Android". */
+export const deviceName = (): string => deviceLabel(navigator.userAgent) ?? 'Browser'
 
 export async function logInWithPasskey(): Promise<Me> {
   const { challenge_id, options } = await post<Ceremony<PublicKeyCredentialRequestOptionsJSON>>(

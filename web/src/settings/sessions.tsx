@@ -1,3 +1,4 @@
+import { deviceLabel } from '../../../src/shared/device.ts'
 import { Button, ErrorNote, useAction } from '../components/ui.tsx'
 import { del, enc } from '../lib/api.ts'
 import { fromNow } from '../lib/format.ts'
@@ -11,31 +12,9 @@ interface SessionInfo {
   current: boolean
 }
 
-/** "Chrome on Android" out of a user agent string, or the string itself. */
-function device(ua: string | null): string {
-  if (!ua) return 'Unknown device'
-  const browser = /Edg\//.test(ua)
-    ? 'Edge'
-    : /Firefox\//.test(ua)
-      ? 'Firefox'
-      : /Chrome\//.test(ua)
-        ? 'Chrome'
-        : /Safari\//.test(ua)
-          ? 'Safari'
-          : ''
-  const os = /Android/.test(ua)
-    ? 'Android'
-    : /iPhone|iPad/.test(ua)
-      ? 'iOS'
-      : /Mac OS X/.test(ua)
-        ? 'macOS'
-        : /Windows/.test(ua)
-          ? 'Windows'
-          : /Linux/.test(ua)
-            ? 'Linux'
-            : ''
-  return browser && os ? `${browser} on ${os}` : ua.slice(0, 60)
-}
+/** "Chrome on Android" out of a user agent string, or the start of the string itself. */
+const device = (ua: string | null): string =>
+  ua ? (deviceLabel(ua) ?? ua.slice(0, 60)) : 'Unknown device'
 
 /** Where the person is logged in; ending one logs that device out. */
 export function SessionSettings() {
