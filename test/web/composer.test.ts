@@ -59,7 +59,7 @@ test('text with a file and an image: uploaded, sent as blocks, shown, downloadab
   expect(body?.text).toBe('Here are the logs')
   const blocks = body?.blocks ?? []
   expect(blocks.map((b) => b.type)).toEqual(['file', 'image'])
-  const fileBlock = blocks[0] as { file_id: string; name: string; size: number }
+  const fileBlock = blocks[0] as unknown as { file_id: string; name: string; size: number }
   expect(fileBlock).toMatchObject({ name: 'build.log', size: 14 })
   const download = await p.agent.download(fileBlock.file_id)
   expect(await download.text()).toBe('line 1\nline 2\n')
