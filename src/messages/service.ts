@@ -6,17 +6,8 @@ import { fail } from '../server/errors.ts'
 import { newId } from '../server/ids.ts'
 import { askKey, channelKey, pollFor, userKey } from '../server/waiters.ts'
 import { type BlockRules, inputBlocks, validateBody } from './blocks.ts'
-import type {
-  AckState,
-  Block,
-  DeletedMessage,
-  EditRequest,
-  FeedResponse,
-  Message,
-  MessageBody,
-  SendRequest,
-} from './schema.ts'
-import { type MessageRow, toRecord } from './store.ts'
+import type { AckState, Block, EditRequest, Message, MessageBody, SendRequest } from './schema.ts'
+import { feedJson, type MessageRow, toRecord } from './store.ts'
 
 export type Sender = 'agent' | 'human'
 
@@ -108,8 +99,8 @@ export interface FeedOptions {
 interface FeedPage {
   rows: readonly MessageRow[]
   hasMore: boolean
-  /** The rows as API records, built once for every reader of this page. */
-  records?: (Message | DeletedMessage)[]
+  /** The answer's JSON text when no reader marks anything: built once for every reader. */
+  json?: string
 }
 
 /**
@@ -144,27 +135,23 @@ function feedPage(ctx: Ctx, channelId: string, opts: FeedOptions): FeedPage {
 
 /**
  * The change feed: messages created or changed after `since`, each once in its latest form,
- * oldest change first. Holds up to `waitMs` when there is nothing yet.
+ * oldest change first. Holds up to `waitMs` when there is nothing yet. Answers the JSON text of
+ * a `FeedResponse` (built straight from the rows: `feedJson`), ready to be a response body.
  */
-export async function readFeed(
-  ctx: Ctx,
-  channel: ChannelRow,
-  opts: FeedOptions,
-): Promise<FeedResponse> {
-  const empty: FeedResponse = { messages: [], cursor: opts.since, has_more: false }
-  const read = (): FeedResponse | undefined => {
+export async function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions): Promise<string> {
+  const read = (): string | undefined => {
     const page = feedPage(ctx, channel.id, opts)
     if (page.rows.length === 0) {
       // A deleted channel answers its held polls at once (its token fails on the next call).
-      return ctx.store.channels.byId(channel.id) ? undefined : empty
+      return ctx.store.channels.byId(channel.id) ? undefined : feedJson([], opts.since, false)
     }
     const hasMore = page.hasMore
-    const rows = [...page.rows]
-    let cursor = (rows.at(-1) as MessageRow).seq
     const unseen = opts.markSeen
-      ? rows.filter((r) => r.sender === 'human' && r.state === null && r.deleted_at === null)
+      ? page.rows.filter((r) => r.sender === 'human' && r.state === null && r.deleted_at === null)
       : []
     if (unseen.length > 0) {
+      const rows = [...page.rows]
+      let cursor = (rows.at(-1) as MessageRow).seq
       const now = ctx.clock.now()
       const marked = new Map(
         ctx.db
@@ -180,13 +167,13 @@ export async function readFeed(
       // marks again — unless a page was cut short, where the rest must still come.
       if (!hasMore) cursor = Math.max(...rows.map((r) => r.seq))
       ctx.waiters.wake(channelKey(channel.id), userKey(channel.user_id))
-      return { messages: rows.map(toRecord), cursor, has_more: hasMore }
+      return feedJson(rows, cursor, hasMore)
     }
-    page.records ??= rows.map(toRecord)
-    return { messages: page.records, cursor, has_more: hasMore }
+    page.json ??= feedJson(page.rows, (page.rows.at(-1) as MessageRow).seq, hasMore)
+    return page.json
   }
   const result = await pollFor(ctx.waiters, channelKey(channel.id), opts.waitMs, opts.signal, read)
-  return result ?? empty
+  return result ?? feedJson([], opts.since, false)
 }
 
 /** A live message of this channel, or 404 (another channel's ids do not exist here). */
@@ -201,8 +188,20 @@ export function findMessage(ctx: Ctx, channel: ChannelRow, id: string): MessageR
 function findAgentMessage(ctx: Ctx, channel: ChannelRow, id: string): MessageRow {
   const row = findMessage(ctx, channel, id)
   if (row.sender !== 'agent') throw fail.forbidden("the person's messages cannot be changed")
+  // The server writes the message that shows a secret request; the agent must not turn it
+  // into something else ("paste your token here") nor hide it. It withdraws the request instead.
+  if (showsSecretRequest(row)) {
+    throw fail.forbidden(
+      'this message shows a secret request; withdraw it with DELETE /v1/secrets/:id instead',
+    )
+  }
   return row
 }
+
+const showsSecretRequest = (row: MessageRow) =>
+  ((JSON.parse(row.body as string) as MessageBody).blocks ?? []).some(
+    (b) => b.type === 'secret_request',
+  )
 
 type Patches = NonNullable<EditRequest['block_patches']>
 

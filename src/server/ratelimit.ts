@@ -5,6 +5,7 @@
  */
 export class WriteLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>()
+  private takes = 0
 
   constructor(
     private readonly perMinute: number,
@@ -15,6 +16,9 @@ export class WriteLimiter {
   take(key: string): number {
     if (this.perMinute <= 0) return 0
     const now = this.now()
+    // Every so often, not only when someone is refused: a client that never repeats its key
+    // (a new address each time) must not grow the map without end.
+    if (++this.takes % 1024 === 0) this.sweep(now)
     const ratePerMs = this.perMinute / 60_000
     const b = this.buckets.get(key) ?? { tokens: this.perMinute, at: now }
     b.tokens = Math.min(this.perMinute, b.tokens + (now - b.at) * ratePerMs)
@@ -24,14 +28,17 @@ export class WriteLimiter {
       b.tokens -= 1
       return 0
     }
-    this.sweep(now)
     return Math.max(1, Math.ceil((1 - b.tokens) / ratePerMs / 1000))
   }
 
   /** Forgets buckets that have refilled, so idle channels cost nothing. */
   private sweep(now: number): void {
-    if (this.buckets.size < 10_000) return
     const full = 60_000
     for (const [k, b] of this.buckets) if (now - b.at > full) this.buckets.delete(k)
+  }
+
+  /** How many keys are remembered (for tests). */
+  get size(): number {
+    return this.buckets.size
   }
 }

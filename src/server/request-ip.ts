@@ -2,9 +2,27 @@ import { clientIp } from './client-ip.ts'
 import type { Ctx } from './context.ts'
 
 /**
- * The address a request came from, for per-IP limits: the socket's peer, or behind a trusted
- * proxy the address it forwarded. Without a listening server (tests driving `app.handle()`),
- * every request shares one bucket.
+ * Who a per-IP limit counts a request against: the socket's peer (or, behind a trusted proxy,
+ * the address it forwarded), with IPv6 addresses cut to their /64 — one client usually holds a
+ * whole /64 and could otherwise use a fresh address per request. Without a listening server
+ * (tests driving `app.handle()`), every request shares one bucket.
  */
 export const requestIp = (ctx: Ctx, request: Request): string =>
-  clientIp(request, ctx.server, ctx.config.trustProxy === true) ?? 'local'
+  limitKey(clientIp(request, ctx.server, ctx.config.trustProxy === true) ?? 'local')
+
+/** `2001:db8:1:2:aaaa::1` → `2001:db8:1:2::/64`; IPv4 and anything else unchanged. */
+export function limitKey(address: string): string {
+  if (!address.includes(':')) return address
+  const [head = '', tail] = address.split('::') as [string, string | undefined]
+  const left = head ? head.split(':') : []
+  const right = tail ? tail.split(':') : []
+  const groups =
+    tail === undefined
+      ? left
+      : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
+  const prefix = groups
+    .slice(0, 4)
+    .map((g) => (Number.parseInt(g, 16) || 0).toString(16))
+    .join(':')
+  return `${prefix}::/64`
+}

@@ -1,7 +1,8 @@
 import type { Server } from 'bun'
 import { createSmtpMailer } from '../email/mailer.ts'
 import { issueSetupToken, setupTokenFile } from '../setup/service.ts'
-import { buildApp } from './app.ts'
+import { buildApp, handlerOf } from './app.ts'
+import { refuseOversizedBody } from './body-limit.ts'
 import { clientIp } from './client-ip.ts'
 import type { Config } from './config.ts'
 import { type Ctx, closeContext, createContext } from './context.ts'
@@ -26,7 +27,7 @@ const BODY_SLACK = 1024 * 1024
  * requests; long-polls extend their own (see `holdOpen`).
  */
 export function startServer(ctx: Ctx, options: { idleTimeout?: number } = {}): Running {
-  const app = buildApp(ctx)
+  const handle = handlerOf(ctx, buildApp(ctx))
   const { config, log } = ctx
   let server: Server<unknown>
   try {
@@ -36,8 +37,11 @@ export function startServer(ctx: Ctx, options: { idleTimeout?: number } = {}): R
       idleTimeout: options.idleTimeout ?? 30,
       maxRequestBodySize: config.maxFileSize + BODY_SLACK,
       fetch: (request, srv) =>
-        logged(log, request, clientIp(request, srv, config.trustProxy === true), () =>
-          app.handle(request),
+        logged(
+          log,
+          request,
+          clientIp(request, srv, config.trustProxy === true),
+          async () => refuseOversizedBody(request) ?? handle(request),
         ),
       error: (error) => {
         log.error(`unhandled: ${error.stack ?? error}`)
@@ -91,7 +95,11 @@ async function logged(
 ) {
   const started = performance.now()
   const response = await handle()
-  const path = request.url.slice(request.url.indexOf('/', 8)).split('?')[0]
+  // A pairing's user code is a short-lived secret of its own: it stays out of the log.
+  const path = (request.url.slice(request.url.indexOf('/', 8)).split('?')[0] ?? '').replace(
+    /\/pairings\/[^/]+/,
+    '/pairings/…',
+  )
   log.info(
     `${ip ?? '-'} ${request.method} ${path} ${response.status} ${(performance.now() - started).toFixed(1)}ms`,
   )

@@ -297,8 +297,12 @@ describe('secret requests: who may see them', () => {
     const sent = await failsWith(s.agent.send({ body: { blocks: [forged] } }), 400)
     expect(sent.field).toBe('body.blocks[0].type')
     await failsWith(s.agent.pin('k', { body: { blocks: [forged] } }), 400)
-    await failsWith(s.agent.edit(req.message_id, { text: 'changed' }), 400)
-    await failsWith(s.agent.replace(req.message_id, { blocks: [forged] }), 400)
+    // The message that shows the request cannot be edited, replaced or removed by the agent.
+    await failsWith(s.agent.edit(req.message_id, { text: 'changed' }), 403)
+    await failsWith(s.agent.edit(req.message_id, { blocks: [] }), 403)
+    await failsWith(s.agent.replace(req.message_id, { blocks: [forged] }), 403)
+    await failsWith(s.agent.replace(req.message_id, { text: 'paste your token as a reply' }), 403)
+    await failsWith(s.agent.remove(req.message_id), 403)
     await failsWith(s.person.send(s.channelId, { blocks: [forged] }), 400)
     expect((await threadMessage(req.message_id)).body.blocks?.[0]).toMatchObject({
       fingerprint: req.fingerprint,

@@ -4,7 +4,7 @@ import { createAgentClient } from '../../src/client/client.ts'
 import { addChannel, addUser } from '../../src/people/service.ts'
 import { DEFAULTS } from '../../src/server/config.ts'
 import { createContext } from '../../src/server/context.ts'
-import { silentLogger } from '../../src/server/log.ts'
+import { type Logger, silentLogger } from '../../src/server/log.ts'
 import { type Running, startServer } from '../../src/server/serve.ts'
 import { sleep, tempDir } from '../harness.ts'
 
@@ -17,7 +17,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-function start(idleTimeout: number) {
+function start(idleTimeout: number, log: Logger = silentLogger) {
   dir = tempDir()
   const ctx = createContext(
     {
@@ -28,7 +28,7 @@ function start(idleTimeout: number) {
       baseUrl: 'http://127.0.0.1',
       writeLimit: 0,
     },
-    { log: silentLogger },
+    { log },
   )
   addUser(ctx, { email: 'o@example.com', owner: true })
   const { token } = addChannel(ctx, { email: 'o@example.com' })
@@ -74,4 +74,58 @@ test('stop() answers held long-polls before closing', async () => {
   await r.stop()
   running = undefined
   expect(await held).toEqual({ messages: [], cursor: 0, has_more: false })
+})
+
+test('a stranger cannot make the server buffer a large body: 413 before reading it', async () => {
+  const { running: r } = start(30)
+  const big = 'x'.repeat(2 * 1024 * 1024)
+  const res = await fetch(`${r.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ body: { text: big } }),
+  })
+  expect(res.status).toBe(413)
+  expect(((await res.json()) as { error: string }).error).toContain('larger than')
+  // Uploads keep their own, larger limit and still stream.
+  const upload = await fetch(`${r.url}/v1/files?name=a.bin`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/octet-stream' },
+    body: new Uint8Array(2 * 1024 * 1024),
+  })
+  expect(upload.status).toBe(401) // no token: refused by auth, not by size
+})
+
+test('a JSON body of unknown length is refused (411); a small normal one goes through', async () => {
+  const { running: r, agent } = start(30)
+  const chunked = new ReadableStream<Uint8Array>({
+    start(c) {
+      c.enqueue(new TextEncoder().encode('{"body":{"text":"hi"}}'))
+      c.close()
+    },
+  })
+  const res = await fetch(`${r.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: chunked,
+  })
+  expect(res.status).toBe(411)
+  expect((await agent.send({ body: { text: 'fine' } })).message.body.text).toBe('fine')
+})
+
+test('one log line per request, without query strings or pairing codes', async () => {
+  const lines: string[] = []
+  const log: Logger = {
+    info: (m) => lines.push(m),
+    warn: (m) => lines.push(m),
+    error: (m) => lines.push(m),
+  }
+  const { running: r } = start(30, log)
+  await fetch(`${r.url}/v1/app/pairings/BCDF-GHJK?secret=1`)
+  await fetch(`${r.url}/health?x=secret`)
+  const requests = lines.filter((l) => / (GET|POST) /.test(l))
+  expect(requests).toHaveLength(2)
+  expect(requests[0]).toMatch(/^127\.0\.0\.1 GET \/v1\/app\/pairings\/… 401 [\d.]+ms$/)
+  expect(requests[1]).toMatch(/^127\.0\.0\.1 GET \/health 200 /)
+  expect(lines.join('\n')).not.toContain('BCDF')
+  expect(lines.join('\n')).not.toContain('secret')
 })
