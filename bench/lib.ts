@@ -87,10 +87,11 @@ export async function startListening(
   let log = ''
   const decoder = new TextDecoder()
   const drain = async (stream: ReadableStream<Uint8Array>) => {
-    // Keep only the tail: hark logs a line per request.
+    // Keep only the tail: hark logs a line per request (bench/feed.ts reads the last few
+    // thousand lines for the server's own time per request).
     for await (const chunk of stream) {
       log += decoder.decode(chunk)
-      if (log.length > 200_000) log = log.slice(-100_000)
+      if (log.length > 2_000_000) log = log.slice(-1_000_000)
     }
   }
   void drain(proc.stdout)

@@ -9,7 +9,7 @@ import {
   type PersonClient,
 } from '../src/client/client.ts'
 import { addChannel, addPersonToken, addUser } from '../src/people/service.ts'
-import { buildApp } from '../src/server/app.ts'
+import { buildApp, handlerOf } from '../src/server/app.ts'
 import type { Clock } from '../src/server/clock.ts'
 import { type Config, DEFAULTS } from '../src/server/config.ts'
 import { type Ctx, closeContext, createContext } from '../src/server/context.ts'
@@ -72,7 +72,8 @@ export function startTestServer(
   }
   const ctx = createContext(config, { clock: options.clock, log: silentLogger })
   const app = buildApp(ctx)
-  const fetch = (request: Request) => app.handle(request)
+  // What the server runs: the lean long-poll routes, then the app.
+  const fetch = handlerOf(ctx, app)
   const opts = (token?: string) => ({ baseUrl: BASE, token, fetch })
   const agentClient = (token?: string) => createAgentClient(opts(token))
   const personClient = (token?: string) => createPersonClient(opts(token))

@@ -1,14 +1,32 @@
 import { Elysia, t } from 'elysia'
+import type { ChannelRow } from '../channels/store.ts'
 import { MessageResponse } from '../messages/schema.ts'
 import { messageOf } from '../messages/service.ts'
 import { agentAuth } from '../server/auth.ts'
 import { type Ctx, holdOpen } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
+import { jsonResponse } from '../server/errors.ts'
 import { parseWait } from '../server/query.ts'
 import { AskQuery, AskResponse, AsksResponse } from './schema.ts'
 import { cancelAsk, listOpenAsks, readAsk } from './service.ts'
 
 const IdParams = t.Object({ id: t.String() })
+
+/**
+ * `GET /v1/asks/:id`: a question and its answer, held until answered. Served by this route and
+ * by the lean path in front of Elysia (`leanRoute` in src/server/app.ts), which both call this.
+ */
+export async function agentAsk(
+  ctx: Ctx,
+  channel: ChannelRow,
+  id: string,
+  query: AskQuery,
+  request: Request,
+): Promise<Response> {
+  const waitMs = parseWait(query.wait)
+  holdOpen(ctx, request, waitMs)
+  return jsonResponse(JSON.stringify(await readAsk(ctx, channel, id, waitMs, request.signal)))
+}
 
 /** The agent's questions: list the open ones, long-poll one for its answer, cancel. */
 export const askRoutes = (ctx: Ctx) =>
@@ -19,11 +37,8 @@ export const askRoutes = (ctx: Ctx) =>
     })
     .get(
       '/asks/:id',
-      ({ agent, params, query, request }) => {
-        const waitMs = parseWait(query.wait)
-        holdOpen(ctx, request, waitMs)
-        return readAsk(ctx, agent.channel, params.id, waitMs, request.signal)
-      },
+      ({ agent, params, query, request }) =>
+        agentAsk(ctx, agent.channel, params.id, query, request),
       {
         params: IdParams,
         query: AskQuery,

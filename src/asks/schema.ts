@@ -1,4 +1,4 @@
-import { Type as t } from '@sinclair/typebox'
+import { type Static, Type as t } from '@sinclair/typebox'
 import { Message } from '../messages/schema.ts'
 
 export const AskResponse = t.Object({
@@ -11,6 +11,7 @@ export const AsksResponse = t.Object({ asks: t.Array(Message) })
 export const AskQuery = t.Object({
   wait: t.Optional(t.String({ description: 'seconds to hold the request, at most 55' })),
 })
+export type AskQuery = Static<typeof AskQuery>
 
 export const AnswerRequest = t.Object({
   answer: t.Unknown({ description: 'one input: its value; several: an object keyed by block id' }),

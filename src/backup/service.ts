@@ -3,16 +3,21 @@
  *
  * A backup is a tar archive: `hark.db` (a consistent snapshot made with `VACUUM INTO`, never a
  * copy of the live file), `files/<channel>/<file>` for every file that snapshot records, and
- * `manifest.json` with the size and SHA-256 of every entry. It is safe while the server runs:
- * the snapshot is one read transaction, and stored files never change once recorded.
+ * `vapid.json` (the push signing keys: push services bind every subscription to them, so a
+ * restore without them would leave every device silently dead), and `manifest.json` with the
+ * size and SHA-256 of every entry. It is safe while the server runs: the snapshot is one read
+ * transaction, stored files never change once recorded, and the keys are read before and after
+ * the snapshot (a rotation in between makes the backup start over).
  */
 import { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   statSync,
@@ -21,6 +26,7 @@ import { type FileHandle, open } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { SchemaTooNewError, schemaVersion } from '../db/database.ts'
 import { latestVersion } from '../db/migrations/index.ts'
+import { vapidFile } from '../push/vapid.ts'
 import { FatalError } from '../server/errors.ts'
 import { VERSION } from '../version.ts'
 import { readTar, TarWriter } from './tar.ts'
@@ -28,8 +34,10 @@ import { readTar, TarWriter } from './tar.ts'
 export class BackupError extends FatalError {}
 
 export const BACKUP_FORMAT = 'hark-backup'
-export const BACKUP_FORMAT_VERSION = 1
+/** 2: adds `vapid.json`. Format 1 backups (no keys) still restore. */
+export const BACKUP_FORMAT_VERSION = 2
 const DB_NAME = 'hark.db'
+const VAPID_NAME = 'vapid.json'
 const MANIFEST = 'manifest.json'
 /** A file recorded in the snapshot may vanish (its channel was deleted, then swept): try again. */
 const ATTEMPTS = 5
@@ -47,6 +55,8 @@ export interface Manifest {
   schema_version: number
   created_at: number
   database: ManifestEntry
+  /** Absent in format 1 backups, and when the data directory had no keys yet. */
+  vapid?: ManifestEntry
   files: ManifestEntry[]
 }
 
@@ -115,6 +125,31 @@ async function fsyncDir(dir: string) {
 
 class Vanished extends Error {}
 
+/** The VAPID key file's bytes, or undefined when the server never made one. */
+function readVapid(dataDir: string): Buffer | undefined {
+  try {
+    return readFileSync(vapidFile(dataDir))
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+}
+
+/** Throws unless `bytes` is a VAPID key file (JSON with both keys). */
+function checkVapid(bytes: Buffer, where: string): void {
+  let keys: { publicKey?: unknown; privateKey?: unknown }
+  try {
+    keys = JSON.parse(bytes.toString('utf8'))
+  } catch {
+    throw new BackupError(`${where} is not valid JSON`)
+  }
+  if (typeof keys?.publicKey !== 'string' || typeof keys.privateKey !== 'string') {
+    throw new BackupError(`${where} does not hold a VAPID key pair`)
+  }
+}
+
+const sha256Bytes = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
+
 /**
  * Writes a backup of `dataDir` to `outFile` (which must not exist). The archive is written
  * under a temporary name, synced and renamed, so `outFile` is either complete or absent.
@@ -141,7 +176,20 @@ export async function backup(dataDir: string, outFile: string): Promise<Manifest
 
 async function backupOnce(dataDir: string, out: string, work: string): Promise<Manifest> {
   const snap = join(work, DB_NAME)
+  const keys = readVapid(dataDir)
   snapshot(join(dataDir, DB_NAME), snap)
+  // `hark admin vapid rotate` between the two reads: the snapshot may hold subscriptions made
+  // under either pair, so take both again.
+  const keysAfter = readVapid(dataDir)
+  if (keys === undefined ? keysAfter !== undefined : !keysAfter || !keys.equals(keysAfter)) {
+    throw new Vanished(`${VAPID_NAME} changed during the backup`)
+  }
+  if (keys) checkVapid(keys, vapidFile(dataDir))
+  const vapid: ManifestEntry | undefined = keys && {
+    path: VAPID_NAME,
+    size: keys.length,
+    sha256: sha256Bytes(keys),
+  }
   const schema = checkIntegrity(snap)
   const records = fileRecords(snap)
   const database: ManifestEntry = {
@@ -160,6 +208,7 @@ async function backupOnce(dataDir: string, out: string, work: string): Promise<M
     } finally {
       await dbHandle.close()
     }
+    if (keys) await tar.addBytes(VAPID_NAME, keys)
     for (const f of records) {
       const path = `files/${f.channel_id}/${f.id}`
       let source: FileHandle
@@ -190,6 +239,7 @@ async function backupOnce(dataDir: string, out: string, work: string): Promise<M
       schema_version: schema,
       created_at: Date.now(),
       database,
+      ...(vapid && { vapid }),
       files,
     }
     await tar.addBytes(MANIFEST, new TextEncoder().encode(`${JSON.stringify(manifest, null, 2)}\n`))
@@ -206,7 +256,8 @@ async function backupOnce(dataDir: string, out: string, work: string): Promise<M
 }
 
 /** Only names a backup can hold; anything else (`..`, absolute paths) is refused. */
-const ENTRY = /^(hark\.db|manifest\.json|files\/[A-Za-z0-9_-]{1,64}\/[A-Za-z0-9_-]{1,64})$/
+const ENTRY =
+  /^(hark\.db|manifest\.json|vapid\.json|files\/[A-Za-z0-9_-]{1,64}\/[A-Za-z0-9_-]{1,64})$/
 
 /**
  * Restores a backup into `dataDir`, which must be empty or absent. Every entry is checked
@@ -271,6 +322,15 @@ export async function restore(archive: string, dataDir: string): Promise<Manifes
       await input.close()
     }
     const manifest = verify(manifestText, seen, staging)
+    if (manifest.vapid) {
+      const keys = join(dataDir, VAPID_NAME)
+      renameSync(join(staging, VAPID_NAME), keys)
+      chmodSync(keys, 0o600) // the server's signing key: its user's alone, whatever the umask
+    } else {
+      // No keys in the backup (an older hark made it): the first start makes new ones, under
+      // which no restored subscription works. Drop them, as `hark admin vapid rotate` does.
+      dropSubscriptions(join(staging, DB_NAME))
+    }
     renameSync(join(staging, DB_NAME), join(dataDir, DB_NAME))
     if (existsSync(join(staging, 'files')))
       renameSync(join(staging, 'files'), join(dataDir, 'files'))
@@ -282,6 +342,20 @@ export async function restore(archive: string, dataDir: string): Promise<Manifes
     for (const name of readdirSync(dataDir))
       rmSync(join(dataDir, name), { recursive: true, force: true })
     throw error
+  }
+}
+
+function dropSubscriptions(path: string): void {
+  const db = new Database(path, { readwrite: true, create: false })
+  try {
+    const table = db
+      .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'push_subscriptions'")
+      .get()
+    if (!table) return
+    db.run('PRAGMA foreign_keys = ON')
+    db.run('DELETE FROM push_subscriptions')
+  } finally {
+    db.close()
   }
 }
 
@@ -301,7 +375,14 @@ function verify(manifestText: string, seen: Map<string, ManifestEntry>, staging:
       `the backup has format ${manifest.format_version}, newer than this hark reads (${BACKUP_FORMAT_VERSION}); use a newer hark`,
     )
   }
-  const expected = [manifest.database, ...manifest.files]
+  if (manifest.vapid && manifest.vapid.path !== VAPID_NAME) {
+    throw new BackupError('manifest.json is not a Hark backup manifest')
+  }
+  const expected = [
+    manifest.database,
+    ...(manifest.vapid ? [manifest.vapid] : []),
+    ...manifest.files,
+  ]
   for (const e of expected) {
     const got = seen.get(e.path)
     if (!got) throw new BackupError(`${e.path} is listed in the manifest but missing`)
@@ -317,6 +398,7 @@ function verify(manifestText: string, seen: Map<string, ManifestEntry>, staging:
       `the backup holds entries the manifest does not list: ${extra.join(', ')}`,
     )
   }
+  if (manifest.vapid) checkVapid(readFileSync(join(staging, VAPID_NAME)), VAPID_NAME)
   const db = join(staging, DB_NAME)
   const schema = checkIntegrity(db)
   if (schema > latestVersion) throw new SchemaTooNewError(schema, latestVersion)

@@ -78,6 +78,10 @@ export async function admin(
       out(
         `Restored ${file} (hark ${m.hark_version}, schema ${m.schema_version}, ${m.files.length} files) into ${dataDir}; integrity and checksums verified.`,
       )
+      if (!m.vapid) {
+        out('The backup holds no VAPID keys (an older hark made it): push subscriptions were')
+        out('dropped; every device must turn notifications on again (Settings, Notifications).')
+      }
       out('Start the server on it; a newer hark upgrades the schema at start.')
     }
     return 0

@@ -145,6 +145,24 @@ function redeemCode<T>(ctx: Ctx, email: string, purpose: Purpose, code: string):
 }
 
 /**
+ * The first email-code login of an account whose address nobody had proven (a passkey sign-up in
+ * open mode or with an unbound invite): whoever made it may not own the address, and the mailbox's
+ * owner just proved they do. The account becomes theirs alone: it is marked verified, and every
+ * way in or out that nobody vouched for goes: passkeys, sessions, person tokens and push devices
+ * (which receive message previews and can answer questions). Runs inside the login's transaction,
+ * before the new session starts.
+ */
+function claimAccount(ctx: Ctx, user: UserRow): UserRow {
+  ctx.store.users.markVerified(user.id)
+  ctx.store.passkeys.removeByUser(user.id)
+  ctx.store.sessions.removeAll(user.id)
+  ctx.store.tokens.revokePersonTokens(user.id, ctx.clock.now())
+  ctx.store.push.removeByUser(user.id)
+  ctx.log.info(`${user.id}: address proven by email code; earlier credentials dropped`)
+  return { ...user, email_verified: 1 }
+}
+
+/**
  * Redeems a code for a session: a login, or a sign-up that creates the account. One immediate
  * transaction: the code serves once even against parallel requests, and a sign-up that admission
  * now refuses (the invite got used meanwhile) leaves the code as it was.
@@ -164,14 +182,20 @@ export function verifyEmailCode(
       if (purpose === 'login') {
         const redeemed = redeemCode<object>(ctx, email, 'login', code)
         if (redeemed instanceof HarkError) return redeemed
-        const user = ctx.store.users.byEmail(email)
+        const found = ctx.store.users.byEmail(email)
         // Only a code that was never mailed (no account), or an account removed since.
-        if (!user) return fail.invalid('email', 'has no account here')
+        if (!found) return fail.invalid('email', 'has no account here')
+        const user = found.email_verified ? found : claimAccount(ctx, found)
         return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
       }
       const signUp = redeemCode<SignUp>(ctx, email, 'signup', code)
       if (signUp instanceof HarkError) return signUp
-      const { user } = createAdmittedPerson(ctx, signUp, { email, name: signUp.name }, () => null)
+      const { user } = createAdmittedPerson(
+        ctx,
+        signUp,
+        { email, name: signUp.name, emailProven: true },
+        () => null,
+      )
       return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
     })
     .immediate()

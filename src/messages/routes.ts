@@ -1,7 +1,9 @@
 import { Elysia, t } from 'elysia'
+import type { ChannelRow } from '../channels/store.ts'
 import { agentAuth } from '../server/auth.ts'
 import { type Ctx, holdOpen } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
+import { jsonResponse } from '../server/errors.ts'
 import { parseChoice, parseCursor, parseFlag, parseLimit, parseWait } from '../server/query.ts'
 import { LIMITS } from './limits.ts'
 import {
@@ -26,6 +28,29 @@ import {
 
 const IdParams = t.Object({ id: t.String() })
 
+/**
+ * `GET /v1/messages`: the agent's change feed. Served by this route and by the lean path in
+ * front of Elysia (`leanRoute` in src/server/app.ts), which both call this.
+ */
+export async function agentFeed(
+  ctx: Ctx,
+  channel: ChannelRow,
+  query: FeedQuery,
+  request: Request,
+): Promise<Response> {
+  const waitMs = parseWait(query.wait)
+  holdOpen(ctx, request, waitMs)
+  const json = await readFeed(ctx, channel, {
+    since: parseCursor(query.since),
+    waitMs,
+    sender: parseChoice('sender', query.sender, ['human', 'agent'] as const),
+    markSeen: !parseFlag('peek', query.peek),
+    limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
+    signal: request.signal,
+  })
+  return jsonResponse(json)
+}
+
 /** The agent's messages: send, read the change feed, edit, replace, delete, acknowledge. */
 export const messageRoutes = (ctx: Ctx) =>
   new Elysia({ name: 'hark/messages', prefix: '/v1' })
@@ -40,18 +65,7 @@ export const messageRoutes = (ctx: Ctx) =>
     )
     .get(
       '/messages',
-      ({ agent, query, request }) => {
-        const waitMs = parseWait(query.wait)
-        holdOpen(ctx, request, waitMs)
-        return readFeed(ctx, agent.channel, {
-          since: parseCursor(query.since),
-          waitMs,
-          sender: parseChoice('sender', query.sender, ['human', 'agent'] as const),
-          markSeen: !parseFlag('peek', query.peek),
-          limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
-          signal: request.signal,
-        })
-      },
+      ({ agent, query, request }) => agentFeed(ctx, agent.channel, query, request),
       {
         query: FeedQuery,
         detail: doc('messages', 'Read the change feed (long-poll)', FeedResponse),

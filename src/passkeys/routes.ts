@@ -3,7 +3,7 @@ import { Elysia } from 'elysia'
 import { Ok } from '../messages/schema.ts'
 import { SignedInUser, signedIn } from '../people/schema.ts'
 import type { UserRow } from '../people/store.ts'
-import { personAuth } from '../server/auth.ts'
+import { personAuth, requireSession } from '../server/auth.ts'
 import type { Ctx } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
 import { checkOrigin } from '../sessions/service.ts'
@@ -98,20 +98,29 @@ const management = (ctx: Ctx) =>
     .get('', ({ person }) => ({ passkeys: listPasskeys(ctx, person.user.id) }), {
       detail: doc('passkeys', 'List my passkeys', PasskeysResponse),
     })
-    .post('/options', ({ person }) => addPasskeyOptions(ctx, person.user), {
-      detail: doc('passkeys', 'Start adding a passkey', CeremonyOptions),
-    })
+    // Adding a passkey needs a browser session: a person token must not become a web login.
+    .post(
+      '/options',
+      ({ person }) => {
+        requireSession(person, 'adding a passkey')
+        return addPasskeyOptions(ctx, person.user)
+      },
+      { detail: doc('passkeys', 'Start adding a passkey (browser session only)', CeremonyOptions) },
+    )
     .post(
       '/verify',
-      async ({ person, body }) => ({
-        passkey: await addPasskey(ctx, person.user, {
-          ...body,
-          response: body.response as RegistrationResponseJSON,
-        }),
-      }),
+      async ({ person, body }) => {
+        requireSession(person, 'adding a passkey')
+        return {
+          passkey: await addPasskey(ctx, person.user, {
+            ...body,
+            response: body.response as RegistrationResponseJSON,
+          }),
+        }
+      },
       {
         body: RegisterVerifyRequest,
-        detail: doc('passkeys', 'Finish adding a passkey', PasskeyResponse),
+        detail: doc('passkeys', 'Finish adding a passkey (browser session only)', PasskeyResponse),
       },
     )
     .patch(

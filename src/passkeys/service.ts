@@ -85,8 +85,12 @@ export async function signUp(
   const { challenge, data } = takeChallenge<SignUp>(ctx, req.challenge_id, 'register')
   const credential = await verifyNewCredential(ctx, challenge, req.response)
   const admission: Admission = { setup_token: data.setup_token, invite: data.invite }
-  const { user } = createAdmittedPerson(ctx, admission, data, (user) =>
-    storePasskey(ctx, user, credential, name),
+  // A passkey proves nothing about the address: verified only when an invite was bound to it.
+  const { user } = createAdmittedPerson(
+    ctx,
+    admission,
+    { email: data.email, name: data.name, emailProven: false },
+    (user) => storePasskey(ctx, user, credential, name),
   )
   return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
 }

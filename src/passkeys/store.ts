@@ -43,6 +43,7 @@ export function passkeyStore(db: Database) {
       'UPDATE passkeys SET name = ?3 WHERE id = ?1 AND user_id = ?2 RETURNING *',
     ),
     remove: db.query<null, [string, string]>('DELETE FROM passkeys WHERE id = ?1 AND user_id = ?2'),
+    removeByUser: db.query<null, [string]>('DELETE FROM passkeys WHERE user_id = ?1'),
   }
   return {
     insert: (p: Omit<PasskeyRow, 'last_used_at'>) =>
@@ -66,6 +67,8 @@ export function passkeyStore(db: Database) {
     rename: (id: string, userId: string, name: string) =>
       q.rename.get(id, userId, name) ?? undefined,
     remove: (id: string, userId: string) => q.remove.run(id, userId).changes > 0,
+    /** Removes every passkey of the person; returns how many. */
+    removeByUser: (userId: string) => q.removeByUser.run(userId).changes,
   }
 }
 

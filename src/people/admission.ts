@@ -52,14 +52,27 @@ export function admit(ctx: Ctx, admission: Admission, email: string): Admitted {
 }
 
 /**
+ * Whether the new account's address counts as proven: the sign-up proved it (an email code), the
+ * operator vouched for it (the setup token makes the owner), or the invite was bound to it.
+ * Otherwise (a passkey sign-up in open mode or with an unbound invite) nobody has shown that the
+ * address is theirs; see `email/service.ts` for what its first email-code login does.
+ */
+const emailVerified = (admitted: Admitted, emailProven: boolean | undefined) =>
+  emailProven === true ||
+  admitted.kind === 'owner' ||
+  (admitted.kind === 'invite' && admitted.invite.email !== null)
+
+/**
  * Creates the admitted person in one immediate transaction, re-checking admission inside it:
  * two parallel setups give exactly one owner, and an invite is used exactly once.
- * `then` runs inside the same transaction (to store the new passkey, say).
+ * `then` runs inside the same transaction (to store the new passkey, say). `emailProven` says
+ * whether the sign-up itself proved control of the address (an email code did; a passkey, or
+ * leaving it out, did not).
  */
 export function createAdmittedPerson<T>(
   ctx: Ctx,
   admission: Admission,
-  input: { email: string; name?: string | null },
+  input: { email: string; name?: string | null; emailProven?: boolean },
   then: (user: UserRow) => T,
 ): { user: UserRow; result: T } {
   const email = cleanEmail(input.email)
@@ -73,6 +86,7 @@ export function createAdmittedPerson<T>(
         name: input.name?.trim() || null,
         is_owner: admitted.kind === 'owner',
         created_at: now,
+        email_verified: emailVerified(admitted, input.emailProven),
       })
       if (admitted.kind === 'invite' && !ctx.store.invites.use(admitted.invite.id, now, user.id)) {
         throw fail.forbidden('this invite is not valid (used, expired or revoked)')

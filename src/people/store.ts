@@ -7,6 +7,8 @@ export interface UserRow {
   name: string | null
   is_owner: number
   created_at: number
+  /** 1 when the address is proven the person's (see migration 005). */
+  email_verified: number
 }
 
 export interface TokenRow {
@@ -23,10 +25,11 @@ export interface TokenRow {
 
 export function userStore(db: Database) {
   const q = {
-    insert: db.query<UserRow, [string, string, string | null, number, number]>(
-      `INSERT INTO users (id, email, name, is_owner, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
-       RETURNING *`,
+    insert: db.query<UserRow, [string, string, string | null, number, number, number]>(
+      `INSERT INTO users (id, email, name, is_owner, created_at, email_verified)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING *`,
     ),
+    markVerified: db.query<null, [string]>('UPDATE users SET email_verified = 1 WHERE id = ?1'),
     byId: db.query<UserRow, [string]>('SELECT * FROM users WHERE id = ?1'),
     byEmail: db.query<UserRow, [string]>('SELECT * FROM users WHERE email = ?1'),
     hasOwner: db.query<{ n: number }, []>('SELECT count(*) AS n FROM users WHERE is_owner = 1'),
@@ -34,8 +37,21 @@ export function userStore(db: Database) {
     remove: db.query<null, [string]>('DELETE FROM users WHERE id = ?1 AND is_owner = 0'),
   }
   return {
-    insert: (u: Omit<UserRow, 'is_owner'> & { is_owner: boolean }) =>
-      q.insert.get(u.id, u.email, u.name, u.is_owner ? 1 : 0, u.created_at) as UserRow,
+    insert: (
+      u: Omit<UserRow, 'is_owner' | 'email_verified'> & {
+        is_owner: boolean
+        email_verified: boolean
+      },
+    ) =>
+      q.insert.get(
+        u.id,
+        u.email,
+        u.name,
+        u.is_owner ? 1 : 0,
+        u.created_at,
+        u.email_verified ? 1 : 0,
+      ) as UserRow,
+    markVerified: (id: string) => q.markVerified.run(id),
     byId: (id: string) => q.byId.get(id) ?? undefined,
     byEmail: (email: string) => q.byEmail.get(email) ?? undefined,
     hasOwner: () => (q.hasOwner.get()?.n ?? 0) > 0,
@@ -66,6 +82,10 @@ export function tokenStore(db: Database) {
     revokeChannel: db.query<null, [string, number]>(
       'UPDATE tokens SET revoked_at = ?2 WHERE channel_id = ?1 AND revoked_at IS NULL',
     ),
+    revokePersonTokens: db.query<null, [string, number]>(
+      `UPDATE tokens SET revoked_at = ?2
+       WHERE user_id = ?1 AND kind = 'person' AND revoked_at IS NULL`,
+    ),
   }
   return {
     insert: (t: Omit<TokenRow, 'last_used_at' | 'revoked_at'>) =>
@@ -84,6 +104,9 @@ export function tokenStore(db: Database) {
     liveByUser: (userId: string) => q.liveByUser.all(userId),
     revoke: (id: string, now: number) => q.revoke.run(id, now),
     revokeChannel: (channelId: string, now: number) => q.revokeChannel.run(channelId, now),
+    /** Revokes every live person token of the person; returns how many. */
+    revokePersonTokens: (userId: string, now: number) =>
+      q.revokePersonTokens.run(userId, now).changes,
   }
 }
 

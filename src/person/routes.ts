@@ -22,7 +22,7 @@ import { listPins } from '../pins/service.ts'
 import { personAuth } from '../server/auth.ts'
 import { type Ctx, holdOpen } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
-import { fail } from '../server/errors.ts'
+import { fail, jsonResponse } from '../server/errors.ts'
 import { parseChoice, parseCursor, parseLimit, parseWait } from '../server/query.ts'
 
 /**
@@ -180,7 +180,7 @@ export const personRoutes = (ctx: Ctx) =>
           markSeen: false,
           limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
           signal: request.signal,
-        })
+        }).then(jsonResponse)
       },
       {
         params: IdParams,

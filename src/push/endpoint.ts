@@ -13,34 +13,112 @@ import { fail } from '../server/errors.ts'
 /** Names that never leave the machine or the LAN, whatever DNS says. */
 const LOCAL_NAMES = /(^|\.)(localhost|local|internal|lan|home|arpa|localdomain)$/i
 
-/** True for loopback, private, link-local, CGNAT, unspecified, multicast and ULA addresses. */
-export function isPrivateAddress(address: string): boolean {
-  const v = isIP(address)
-  if (v === 4) {
-    const [a = 0, b = 0] = address.split('.').map(Number)
-    return (
-      a === 0 ||
-      a === 10 ||
-      a === 127 ||
-      (a === 100 && b >= 64 && b <= 127) ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      (a === 198 && (b === 18 || b === 19)) ||
-      a >= 224
-    )
+/** An IPv4 address as its 4 bytes (the caller has checked it with `isIP`). */
+const v4Bytes = (address: string): number[] => address.split('.').map(Number)
+
+/** Within `prefix`/`bits` of IPv4 (`prefix` as dotted bytes). */
+function inV4(bytes: readonly number[], prefix: readonly number[], bits: number): boolean {
+  for (let i = 0; bits > 0; i++, bits -= 8) {
+    const mask = bits >= 8 ? 0xff : (0xff << (8 - bits)) & 0xff
+    if (((bytes[i] ?? 0) & mask) !== ((prefix[i] ?? 0) & mask)) return false
   }
+  return true
+}
+
+/**
+ * IPv4 ranges that are not the public internet (IANA special-purpose registry): this network,
+ * private, shared (CGNAT), loopback, link-local, IETF protocol assignments, documentation,
+ * 6to4 relay, benchmarking, multicast, reserved and broadcast.
+ */
+const V4_BLOCKED: readonly [number[], number][] = [
+  [[0], 8],
+  [[10], 8],
+  [[100, 64], 10],
+  [[127], 8],
+  [[169, 254], 16],
+  [[172, 16], 12],
+  [[192, 0, 0], 24],
+  [[192, 0, 2], 24],
+  [[192, 88, 99], 24],
+  [[192, 168], 16],
+  [[198, 18], 15],
+  [[198, 51, 100], 24],
+  [[203, 0, 113], 24],
+  [[224], 4],
+  [[240], 4], // includes 255.255.255.255
+]
+
+const privateV4 = (bytes: readonly number[]): boolean =>
+  V4_BLOCKED.some(([prefix, bits]) => inV4(bytes, prefix, bits))
+
+/** An IPv6 address as its 8 16-bit words, a dotted IPv4 tail included; undefined if malformed. */
+export function ipv6Words(address: string): number[] | undefined {
+  let text = address.replace(/%.*$/, '') // a zone id (fe80::1%eth0) names an interface
+  const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)
+  if (tail) {
+    const [a = 0, b = 0, c = 0, d = 0] = v4Bytes(tail[1] as string)
+    text = `${text.slice(0, tail.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const halves = text.split('::')
+  if (halves.length > 2) return undefined
+  const part = (s: string | undefined) => (s ? s.split(':') : [])
+  const head = part(halves[0])
+  const rest = part(halves[1])
+  const missing = 8 - head.length - rest.length
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined
+  const groups = [...head, ...(halves.length === 2 ? Array(missing).fill('0') : []), ...rest]
+  const words = groups.map((g) =>
+    /^[0-9a-f]{1,4}$/i.test(g) ? Number.parseInt(g, 16) : Number.NaN,
+  )
+  return words.some(Number.isNaN) ? undefined : words
+}
+
+/** The IPv4 address in words 6 and 7, as bytes. */
+const lastV4 = (w: readonly number[]) => {
+  const hi = w[6] ?? 0
+  const lo = w[7] ?? 0
+  return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]
+}
+
+/**
+ * IPv6: only global unicast (2000::/3) is public, which leaves out unspecified, loopback,
+ * unique local, link-local, site-local (fec0::/10), multicast and discard-only. Forms that
+ * carry an IPv4 address (IPv4-compatible ::a.b.c.d, IPv4-mapped ::ffff:a.b.c.d, IPv4-
+ * translated ::ffff:0:a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16) are judged by that IPv4
+ * address. Within 2000::/3, the IETF protocol block 2001::/23 (Teredo, ORCHID, ...) and the
+ * documentation ranges 2001:db8::/32 and 3fff::/20 are refused too.
+ */
+function privateV6(w: readonly number[]): boolean {
+  const [w0 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, w5 = 0] = w
+  const zeroHigh = w0 === 0 && w1 === 0 && w2 === 0 && w3 === 0
+  // ::/96 (IPv4-compatible; :: and ::1 fall in 0.0.0.0/8), ::ffff:0:0/96, ::ffff:0:0:0/96
+  if (zeroHigh && ((w4 === 0 && (w5 === 0 || w5 === 0xffff)) || (w4 === 0xffff && w5 === 0))) {
+    return privateV4(lastV4(w))
+  }
+  // NAT64 well-known prefix 64:ff9b::/96 (the local-use 64:ff9b:1::/48 is outside 2000::/3).
+  if (w0 === 0x64 && w1 === 0xff9b && w2 === 0 && w3 === 0 && w4 === 0 && w5 === 0) {
+    return privateV4(lastV4(w))
+  }
+  if ((w0 & 0xe000) !== 0x2000) return true
+  // 6to4: the IPv4 address is words 1 and 2.
+  if (w0 === 0x2002) return privateV4([w1 >> 8, w1 & 0xff, w2 >> 8, w2 & 0xff])
+  if (w0 === 0x2001 && w1 < 0x200) return true // 2001::/23
+  if (w0 === 0x2001 && w1 === 0xdb8) return true
+  if ((w0 & 0xfff0) === 0x3ff0) return true // 3fff::/20
+  return false
+}
+
+/**
+ * True for any address that is not on the public internet (see the two tables above), and
+ * for anything that is not an IP address at all.
+ */
+export function isPrivateAddress(address: string): boolean {
+  const bare = address.replace(/^\[|\]$/g, '')
+  const v = isIP(bare.replace(/%.*$/, ''))
+  if (v === 4) return privateV4(v4Bytes(bare))
   if (v === 6) {
-    const x = address.toLowerCase()
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(x)
-    if (mapped) return isPrivateAddress(mapped[1] as string)
-    return (
-      x === '::' ||
-      x === '::1' ||
-      /^f[cd]/.test(x) || // unique local
-      /^fe[89ab]/.test(x) || // link-local
-      /^ff/.test(x) // multicast
-    )
+    const words = ipv6Words(bare)
+    return words === undefined || privateV6(words)
   }
   return true
 }

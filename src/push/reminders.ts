@@ -4,7 +4,9 @@ import type { DueReminder } from './store.ts'
 
 /**
  * Email reminders: a question still open N minutes after it was asked is mailed once to its
- * person (who chose N). The mail links to the question through the base URL only.
+ * person (who chose N). The mail links to the question through the base URL only. Only proven
+ * addresses get mail (`users.email_verified`, filtered in `dueReminders`): a passkey sign-up can
+ * name any address, and Hark must not mail someone who never asked for it.
  */
 export function reminderMail(ctx: Ctx, r: DueReminder) {
   const body = JSON.parse(r.body) as MessageBody

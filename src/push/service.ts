@@ -2,7 +2,7 @@ import { type AskResult, answerAsk, expireIfDue } from '../asks/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
 import type { MessageRow } from '../messages/store.ts'
 import type { Ctx } from '../server/context.ts'
-import { fail } from '../server/errors.ts'
+import { fail, HarkError } from '../server/errors.ts'
 import { hashToken, randomBase62 } from '../server/ids.ts'
 import { deviceLabel } from '../shared/device.ts'
 import { checkEndpoint } from './endpoint.ts'
@@ -59,6 +59,9 @@ export async function subscribe(
       }),
     )
     .immediate()
+  // Someone else registered this endpoint: taking it over would let whoever learns a device's
+  // endpoint URL swap in their own keys and read (or silence) that person's notifications.
+  if (!row) throw new HarkError(409, 'is registered to another account', 'endpoint')
   return deviceView(row)
 }
 

@@ -42,12 +42,14 @@ export function pushStore(db: Database) {
       SubscriptionRow,
       [string, string, string, string, string, string | null, string | null, number]
     >(
-      // The same endpoint again (the browser re-subscribing) is the same device: keep one row,
-      // owned by whoever registered it last, with fresh keys.
+      // The same endpoint again from the same person (the browser re-subscribing) is the same
+      // device: keep one row, with fresh keys. Another person's endpoint is never taken over:
+      // the WHERE leaves that row alone and nothing is returned (the caller answers 409).
       `INSERT INTO push_subscriptions (id, user_id, endpoint, p256dh, auth, name, user_agent, created_at)
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-       ON CONFLICT (endpoint) DO UPDATE SET user_id = ?2, p256dh = ?4, auth = ?5,
+       ON CONFLICT (endpoint) DO UPDATE SET p256dh = ?4, auth = ?5,
          name = coalesce(?6, name), user_agent = ?7
+         WHERE push_subscriptions.user_id = ?2
        RETURNING *`,
     ),
     byId: db.query<SubscriptionRow, [string]>('SELECT * FROM push_subscriptions WHERE id = ?1'),
@@ -59,6 +61,7 @@ export function pushStore(db: Database) {
     ),
     remove: db.query<null, [string]>('DELETE FROM push_subscriptions WHERE id = ?1'),
     removeAll: db.query<null, []>('DELETE FROM push_subscriptions'),
+    removeByUser: db.query<null, [string]>('DELETE FROM push_subscriptions WHERE user_id = ?1'),
     succeeded: db.query<null, [string, number]>(
       'UPDATE push_subscriptions SET last_success_at = ?2 WHERE id = ?1',
     ),
@@ -116,7 +119,7 @@ export function pushStore(db: Database) {
        JOIN users u ON u.id = r.user_id
        JOIN channels c ON c.user_id = r.user_id
        JOIN messages m INDEXED BY messages_open_asks ON m.channel_id = c.id
-       WHERE m.ask_status = 'open' AND m.deleted_at IS NULL
+       WHERE u.email_verified = 1 AND m.ask_status = 'open' AND m.deleted_at IS NULL
          AND m.created_at >= r.since AND m.created_at + r.minutes * 60000 <= ?1
          AND NOT EXISTS (SELECT 1 FROM push_reminded d WHERE d.message_id = m.id)
        LIMIT 100`,
@@ -126,7 +129,8 @@ export function pushStore(db: Database) {
     ),
   }
   return {
-    insert: (s: Omit<SubscriptionRow, 'last_success_at'>): SubscriptionRow =>
+    /** The stored row, or undefined when the endpoint belongs to another person. */
+    insert: (s: Omit<SubscriptionRow, 'last_success_at'>): SubscriptionRow | undefined =>
       q.insert.get(
         s.id,
         s.user_id,
@@ -136,12 +140,14 @@ export function pushStore(db: Database) {
         s.name,
         s.user_agent,
         s.created_at,
-      ) as SubscriptionRow,
+      ) ?? undefined,
     byId: (id: string) => q.byId.get(id) ?? undefined,
     byUser: (userId: string) => q.byUser.all(userId),
     countByUser: (userId: string) => q.countByUser.get(userId)?.n ?? 0,
     remove: (id: string) => q.remove.run(id),
     removeAll: () => q.removeAll.run().changes,
+    /** Removes every device of the person (their queued pushes go with them); returns how many. */
+    removeByUser: (userId: string) => q.removeByUser.run(userId).changes,
     succeeded: (id: string, now: number) => q.succeeded.run(id, now),
     enqueueForUser: (userId: string, messageId: string | null, payload: string, now: number) =>
       q.enqueueForUser.run(userId, messageId, payload, now).changes,

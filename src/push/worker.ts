@@ -1,7 +1,7 @@
 import webpush from 'web-push'
 import type { Ctx } from '../server/context.ts'
 import { checkEndpoint, dnsResolver, type Resolver } from './endpoint.ts'
-import type { PushPayload } from './payload.ts'
+import { MAX_PAYLOAD_BYTES, messagePayload, type PushPayload } from './payload.ts'
 import { sendDueReminders } from './reminders.ts'
 import { mintCapability } from './service.ts'
 import type { QueuedPush } from './store.ts'
@@ -13,6 +13,10 @@ type Outcome =
   | { kind: 'retry'; retryAfterMs?: number; why: string }
   | { kind: 'gone' }
   | { kind: 'drop'; why: string }
+  /** The push service refused our VAPID signature (401/403). */
+  | { kind: 'refused'; status: number }
+  /** Its message was deleted (or its channel) while the push waited: nothing to say any more. */
+  | { kind: 'stale'; why: string }
 
 /** `Retry-After` in seconds or as an HTTP date, in ms from now. */
 function retryAfterMs(header: string | null, now: number): number | undefined {
@@ -26,7 +30,10 @@ function retryAfterMs(header: string | null, now: number): number | undefined {
  * Sends what `push_queue` holds. The request that wrote a message only queued its pushes;
  * this loop encrypts (web-push, RFC 8291) and posts each one, so a slow or failing push
  * service never slows an agent. Retries 429/5xx/network errors with exponential backoff
- * (honouring Retry-After), forgets devices the push service says are gone (404/410).
+ * (honouring Retry-After), forgets devices the push service says are gone (404/410), and
+ * those that refuse our VAPID signature (401/403) `vapidRefusalsToRemove` times in a row.
+ * A message push is built afresh from its message at each attempt: a message deleted (or
+ * edited) while its push waited for a retry is not sent in its old form.
  */
 export class PushWorker {
   /** Tunables: public so tests can make retries quick. */
@@ -38,6 +45,13 @@ export class PushWorker {
   reminderEveryMs = 15_000
   /** A send in flight holds its row this long; after a crash the row is sent again. */
   leaseMs = 120_000
+  /**
+   * 401/403 in a row (no success between) after which a device is removed: push services bind
+   * a subscription to the VAPID key it was made with, so a device refused this often will not
+   * recover (keys lost or replaced); removing it shows the person it needs turning on again.
+   * Counted in memory: a restart starts the count again.
+   */
+  vapidRefusalsToRemove = 3
   /** DNS lookups for the endpoint check; replaced in tests that need a public-looking name. */
   resolve: Resolver = dnsResolver
 
@@ -49,6 +63,7 @@ export class PushWorker {
   private inflight = 0
   private readonly abort = new AbortController()
   private stopped = false
+  private readonly refusals = new Map<string, number>()
 
   constructor(dataDir: string) {
     this.vapid = new VapidHolder(dataDir)
@@ -131,7 +146,32 @@ export class PushWorker {
       case 'sent':
         store.done(row.id)
         store.succeeded(row.subscription_id, now)
+        this.refusals.delete(row.subscription_id)
         return
+      case 'stale':
+        store.done(row.id)
+        ctx.log.info(`push ${row.id} to ${host} not sent: ${outcome.why}`)
+        return
+      case 'refused': {
+        const refusals = (this.refusals.get(row.subscription_id) ?? 0) + 1
+        if (refusals < this.vapidRefusalsToRemove) {
+          this.refusals.set(row.subscription_id, refusals)
+          store.done(row.id)
+          ctx.log.error(
+            `push: ${host} refused the VAPID signature (HTTP ${outcome.status}) for subscription ` +
+              `${row.subscription_id} (${refusals} of ${this.vapidRefusalsToRemove}); check the ` +
+              "data directory's vapid.json (a device subscribed under other keys must subscribe again)",
+          )
+          return
+        }
+        this.refusals.delete(row.subscription_id)
+        store.remove(row.subscription_id)
+        ctx.log.warn(
+          `push: ${host} refused the VAPID signature ${refusals} times in a row for subscription ` +
+            `${row.subscription_id}; removed (the device must turn notifications on again)`,
+        )
+        return
+      }
       case 'gone':
         // The device unsubscribed or the browser dropped it: forget it and its queued pushes.
         store.remove(row.subscription_id)
@@ -156,7 +196,12 @@ export class PushWorker {
   }
 
   private async send(ctx: Ctx, row: QueuedPush): Promise<Outcome> {
-    const payload = JSON.parse(row.payload) as PushPayload
+    let payload = JSON.parse(row.payload) as PushPayload
+    if (row.message_id) {
+      const current = this.currentPayload(ctx, row.message_id)
+      if (typeof current === 'string') return { kind: 'stale', why: current }
+      payload = current
+    }
     if (payload.actions && row.message_id) {
       const capability = mintCapability(ctx, row.message_id)
       if (capability) payload.capability = capability
@@ -199,16 +244,27 @@ export class PushWorker {
         retryAfterMs: retryAfterMs(response.headers.get('retry-after'), Date.now()),
       }
     }
-    if (status === 401 || status === 403) {
-      ctx.log.error(
-        `push: ${new URL(row.endpoint).host} refused the VAPID signature (HTTP ${status}); ` +
-          "check the data directory's vapid.json (rotated keys need new subscriptions)",
-      )
-      return { kind: 'drop', why: `VAPID refused (HTTP ${status})` }
-    }
+    if (status === 401 || status === 403) return { kind: 'refused', status }
     if (status >= 300 && status < 400)
       return { kind: 'drop', why: `redirect (HTTP ${status}) not followed` }
     return { kind: 'drop', why: `HTTP ${status}` }
+  }
+
+  /**
+   * The payload of a message push as the message reads now, or why there is none: the message
+   * was deleted, or its channel (and with it the message) is gone.
+   */
+  private currentPayload(ctx: Ctx, messageId: string): PushPayload | string {
+    const message = ctx.store.messages.byId(messageId)
+    if (!message) return 'its message is gone (channel deleted)'
+    if (message.deleted_at !== null || message.body === null) return 'its message was deleted'
+    const channel = ctx.store.channels.byId(message.channel_id)
+    if (!channel) return 'its channel was deleted'
+    const payload = messagePayload(channel, message)
+    if (Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_BYTES) {
+      return 'its message was edited and its payload is now too large'
+    }
+    return payload
   }
 
   /** Email reminders and expired capabilities; also called by tests after moving the clock. */

@@ -1,14 +1,16 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia, ValidationError } from 'elysia'
-import { askRoutes } from '../asks/routes.ts'
+import { agentAsk, askRoutes } from '../asks/routes.ts'
 import { channelRoutes } from '../channels/routes.ts'
+import type { ChannelRow } from '../channels/store.ts'
 import { emailRoutes } from '../email/routes.ts'
 import { fileRoutes } from '../files/routes.ts'
 import { joinRoutes } from '../join/routes.ts'
-import { messageRoutes } from '../messages/routes.ts'
+import { agentFeed, messageRoutes } from '../messages/routes.ts'
 import { pairingRoutes } from '../pairing/routes.ts'
 import { passkeyRoutes } from '../passkeys/routes.ts'
 import { peopleRoutes } from '../people/routes.ts'
+import { authenticateAgent } from '../people/service.ts'
 import { personRoutes } from '../person/routes.ts'
 import { pinRoutes } from '../pins/routes.ts'
 import { pushAnswerRoutes, pushRoutes } from '../push/routes.ts'
@@ -36,38 +38,117 @@ function validationResponse(error: ValidationError): Response {
   )
 }
 
+/**
+ * Every failure of a request as its answer, `{ "error": "...", "field"?: "..." }`: for Elysia's
+ * `onError` (which gives its own `code`) and for the lean path.
+ */
+export function renderError(ctx: Ctx, request: Request, error: unknown, code?: unknown): Response {
+  if (error instanceof HarkError) {
+    return errorResponse(error.status, error.message, error.field, error.headers)
+  }
+  if (error instanceof ValidationError) return validationResponse(error)
+  // Elysia formats a failed value with `${value}`, which throws on an object whose
+  // `toString` is not a function (`{"text": {"toString": 0}}`, found by test/fuzz): the
+  // request still failed validation, so it is a 400, not a 500.
+  if (error instanceof TypeError && error.stack?.includes('new ValidationError')) {
+    return errorResponse(400, 'request body: a value has the wrong type')
+  }
+  switch (code) {
+    case 'PARSE': {
+      const denied = authErrorFor(ctx, request)
+      if (denied instanceof HarkError) {
+        return errorResponse(denied.status, denied.message, denied.field, denied.headers)
+      }
+      return errorResponse(400, 'request body is not valid JSON')
+    }
+    case 'NOT_FOUND':
+      return errorResponse(404, `no route ${request.method} ${new URL(request.url).pathname}`)
+    case 'INVALID_COOKIE_SIGNATURE':
+      return errorResponse(401, 'invalid session')
+  }
+  ctx.log.error(
+    `${request.method} ${new URL(request.url).pathname}: ${(error as Error)?.stack ?? error}`,
+  )
+  return errorResponse(500, 'internal error')
+}
+
+/** What a lean route may read from the query string, by route. */
+const FEED_QUERY = new Set(['since', 'wait', 'sender', 'peek', 'limit'])
+const ASK_QUERY = new Set(['wait'])
+
+/**
+ * The query of a lean request as Elysia would give it, or undefined when it holds anything
+ * Elysia treats specially (escapes, `+`, a key the route does not take, which Elysia refuses
+ * with a 400): such a request goes to Elysia.
+ */
+function plainQuery(
+  url: string,
+  at: number,
+  allowed: Set<string>,
+): Record<string, string> | undefined {
+  const query: Record<string, string> = {}
+  if (at === -1) return query
+  const text = url.slice(at + 1)
+  if (!/^[\w.=&-]*$/.test(text)) return undefined
+  for (const part of text.split('&')) {
+    if (part === '') continue
+    const eq = part.indexOf('=')
+    const key = eq === -1 ? part : part.slice(0, eq)
+    if (!allowed.has(key)) return undefined
+    query[key] = eq === -1 ? '' : part.slice(eq + 1)
+  }
+  return query
+}
+
+/**
+ * The long-poll GETs (`/v1/messages`, `/v1/asks/:id`) served before Elysia: these are the
+ * requests held by the thousand, and Elysia's per-request context, hooks and promise chain are
+ * most of what a held request costs (docs/decisions.md, "Server"). Same guard, same parsing,
+ * same handler (`agentFeed`, `agentAsk`), same error rendering; anything unusual in the path or
+ * query is left to Elysia. Undefined: not a lean request.
+ */
+export function leanRoute(ctx: Ctx, request: Request): Promise<Response> | undefined {
+  if (request.method !== 'GET') return undefined
+  const url = request.url
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  const at = url.indexOf('?', start)
+  const path = at === -1 ? url.slice(start) : url.slice(start, at)
+  if (path === '/v1/messages') {
+    const query = plainQuery(url, at, FEED_QUERY)
+    if (!query) return undefined
+    return lean(ctx, request, (channel) => agentFeed(ctx, channel, query, request))
+  }
+  if (path.startsWith('/v1/asks/') && /^\/v1\/asks\/[\w-]+$/.test(path)) {
+    const query = plainQuery(url, at, ASK_QUERY)
+    if (!query) return undefined
+    const id = path.slice('/v1/asks/'.length)
+    return lean(ctx, request, (channel) => agentAsk(ctx, channel, id, query, request))
+  }
+  return undefined
+}
+
+async function lean(
+  ctx: Ctx,
+  request: Request,
+  handle: (channel: ChannelRow) => Promise<Response>,
+): Promise<Response> {
+  try {
+    const { channel } = authenticateAgent(ctx, request.headers.get('authorization') ?? undefined)
+    return await handle(channel)
+  } catch (error) {
+    return renderError(ctx, request, error)
+  }
+}
+
+/** The server's request handler: the lean long-poll routes, then the Elysia app. */
+export function handlerOf(ctx: Ctx, app: App): (request: Request) => Promise<Response> {
+  return (request) => leanRoute(ctx, request) ?? app.handle(request)
+}
+
 /** Builds the whole HTTP API from its dependencies. It never listens: `serve.ts` does. */
 export function buildApp(ctx: Ctx) {
   return new Elysia({ normalize: false })
-    .onError({ as: 'global' }, ({ code, error, request }) => {
-      if (error instanceof HarkError) {
-        return errorResponse(error.status, error.message, error.field, error.headers)
-      }
-      if (error instanceof ValidationError) return validationResponse(error)
-      // Elysia formats a failed value with `${value}`, which throws on an object whose
-      // `toString` is not a function (`{"text": {"toString": 0}}`, found by test/fuzz): the
-      // request still failed validation, so it is a 400, not a 500.
-      if (error instanceof TypeError && error.stack?.includes('new ValidationError')) {
-        return errorResponse(400, 'request body: a value has the wrong type')
-      }
-      switch (code) {
-        case 'PARSE': {
-          const denied = authErrorFor(ctx, request)
-          if (denied instanceof HarkError) {
-            return errorResponse(denied.status, denied.message, denied.field, denied.headers)
-          }
-          return errorResponse(400, 'request body is not valid JSON')
-        }
-        case 'NOT_FOUND':
-          return errorResponse(404, `no route ${request.method} ${new URL(request.url).pathname}`)
-        case 'INVALID_COOKIE_SIGNATURE':
-          return errorResponse(401, 'invalid session')
-      }
-      ctx.log.error(
-        `${request.method} ${new URL(request.url).pathname}: ${(error as Error)?.stack ?? error}`,
-      )
-      return errorResponse(500, 'internal error')
-    })
+    .onError({ as: 'global' }, ({ code, error, request }) => renderError(ctx, request, error, code))
     .use(
       openapi({
         path: '/v1/openapi',

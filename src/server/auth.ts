@@ -51,21 +51,42 @@ export const agentAuth = (ctx: Ctx) =>
     return { agent }
   })
 
+/** Where a response's headers go: Elysia's `set`. */
+interface ResponseHeaders {
+  headers: Record<string, unknown>
+}
+
 /**
  * The person behind a `/v1/app/...` request: a person token in `Authorization`, else the session
- * cookie. Cookie-borne writes must come from the app's own origin (CSRF).
+ * cookie. Cookie-borne writes must come from the app's own origin (CSRF). When the session was
+ * extended, the cookie is sent again with a fresh Max-Age through `set` (when given).
  */
-export function personOf(ctx: Ctx, request: Request): PersonAuth {
+export function personOf(ctx: Ctx, request: Request, set?: ResponseHeaders): PersonAuth {
   const header = request.headers.get('authorization')
   if (header) return authenticatePerson(ctx, header)
   const found = sessionFromCookie(ctx, request.headers.get('cookie'))
   if (!found) throw fail.unauthorized('log in first (no valid session or token)')
   if (WRITES.has(request.method)) checkOrigin(ctx, request)
-  return found
+  // A handler that sets its own cookie (logout) runs later and replaces this one.
+  if (found.setCookie && set) set.headers['set-cookie'] = found.setCookie
+  return { user: found.user, session: found.session }
 }
 
 /** The person guard for `/v1/app/...`. */
 export const personAuth = (ctx: Ctx) =>
-  new Elysia({ name: 'hark/person-auth' }).derive({ as: 'scoped' }, ({ request }) => ({
-    person: personOf(ctx, request),
+  new Elysia({ name: 'hark/person-auth' }).derive({ as: 'scoped' }, ({ request, set }) => ({
+    person: personOf(ctx, request, set),
   }))
+
+/**
+ * For what would turn a token into a lasting way in (adding a passkey) or mint new secrets
+ * (making or rotating tokens): only a browser session may, so a leaked person token cannot
+ * entrench itself. Revoking stays open to tokens.
+ */
+export function requireSession(person: PersonAuth, what: string): void {
+  if (!person.session) {
+    throw fail.forbidden(
+      `${what} needs a browser session: log in to the app; a person token cannot do this`,
+    )
+  }
+}

@@ -51,6 +51,14 @@ export function errorResponse(
   })
 }
 
+/**
+ * A 200 answer whose body is already JSON text, with the headers Elysia gives a returned object
+ * (the feed builds its text straight from the rows; see `feedJson`).
+ */
+export function jsonResponse(json: string): Response {
+  return new Response(json, { headers: { 'content-type': 'application/json;charset=utf-8' } })
+}
+
 /** `/body/blocks/2/options` (a JSON pointer) → `body.blocks[2].options`. */
 export function pointerToField(pointer: string): string {
   let out = ''

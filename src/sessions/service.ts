@@ -64,11 +64,16 @@ function cookieValue(ctx: Ctx, header: string | null): string | undefined {
   return undefined
 }
 
-/** The live session named by the request's cookie, if any (expired ones are ignored). */
+/**
+ * The live session named by the request's cookie, if any (expired ones are ignored). Use extends
+ * the session (at most once an hour); `setCookie` is then the same cookie with a fresh Max-Age,
+ * for the response to carry: the browser would otherwise drop it 30 days after login, however
+ * active the person is.
+ */
 export function sessionFromCookie(
   ctx: Ctx,
   cookieHeader: string | null,
-): { session: SessionRow; user: UserRow } | undefined {
+): { session: SessionRow; user: UserRow; setCookie?: string } | undefined {
   const secret = cookieValue(ctx, cookieHeader)
   if (!secret) return undefined
   const session = ctx.store.sessions.byHash(hashToken(secret))
@@ -78,6 +83,7 @@ export function sessionFromCookie(
   if (!user) return undefined
   if (now - session.last_seen_at > TOUCH_EVERY_MS) {
     ctx.store.sessions.touch(session.id, now, now + SESSION_TTL_MS)
+    return { session, user, setCookie: cookie(ctx, secret, SESSION_TTL_MS / 1000) }
   }
   return { session, user }
 }

@@ -7,7 +7,10 @@ import { createPersonToken, listTokens, revokeToken, rotateToken } from './servi
 
 const IdParams = t.Object({ id: t.String() })
 
-/** The person's tokens: list, make (person tokens), revoke and rotate (any of theirs). */
+/**
+ * The person's tokens: list, make (person tokens), revoke and rotate (any of theirs). Making and
+ * rotating need a browser session (403 with a person token); listing and revoking do not.
+ */
 export const tokenRoutes = (ctx: Ctx) =>
   new Elysia({ name: 'hark/tokens', prefix: '/v1/app' })
     .use(personAuth(ctx))
@@ -17,7 +20,7 @@ export const tokenRoutes = (ctx: Ctx) =>
     .post('/tokens', ({ person, body }) => createPersonToken(ctx, person, body.label), {
       parse: optionalJson,
       body: t.Object({ label: t.Optional(t.String()) }),
-      detail: doc('tokens', 'Make a person token (shown once)'),
+      detail: doc('tokens', 'Make a person token (shown once; browser session only)'),
     })
     .delete(
       '/tokens/:id',
@@ -29,5 +32,5 @@ export const tokenRoutes = (ctx: Ctx) =>
     )
     .post('/tokens/:id/rotate', ({ person, params }) => rotateToken(ctx, person, params.id), {
       params: IdParams,
-      detail: doc('tokens', 'Rotate a token (shown once)'),
+      detail: doc('tokens', 'Rotate a token (shown once; browser session only)'),
     })

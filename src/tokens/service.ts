@@ -1,5 +1,6 @@
 import type { PersonAuth, TokenInfo } from '../people/service.ts'
 import { cleanLabel, issueToken, tokenInfo } from '../people/service.ts'
+import { requireSession } from '../server/auth.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
 
@@ -17,7 +18,9 @@ function ownLiveToken(ctx: Ctx, person: PersonAuth, id: string) {
   return row
 }
 
+/** Making and rotating need a browser session: a token may not mint its own successors. */
 export function createPersonToken(ctx: Ctx, person: PersonAuth, label: unknown) {
+  requireSession(person, 'making a token')
   const { token, row } = issueToken(ctx, 'person', person.user, null, cleanLabel(label ?? 'Script'))
   return { token, info: tokenInfo(row) }
 }
@@ -30,6 +33,7 @@ export function revokeToken(ctx: Ctx, person: PersonAuth, id: string): void {
 
 /** A new secret for the same purpose (kind, channel, label); the old one stops working. */
 export function rotateToken(ctx: Ctx, person: PersonAuth, id: string) {
+  requireSession(person, 'rotating a token')
   return ctx.db
     .transaction(() => {
       const old = ownLiveToken(ctx, person, id)

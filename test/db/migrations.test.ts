@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import type { FixtureExpectations } from '../../scripts/make-fixture.ts'
 import { createAgentClient, createPersonClient } from '../../src/client/client.ts'
 import { openDatabase, schemaVersion } from '../../src/db/database.ts'
-import { latestVersion } from '../../src/db/migrations/index.ts'
+import { latestVersion, migrations } from '../../src/db/migrations/index.ts'
 import { buildApp } from '../../src/server/app.ts'
 import { DEFAULTS } from '../../src/server/config.ts'
 import { closeContext, createContext } from '../../src/server/context.ts'
@@ -104,3 +104,66 @@ for (const version of versions) {
     })
   })
 }
+
+describe('v5: users.email_verified for the people already there', () => {
+  test('verified unless the account looks like a passkey sign-up nobody vouched for', () => {
+    const dir = tempDir('hark-migrate-')
+    dirs.push(dir)
+    const path = join(dir, 'hark.db')
+    // A database at version 4, as the last release left it.
+    const old = new Database(path, { strict: true })
+    for (const m of migrations.filter((m) => m.version <= 4)) old.run(m.sql)
+    old.run('PRAGMA user_version = 4')
+    const T = 1_700_000_000_000
+    const user = (id: string, owner = 0) =>
+      old.run('INSERT INTO users (id, email, is_owner, created_at) VALUES (?1, ?2, ?3, ?4)', [
+        id,
+        `${id}@example.com`,
+        owner,
+        T,
+      ])
+    const passkey = (userId: string, createdAt: number) =>
+      old.run(
+        `INSERT INTO passkeys (id, user_id, public_key, counter, name, created_at)
+         VALUES (?1, ?2, x'00', 0, 'Passkey', ?3)`,
+        [`cred-${userId}-${createdAt}`, userId, createdAt],
+      )
+    const invite = (usedBy: string, email: string | null) =>
+      old.run(
+        `INSERT INTO invites (id, hash, created_by, email, created_at, expires_at, used_at, used_by)
+         VALUES (?1, randomblob(32), 'owner', ?2, ?3, ?4, ?3, ?1)`,
+        [usedBy, email, T, T + 1],
+      )
+    user('owner', 1)
+    passkey('owner', T) // set up with a passkey: still verified (the setup token)
+    user('admin_made') // by `hark admin user add`, or by email code: no passkey
+    user('email_then_passkey')
+    passkey('email_then_passkey', T + 60_000) // added later in settings
+    user('open_passkey')
+    passkey('open_passkey', T + 3) // made with the account: a passkey sign-up
+    user('bound')
+    passkey('bound', T)
+    invite('bound', 'BOUND@example.com')
+    user('unbound')
+    passkey('unbound', T)
+    invite('unbound', null)
+    old.close()
+
+    const db = openDatabase(path)
+    const rows = db
+      .query<{ id: string; email_verified: number }, []>(
+        'SELECT id, email_verified FROM users ORDER BY id',
+      )
+      .all()
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.email_verified]))).toEqual({
+      admin_made: 1,
+      bound: 1,
+      email_then_passkey: 1,
+      open_passkey: 0,
+      owner: 1,
+      unbound: 0,
+    })
+    expect(db.query('PRAGMA foreign_key_check').all()).toEqual([])
+    db.close()
+  })
+})

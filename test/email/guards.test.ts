@@ -165,6 +165,7 @@ describe('secrecy', () => {
       name: null,
       is_owner: true,
       created_at: s.clock.now(),
+      email_verified: true,
     })
     const inviteSecret = `inv-${newId('inv')}`
     s.ctx.store.invites.insert({

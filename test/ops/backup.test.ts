@@ -1,7 +1,15 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { createAgentClient } from '../../src/client/client.ts'
 import { requireBinary, run, type Served, startServe } from '../binary/process.ts'
@@ -131,6 +139,11 @@ describe('backup under write load', () => {
     }
     snap.close()
     live.close()
+    // The push keys came along (0600): restored subscriptions stay valid.
+    expect(readFileSync(join(restored, 'vapid.json'), 'utf8')).toBe(
+      readFileSync(join(data, 'vapid.json'), 'utf8'),
+    )
+    expect(statSync(join(restored, 'vapid.json')).mode & 0o777).toBe(0o600)
     // The restored directory serves: same feed.
     const again = await startServe(['--data', restored])
     try {
@@ -139,6 +152,10 @@ describe('backup under write load', () => {
       expect((await a.feed({ since: 0, limit: 200, peek: true })).messages).toEqual(
         (await b.feed({ since: 0, limit: 200, peek: true })).messages,
       )
+      const info = async (url: string) =>
+        ((await (await fetch(`${url}/v1/info`)).json()) as { vapid_public_key: string })
+          .vapid_public_key
+      expect(await info(again.url)).toBe(await info((served as Served).url))
     } finally {
       again.proc.kill('SIGTERM')
       await again.proc.exited

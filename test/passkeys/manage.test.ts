@@ -202,4 +202,32 @@ describe("the person's passkeys", () => {
     expect(byToken.status).toBe(200)
     expect(byToken.body.passkeys).toHaveLength(1)
   })
+
+  test('adding a passkey needs a browser session: a person token is 403 at options and verify', async () => {
+    s = startFreshServer()
+    const owner = await s.setUpOwner()
+    const { token } = addPersonToken(s.ctx, { email: 'owner@example.com' })
+    const options = await s.call('POST', '/v1/app/passkeys/options', { token, origin: null })
+    expect(options.status).toBe(403)
+    expect(options.body.error).toContain('browser session')
+    // Not even with options a session fetched: the token cannot finish the ceremony.
+    const fromSession = await s.call('POST', '/v1/app/passkeys/options', { cookie: owner.cookie })
+    expect(fromSession.status).toBe(200)
+    const response = await s.authenticator().register(fromSession.body.options)
+    const verify = await s.call('POST', '/v1/app/passkeys/verify', {
+      token,
+      origin: null,
+      json: { challenge_id: fromSession.body.challenge_id, response },
+    })
+    expect(verify.status).toBe(403)
+    expect(verify.body.error).toContain('browser session')
+    expect(s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(1)
+    // Renaming and removing stay open to the token.
+    const renamed = await s.call('PATCH', `/v1/app/passkeys/${owner.authenticator.id}`, {
+      token,
+      origin: null,
+      json: { name: 'Laptop' },
+    })
+    expect(renamed.status).toBe(200)
+  })
 })

@@ -102,6 +102,60 @@ describe('the session cookie', () => {
     expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
   })
 
+  test('when use extends the session, the reply re-sends the cookie with a fresh Max-Age', async () => {
+    const clock = new TestClock()
+    s = startTestServer({}, { clock })
+    const a = logIn(s)
+    const me = () => browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })
+    // Within the hour after login (or after the last extension) nothing is re-sent.
+    expect((await me()).headers.get('set-cookie')).toBeNull()
+    clock.advance(3600_000)
+    expect((await me()).headers.get('set-cookie')).toBeNull()
+    clock.advance(1)
+    // Same cookie, same attributes, 30 days again from now.
+    expect((await me()).headers.get('set-cookie')).toBe(a.setCookie)
+    expect((await me()).headers.get('set-cookie')).toBeNull()
+    // Any route behind the person guard does it, writes too.
+    clock.advance(2 * 3600_000)
+    const write = await browser(s, 'PATCH', `/v1/app/channels/${s.channelId}`, {
+      cookie: a.cookie,
+      json: { label: 'Renamed' },
+    })
+    expect(write.status).toBe(200)
+    expect(write.headers.get('set-cookie')).toBe(a.setCookie)
+    // A person token gets no cookie.
+    clock.advance(2 * 3600_000)
+    const byToken = await s.person.raw('GET', '/v1/app/me')
+    expect(byToken.headers.get('set-cookie')).toBeNull()
+  })
+
+  test('a person active every day stays logged in past 30 days, as the browser keeps the cookie', async () => {
+    const clock = new TestClock()
+    s = startTestServer({}, { clock })
+    const a = logIn(s)
+    const maxAge = (setCookie: string) => Number(/Max-Age=(\d+)/.exec(setCookie)?.[1])
+    // The browser's view: the cookie is dropped Max-Age seconds after it was last set.
+    let dropAt = clock.ms + maxAge(a.setCookie) * 1000
+    for (let day = 1; day <= 45; day++) {
+      clock.advance(DAY)
+      expect(clock.ms).toBeLessThan(dropAt)
+      const res = await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })
+      expect(res.status).toBe(200)
+      const set = res.headers.get('set-cookie')
+      if (set) dropAt = clock.ms + maxAge(set) * 1000
+    }
+  })
+
+  test('logging out after an extension still clears the cookie', async () => {
+    const clock = new TestClock()
+    s = startTestServer({}, { clock })
+    const a = logIn(s)
+    clock.advance(2 * 3600_000)
+    const out = await browser(s, 'POST', '/v1/app/logout', { cookie: a.cookie })
+    expect(out.status).toBe(200)
+    expect(out.headers.get('set-cookie')).toContain('Max-Age=0')
+  })
+
   test('an agent token on /v1/app is 403, whatever cookie comes with it', async () => {
     s = startTestServer()
     const { cookie } = logIn(s)

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { LIMITS } from '../../src/messages/limits.ts'
 import type { TokenInfo } from '../../src/people/service.ts'
 import { failsWith, startTestServer, type TestServer } from '../harness.ts'
-import { browser, count, fieldOf, logIn, TestClock } from './util.ts'
+import { browser, count, logIn, TestClock } from './util.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -11,12 +11,24 @@ type Person = TestServer['person']
 
 const list = (person: Person = s.person) =>
   person.call<{ tokens: TokenInfo[] }>('GET', '/v1/app/tokens').then((r) => r.tokens)
-const create = (json?: unknown, person: Person = s.person) =>
-  person.call<{ token: string; info: TokenInfo }>('POST', '/v1/app/tokens', { json })
 const revoke = (id: string, person: Person = s.person) =>
   person.call<{ ok: true }>('DELETE', `/v1/app/tokens/${id}`)
-const rotate = (id: string, person: Person = s.person) =>
-  person.call<{ token: string; info: TokenInfo }>('POST', `/v1/app/tokens/${id}/rotate`)
+
+/**
+ * A request from the owner's web app (a fresh browser session); a non-200 answer rejects like
+ * the client does, so `failsWith` reads it. Making and rotating tokens need such a session.
+ */
+async function inApp<T>(method: string, path: string, json?: unknown): Promise<T> {
+  const { cookie } = logIn(s)
+  const res = await browser(s, method, path, { cookie, json })
+  if (res.status !== 200) {
+    throw Object.assign(new Error(res.body?.error), { ...res.body, status: res.status })
+  }
+  return res.body as T
+}
+type Made = { token: string; info: TokenInfo }
+const create = (json?: unknown) => inApp<Made>('POST', '/v1/app/tokens', json)
+const rotate = (id: string) => inApp<Made>('POST', `/v1/app/tokens/${id}/rotate`)
 
 /** The list entry of the harness's first agent token (the one channel's). */
 const agentTokenInfo = async () =>
@@ -118,10 +130,18 @@ describe('POST /v1/app/tokens', () => {
     s = startTestServer()
     const before = count(s.ctx, 'tokens')
     for (const label of ['', '   ', 'x'.repeat(LIMITS.labelChars + 1), 3, null, ['a']]) {
-      const res = await s.person.raw('POST', '/v1/app/tokens', { json: { label } })
-      expect(res.status).toBe(400)
-      expect(await fieldOf(res)).toBe('label')
+      const err = await failsWith(create({ label }), 400)
+      expect(err.field).toBe('label')
     }
+    expect(count(s.ctx, 'tokens')).toBe(before)
+  })
+
+  test('needs a browser session: a person token is 403 and makes nothing', async () => {
+    s = startTestServer()
+    const before = count(s.ctx, 'tokens')
+    const res = await s.person.raw('POST', '/v1/app/tokens', { json: { label: 'mine now' } })
+    expect(res.status).toBe(403)
+    expect(((await res.json()) as { error: string }).error).toContain('browser session')
     expect(count(s.ctx, 'tokens')).toBe(before)
   })
 
@@ -237,12 +257,26 @@ describe('POST /v1/app/tokens/:id/rotate', () => {
     await s.personClient(rotated.token).channels()
   })
 
-  test('a token can rotate itself; the old secret stops at once', async () => {
+  test('the app rotates the person token in use; the old secret stops at once', async () => {
     s = startTestServer()
     const own = (await list()).find((t) => t.kind === 'person') as TokenInfo
     const rotated = await rotate(own.id)
     await failsWith(s.person.channels(), 401)
     await s.personClient(rotated.token).channels()
+  })
+
+  test('needs a browser session: a person token is 403, even for itself, and nothing changes', async () => {
+    s = startTestServer()
+    const own = (await list()).find((t) => t.kind === 'person') as TokenInfo
+    const agent = await agentTokenInfo()
+    const before = count(s.ctx, 'tokens')
+    for (const id of [own.id, agent.id]) {
+      const err = await failsWith(s.person.call('POST', `/v1/app/tokens/${id}/rotate`), 403)
+      expect(err.error).toContain('browser session')
+    }
+    expect(count(s.ctx, 'tokens')).toBe(before)
+    await s.person.channels()
+    await s.agent.channel()
   })
 
   test('an unknown, revoked or already rotated token is 404', async () => {

@@ -162,7 +162,7 @@ describe('failures', () => {
     expect((await f.s.agent.channel()).channel.push_devices).toBe(1)
   })
 
-  test('401/403 (VAPID refused) drops the push but keeps the device', async () => {
+  test('401/403 (VAPID refused) drops the push; a success resets the count; 3 in a row remove the device', async () => {
     f = startPushServer()
     await f.subscribe('strict')
     f.receiver.answer('strict', 403)
@@ -172,6 +172,33 @@ describe('failures', () => {
     expect(f.receiver.attempts).toEqual([['strict', 403]])
     expect(queued(f)).toBe(0)
     expect((await f.s.agent.channel()).channel.push_devices).toBe(1)
+    // A refusal, then a success: the count starts again.
+    f.receiver.answer('strict', 401)
+    await f.s.agent.send({ body: { text: 'y' } })
+    await sleep(20)
+    await f.s.ctx.push.idle()
+    await f.s.agent.send({ body: { text: 'z' } })
+    await f.receiver.waitFor(1)
+    await f.s.ctx.push.idle()
+    expect((await f.s.agent.channel()).channel.push_devices).toBe(1)
+    // Three refusals in a row: the device cannot recover (other keys), so it is removed.
+    f.receiver.answer('strict', 403, 401, 403)
+    for (const text of ['a', 'b', 'c']) {
+      await f.s.agent.send({ body: { text } })
+      await sleep(20)
+      await f.s.ctx.push.idle()
+    }
+    expect(f.receiver.attempts.slice(-3)).toEqual([
+      ['strict', 403],
+      ['strict', 401],
+      ['strict', 403],
+    ])
+    expect((await f.s.agent.channel()).channel.push_devices).toBe(0)
+    expect(queued(f)).toBe(0)
+    await f.s.agent.send({ body: { text: 'nobody' } })
+    await sleep(20)
+    await f.s.ctx.push.idle()
+    expect(f.receiver.attempts).toHaveLength(6)
   })
 
   test("a push service that hangs does not slow the agent's send", async () => {
@@ -182,6 +209,64 @@ describe('failures', () => {
     for (let i = 0; i < 20; i++) await f.s.agent.send({ body: { text: `m${i}` } })
     // 20 sends through app.handle with a push each: far below any network round trip chain.
     expect(performance.now() - started).toBeLessThan(2000)
+  })
+})
+
+describe('deleted while waiting for a retry', () => {
+  /** A frozen clock: a failed push waits for its retry until the test moves time on. */
+  async function failOnce(text: string) {
+    const clock = { t: Date.now(), now: () => clock.t }
+    f = startPushServer({}, { clock })
+    await f.subscribe('phone')
+    f.receiver.answer('phone', 503)
+    const { message } = await f.s.agent.send({ body: { title: 'Secret', text } })
+    while (f.receiver.attempts.length < 1) await sleep(2)
+    await f.s.ctx.push.idle()
+    expect(queued(f)).toBe(1) // waiting for its retry
+    const recover = async () => {
+      clock.t += 60 * 60_000
+      f.s.ctx.push.kick()
+      await sleep(20)
+      await f.s.ctx.push.idle()
+    }
+    return { message, recover }
+  }
+
+  const arrived = (text: string) =>
+    f.receiver.received.filter((r) => JSON.stringify(r.payload).includes(text))
+
+  test('a deleted message is not sent when the push service recovers', async () => {
+    const { message, recover } = await failOnce('the launch code is 0000')
+    await f.s.agent.remove(message.id)
+    await recover()
+    expect(queued(f)).toBe(0)
+    expect(f.receiver.attempts).toEqual([['phone', 503]])
+    expect(arrived('launch code')).toEqual([])
+    // The device is fine: the next message arrives.
+    await f.s.agent.send({ body: { text: 'next' } })
+    expect((await f.receiver.waitFor(1))[0]?.payload.text).toBe('next')
+  })
+
+  test("a deleted channel's pushes are not sent", async () => {
+    const { recover } = await failOnce('in a doomed channel')
+    await f.s.person.call('DELETE', `/v1/app/channels/${f.s.channelId}`)
+    await recover()
+    expect(queued(f)).toBe(0)
+    expect(f.receiver.attempts).toEqual([['phone', 503]])
+    expect(arrived('doomed')).toEqual([])
+  })
+
+  test('an edited message is sent as it reads now', async () => {
+    const { message, recover } = await failOnce('password hunter2')
+    await f.s.agent.edit(message.id, { text: 'redacted' })
+    await recover()
+    const [got] = await f.receiver.waitFor(1)
+    expect(got?.payload).toMatchObject({
+      message_id: message.id,
+      title: 'Secret',
+      text: 'redacted',
+    })
+    expect(arrived('hunter2')).toEqual([])
   })
 })
 

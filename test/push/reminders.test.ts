@@ -53,6 +53,23 @@ describe('email reminders', () => {
     expect(trap.to(f.s.ownerEmail)).toHaveLength(1)
   })
 
+  test('only a proven address is mailed: none while the account is unverified', async () => {
+    const clock = { t: Date.now(), now: () => clock.t }
+    f = startPushServer({}, { clock })
+    trap = await startMailTrap()
+    f.s.ctx.mailer = createSmtpMailer(trap.url, 'hark@example.com')
+    await setMinutes(f, 1)
+    // As after a passkey sign-up in open mode: nobody proved the address.
+    const owner = f.s.ctx.store.users.byEmail(f.s.ownerEmail)
+    f.s.ctx.db.run('UPDATE users SET email_verified = 0 WHERE id = ?1', [owner?.id as string])
+    await f.s.agent.send({ body: { blocks: [{ type: 'confirm', id: 'c', label: 'Go' }] } })
+    clock.t += 5 * 60_000
+    expect(f.s.ctx.push.tickReminders()).toBe(0)
+    f.s.ctx.store.users.markVerified(owner?.id as string)
+    expect(f.s.ctx.push.tickReminders()).toBe(1)
+    expect((await trap.next(f.s.ownerEmail)).subject).toContain('waiting for your answer')
+  })
+
   test('null turns it off; bad values are 400; without SMTP it is 503', async () => {
     const clock = { t: Date.now(), now: () => clock.t }
     f = startPushServer({}, { clock })

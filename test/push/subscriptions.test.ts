@@ -53,6 +53,37 @@ describe('subscriptions', () => {
     expect((await f.s.agent.channel()).channel.push_devices).toBe(1)
   })
 
+  test("another person cannot take over a registered endpoint (409); the owner's device keeps working", async () => {
+    f = startPushServer()
+    const { device, sub } = await f.subscribe('victim', 'Phone')
+    const thief = f.s.addPerson('thief@example.com')
+    // The thief learned the endpoint URL and registers it with keys of their own.
+    const theirs = f.receiver.subscription('thief-keys')
+    const res = await thief.raw('POST', '/v1/app/push/subscriptions', {
+      json: { endpoint: sub.endpoint, keys: theirs.keys, name: 'Mine now' },
+    })
+    expect(res.status).toBe(409)
+    expect(((await res.json()) as { field?: string }).field).toBe('endpoint')
+    expect(
+      (await thief.call<{ subscriptions: unknown[] }>('GET', '/v1/app/push/subscriptions'))
+        .subscriptions,
+    ).toEqual([])
+    // The row is untouched: same owner, same name, the victim's keys.
+    const row = f.s.ctx.store.push.byId(device.id)
+    expect(row?.user_id).toBe(f.s.ctx.store.users.byEmail(f.s.ownerEmail)?.id as string)
+    expect(row?.name).toBe('Phone')
+    expect(row?.p256dh).toBe(sub.keys.p256dh)
+    expect(row?.auth).toBe(sub.keys.auth)
+    // Pushes still reach (and decrypt at) the victim's device.
+    await f.s.agent.send({ body: { text: 'still mine' } })
+    const [got] = await f.receiver.waitFor(1)
+    expect(got?.subscription).toBe('victim')
+    expect(got?.payload.text).toBe('still mine')
+    // The owner re-registering the same endpoint still updates it.
+    const again = await f.subscribe('victim')
+    expect(again.device.id).toBe(device.id)
+  })
+
   test('test sends a test notification to that device only', async () => {
     f = startPushServer()
     const { device } = await f.subscribe('a')

@@ -21,8 +21,23 @@ let context: BrowserContext
 let page: Page
 /** Every answer the page posts, by message id. */
 const answerPosts: string[] = []
+/** A "tracker" on another origin (loopback): every request that reaches it. */
+let tracker: ReturnType<typeof Bun.serve>
+const trackerHits: string[] = []
+/** Statuses of the requests the page makes to our own /v1/app/me. */
+const meStatuses: number[] = []
 
 beforeAll(async () => {
+  tracker = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch(req) {
+      trackerHits.push(`${req.method} ${req.url}`)
+      return new Response('<p id="remote">a remote page</p>', {
+        headers: { 'content-type': 'text/html' },
+      })
+    },
+  })
   chrome = await launchBrowser()
   server = await startWebServer()
   p = provision(server, 'Embed bot')
@@ -31,6 +46,11 @@ beforeAll(async () => {
   page.on('request', (r) => {
     const m = /\/v1\/app\/messages\/([^/]+)\/answer$/.exec(new URL(r.url()).pathname)
     if (m && r.method() === 'POST') answerPosts.push(m[1] as string)
+  })
+  page.on('response', (r) => {
+    if (new URL(r.url()).pathname === '/v1/app/me' && r.request().isNavigationRequest()) {
+      meStatuses.push(r.status())
+    }
   })
   await page.goto(`${server.url}/c/${p.channelId}`)
   await page.locator('.messages-inner').waitFor()
@@ -48,6 +68,7 @@ afterAll(async () => {
   await context?.close()
   await chrome?.close()
   await server?.stop()
+  tracker?.stop(true)
 })
 
 const PROBE = `<!doctype html><p id="probe">probe</p><script>
@@ -192,5 +213,114 @@ describe('the html sandbox', () => {
     expect(auto).toBeLessThan(720)
     await Bun.sleep(400)
     expect((await heights())[3]).toBe(full as number)
+  })
+
+  describe('an embed that tries to leave the page', () => {
+    const STOPPED = 'This embed tried to leave the page and was stopped.'
+    const T = () => `http://127.0.0.1:${tracker.port}`
+
+    /** Each block of `message`: its note, or a frame showing `#ok`. */
+    async function outcomes(messageId: string, count: number): Promise<string[]> {
+      const figures = page.locator(`article[data-id="${messageId}"] figure.b-html`)
+      const out: string[] = []
+      for (let i = 0; i < count; i++) {
+        const figure = figures.nth(i)
+        if ((await figure.locator('.b-html-stopped').count()) > 0) {
+          out.push((await figure.locator('.b-html-stopped').textContent()) ?? '')
+        } else {
+          const ok = await figure.frameLocator('iframe').locator('#ok').count()
+          out.push(ok === 1 ? 'shown' : 'frame without its html')
+        }
+      }
+      return out
+    }
+
+    test('by script, meta refresh or a same-origin address: replaced by a note, nothing reaches another origin', async () => {
+      const before = trackerHits.length
+      const { message } = await p.agent.send({
+        body: {
+          blocks: [
+            {
+              type: 'html',
+              id: 'script',
+              html: `<p id="ok">ok</p><script>setTimeout(() => { location = '${T()}/script?seen=' + Date.now() }, 300)</script>`,
+            },
+            // While its html is being written, before the frame's second load.
+            {
+              type: 'html',
+              id: 'parse',
+              html: `<p id="ok">ok</p><script>location.href = '${T()}/parse?seen=' + Date.now()</script>`,
+            },
+            {
+              type: 'html',
+              id: 'meta',
+              html: `<meta http-equiv="refresh" content="0;url=${T()}/meta"><p id="ok">ok</p>`,
+            },
+            // Our own origin passes the app's frame-src: the request is made (without the
+            // person's cookies), the page loads in the frame, and cannot answer the check.
+            {
+              type: 'html',
+              id: 'self',
+              html: `<p id="ok">ok</p><script>setTimeout(() => { location = '/v1/app/me' }, 300)</script>`,
+            },
+            {
+              type: 'html',
+              id: 'reload',
+              html: `<p id="ok">ok</p><script>setTimeout(() => location.reload(), 300)</script>`,
+            },
+            // Never navigates: the sandbox has no allow-forms, so the submission is refused
+            // before any request (and before any event the app could see).
+            {
+              type: 'html',
+              id: 'form',
+              html: `<form id="f" action="${T()}/form"><input name="seen" value="1"><button id="b">Go</button></form><p id="ok">ok</p><script>setTimeout(() => { document.getElementById('f').submit(); document.getElementById('f').requestSubmit() }, 300)</script>`,
+            },
+            // Same-document navigations make no request and are not leaving.
+            {
+              type: 'html',
+              id: 'anchor',
+              html: `<p id="ok">ok</p><p id="there">there</p><script>setTimeout(() => { location.hash = 'there'; history.pushState(null, '', '#again') }, 300)</script>`,
+            },
+          ],
+        },
+      })
+      const notes = page.locator(`article[data-id="${message.id}"] .b-html-stopped`)
+      await page.waitForFunction(
+        (id) => document.querySelectorAll(`article[data-id="${id}"] .b-html-stopped`).length >= 5,
+        message.id,
+        { timeout: 15_000 },
+      )
+      // Long enough for a late navigation or a second note to show.
+      await Bun.sleep(2000)
+      expect(await notes.count()).toBe(5)
+      expect(await outcomes(message.id, 7)).toEqual([
+        STOPPED,
+        STOPPED,
+        STOPPED,
+        STOPPED,
+        STOPPED,
+        'shown',
+        'shown',
+      ])
+      expect(trackerHits.slice(before)).toEqual([])
+      expect(meStatuses).toEqual([401])
+      expect(new URL(page.url()).pathname).toBe(`/c/${p.channelId}`)
+    })
+
+    test('by a link the person clicks: replaced by a note, nothing reaches the other origin', async () => {
+      const before = trackerHits.length
+      const { message } = await p.agent.send({
+        body: {
+          blocks: [{ type: 'html', html: `<a id="ok" href="${T()}/link?seen=1">Read more</a>` }],
+        },
+      })
+      await page.frameLocator(`article[data-id="${message.id}"] iframe`).locator('#ok').click()
+      await page.locator(`article[data-id="${message.id}"] .b-html-stopped`).waitFor()
+      expect(await outcomes(message.id, 1)).toEqual([STOPPED])
+      expect(trackerHits.slice(before)).toEqual([])
+      expect(context.pages()).toHaveLength(1)
+      // Every well-behaved embed of this file is still shown: only the six above were stopped.
+      expect(await page.locator('.b-html-stopped').count()).toBe(6)
+    })
   })
 })

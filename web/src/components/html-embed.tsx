@@ -5,9 +5,18 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks'
  * but in an opaque origin (no cookies, no storage, no access to this page), and the embed's
  * own CSP forbids any network request. Messages from the frame are believed only when they
  * come from this very frame's window, and `reply` is taken once, for this block's question.
+ *
+ * The frame must also stay on `/embed`. Nothing can stop a frame navigating itself, but the
+ * app's CSP (`frame-src 'self'`) blocks every other origin before any request, and after every
+ * load once the html is sent, the app asks the frame whether it still shows it: only the host
+ * script knows the token sent with the html. Without the right answer in time the frame is
+ * removed for good (which also aborts a navigation still under way) and a note takes its
+ * place; it is never rendered again. See docs/decisions.md ("Web app").
  */
 const MAX_HEIGHT = 2000
 const AUTO_START = 120
+/** How long the frame has to answer after a load. */
+const CHECK_MS = 1500
 
 export interface EmbedProps {
   html: string
@@ -24,23 +33,63 @@ function asJson(value: unknown): unknown {
   return JSON.parse(text)
 }
 
+/** getRandomValues, not randomUUID: the app may be served over plain http on a LAN. */
+function newToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16))
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
+}
+
+interface FrameState {
+  html: string
+  token: string
+  /** Which html the frame was given: it is sent once per frame. */
+  rendered: boolean
+  /** The serial number of the last question, and its deadline. */
+  check: number
+  timer?: ReturnType<typeof setTimeout>
+}
+
 export function HtmlEmbed({ html, label, height, onReply }: EmbedProps) {
   const frame = useRef<HTMLIFrameElement>(null)
   const fixed = height !== undefined ? Math.min(Math.max(height, 1), MAX_HEIGHT) : undefined
   const [autoHeight, setAutoHeight] = useState(AUTO_START)
   const replyRef = useRef(onReply)
   replyRef.current = onReply
-  /** Which html the frame was given: it is sent once per frame. */
-  const rendered = useRef<string | null>(null)
+  /** The html whose frame tried to leave: that block shows a note instead, for good. */
+  const [stopped, setStopped] = useState<string | null>(null)
+  const state = useRef<FrameState>({ html, token: newToken(), rendered: false, check: 0 })
+  if (state.current.html !== html) {
+    clearTimeout(state.current.timer)
+    state.current = { html, token: newToken(), rendered: false, check: 0 }
+  }
+
+  const stop = () => {
+    clearTimeout(state.current.timer)
+    setStopped(html)
+  }
 
   // The frame may finish loading before or after this component listens: the html goes on
   // whichever comes first, the frame's load event or its 'ready' message.
   const render = () => {
     const win = frame.current?.contentWindow
-    if (!win || rendered.current === html) return
-    rendered.current = html
+    const s = state.current
+    if (!win || s.rendered) return
+    s.rendered = true
     // The frame's origin is opaque, so '*' is the only target that reaches it.
-    win.postMessage({ hark: 'render', html }, '*')
+    win.postMessage({ hark: 'render', html, token: s.token }, '*')
+  }
+
+  // Once the html is sent, every load is a question: the one after document.close() is
+  // answered by the host script, a page the frame navigated to cannot answer.
+  const onLoad = () => {
+    const win = frame.current?.contentWindow
+    const s = state.current
+    if (!win) return
+    if (!s.rendered) return render()
+    clearTimeout(s.timer)
+    s.check += 1
+    s.timer = setTimeout(stop, CHECK_MS)
+    win.postMessage({ hark: 'check', check: s.check }, '*')
   }
 
   // A layout effect: listening starts before the browser runs any task of the new frame.
@@ -49,10 +98,18 @@ export function HtmlEmbed({ html, label, height, onReply }: EmbedProps) {
     const onMessage = (event: MessageEvent) => {
       const win = frame.current?.contentWindow
       if (!win || event.source !== win) return
-      const data = event.data as { hark?: string; value?: unknown } | null
+      const data = event.data as {
+        hark?: string
+        value?: unknown
+        token?: unknown
+        check?: unknown
+      } | null
       if (!data || typeof data !== 'object') return
+      const s = state.current
       if (data.hark === 'ready') {
         render()
+      } else if (data.hark === 'here') {
+        if (data.token === s.token && data.check === s.check) clearTimeout(s.timer)
       } else if (data.hark === 'height' && typeof data.value === 'number') {
         const next = Math.min(Math.max(Math.ceil(data.value), 24), MAX_HEIGHT)
         setAutoHeight((current) => (current === next ? current : next))
@@ -68,22 +125,32 @@ export function HtmlEmbed({ html, label, height, onReply }: EmbedProps) {
       }
     }
     window.addEventListener('message', onMessage)
-    return () => window.removeEventListener('message', onMessage)
+    return () => {
+      window.removeEventListener('message', onMessage)
+      clearTimeout(state.current.timer)
+    }
   }, [html])
 
   return (
     <figure class="b-html">
       {label && <figcaption>{label}</figcaption>}
-      <iframe
-        ref={frame}
-        key={html}
-        src="/embed"
-        sandbox="allow-scripts"
-        referrerpolicy="no-referrer"
-        title={label ?? 'Embedded content from the agent'}
-        onLoad={render}
-        style={{ height: `${fixed ?? autoHeight}px` }}
-      />
+      {stopped === html ? (
+        <p class="b-html-stopped muted" role="status">
+          This embed tried to leave the page and was stopped.
+        </p>
+      ) : (
+        // Never allow-forms, allow-popups, allow-top-navigation or allow-same-origin.
+        <iframe
+          ref={frame}
+          key={html}
+          src="/embed"
+          sandbox="allow-scripts"
+          referrerpolicy="no-referrer"
+          title={label ?? 'Embedded content from the agent'}
+          onLoad={onLoad}
+          style={{ height: `${fixed ?? autoHeight}px` }}
+        />
+      )}
     </figure>
   )
 }

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
 import { Button, ErrorNote, useAction } from '../components/ui.tsx'
-import { del, enc, get, patch, post } from '../lib/api.ts'
+import { ApiError, del, enc, get, patch, post } from '../lib/api.ts'
 import { fromNow } from '../lib/format.ts'
 import { useSession } from '../lib/session.ts'
 import { useList } from './use-list.ts'
@@ -39,14 +39,32 @@ export async function enablePush(vapidKey: string, name: string): Promise<void> 
     (await navigator.serviceWorker.getRegistration()) ??
     (await navigator.serviceWorker.register('/sw.js'))
   await navigator.serviceWorker.ready
-  const existing = await registration.pushManager.getSubscription()
-  const subscription =
-    existing ??
-    (await registration.pushManager.subscribe({
-      userVisibleOnly: true,
-      applicationServerKey: keyBytes(vapidKey),
-    }))
-  await post('/v1/app/push/subscriptions', { ...subscription.toJSON(), name })
+  const key = keyBytes(vapidKey)
+  const subscribe = () =>
+    registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key })
+  let subscription = await registration.pushManager.getSubscription()
+  // Made under other keys (rotated, or lost with a data directory): no push service accepts
+  // our pushes to it any more, so make a new one.
+  if (subscription && !sameBytes(subscription.options.applicationServerKey, key)) {
+    await subscription.unsubscribe()
+    subscription = null
+  }
+  subscription ??= await subscribe()
+  try {
+    await post('/v1/app/push/subscriptions', { ...subscription.toJSON(), name })
+  } catch (error) {
+    // 409: this browser's endpoint is registered to another account (someone else signed in
+    // here before). A new subscription has a new endpoint of its own.
+    if (!(error instanceof ApiError) || error.status !== 409) throw error
+    await subscription.unsubscribe()
+    await post('/v1/app/push/subscriptions', { ...(await subscribe()).toJSON(), name })
+  }
+}
+
+function sameBytes(a: ArrayBuffer | null, b: Uint8Array): boolean {
+  if (!a || a.byteLength !== b.length) return false
+  const view = new Uint8Array(a)
+  return view.every((x, i) => x === b[i])
 }
 
 /** A guess at what the person calls this device, to tell the rows apart. */
