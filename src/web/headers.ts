@@ -1,7 +1,9 @@
 /**
  * The web app's response headers. The app's CSP allows only its own bundle: no inline script,
  * no eval, no foreign code. Images may come from https only because markdown images load after
- * the person agrees, one by one; `frame-src 'self'` is for `/embed`, the host of html blocks.
+ * the person agrees, one by one; `frame-src 'self'` is for `/embed`, the host of html blocks,
+ * and is also what stops an html block navigating its frame to another origin (the browser
+ * checks it before any request): never loosen it (docs/decisions.md, "Web app").
  */
 
 /** Paths the app routes in the browser; each gets index.html. */
@@ -35,7 +37,9 @@ export const APP_CSP = [
 /**
  * `/embed` runs an agent's html: inline scripts and styles, but no network of any kind (no
  * fetch, no images from elsewhere, no forms, no navigation of the app), and `sandbox` in the
- * CSP itself, so the page has an opaque origin even if someone opens it directly.
+ * CSP itself, so the page has an opaque origin even if someone opens it directly. No CSP here
+ * can stop the frame navigating itself (`navigate-to` never shipped): the app's `frame-src`
+ * and its check after every load of the frame do (see html-embed.tsx).
  */
 export const EMBED_CSP = [
   "default-src 'none'",
