@@ -313,6 +313,10 @@ HARK_PORT=8080
 # Email for login codes (and, later, notifications). Unset: passkeys only.
 #HARK_SMTP_URL=smtps://user:password@smtp.example.com:465
 #HARK_SMTP_FROM=hark@example.com
+
+# Push endpoint hosts allowed although private or plain http (host or host:port, comma list):
+# a self-hosted push service on the LAN. Browsers' own push services need nothing here.
+#HARK_PUSH_ALLOW_HOSTS=push.lan:8443
 HARK_ENV
 }
 
