@@ -65,6 +65,12 @@ describe('first run and login', () => {
 
     await page.getByRole('radio', { name: /By invite/ }).check()
     await page.getByRole('button', { name: 'Continue' }).click()
+    // Notifications are offered next (headless Chromium has no push service; skip ahead).
+    await page.getByRole('heading', { name: 'Notifications' }).waitFor()
+    expect(
+      await page.getByRole('button', { name: 'Turn on notifications on this device' }).count(),
+    ).toBe(1)
+    await page.getByRole('button', { name: 'Continue' }).click()
     await page.getByRole('heading', { name: 'Connect your first agent' }).waitFor()
     expect(registrationMode(server.ctx)).toBe('invite')
     expect(await page.locator('.copy-text code').first().textContent()).toBe(

@@ -18,6 +18,8 @@ export interface Info {
   version: string
   /** The server's public URL (its --base-url): what agents connect to. */
   base_url: string
+  /** The server's VAPID public key (base64url), for push subscriptions. */
+  vapid_public_key?: string
   needs_setup: boolean
   registration: RegistrationMode
   features: { files: boolean; push: boolean; passkeys: boolean; email: boolean }

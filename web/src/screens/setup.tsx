@@ -5,6 +5,7 @@ import { patch, post } from '../lib/api.ts'
 import { navigate } from '../lib/router.ts'
 import { useSession } from '../lib/session.ts'
 import type { RegistrationMode } from '../lib/types.ts'
+import { EnablePushButton } from '../settings/push.tsx'
 
 /**
  * First run, from the link `hark serve` prints (`/setup#token=...`): create the owner, pick who
@@ -17,7 +18,7 @@ function takeToken(): string | undefined {
   return token || undefined
 }
 
-type Step = 'owner' | 'registration' | 'connect'
+type Step = 'owner' | 'registration' | 'notifications' | 'connect'
 
 const MODES: { mode: RegistrationMode; title: string; text: string }[] = [
   {
@@ -60,14 +61,16 @@ export function Setup() {
     <main class="auth setup">
       <h1>Set up Hark</h1>
       <ol class="steps" aria-label="Setup steps">
-        {(['owner', 'registration', 'connect'] as Step[]).map((s, i) => (
+        {(['owner', 'registration', 'notifications', 'connect'] as Step[]).map((s, i) => (
           <li key={s} aria-current={s === step ? 'step' : undefined}>
             {i + 1}.{' '}
             {s === 'owner'
               ? 'Your account'
               : s === 'registration'
                 ? 'Who can join'
-                : 'Connect an agent'}
+                : s === 'notifications'
+                  ? 'Notifications'
+                  : 'Connect an agent'}
           </li>
         ))}
       </ol>
@@ -94,7 +97,8 @@ export function Setup() {
             </p>
           </div>
         ))}
-      {step === 'registration' && <RegistrationStep onDone={() => setStep('connect')} />}
+      {step === 'registration' && <RegistrationStep onDone={() => setStep('notifications')} />}
+      {step === 'notifications' && <NotificationsStep onDone={() => setStep('connect')} />}
       {step === 'connect' && <ConnectStep />}
     </main>
   )
@@ -141,6 +145,23 @@ function RegistrationStep({ onDone }: { onDone: () => void }) {
       </Button>
       <ErrorNote error={error} />
     </form>
+  )
+}
+
+/** Agents' questions are only useful if they reach the person: offer push right away. */
+function NotificationsStep({ onDone }: { onDone: () => void }) {
+  return (
+    <div class="card stack">
+      <h2>Notifications</h2>
+      <p>
+        Get a notification on this device when an agent writes or asks something. You can add your
+        other devices later in Settings.
+      </p>
+      <EnablePushButton />
+      <Button variant="primary" onClick={onDone}>
+        Continue
+      </Button>
+    </div>
   )
 }
 

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { Button, ErrorNote, useAction } from '../components/ui.tsx'
 import { ApiError, del, enc, get, patch, post } from '../lib/api.ts'
 import { fromNow } from '../lib/format.ts'
+import { deviceName } from '../lib/passkey.ts'
 import { useSession } from '../lib/session.ts'
 import { useList } from './use-list.ts'
 
@@ -67,23 +68,30 @@ function sameBytes(a: ArrayBuffer | null, b: Uint8Array): boolean {
   return view.every((x, i) => x === b[i])
 }
 
-/** A guess at what the person calls this device, to tell the rows apart. */
-const deviceName = () =>
-  /Android/.test(navigator.userAgent)
-    ? 'Android phone'
-    : /iPhone|iPad/.test(navigator.userAgent)
-      ? 'iPhone'
-      : 'This computer'
+/** "Turn on notifications on this device": in settings and in the setup wizard. */
+export function EnablePushButton({ onEnabled }: { onEnabled?: () => void }) {
+  const { info } = useSession()
+  const [done, setDone] = useState(false)
+  const [enable, enabling, error] = useAction(async () => {
+    await enablePush(info.vapid_public_key ?? '', deviceName())
+    setDone(true)
+    onEnabled?.()
+  })
+  if (!pushSupported() || !info.vapid_public_key) return null
+  return (
+    <div class="stack">
+      <Button busy={enabling} onClick={() => enable()}>
+        {done ? 'Notifications are on for this device' : 'Turn on notifications on this device'}
+      </Button>
+      <ErrorNote error={error} />
+    </div>
+  )
+}
 
 /** Notifications: this device on or off, every device, a test, and email reminders. */
 export function PushSettings() {
   const { info } = useSession()
-  const vapidKey = (info as { vapid_public_key?: string }).vapid_public_key
   const { items, error, reload } = useList<Device>('/v1/app/push/subscriptions', 'subscriptions')
-  const [enable, enabling, enableError] = useAction(async () => {
-    await enablePush(vapidKey ?? '', deviceName())
-    await reload()
-  })
   const [remove, , removeError] = useAction(async (d: Device) => {
     if (!confirm(`Stop notifications to “${d.name ?? d.browser}”?`)) return
     await del(`/v1/app/push/subscriptions/${enc(d.id)}`)
@@ -95,7 +103,7 @@ export function PushSettings() {
   return (
     <section class="card stack" aria-labelledby="notifications">
       <h2 id="notifications">Notifications</h2>
-      <ErrorNote error={error ?? enableError ?? removeError ?? testError} />
+      <ErrorNote error={error ?? removeError ?? testError} />
       {!pushSupported() && <p class="muted">This browser cannot receive notifications.</p>}
       {items?.length === 0 && <p class="muted">No device gets notifications yet.</p>}
       <ul class="rows">
@@ -127,11 +135,7 @@ export function PushSettings() {
           </li>
         ))}
       </ul>
-      {pushSupported() && vapidKey && (
-        <Button busy={enabling} onClick={() => enable()}>
-          Turn on notifications on this device
-        </Button>
-      )}
+      <EnablePushButton onEnabled={reload} />
       {info.features.email && <EmailReminders />}
     </section>
   )
