@@ -1,5 +1,10 @@
 import { Elysia } from 'elysia'
-import { authenticateAgent, authenticatePerson, type PersonAuth } from '../people/service.ts'
+import {
+  type AgentAuth,
+  authenticateAgent,
+  authenticatePerson,
+  type PersonAuth,
+} from '../people/service.ts'
 import { checkOrigin, sessionFromCookie } from '../sessions/service.ts'
 import type { Ctx } from './context.ts'
 import { fail } from './errors.ts'
@@ -24,12 +29,11 @@ const AGENT_PREFIXES = [
  */
 export function authErrorFor(ctx: Ctx, request: Request): unknown {
   const path = new URL(request.url).pathname
-  const header = request.headers.get('authorization') ?? undefined
   try {
     if (path.startsWith('/v1/app/')) personOf(ctx, request)
-    else if (AGENT_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`))) {
-      authenticateAgent(ctx, header)
-    }
+    // A malformed write still counts against the channel's write limit, like any rejected one.
+    else if (AGENT_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`)))
+      agentOf(ctx, request)
   } catch (error) {
     return error
   }
@@ -42,14 +46,19 @@ export function authErrorFor(ctx: Ctx, request: Request): unknown {
  * channel's rate limit. Used by every agent route plugin; never repeated in a handler.
  */
 export const agentAuth = (ctx: Ctx) =>
-  new Elysia({ name: 'hark/agent-auth' }).derive({ as: 'scoped' }, ({ headers, request }) => {
-    const agent = authenticateAgent(ctx, headers.authorization)
-    if (WRITES.has(request.method)) {
-      const retryAfter = ctx.limiter.take(agent.channel.id)
-      if (retryAfter > 0) throw fail.rateLimited(retryAfter)
-    }
-    return { agent }
-  })
+  new Elysia({ name: 'hark/agent-auth' }).derive({ as: 'scoped' }, ({ request }) => ({
+    agent: agentOf(ctx, request),
+  }))
+
+/** The agent behind a request, with its write counted against the channel's limit. */
+export function agentOf(ctx: Ctx, request: Request): AgentAuth {
+  const agent = authenticateAgent(ctx, request.headers.get('authorization') ?? undefined)
+  if (WRITES.has(request.method)) {
+    const retryAfter = ctx.limiter.take(agent.channel.id)
+    if (retryAfter > 0) throw fail.rateLimited(retryAfter)
+  }
+  return agent
+}
 
 /** Where a response's headers go: Elysia's `set`. */
 interface ResponseHeaders {

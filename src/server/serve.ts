@@ -134,6 +134,10 @@ export async function serve(config: Config, log: Logger): Promise<void> {
     return
   }
   running = startServer(ctx)
+  // The default base URL follows the port; with --port 0 that is only known now.
+  if (config.port === 0 && config.baseUrl === 'http://localhost:0') {
+    config.baseUrl = `http://localhost:${running.server.port}`
+  }
   log.info(`hark listening on ${running.url} (base URL ${config.baseUrl}, data ${config.dataDir})`)
   // First run: only whoever holds this link (printed here, and in a 0600 file) can set up.
   const setup = issueSetupToken(ctx)

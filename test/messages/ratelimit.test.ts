@@ -30,6 +30,21 @@ describe('write rate limit', () => {
     await rejects(s, () => s.agent.ack(h.id, 'done'), 429)
   })
 
+  test('a write whose body is not JSON counts too, and is 429 once over the limit', async () => {
+    s = startTestServer({ writeLimit: 2 })
+    const broken = () =>
+      s.agent.raw('POST', '/v1/messages', {
+        body: '{not json',
+        headers: { 'content-type': 'application/json' },
+      })
+    expect((await broken()).status).toBe(400)
+    expect((await broken()).status).toBe(400)
+    const third = await broken()
+    expect(third.status).toBe(429)
+    expect(third.headers.get('retry-after')).toMatch(/^\d+$/)
+    await rejects(s, () => s.agent.send({ body: { text: 'valid, but over the limit' } }), 429)
+  })
+
   test('reads are not limited', async () => {
     s = startTestServer({ writeLimit: 3 })
     for (let i = 0; i < 3; i++) await s.agent.send({ body: { text: `m${i}` } })

@@ -59,10 +59,11 @@ export interface WebServer {
 /**
  * A fresh data directory and a listening server. `localhost` rather than 127.0.0.1 because a
  * WebAuthn relying party must be a domain name, never an IP address. With a `mailer`, the
- * server sends email codes (tests point it at a mail trap).
+ * server sends email codes (tests point it at a mail trap); `pushAllowHosts` lets pushes go to
+ * a test's local receiver.
  */
 export async function startWebServer(
-  options: { log?: Logger; mailer?: Mailer } = {},
+  options: { log?: Logger; mailer?: Mailer; pushAllowHosts?: string[] } = {},
 ): Promise<WebServer> {
   const dir = mkdtempSync(join(tmpdir(), 'hark-web-'))
   const ctx = createContext(
@@ -73,6 +74,7 @@ export async function startWebServer(
       baseUrl: 'http://localhost',
       writeLimit: 0,
       maxFileSize: DEFAULTS.maxFileSize,
+      pushAllowHosts: options.pushAllowHosts,
     },
     { log: options.log ?? silentLogger, mailer: options.mailer },
   )
