@@ -63,7 +63,9 @@ export function makeSubscription(base: string, id: string): TestSubscription {
 export interface Received {
   subscription: string
   headers: Headers
-  /** The decrypted JSON payload. */
+  /** The decrypted payload, exactly as a browser's worker would get it. */
+  text: string
+  /** The decrypted JSON payload, parsed. */
   payload: Record<string, unknown> & {
     actions?: { action: string; title: string; answer: unknown }[]
   }
@@ -112,10 +114,12 @@ export function startReceiver(): Receiver {
         return new Response('no vapid', { status: 401 })
       }
       attempts.push([id, 201])
+      const text = sub.decrypt(body)
       received.push({
         subscription: id,
         headers: request.headers,
-        payload: JSON.parse(sub.decrypt(body)),
+        text,
+        payload: JSON.parse(text),
         at: performance.now(),
       })
       return new Response(null, { status: 201 })

@@ -145,11 +145,15 @@ async function answerFromNotification(payload: PushPayload, action: string): Pro
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ capability: payload.capability, answer: chosen.answer }),
     })
+    // 403: the capability is unknown, used (this button was tapped before, or another device
+    // answered) or expired; whether the question was answered is not known here.
     result = response.ok
       ? `Answered: ${chosen.title}`
       : response.status === 409
         ? 'Already answered or closed'
-        : 'Could not answer here: open the app'
+        : response.status === 403
+          ? 'This button was already used or has expired: open the app to see the question'
+          : 'Could not answer here: open the app'
   } catch {
     result = 'Offline: could not answer. Open the app to try again.'
   }
@@ -165,9 +169,11 @@ async function openApp(url: string): Promise<void> {
   const target = new URL(url, worker.location.origin).href
   const windows = await worker.clients.matchAll({ type: 'window', includeUncontrolled: true })
   const existing = windows.find((w) => new URL(w.url).origin === worker.location.origin)
-  if (existing) {
-    await existing.navigate(target).catch(() => null)
-    await existing.focus()
+  // `navigate` works only on a window this worker controls; otherwise a new window, rather
+  // than focusing a page that does not show the message.
+  const navigated = existing ? await existing.navigate(target).catch(() => null) : null
+  if (navigated) {
+    await navigated.focus()
     return
   }
   await worker.clients.openWindow(target)
