@@ -60,6 +60,7 @@ export function Setup() {
   return (
     <main class="auth setup">
       <h1>Set up Hark</h1>
+      <BaseUrlCheck />
       <ol class="steps" aria-label="Setup steps">
         {(['owner', 'registration', 'notifications', 'connect'] as Step[]).map((s, i) => (
           <li key={s} aria-current={s === step ? 'step' : undefined}>
@@ -161,6 +162,32 @@ function NotificationsStep({ onDone }: { onDone: () => void }) {
       <Button variant="primary" onClick={onDone}>
         Continue
       </Button>
+    </div>
+  )
+}
+
+/**
+ * The base URL check: passkeys, links and `hark init` all use the server's --base-url. Opened at
+ * another address, setup would make a passkey for the wrong site: say so before it happens.
+ */
+function BaseUrlCheck() {
+  const { info } = useSession()
+  const expected = new URL(info.base_url).origin
+  if (expected === location.origin) {
+    return (
+      <p class="muted" data-check="base-url-ok">
+        Server address: <strong>{info.base_url}</strong>
+      </p>
+    )
+  }
+  return (
+    <div class="card warning" role="alert" data-check="base-url-mismatch">
+      <p>
+        This server’s address is set to <strong>{info.base_url}</strong>, but you opened it at{' '}
+        <strong>{location.origin}</strong>. Passkeys, links and agents use the set address: open
+        Hark there, or restart <code>hark serve</code> with{' '}
+        <code>--base-url {location.origin}</code> (or <code>HARK_BASE_URL</code>).
+      </p>
     </div>
   )
 }
