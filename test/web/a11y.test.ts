@@ -96,6 +96,18 @@ describe('keyboard and screen reader', () => {
   })
 })
 
+/** The page's background and text colours. */
+const colors = (page: Page) =>
+  page.evaluate(() => {
+    const style = getComputedStyle(document.body)
+    return { bg: style.backgroundColor, text: style.color }
+  })
+
+const THEMES = {
+  light: { bg: 'rgb(246, 246, 249)', text: 'rgb(27, 27, 36)' },
+  dark: { bg: 'rgb(17, 17, 24)', text: 'rgb(236, 236, 243)' },
+}
+
 describe('themes', () => {
   test('light and dark at phone size', async () => {
     for (const scheme of ['light', 'dark'] as const) {
@@ -103,6 +115,13 @@ describe('themes', () => {
       await page.locator('.messages .msg').first().waitFor()
       await Bun.sleep(300)
       await screenshot(page, `thread-phone-${scheme}`)
+      expect(await colors(page)).toEqual(THEMES[scheme])
+      // The person's own choice in the app wins over the system's.
+      const other = scheme === 'light' ? 'dark' : 'light'
+      await page.evaluate((t) => document.documentElement.setAttribute('data-theme', t), other)
+      expect(await colors(page)).toEqual(THEMES[other])
+      // ...and form controls follow that choice too, not the system's.
+      expect(await page.evaluate(() => getComputedStyle(document.body).colorScheme)).toBe(other)
       const settings = await open('/settings', scheme)
       await settings.getByRole('heading', { name: 'Sessions' }).waitFor()
       await screenshot(settings, `settings-phone-${scheme}`)
