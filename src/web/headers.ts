@@ -51,6 +51,8 @@ export const EMBED_CSP = [
   "form-action 'none'",
   "base-uri 'none'",
   'sandbox allow-scripts',
+  // Only the app may frame it: elsewhere a reply() could be staged by another page's UI.
+  "frame-ancestors 'self'",
 ].join('; ')
 
 const SECURITY = {

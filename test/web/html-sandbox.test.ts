@@ -11,8 +11,9 @@ import {
 
 /**
  * The html block runs agent code. It must not reach the person's session: no parent DOM, no
- * cookies, no authenticated request, no answering anything but its own question, and its
- * reply counts once.
+ * cookies, no authenticated request, no answering anything but its own question, and never
+ * an answer without the person: reply() only stages a value, which the app shows outside the
+ * frame; only the app's Send button sends it, once.
  */
 let chrome: { browser: Browser; close(): Promise<void> }
 let server: WebServer
@@ -89,6 +90,22 @@ const PROBE = `<!doctype html><p id="probe">probe</p><script>
 
 const probes = () => page.evaluate(() => (window as unknown as { probes: unknown[] }).probes)
 
+/** Until the page has received the probe `name` (posted after whatever the test waits on). */
+const probed = (name: string) =>
+  page.waitForFunction((n) => (window as unknown as { probes: unknown[] }).probes.includes(n), name)
+
+/** Until the app has rendered what the messages received so far changed. */
+const rendered = () =>
+  page.evaluate(
+    () => new Promise<void>((r) => requestAnimationFrame(() => setTimeout(() => r(), 0))),
+  )
+
+const article = (id: string) => page.locator(`article[data-id="${id}"]`)
+/** The app's own Send button under a lone html question, once enabled. */
+const sendButton = (id: string) => article(id).locator('.q-staged-send:enabled')
+const stagedText = (id: string) => article(id).locator('.q-staged-value').textContent()
+const postsFor = (id: string) => answerPosts.filter((x) => x === id).length
+
 describe('the html sandbox', () => {
   test('cannot read the page, its cookies or storage, nor make an authenticated request', async () => {
     const { message } = await p.agent.send({
@@ -119,6 +136,10 @@ describe('the html sandbox', () => {
     expect(csp).toContain('sandbox allow-scripts')
     expect(csp).not.toContain('allow-same-origin')
     expect(csp).not.toContain('connect-src')
+    // Only the app may frame it: anywhere else a page could stage replies under its own UI.
+    expect(csp).toContain("frame-ancestors 'self'")
+    expect(csp).toContain("form-action 'none'")
+    expect(csp).toContain("base-uri 'none'")
   })
 
   test('a display embed cannot answer anything; a question embed answers only its own, once', async () => {
@@ -147,7 +168,7 @@ describe('the html sandbox', () => {
       .frameLocator(`article[data-id="${forger.message.id}"] iframe`)
       .locator('#forger')
       .waitFor()
-    // A question embed whose button replies three times.
+    // A question embed whose button replies three times: each one replaces the staged value.
     const asked = await p.agent.send({
       body: {
         title: 'Pick',
@@ -162,13 +183,23 @@ describe('the html sandbox', () => {
       },
     })
     await page.frameLocator(`article[data-id="${asked.message.id}"] iframe`).locator('#go').click()
-    await page.locator(`article[data-id="${asked.message.id}"] .q-outcome.answered`).waitFor()
-    await Bun.sleep(300)
-    expect((await p.agent.ask(asked.message.id)).message.ask?.answer).toBe('first')
-    expect(answerPosts.filter((id) => id === asked.message.id)).toHaveLength(1)
+    await page.waitForFunction(
+      (id) =>
+        document.querySelector(`article[data-id="${id}"] .q-staged-value`)?.textContent ===
+        '"third"',
+      asked.message.id,
+    )
+    expect((await p.agent.ask(asked.message.id)).message.ask?.status).toBe('open')
+    await sendButton(asked.message.id).click()
+    await article(asked.message.id).locator('.q-outcome.answered').waitFor()
+    expect((await p.agent.ask(asked.message.id)).message.ask?.answer).toBe('third')
+    expect(postsFor(asked.message.id)).toBe(1)
     expect((await p.agent.ask(otherId)).message.ask?.status).toBe('open')
     expect(answerPosts).not.toContain(otherId)
     expect(answerPosts).not.toContain(forger.message.id)
+    // Nothing was staged anywhere else.
+    expect(await article(otherId).locator('.q-staged').count()).toBe(0)
+    expect(await article(forger.message.id).locator('.q-staged, .q-staged-hint').count()).toBe(0)
   })
 
   test('a message posted by the page itself, not the frame, is not taken as a reply', async () => {
@@ -182,9 +213,157 @@ describe('the html sandbox', () => {
       .frameLocator(`article[data-id="${asked.message.id}"] iframe`)
       .locator('#spoof')
       .waitFor()
-    await page.evaluate(() => window.postMessage({ hark: 'reply', value: 'spoofed' }, '*'))
-    await Bun.sleep(300)
+    await page.evaluate(() => {
+      window.postMessage({ hark: 'reply', value: 'spoofed' }, '*')
+      window.postMessage({ probe: 'spoofed' }, '*')
+    })
+    await probed('spoofed')
+    await rendered()
+    expect(await article(asked.message.id).locator('.q-staged').count()).toBe(0)
+    expect(await article(asked.message.id).locator('.q-staged-hint').count()).toBe(1)
     expect((await p.agent.ask(asked.message.id)).message.ask?.status).toBe('open')
+  })
+
+  describe('an html question is answered only by the Send button of the app', () => {
+    test('a reply() on load and a click the embed fakes only stage the value; Send sends it', async () => {
+      const { message } = await p.agent.send({
+        body: {
+          title: 'Deploy?',
+          blocks: [
+            {
+              type: 'html',
+              id: 'consent',
+              question: true,
+              html: `<button id="yes" onclick="reply({ approve: true })">Approve</button><script>
+                reply({ approve: true })
+                setTimeout(() => {
+                  document.getElementById('yes').click()
+                  document.getElementById('yes').dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter' }))
+                  setTimeout(() => parent.postMessage({ probe: 'idle-done' }, '*'), 1000)
+                }, 300)
+              </script>`,
+            },
+          ],
+        },
+      })
+      const id = message.id
+      await article(id).locator('.q-staged-value').waitFor()
+      expect(await stagedText(id)).toBe('{ "approve": true }')
+      // The embed had its time (its load, its own click, a second after it): still open.
+      await probed('idle-done')
+      await sendButton(id).waitFor()
+      expect((await p.agent.ask(id)).message.ask?.status).toBe('open')
+      expect(postsFor(id)).toBe(0)
+      await sendButton(id).click()
+      await article(id).locator('.q-outcome.answered').waitFor()
+      const ask = (await p.agent.ask(id)).message.ask
+      expect(ask?.status).toBe('answered')
+      expect(ask?.answer).toEqual({ approve: true })
+      expect(postsFor(id)).toBe(1)
+    })
+
+    test('a later reply() replaces the staged value; once sent, replies do nothing', async () => {
+      const { message } = await p.agent.send({
+        body: {
+          title: 'Which one?',
+          blocks: [
+            {
+              type: 'html',
+              id: 'which',
+              question: true,
+              html: `<button id="a" onclick="reply('alpha'); parent.postMessage({ probe: 'a-' + Date.now() }, '*')">A</button>
+                <button id="b" onclick="reply('beta')">B</button>
+                <button id="c" onclick="reply('gamma'); parent.postMessage({ probe: 'gamma' }, '*')">C</button>`,
+            },
+          ],
+        },
+      })
+      const id = message.id
+      const frame = page.frameLocator(`article[data-id="${id}"] iframe`)
+      await article(id).locator('.q-staged-hint').waitFor()
+      await frame.locator('#a').click()
+      await page.waitForFunction(
+        (mid) =>
+          document.querySelector(`article[data-id="${mid}"] .q-staged-value`)?.textContent ===
+          '"alpha"',
+        id,
+      )
+      await frame.locator('#b').click()
+      await page.waitForFunction(
+        (mid) =>
+          document.querySelector(`article[data-id="${mid}"] .q-staged-value`)?.textContent ===
+          '"beta"',
+        id,
+      )
+      // Send by keyboard, and hold the request: a reply while it is under way changes nothing.
+      let release = () => {}
+      const held = new Promise<void>((r) => {
+        release = r
+      })
+      let reached = () => {}
+      const intercepted = new Promise<void>((r) => {
+        reached = r
+      })
+      const answerUrl = `${server.url}/v1/app/messages/${id}/answer`
+      await page.route(answerUrl, async (route) => {
+        reached()
+        await held
+        await route.continue()
+      })
+      await sendButton(id).focus()
+      await page.keyboard.press('Enter')
+      await intercepted
+      await frame.locator('#c').click()
+      await probed('gamma')
+      await rendered()
+      expect(await stagedText(id)).toBe('"beta"')
+      release()
+      await article(id).locator('.q-outcome.answered').waitFor()
+      await page.unroute(answerUrl)
+      expect((await p.agent.ask(id)).message.ask?.answer).toBe('beta')
+      // The answered question's embed is still shown; its replies go nowhere.
+      const before = (await probes()).length
+      await frame.locator('#a').click()
+      await page.waitForFunction(
+        (n) => (window as unknown as { probes: unknown[] }).probes.length > n,
+        before,
+      )
+      await rendered()
+      expect(await article(id).locator('.q-staged, .q-staged-send').count()).toBe(0)
+      expect((await p.agent.ask(id)).message.ask?.answer).toBe('beta')
+      expect(postsFor(id)).toBe(1)
+    })
+
+    test('the staged value is shown as escaped text, cut when long', async () => {
+      const long = `<b id="bold">x</b>\u202e${'y'.repeat(400)}`
+      const { message } = await p.agent.send({
+        body: {
+          title: 'Long',
+          blocks: [
+            {
+              type: 'html',
+              id: 'long',
+              question: true,
+              html: `<script>reply(${JSON.stringify(long)})</script>`,
+            },
+          ],
+        },
+      })
+      const id = message.id
+      await article(id).locator('.q-staged-value').waitFor()
+      const text = (await stagedText(id)) ?? ''
+      expect(text.startsWith('"<b id=\\"bold\\">x</b>\\u202e')).toBe(true)
+      expect(text.endsWith('…')).toBe(true)
+      expect(text.length).toBe(241)
+      expect(await article(id).locator('#bold').count()).toBe(0)
+      expect(await article(id).locator('.q-staged-line').textContent()).toContain(
+        `(${JSON.stringify(long).length + 5} characters)`,
+      )
+      await article(id).getByRole('button', { name: 'Show all' }).click()
+      await article(id).locator('.q-staged-value.all').waitFor()
+      expect((await stagedText(id))?.endsWith('yyy"')).toBe(true)
+      expect((await p.agent.ask(id)).message.ask?.status).toBe('open')
+    })
   })
 
   test('a fixed height is honoured, capped at 2000; without one the frame grows to fit', async () => {

@@ -4,7 +4,10 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks'
  * An agent's html block, run in `/embed` inside <iframe sandbox="allow-scripts">: scripts run,
  * but in an opaque origin (no cookies, no storage, no access to this page), and the embed's
  * own CSP forbids any network request. Messages from the frame are believed only when they
- * come from this very frame's window, and `reply` is taken once, for this block's question.
+ * come from this very frame's window, and `reply` is passed on only for this block's question.
+ * A reply never answers anything: it only stages a value, which the question shows outside
+ * the frame with its own Send button, and a later reply replaces it (question.tsx). Nothing
+ * the frame does can answer without the person's click or key press in the app.
  *
  * The frame must also stay on `/embed`. Nothing can stop a frame navigating itself, but the
  * app's CSP (`frame-src 'self'`) blocks every other origin before any request, and after every
@@ -22,7 +25,10 @@ export interface EmbedProps {
   html: string
   label?: string
   height?: number
-  /** Set when the block is an open question: receives the embed's reply, once. */
+  /**
+   * Set only while the block is an open question: receives every reply of the embed, to stage
+   * (never to send) it.
+   */
   onReply?: (value: unknown) => void
 }
 
@@ -94,7 +100,6 @@ export function HtmlEmbed({ html, label, height, onReply }: EmbedProps) {
 
   // A layout effect: listening starts before the browser runs any task of the new frame.
   useLayoutEffect(() => {
-    let replied = false
     const onMessage = (event: MessageEvent) => {
       const win = frame.current?.contentWindow
       if (!win || event.source !== win) return
@@ -113,14 +118,13 @@ export function HtmlEmbed({ html, label, height, onReply }: EmbedProps) {
       } else if (data.hark === 'height' && typeof data.value === 'number') {
         const next = Math.min(Math.max(Math.ceil(data.value), 24), MAX_HEIGHT)
         setAutoHeight((current) => (current === next ? current : next))
-      } else if (data.hark === 'reply' && !replied && replyRef.current) {
+      } else if (data.hark === 'reply' && replyRef.current) {
         let value: unknown
         try {
           value = asJson(data.value)
         } catch {
           return
         }
-        replied = true
         replyRef.current(value)
       }
     }

@@ -1,4 +1,5 @@
-import { useRef, useState } from 'preact/hooks'
+import { Fragment } from 'preact'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { ApiError, errorText, post } from '../lib/api.ts'
 import { fromNow } from '../lib/format.ts'
 import type { Block, Message } from '../lib/types.ts'
@@ -10,7 +11,19 @@ import { Button, ErrorNote } from './ui.tsx'
  * message has exactly one simple input (a single choice, a confirm, an html question), picking
  * answers at once; otherwise one Send button submits every input together. Answer shapes
  * follow PRODUCT.md: one input → its value, several → an object keyed by block id.
+ *
+ * An html question is the exception: its embed runs the agent's code, so `reply()` in it only
+ * stages a value. The staged value is shown here, outside the frame, and only the person's
+ * click or key press on the app's own Send button sends it; a later reply replaces it until
+ * then (docs/decisions.md, "Web app").
  */
+
+/** After the staged value changes, how long its Send stays disabled: no swap under a click. */
+const SETTLE_MS = 700
+/** How much of a staged value shows before "Show all". */
+const PREVIEW_MAX = 240
+/** Invisible or reordering characters, shown as \u escapes so the text reads as it is. */
+const HIDDEN = /[\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g
 
 interface Option {
   label: string
@@ -25,11 +38,13 @@ type FieldState =
   | { kind: 'number'; text: string }
   | { kind: 'toggle'; on: boolean }
   | { kind: 'confirm'; pressed: boolean }
-  | { kind: 'html'; replied: boolean; value: unknown }
+  /** `html`: the block's html when the value was staged; an edited block stages anew. */
+  | { kind: 'html'; replied: boolean; value: unknown; html: string }
 
 const optionsOf = (b: Block) => (Array.isArray(b.options) ? (b.options as Option[]) : [])
 const optionValue = (o: Option) => o.value ?? o.label
 const idOf = (b: Block) => String(b.id)
+const htmlOf = (b: Block) => (typeof b.html === 'string' ? b.html : '')
 const labelOf = (b: Block) =>
   typeof b.label === 'string' && b.label ? b.label : b.type === 'html' ? 'Reply' : idOf(b)
 
@@ -62,7 +77,7 @@ function initialState(b: Block): FieldState {
     case 'confirm':
       return { kind: 'confirm', pressed: false }
     default:
-      return { kind: 'html', replied: false, value: undefined }
+      return { kind: 'html', replied: false, value: undefined, html: htmlOf(b) }
   }
 }
 
@@ -98,7 +113,7 @@ function answerOf(b: Block, s: FieldState): { value: unknown } | { error: string
     case 'confirm':
       return { value: s.pressed ? true : null }
     case 'html':
-      if (!s.replied) return { error: 'Answer in the embed above.' }
+      if (!s.replied || s.html !== htmlOf(b)) return { error: 'Answer in the embed above.' }
       return { value: s.value }
   }
 }
@@ -121,6 +136,11 @@ export function Question({
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | null>(null)
   const form = useRef<HTMLFormElement>(null)
+  /** Set from the first send on: nothing is staged or sent again (unset if the send failed). */
+  const sending = useRef(false)
+  const [settling, setSettling] = useState(false)
+  const settleTimer = useRef<ReturnType<typeof setTimeout>>(undefined)
+  useEffect(() => () => clearTimeout(settleTimer.current), [])
 
   const update = (id: string, next: FieldState) => {
     setStates((s) => ({ ...s, [id]: next }))
@@ -131,6 +151,8 @@ export function Question({
   }
 
   const submit = async (answer: unknown) => {
+    if (sending.current) return
+    sending.current = true
     setBusy(true)
     setError(null)
     try {
@@ -140,6 +162,7 @@ export function Question({
       )
       onAnswered(res.message)
     } catch (e) {
+      sending.current = false
       setError(
         e instanceof ApiError && e.status === 409
           ? 'This question is closed: it was answered, cancelled or it expired.'
@@ -153,6 +176,7 @@ export function Question({
   /** Several inputs, or one that is not simple: check them all, then send them together. */
   const sendAll = (event: Event) => {
     event.preventDefault()
+    if (settling) return
     const found: Record<string, string> = {}
     const values: Record<string, unknown> = {}
     for (const b of inputs) {
@@ -173,23 +197,41 @@ export function Question({
     void submit(inputs.length === 1 ? values[idOf(only)] : values)
   }
 
+  /** The embed's reply: staged, never sent; Send waits a moment after every change. */
   const onHtmlReply = (b: Block) => (value: unknown) => {
-    if (!open) return
-    if (single) void submit(value)
-    else update(idOf(b), { kind: 'html', replied: true, value })
+    if (!open || sending.current) return
+    update(idOf(b), { kind: 'html', replied: true, value, html: htmlOf(b) })
+    setSettling(true)
+    clearTimeout(settleTimer.current)
+    settleTimer.current = setTimeout(() => setSettling(false), SETTLE_MS)
+  }
+
+  /** The app's Send under a lone html question: sends exactly the value shown above it. */
+  const sendStaged = (b: Block) => {
+    const s = states[idOf(b)]
+    if (settling || s?.kind !== 'html' || !s.replied || s.html !== htmlOf(b)) return
+    void submit(s.value)
   }
 
   const body = blocks.map((b, i) => {
     const key = b.id ?? `#${i}`
-    if (!isInput(b) || b.type === 'html') {
+    if (open && b.type === 'html' && isInput(b)) {
       return (
-        <DisplayBlock
-          key={key}
-          block={b}
-          channelId={message.channel_id}
-          onHtmlReply={open && b.type === 'html' ? onHtmlReply(b) : undefined}
-        />
+        <Fragment key={key}>
+          <DisplayBlock block={b} channelId={message.channel_id} onHtmlReply={onHtmlReply(b)} />
+          <StagedReply
+            block={b}
+            state={states[idOf(b)] as FieldState}
+            single={single}
+            busy={busy}
+            settling={settling}
+            onSend={() => sendStaged(b)}
+          />
+        </Fragment>
       )
+    }
+    if (!isInput(b) || b.type === 'html') {
+      return <DisplayBlock key={key} block={b} channelId={message.channel_id} />
     }
     if (!open) return null
     return (
@@ -218,7 +260,7 @@ export function Question({
           )}
           {!single && (
             <div class="q-actions">
-              <Button type="submit" variant="primary" busy={busy}>
+              <Button type="submit" variant="primary" busy={busy} disabled={settling}>
                 Send
               </Button>
             </div>
@@ -459,6 +501,74 @@ function InputField({
           </span>
         )}
       {errorNote}
+    </div>
+  )
+}
+
+/**
+ * A JSON value as the person reads it: compact, one line, control and invisible characters
+ * escaped, cut at PREVIEW_MAX characters (`total` then says how long it is in all).
+ */
+export function previewOf(value: unknown, max = PREVIEW_MAX): { text: string; total?: number } {
+  // Pretty-printed, then joined on one line: JSON escapes every newline inside a string.
+  const json = (JSON.stringify(value, null, 1) ?? 'null').replace(/\n */g, ' ')
+  const text = json.replace(HIDDEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  if (text.length <= max) return { text }
+  // Never half a surrogate pair.
+  const end = /[\ud800-\udbff]/.test(text[max - 1] ?? '') ? max - 1 : max
+  return { text: `${text.slice(0, end)}…`, total: text.length }
+}
+
+/**
+ * Under an html question, outside its frame: what the embed staged with reply(), and for a
+ * lone question the Send button that is the only way to answer it.
+ */
+function StagedReply({
+  block,
+  state,
+  single,
+  busy,
+  settling,
+  onSend,
+}: {
+  block: Block
+  state: FieldState
+  single: boolean
+  busy: boolean
+  settling: boolean
+  onSend: () => void
+}) {
+  const [all, setAll] = useState(false)
+  const staged = state.kind === 'html' && state.replied && state.html === htmlOf(block)
+  if (!staged) {
+    return single ? (
+      <p class="q-staged-hint">Answer in the embed above, then send it from here.</p>
+    ) : null
+  }
+  const preview = previewOf(state.value, all ? Number.POSITIVE_INFINITY : PREVIEW_MAX)
+  return (
+    <div class="q-staged">
+      <p class="q-staged-line" aria-live="polite">
+        <span class="q-staged-label">The embed's answer:</span>{' '}
+        <code class={`q-staged-value${all ? ' all' : ''}`}>{preview.text}</code>
+        {preview.total !== undefined && <span class="muted"> ({preview.total} characters)</span>}
+      </p>
+      {preview.total !== undefined && (
+        <Button variant="quiet" onClick={() => setAll(true)}>
+          Show all
+        </Button>
+      )}
+      {single && (
+        <Button
+          variant="primary"
+          class="q-staged-send"
+          busy={busy}
+          disabled={settling}
+          onClick={onSend}
+        >
+          Send
+        </Button>
+      )}
     </div>
   )
 }
