@@ -334,6 +334,35 @@ describe('the html sandbox', () => {
       expect(postsFor(id)).toBe(1)
     })
 
+    test('among several inputs, the staged value goes with the form and its Send', async () => {
+      const { message } = await p.agent.send({
+        body: {
+          title: 'Two things',
+          blocks: [
+            { type: 'text_input', id: 'note', label: 'Note' },
+            {
+              type: 'html',
+              id: 'pick',
+              question: true,
+              html: '<script>reply(1); reply(2)</script>',
+            },
+          ],
+        },
+      })
+      const id = message.id
+      await page.waitForFunction(
+        (mid) =>
+          document.querySelector(`article[data-id="${mid}"] .q-staged-value`)?.textContent === '2',
+        id,
+      )
+      expect(await article(id).locator('.q-staged-send').count()).toBe(0)
+      await article(id).getByLabel('Note').fill('ok')
+      await article(id).locator('.q-actions button:enabled').click()
+      await article(id).locator('.q-outcome.answered').waitFor()
+      expect((await p.agent.ask(id)).message.ask?.answer).toEqual({ note: 'ok', pick: 2 })
+      expect(postsFor(id)).toBe(1)
+    })
+
     test('the staged value is shown as escaped text, cut when long', async () => {
       const long = `<b id="bold">x</b>\u202e${'y'.repeat(400)}`
       const { message } = await p.agent.send({

@@ -108,7 +108,7 @@ describe('questions: one simple input answers on pick', () => {
     expect((await answerOf(id))?.answer).toBe(true)
   })
 
-  test('an html question submits what the embed passes to reply()', async () => {
+  test('an html question stages what the embed passes to reply(); the app sends it', async () => {
     const { id, article } = await ask({
       body: {
         title: 'Pick a colour',
@@ -126,6 +126,8 @@ describe('questions: one simple input answers on pick', () => {
       .frameLocator(`article[data-id="${id}"] iframe`)
       .getByRole('button', { name: 'Teal' })
       .click()
+    await article.locator('.q-staged-value', { hasText: '{ "colour": "teal" }' }).waitFor()
+    await article.getByRole('button', { name: 'Send', exact: true }).click()
     await article.locator('.q-outcome.answered').waitFor()
     expect((await answerOf(id))?.answer).toEqual({ colour: 'teal' })
   })
