@@ -19,8 +19,8 @@ export const fileRoutes = (ctx: Ctx) =>
           body: request.body,
         }),
       {
-        // The bytes are streamed to disk by the handler, never buffered by a parser.
-        parse: 'none',
+        // The bytes are streamed to disk by the handler: the JSON parser leaves upload paths
+        // unread (json-body.ts `isUploadPath`).
         query: UploadQuery,
         detail: {
           ...doc('files', 'Upload a file (raw body, ?name=)', FileInfo),

@@ -79,8 +79,9 @@ export const personRoutes = (ctx: Ctx) =>
       ({ person }) =>
         ctx.db.transaction(() => ({
           channels: listChannels(ctx, person.user.id),
-          // Where /v1/app/feed continues from to hear of changes after this list.
-          cursor: ctx.store.messages.currentSeq(),
+          // Where /v1/app/feed continues from to hear of changes after this list: the
+          // person's own change sequence (it never moves with anyone else's activity).
+          cursor: ctx.store.messages.currentSeq(person.user.id),
         }))(),
       { detail: doc('person', 'List my channels', ChannelsResponse) },
     )
@@ -148,7 +149,7 @@ export const personRoutes = (ctx: Ctx) =>
           body: request.body,
         }),
       {
-        parse: 'none',
+        // Streamed to disk by the handler; the JSON parser leaves upload paths unread.
         params: IdParams,
         query: UploadQuery,
         detail: doc('person', 'Upload a file to a channel (raw body, ?name=)', FileInfo),

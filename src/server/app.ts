@@ -21,6 +21,8 @@ import { VERSION } from '../version.ts'
 import { authErrorFor } from './auth.ts'
 import type { Ctx } from './context.ts'
 import { errorResponse, HarkError, pointerToField } from './errors.ts'
+import { pathOf } from './front-door.ts'
+import { BodyError, parseJsonBody } from './json-body.ts'
 import { publicRoutes } from './public-routes.ts'
 
 /** Elysia reports validation failures as 422 with the input echoed; we answer 400 naming the field. */
@@ -59,15 +61,18 @@ export function renderError(ctx: Ctx, request: Request, error: unknown, code?: u
       if (denied instanceof HarkError) {
         return errorResponse(denied.status, denied.message, denied.field, denied.headers)
       }
+      // Our parser's refusal (size, depth, encoding, media type) comes wrapped in Elysia's.
+      const cause = (error as Error).cause
+      if (cause instanceof BodyError) return errorResponse(cause.status, cause.message)
       return errorResponse(400, 'request body is not valid JSON')
     }
     case 'NOT_FOUND':
-      return errorResponse(404, `no route ${request.method} ${new URL(request.url).pathname}`)
+      return errorResponse(404, `no route ${request.method} ${pathOf(request.url)}`)
     case 'INVALID_COOKIE_SIGNATURE':
       return errorResponse(401, 'invalid session')
   }
   ctx.log.error(
-    `${request.method} ${new URL(request.url).pathname}: ${(error as Error)?.stack ?? error}`,
+    `${request.method} ${pathOf(request.url)}: ${(error as Error)?.stack ?? error}`,
   )
   return errorResponse(500, 'internal error')
 }
@@ -145,10 +150,19 @@ export function handlerOf(ctx: Ctx, app: App): (request: Request) => Promise<Res
   return (request) => leanRoute(ctx, request) ?? app.handle(request)
 }
 
+type BodyParser = (context: { request: Request; contentType: string }) => Promise<unknown>
+const parseBody: BodyParser = ({ request, contentType }) => parseJsonBody(request, contentType)
+/** Elysia's built-in JSON parser by its name (Elysia takes names where its types say functions). */
+const ELYSIA_JSON = 'application/json' as unknown as BodyParser
+
 /** Builds the whole HTTP API from its dependencies. It never listens: `serve.ts` does. */
 export function buildApp(ctx: Ctx) {
   return new Elysia({ normalize: false })
     .onError({ as: 'global' }, ({ code, error, request }) => renderError(ctx, request, error, code))
+    // Every JSON body, on every route, goes through the one bounded parser (json-body.ts). It
+    // always answers, so Elysia's own JSON parser named next never runs: it is there for the
+    // OpenAPI document, which takes a route's media type from the parsers it has by name.
+    .onParse({ as: 'global' }, [parseBody, ELYSIA_JSON])
     .use(
       openapi({
         path: '/v1/openapi',

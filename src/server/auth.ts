@@ -8,6 +8,7 @@ import {
 import { checkOrigin, sessionFromCookie } from '../sessions/service.ts'
 import type { Ctx } from './context.ts'
 import { fail } from './errors.ts'
+import { pathOf } from './front-door.ts'
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -28,7 +29,7 @@ const AGENT_PREFIXES = [
  * body first; the error handler asks this so that 401/403 always outrank a parse error.
  */
 export function authErrorFor(ctx: Ctx, request: Request): unknown {
-  const path = new URL(request.url).pathname
+  const path = pathOf(request.url)
   try {
     if (path.startsWith('/v1/app/')) personOf(ctx, request)
     // A malformed write still counts against the channel's write limit, like any rejected one.

@@ -22,6 +22,7 @@ import { settingsStore } from '../settings/store.ts'
 import { type Clock, systemClock } from './clock.ts'
 import type { Config } from './config.ts'
 import { FatalError } from './errors.ts'
+import { socketRequest } from './front-door.ts'
 import { type Logger, stderrLogger } from './log.ts'
 import { WriteLimiter } from './ratelimit.ts'
 import { Waiters } from './waiters.ts'
@@ -53,7 +54,7 @@ export interface Ctx {
  * request waits, and Bun would otherwise cut it after `idleTimeout` seconds.
  */
 export function holdOpen(ctx: Ctx, request: Request, waitMs: number): void {
-  if (waitMs > 0) ctx.server?.timeout(request, Math.ceil(waitMs / 1000) + 15)
+  if (waitMs > 0) ctx.server?.timeout(socketRequest(request), Math.ceil(waitMs / 1000) + 15)
 }
 
 export class DataDirError extends FatalError {}

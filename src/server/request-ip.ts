@@ -1,5 +1,6 @@
 import { clientIp } from './client-ip.ts'
 import type { Ctx } from './context.ts'
+import { socketRequest } from './front-door.ts'
 
 /**
  * Who a per-IP limit counts a request against: the socket's peer (or, behind a trusted proxy,
@@ -8,7 +9,7 @@ import type { Ctx } from './context.ts'
  * (tests driving `app.handle()`), every request shares one bucket.
  */
 export const requestIp = (ctx: Ctx, request: Request): string =>
-  limitKey(clientIp(request, ctx.server, ctx.config.trustProxy === true) ?? 'local')
+  limitKey(clientIp(socketRequest(request), ctx.server, ctx.config.trustProxy === true) ?? 'local')
 
 /** `2001:db8:1:2:aaaa::1` → `2001:db8:1:2::/64`; IPv4 and anything else unchanged. */
 export function limitKey(address: string): string {

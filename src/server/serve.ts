@@ -7,6 +7,7 @@ import { clientIp } from './client-ip.ts'
 import type { Config } from './config.ts'
 import { type Ctx, closeContext, createContext } from './context.ts'
 import { errorResponse, FatalError } from './errors.ts'
+import { admitHost, pathOf } from './front-door.ts'
 import type { Logger } from './log.ts'
 
 export interface Running {
@@ -19,8 +20,11 @@ export interface Running {
 
 export class StartupError extends FatalError {}
 
-/** Extra room over the largest upload, for headers and multipart overhead. */
-const BODY_SLACK = 1024 * 1024
+/**
+ * Bun's own cap on a body, far above ours: Bun answers a body over it with an empty 413 before
+ * the handler runs, while `refuseOversizedBody` answers JSON (and uploads count as they stream).
+ */
+const BUN_BODY_CAP = Number.MAX_SAFE_INTEGER
 
 /**
  * Starts the HTTP server on an opened context. Bun's idle timeout stays short for ordinary
@@ -35,14 +39,13 @@ export function startServer(ctx: Ctx, options: { idleTimeout?: number } = {}): R
       hostname: config.host,
       port: config.port,
       idleTimeout: options.idleTimeout ?? 30,
-      maxRequestBodySize: config.maxFileSize + BODY_SLACK,
+      maxRequestBodySize: BUN_BODY_CAP,
       fetch: (request, srv) =>
-        logged(
-          log,
-          request,
-          clientIp(request, srv, config.trustProxy === true),
-          async () => refuseOversizedBody(request) ?? handle(request),
-        ),
+        logged(log, request, clientIp(request, srv, config.trustProxy === true), async () => {
+          const admitted = admitHost(request)
+          if (admitted instanceof Response) return admitted
+          return refuseOversizedBody(admitted, config.maxFileSize) ?? handle(admitted)
+        }),
       error: (error) => {
         log.error(`unhandled: ${error.stack ?? error}`)
         return errorResponse(500, 'internal error')
@@ -96,10 +99,7 @@ async function logged(
   const started = performance.now()
   const response = await handle()
   // A pairing's user code is a short-lived secret of its own: it stays out of the log.
-  const path = (request.url.slice(request.url.indexOf('/', 8)).split('?')[0] ?? '').replace(
-    /\/pairings\/[^/]+/,
-    '/pairings/…',
-  )
+  const path = pathOf(request.url).replace(/\/pairings\/[^/]+/, '/pairings/…')
   log.info(
     `${ip ?? '-'} ${request.method} ${path} ${response.status} ${(performance.now() - started).toFixed(1)}ms`,
   )

@@ -322,9 +322,9 @@ describe('POST /v1/messages: malformed requests', () => {
     expect(e.error).toContain('JSON')
   })
 
-  test('a request without any body at all → 400', async () => {
+  test('a request without any body at all → 400 naming the missing body', async () => {
     s = startTestServer()
-    await invalid(s, () => s.agent.call('POST', '/v1/messages'), null)
+    await invalid(s, () => s.agent.call('POST', '/v1/messages'), 'body')
   })
 
   test('an unknown top-level field → 400 naming it', async () => {
