@@ -71,9 +71,7 @@ export function renderError(ctx: Ctx, request: Request, error: unknown, code?: u
     case 'INVALID_COOKIE_SIGNATURE':
       return errorResponse(401, 'invalid session')
   }
-  ctx.log.error(
-    `${request.method} ${pathOf(request.url)}: ${(error as Error)?.stack ?? error}`,
-  )
+  ctx.log.error(`${request.method} ${pathOf(request.url)}: ${(error as Error)?.stack ?? error}`)
   return errorResponse(500, 'internal error')
 }
 
@@ -157,48 +155,53 @@ const ELYSIA_JSON = 'application/json' as unknown as BodyParser
 
 /** Builds the whole HTTP API from its dependencies. It never listens: `serve.ts` does. */
 export function buildApp(ctx: Ctx) {
-  return new Elysia({ normalize: false })
-    .onError({ as: 'global' }, ({ code, error, request }) => renderError(ctx, request, error, code))
-    // Every JSON body, on every route, goes through the one bounded parser (json-body.ts). It
-    // always answers, so Elysia's own JSON parser named next never runs: it is there for the
-    // OpenAPI document, which takes a route's media type from the parsers it has by name.
-    .onParse({ as: 'global' }, [parseBody, ELYSIA_JSON])
-    .use(
-      openapi({
-        path: '/v1/openapi',
-        specPath: '/v1/openapi.json',
-        provider: null,
-        documentation: {
-          info: {
-            title: 'Hark',
-            version: VERSION,
-            description: 'A message channel between automated agents and the person they work for.',
+  return (
+    new Elysia({ normalize: false })
+      .onError({ as: 'global' }, ({ code, error, request }) =>
+        renderError(ctx, request, error, code),
+      )
+      // Every JSON body, on every route, goes through the one bounded parser (json-body.ts). It
+      // always answers, so Elysia's own JSON parser named next never runs: it is there for the
+      // OpenAPI document, which takes a route's media type from the parsers it has by name.
+      .onParse({ as: 'global' }, [parseBody, ELYSIA_JSON])
+      .use(
+        openapi({
+          path: '/v1/openapi',
+          specPath: '/v1/openapi.json',
+          provider: null,
+          documentation: {
+            info: {
+              title: 'Hark',
+              version: VERSION,
+              description:
+                'A message channel between automated agents and the person they work for.',
+            },
+            components: {
+              securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+            },
+            security: [{ bearer: [] }],
           },
-          components: {
-            securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-          },
-          security: [{ bearer: [] }],
-        },
-      }),
-    )
-    .use(publicRoutes(ctx))
-    .use(messageRoutes(ctx))
-    .use(askRoutes(ctx))
-    .use(pinRoutes(ctx))
-    .use(fileRoutes(ctx))
-    .use(channelRoutes(ctx))
-    .use(personRoutes(ctx))
-    .use(emailRoutes(ctx))
-    .use(passkeyRoutes(ctx))
-    .use(peopleRoutes(ctx))
-    .use(sessionRoutes(ctx))
-    .use(tokenRoutes(ctx))
-    .use(pairingRoutes(ctx))
-    .use(joinRoutes(ctx))
-    .use(pushRoutes(ctx))
-    .use(pushAnswerRoutes(ctx))
-    .use(secretRoutes(ctx))
-    .use(personSecretRoutes(ctx))
+        }),
+      )
+      .use(publicRoutes(ctx))
+      .use(messageRoutes(ctx))
+      .use(askRoutes(ctx))
+      .use(pinRoutes(ctx))
+      .use(fileRoutes(ctx))
+      .use(channelRoutes(ctx))
+      .use(personRoutes(ctx))
+      .use(emailRoutes(ctx))
+      .use(passkeyRoutes(ctx))
+      .use(peopleRoutes(ctx))
+      .use(sessionRoutes(ctx))
+      .use(tokenRoutes(ctx))
+      .use(pairingRoutes(ctx))
+      .use(joinRoutes(ctx))
+      .use(pushRoutes(ctx))
+      .use(pushAnswerRoutes(ctx))
+      .use(secretRoutes(ctx))
+      .use(personSecretRoutes(ctx))
+  )
 }
 
 export type App = ReturnType<typeof buildApp>
