@@ -9,7 +9,7 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server'
 import type { Ctx } from '../server/context.ts'
-import { fail } from '../server/errors.ts'
+import { fail, HarkError } from '../server/errors.ts'
 import { newId } from '../server/ids.ts'
 import { seal, unseal } from './sealed.ts'
 import type { ChallengePurpose, PasskeyRow } from './store.ts'
@@ -19,7 +19,21 @@ import type { ChallengePurpose, PasskeyRow } from './store.ts'
  * The services above decide who may do what; this file only knows the protocol.
  */
 
-const CHALLENGE_TTL_MS = 5 * 60_000
+export const CHALLENGE_TTL_MS = 5 * 60_000
+
+/**
+ * Sign-up and login ceremonies are started by people not logged in yet, so by anyone. Each start
+ * stores a challenge row for up to five minutes. The rows stay bounded: expired ones are swept by
+ * every start, a client address starts at most `startsPerIp` per five minutes (routes.ts), and
+ * past `pendingAnonymous` waiting challenges the server refuses new ones (503) instead of growing.
+ * A person starts one per login, a few if they cancel the prompt and try again; a small server
+ * has a handful in flight. Filling the cap takes ~34 addresses each at its own limit.
+ */
+export const PASSKEY_LIMITS = {
+  startsPerIp: 30,
+  windowMs: CHALLENGE_TTL_MS,
+  pendingAnonymous: 1000,
+} as const
 
 /** ES256, EdDSA, RS256: what platform authenticators and security keys use. */
 const ALGORITHMS = [-7, -8, -257]
@@ -44,18 +58,36 @@ function saveChallenge(
   challenge: string,
   data: unknown,
 ): string {
-  const now = ctx.clock.now()
-  // Abandoned ceremonies leave rows behind; each new one sweeps them, so the table stays small.
-  ctx.store.challenges.removeExpired(now)
   const id = newId('chal')
-  ctx.store.challenges.insert({
-    id,
-    purpose,
-    challenge,
-    data: seal(`${id} ${purpose}`, data ?? null),
-    expires_at: now + CHALLENGE_TTL_MS,
-  })
+  ctx.db
+    .transaction(() => {
+      const now = ctx.clock.now()
+      // Abandoned ceremonies leave rows behind; each new one sweeps them, so the table stays small.
+      ctx.store.challenges.removeExpired(now)
+      if (purpose !== 'add') refuseWhenFull(ctx, now)
+      ctx.store.challenges.insert({
+        id,
+        purpose,
+        challenge,
+        data: seal(`${id} ${purpose}`, data ?? null),
+        expires_at: now + CHALLENGE_TTL_MS,
+      })
+    })
+    .immediate()
   return id
+}
+
+/** 503 with Retry-After (when the first waiting one expires) once the anonymous cap is reached. */
+function refuseWhenFull(ctx: Ctx, now: number): void {
+  const pending = ctx.store.challenges.pendingAnonymous(now)
+  if (pending.count < PASSKEY_LIMITS.pendingAnonymous) return
+  const seconds = Math.max(1, Math.ceil(((pending.firstExpiry ?? now) - now) / 1000))
+  throw new HarkError(
+    503,
+    `too many passkey logins and sign-ups are waiting to finish on this server; retry in ${seconds} s`,
+    undefined,
+    { 'Retry-After': String(seconds) },
+  )
 }
 
 /**

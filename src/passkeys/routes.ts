@@ -6,7 +6,10 @@ import type { UserRow } from '../people/store.ts'
 import { personAuth, requireSession } from '../server/auth.ts'
 import type { Ctx } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
+import { requestIp } from '../server/request-ip.ts'
+import { WindowLimiter } from '../server/window-limiter.ts'
 import { checkOrigin } from '../sessions/service.ts'
+import { PASSKEY_LIMITS } from './ceremony.ts'
 import {
   CeremonyOptions,
   LoginVerifyRequest,
@@ -41,14 +44,23 @@ const userAgent = (request: Request) => request.headers.get('user-agent')
 /**
  * Sign-up and login ceremonies: public, no session yet. Browsers send Origin on these
  * POSTs; when one is present it must be ours, so another site cannot drive a sign-up or
- * plant its own session (login CSRF). Checked before the body is validated.
+ * plant its own session (login CSRF). Checked before the body is validated, like the limit on
+ * starting ceremonies per client address (`PASSKEY_LIMITS`): over it, 429 whatever is sent.
  */
-const ceremonies = (ctx: Ctx) =>
-  new Elysia({ prefix: '/v1/auth/passkey' })
+const ceremonies = (ctx: Ctx) => {
+  const starts = new WindowLimiter(
+    PASSKEY_LIMITS.startsPerIp,
+    PASSKEY_LIMITS.windowMs,
+    () => ctx.clock.now(),
+    'too many passkey logins or sign-ups started from your network address',
+  )
+  const limited = ({ request }: { request: Request }) => starts.take(requestIp(ctx, request))
+  return new Elysia({ prefix: '/v1/auth/passkey' })
     .onTransform(({ request }) => {
       if (request.headers.has('origin')) checkOrigin(ctx, request)
     })
     .post('/register/options', ({ body }) => signUpOptions(ctx, body), {
+      transform: limited,
       body: SignUpOptionsRequest,
       detail: doc('auth', 'Start signing up with a passkey', CeremonyOptions, false),
     })
@@ -73,6 +85,7 @@ const ceremonies = (ctx: Ctx) =>
       },
     )
     .post('/login/options', () => loginOptions(ctx), {
+      transform: limited,
       detail: doc('auth', 'Start logging in with a passkey', CeremonyOptions, false),
     })
     .post(
@@ -90,6 +103,7 @@ const ceremonies = (ctx: Ctx) =>
         detail: doc('auth', 'Finish logging in: starts a session', SignedInUser, false),
       },
     )
+}
 
 /** The logged-in person's passkeys. */
 const management = (ctx: Ctx) =>

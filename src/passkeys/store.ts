@@ -95,12 +95,24 @@ export function challengeStore(db: Database) {
     // Deleting and returning in one statement makes a challenge single-use even under races.
     take: db.query<ChallengeRow, [string]>('DELETE FROM challenges WHERE id = ?1 RETURNING *'),
     removeExpired: db.query<null, [number]>('DELETE FROM challenges WHERE expires_at <= ?1'),
+    pendingAnonymous: db.query<{ n: number; first: number | null }, [number]>(
+      `SELECT count(*) AS n, min(expires_at) AS first FROM challenges
+       WHERE purpose IN ('register', 'login') AND expires_at > ?1`,
+    ),
   }
   return {
     insert: (c: ChallengeRow) => q.insert.run(c.id, c.purpose, c.challenge, c.data, c.expires_at),
     /** Removes the challenge and returns it: whatever happens next, it cannot be used again. */
     take: (id: string) => q.take.get(id) ?? undefined,
     removeExpired: (now: number) => q.removeExpired.run(now),
+    /**
+     * The ceremonies anyone may start (sign-up, login) still waiting for their answer: how many,
+     * and when the first of them expires.
+     */
+    pendingAnonymous: (now: number) => {
+      const row = q.pendingAnonymous.get(now)
+      return { count: row?.n ?? 0, firstExpiry: row?.first ?? undefined }
+    },
   }
 }
 
