@@ -30,6 +30,9 @@ export interface TestServer {
   channelId: string
   /** The owner's person client. */
   person: PersonClient
+  /** The tokens behind `agent` and `person`, for raw requests. */
+  agentToken: string
+  personToken: string
   ownerEmail: string
   /** Raw clients with no token, or with any token given. */
   raw(token?: string): ReturnType<typeof createTransport>
@@ -96,6 +99,8 @@ export function startTestServer(
     agent: agentClient(agentToken),
     channelId,
     person: personClient(personToken),
+    agentToken: agentToken ?? '',
+    personToken: personToken ?? '',
     ownerEmail,
     raw: (token) => createTransport(opts(token)),
     agentClient,

@@ -59,11 +59,15 @@ export function jsonResponse(json: string): Response {
   return new Response(json, { headers: { 'content-type': 'application/json;charset=utf-8' } })
 }
 
-/** `/body/blocks/2/options` (a JSON pointer) → `body.blocks[2].options`. */
+/** Longest key of a field name repeated in an error: an unknown key is the client's own text. */
+const FIELD_PART_MAX = 64
+
+/** `/body/blocks/2/options` (a JSON pointer) → `body.blocks[2].options`; long keys cut short. */
 export function pointerToField(pointer: string): string {
   let out = ''
   for (const raw of pointer.split('/').slice(1)) {
-    const part = raw.replaceAll('~1', '/').replaceAll('~0', '~')
+    const whole = raw.replaceAll('~1', '/').replaceAll('~0', '~')
+    const part = whole.length > FIELD_PART_MAX ? `${whole.slice(0, FIELD_PART_MAX)}…` : whole
     if (/^\d+$/.test(part)) out += `[${part}]`
     else out += out ? `.${part}` : part
   }
