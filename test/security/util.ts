@@ -1,5 +1,12 @@
 import type { Database } from 'bun:sqlite'
+import { rmSync } from 'node:fs'
 import { connect } from 'node:net'
+import { addChannel, addUser } from '../../src/people/service.ts'
+import { type Config, DEFAULTS } from '../../src/server/config.ts'
+import { createContext } from '../../src/server/context.ts'
+import { silentLogger } from '../../src/server/log.ts'
+import { type Running, startServer } from '../../src/server/serve.ts'
+import { tempDir } from '../harness.ts'
 
 /**
  * Every row of every table, as text: a request that was refused must leave this unchanged
@@ -42,7 +49,7 @@ export function rawHttp(
       socket.write(head)
       socket.write(body)
     })
-    socket.on('data', (chunk) => {
+    socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk)
       const text = Buffer.concat(chunks).toString('latin1')
       const end = text.indexOf('\r\n\r\n')
@@ -62,4 +69,40 @@ export function rawHttp(
       resolve({ status, headers: text.slice(0, end), body: text.slice(end + 4) })
     })
   })
+}
+
+/** A real server on a loopback socket, with an owner, one channel and its agent token. */
+export function startSocketServer(overrides: Partial<Config> = {}): {
+  running: Running
+  port: number
+  token: string
+  dir: string
+  stop(): Promise<void>
+} {
+  const dir = tempDir()
+  const ctx = createContext(
+    {
+      ...DEFAULTS,
+      dataDir: dir,
+      host: '127.0.0.1',
+      port: 0,
+      baseUrl: 'http://127.0.0.1',
+      writeLimit: 0,
+      ...overrides,
+    },
+    { log: silentLogger },
+  )
+  addUser(ctx, { email: 'o@example.com', owner: true })
+  const { token } = addChannel(ctx, { email: 'o@example.com' })
+  const running = startServer(ctx)
+  return {
+    running,
+    port: running.server.port as number,
+    token,
+    dir,
+    async stop() {
+      await running.stop()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
 }
