@@ -1,4 +1,5 @@
 import { Elysia, t } from 'elysia'
+import type { PersonAuth } from '../people/service.ts'
 import { personAuth } from '../server/auth.ts'
 import { type Ctx, holdOpen } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
@@ -7,6 +8,7 @@ import { optionalJson } from '../server/optional-body.ts'
 import { parseWait } from '../server/query.ts'
 import { WriteLimiter } from '../server/ratelimit.ts'
 import { requestIp } from '../server/request-ip.ts'
+import { PairingCodeGuard } from './limits.ts'
 import {
   approvePairing,
   denyPairing,
@@ -54,11 +56,18 @@ export const pairingRoutes = (ctx: Ctx) => {
         ),
       },
     )
+  // Looking a code up, approving or denying it: a miss is counted (see `PAIRING_LIMITS`).
+  const guard = new PairingCodeGuard(ctx)
+  const byCode = <T>(person: PersonAuth, request: Request, lookUp: () => T): T =>
+    guard.attempt(person.user.id, requestIp(ctx, request), lookUp)
   const personSide = new Elysia({ name: 'hark/pairing-approval', prefix: '/v1/app' })
     .use(personAuth(ctx))
     .get(
       '/pairings/:code',
-      ({ params }) => ({ pairing: pairingView(findPendingPairing(ctx, params.code)) }),
+      ({ person, params, request }) =>
+        byCode(person, request, () => ({
+          pairing: pairingView(findPendingPairing(ctx, params.code)),
+        })),
       {
         params: CodeParams,
         detail: doc('pairing', 'See a pending pairing'),
@@ -66,7 +75,8 @@ export const pairingRoutes = (ctx: Ctx) => {
     )
     .post(
       '/pairings/:code/approve',
-      ({ person, params, body }) => approvePairing(ctx, person, params.code, body.label),
+      ({ person, params, body, request }) =>
+        byCode(person, request, () => approvePairing(ctx, person, params.code, body.label)),
       {
         params: CodeParams,
         parse: optionalJson,
@@ -74,9 +84,14 @@ export const pairingRoutes = (ctx: Ctx) => {
         detail: doc('pairing', 'Approve a pairing, naming the agent'),
       },
     )
-    .post('/pairings/:code/deny', ({ person, params }) => denyPairing(ctx, person, params.code), {
-      params: CodeParams,
-      detail: doc('pairing', 'Deny a pairing'),
-    })
+    .post(
+      '/pairings/:code/deny',
+      ({ person, params, request }) =>
+        byCode(person, request, () => denyPairing(ctx, person, params.code)),
+      {
+        params: CodeParams,
+        detail: doc('pairing', 'Deny a pairing'),
+      },
+    )
   return new Elysia({ name: 'hark/pairing-all' }).use(agentSide).use(personSide)
 }
