@@ -14,6 +14,7 @@ import type { Clock } from '../src/server/clock.ts'
 import { type Config, DEFAULTS } from '../src/server/config.ts'
 import { type Ctx, closeContext, createContext } from '../src/server/context.ts'
 import { silentLogger } from '../src/server/log.ts'
+import { startSession } from '../src/sessions/service.ts'
 
 export const BASE = 'http://hark.test'
 
@@ -45,6 +46,11 @@ export interface TestServer {
   ): { agent: AgentClient; channelId: string; token: string }
   /** Another person with their own token. */
   addPerson(email: string): PersonClient
+  /**
+   * A person client logged in as a browser is (a session cookie, the app's Origin): for what a
+   * person token may not do (minting agent tokens, passkeys).
+   */
+  sessionClient(email?: string): PersonClient
   /** Closes the context (settling long-polls) and removes the data dir. */
   close(): void
   /** Closes and opens the same data dir again, as a restart would. */
@@ -109,6 +115,12 @@ export function startTestServer(
       if (!ctx.store.users.byEmail(email)) addUser(ctx, { email })
       const made = addChannel(ctx, { email, label })
       return { agent: agentClient(made.token), channelId: made.channel.id, token: made.token }
+    },
+    sessionClient(email = ownerEmail) {
+      const user = ctx.store.users.byEmail(email)
+      if (!user) throw new Error(`no user ${email}`)
+      const cookie = startSession(ctx, user, 'test-browser').setCookie.split(';')[0] as string
+      return createPersonClient({ baseUrl: BASE, fetch, headers: { cookie, origin: BASE } })
     },
     addPerson(email) {
       if (!ctx.store.users.byEmail(email)) addUser(ctx, { email })

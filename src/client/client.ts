@@ -55,6 +55,11 @@ export interface ClientOptions {
   token?: string
   /** Defaults to the global fetch; tests pass the app's own `handle`. */
   fetch?: Fetch
+  /**
+   * Sent with every request: a browser session instead of a token (`cookie` and the app's
+   * `origin`), for what only a session may do.
+   */
+  headers?: Record<string, string>
 }
 
 export interface FeedParams {
@@ -91,7 +96,7 @@ export function createTransport(options: ClientOptions) {
 
   /** The raw response, whatever its status. */
   function raw(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
-    const headers: Record<string, string> = { ...o.headers }
+    const headers: Record<string, string> = { ...options.headers, ...o.headers }
     if (options.token) headers.authorization = `Bearer ${options.token}`
     let body = o.body
     if (o.json !== undefined) {

@@ -1,6 +1,7 @@
 import { personChannel } from '../channels/service.ts'
 import { channelsChanged } from '../feed/service.ts'
 import { cleanLabel, issueToken, type PersonAuth } from '../people/service.ts'
+import { requireSession } from '../server/auth.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
 import { hashToken, newId, randomBase62 } from '../server/ids.ts'
@@ -17,6 +18,9 @@ export function createJoinLink(
   person: PersonAuth,
   input: { label?: unknown; channel_id?: unknown },
 ) {
+  // A join link mints an agent token (or re-keys a channel, killing its agent's token): a
+  // leaked person token must not be able to take over or add an agent.
+  requireSession(person, 'making a join link')
   let channelId: string | null = null
   let label: string | null = null
   if (input.channel_id !== undefined) {

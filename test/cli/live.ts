@@ -3,10 +3,12 @@ import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { createPersonClient, type PersonClient } from '../../src/client/client.ts'
 import { addChannel, addPersonToken, addUser } from '../../src/people/service.ts'
+import type { UserRow } from '../../src/people/store.ts'
 import { type Config, DEFAULTS } from '../../src/server/config.ts'
 import { createContext } from '../../src/server/context.ts'
 import { type Logger, silentLogger } from '../../src/server/log.ts'
 import { type Running, startServer } from '../../src/server/serve.ts'
+import { startSession } from '../../src/sessions/service.ts'
 import { tempDir } from '../harness.ts'
 
 /**
@@ -21,6 +23,8 @@ export interface LiveServer {
   agentToken: string
   channelId: string
   person: PersonClient
+  /** The owner logged in as the web app is (session cookie, app Origin): approves, makes links. */
+  browser: PersonClient
   /** Stops the server (answering held long-polls first); the data dir stays. */
   stop(): Promise<void>
   /** Starts again on the same port and data dir, as a restart would. */
@@ -56,6 +60,8 @@ export async function startLiveServer(
   addUser(running.ctx, { email: OWNER, owner: true })
   const made = addChannel(running.ctx, { email: OWNER, label: 'Test agent' })
   const personToken = addPersonToken(running.ctx, { email: OWNER }).token
+  const owner = running.ctx.store.users.byEmail(OWNER) as UserRow
+  const cookie = startSession(running.ctx, owner, 'test-browser').setCookie.split(';')[0] as string
   let stopped = false
   const live: LiveServer = {
     url: running.url,
@@ -64,6 +70,7 @@ export async function startLiveServer(
     agentToken: made.token,
     channelId: made.channel.id,
     person: createPersonClient({ baseUrl: running.url, token: personToken }),
+    browser: createPersonClient({ baseUrl: running.url, headers: { cookie, origin: running.url } }),
     async stop() {
       if (!stopped) await running.stop()
       stopped = true

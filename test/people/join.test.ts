@@ -23,7 +23,8 @@ interface Joined {
   channel: { id: string; label: string }
 }
 
-const makeLink = (json?: unknown, person = s.person) =>
+/** Made from the app: a browser session (a person token may not mint agent tokens). */
+const makeLink = (json?: unknown, person = s.sessionClient()) =>
   person.call<{ join_link: JoinLink }>('POST', '/v1/app/join-links', { json })
 /** `hark join`: public, no token. */
 const redeem = (code: unknown) => s.raw().call<Joined>('POST', '/v1/join', { json: { code } })
@@ -50,7 +51,7 @@ describe('POST /v1/app/join-links', () => {
   test('an invalid label is 400 naming label; nothing is stored', async () => {
     s = startTestServer()
     for (const label of ['', '  ', 'x'.repeat(LIMITS.labelChars + 1), 5, null]) {
-      const res = await s.person.raw('POST', '/v1/app/join-links', { json: { label } })
+      const res = await s.sessionClient().raw('POST', '/v1/app/join-links', { json: { label } })
       expect(res.status).toBe(400)
       expect(await fieldOf(res)).toBe('label')
     }
@@ -60,7 +61,9 @@ describe('POST /v1/app/join-links', () => {
   test('a channel_id that is not a string is 400 naming channel_id', async () => {
     s = startTestServer()
     for (const channel_id of [5, null, ['x'], {}]) {
-      const res = await s.person.raw('POST', '/v1/app/join-links', { json: { channel_id } })
+      const res = await s
+        .sessionClient()
+        .raw('POST', '/v1/app/join-links', { json: { channel_id } })
       expect(res.status).toBe(400)
       expect(await fieldOf(res)).toBe('channel_id')
     }
@@ -75,6 +78,18 @@ describe('POST /v1/app/join-links', () => {
     expect(count(s.ctx, 'join_links')).toBe(0)
     // Bob's agent is untouched.
     expect((await bobs.agent.channel()).channel.label).toBe('Bob agent')
+  })
+
+  test('a person token cannot make one, for a new channel or to re-key: 403, the agent keeps its channel', async () => {
+    s = startTestServer()
+    for (const json of [{}, { label: 'Mine now' }, { channel_id: s.channelId }]) {
+      const e = await failsWith(makeLink(json, s.person), 403)
+      expect(e.error).toBe(
+        'making a join link needs a browser session: log in to the app; a person token cannot do this',
+      )
+    }
+    expect(count(s.ctx, 'join_links')).toBe(0)
+    expect((await s.agent.channel()).channel.id).toBe(s.channelId)
   })
 
   test('needs a login (401); an agent token is 403', async () => {
@@ -123,7 +138,7 @@ describe('POST /v1/join: a new channel', () => {
   test("a link made by another person makes that person's channel", async () => {
     s = startTestServer()
     const bob = s.addPerson('bob@example.com')
-    const { join_link } = await makeLink({ label: 'Bob CI' }, bob)
+    const { join_link } = await makeLink({ label: 'Bob CI' }, s.sessionClient('bob@example.com'))
     const joined = await redeem(join_link.code)
     expect((await bob.channels()).channels.map((c) => c.id)).toEqual([joined.channel.id])
     expect((await s.person.channels()).channels.map((c) => c.id)).toEqual([s.channelId])
@@ -170,8 +185,8 @@ describe('POST /v1/join: a new channel', () => {
 
   test('a link whose maker was removed is 403', async () => {
     s = startTestServer()
-    const bob = s.addPerson('bob@example.com')
-    const { join_link } = await makeLink({}, bob)
+    s.addPerson('bob@example.com')
+    const { join_link } = await makeLink({}, s.sessionClient('bob@example.com'))
     const bobId = s.ctx.store.users.byEmail('bob@example.com')?.id as string
     await s.person.call('DELETE', `/v1/app/people/${bobId}`)
     await failsWith(redeem(join_link.code), 403)
