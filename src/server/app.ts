@@ -145,7 +145,28 @@ async function lean(
 
 /** The server's request handler: the lean long-poll routes, then the Elysia app. */
 export function handlerOf(ctx: Ctx, app: App): (request: Request) => Promise<Response> {
-  return (request) => leanRoute(ctx, request) ?? app.handle(request)
+  return async (request) => noStore(request, await (leanRoute(ctx, request) ?? app.handle(request)))
+}
+
+/**
+ * API answers carry messages, tokens and answers: no cache may keep them (a shared computer's
+ * browser, a proxy). A route that says otherwise keeps its word: file downloads are immutable
+ * by id and `private` (only the person's own browser keeps them, so images are not fetched
+ * again on every open).
+ */
+function noStore(request: Request, response: Response): Response {
+  if (!pathOf(request.url).startsWith('/v1/') || response.headers.has('cache-control')) {
+    return response
+  }
+  try {
+    response.headers.set('cache-control', 'no-store')
+    return response
+  } catch {
+    // Immutable headers (a redirect): answer a copy.
+    const copy = new Response(response.body, response)
+    copy.headers.set('cache-control', 'no-store')
+    return copy
+  }
 }
 
 type BodyParser = (context: { request: Request; contentType: string }) => Promise<unknown>

@@ -142,7 +142,12 @@ export async function serve(config: Config, log: Logger): Promise<void> {
   // First run: only whoever holds this link (printed here, and in a 0600 file) can set up.
   const setup = issueSetupToken(ctx)
   if (setup) {
-    log.info(`setup needed: open ${setup} within an hour (also in ${setupTokenFile(ctx)})`)
+    const file = setupTokenFile(ctx)
+    // The link is the owner's capability for an hour. A person at a terminal is shown it; a log
+    // that outlives the terminal (the system journal, a file) must not keep it.
+    if (process.stderr.isTTY)
+      log.info(`setup needed: open ${setup} within an hour (also in ${file})`)
+    else log.info(`setup needed: the one-time setup link is in ${file} (valid for an hour)`)
     log.info('or, headless: hark admin user add EMAIL --owner')
   }
   await stopped

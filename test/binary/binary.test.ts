@@ -220,17 +220,43 @@ describe('dist/hark startup errors', () => {
     }
   })
 
-  test('a fresh server prints a one-time setup link and keeps it in a 0600 file', async () => {
+  test('at a terminal, a fresh server shows the setup link itself', async () => {
+    const dir = tempDir('hark-bin-')
+    // `script` runs the server on a pseudo-terminal, as a person starting it by hand would.
+    const command = `${HARK} serve --host 127.0.0.1 --port 0 --data ${dir} --base-url https://hark.example.com`
+    const proc = Bun.spawn(['script', '-qfec', command, '/dev/null'], {
+      stdout: 'pipe',
+      stderr: 'pipe',
+      timeout: 20_000,
+    })
+    try {
+      let out = ''
+      const decoder = new TextDecoder()
+      for await (const chunk of proc.stdout) {
+        out += decoder.decode(chunk)
+        if (/setup needed: open \S+#token=\w+/.test(out)) break
+      }
+      const link = readFileSync(join(dir, 'setup-token'), 'utf8').trim()
+      expect(out).toContain(`setup needed: open ${link} within an hour`)
+    } finally {
+      proc.kill('SIGKILL')
+      await proc.exited
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('a fresh server keeps a one-time setup link in a 0600 file, never in its log', async () => {
     const dir = tempDir('hark-bin-')
     try {
       const first = await startServe(['--data', dir, '--base-url', 'https://hark.example.com'])
       await logged(first, 'setup needed')
-      const link = /setup needed: open (https:\/\/hark\.example\.com\/setup#token=\w+)/.exec(
-        first.log(),
-      )?.[1]
-      expect(link).toBeDefined()
       const file = join(dir, 'setup-token')
-      expect(readFileSync(file, 'utf8').trim()).toBe(link as string)
+      // stderr is a pipe here, as under systemd: the log names the file, not the link.
+      expect(first.log()).toContain(`setup needed: the one-time setup link is in ${file}`)
+      expect(first.log()).not.toContain('#token=')
+      const link = readFileSync(file, 'utf8').trim()
+      expect(link).toMatch(/^https:\/\/hark\.example\.com\/setup#token=\w{32}$/)
+      expect(first.log()).not.toContain(link.slice(link.indexOf('=') + 1))
       expect(statSync(file).mode & 0o777).toBe(0o600)
       const info = (await (await fetch(`${first.url}/v1/info`)).json()) as { needs_setup: boolean }
       expect(info.needs_setup).toBe(true)
@@ -239,8 +265,8 @@ describe('dist/hark startup errors', () => {
       // A new start makes a new link; the old one is dead.
       const second = await startServe(['--data', dir, '--base-url', 'https://hark.example.com'])
       await logged(second, 'setup needed')
-      expect(second.log()).toContain('setup needed: open https://hark.example.com/setup#token=')
-      expect(readFileSync(file, 'utf8').trim()).not.toBe(link as string)
+      expect(second.log()).not.toContain('#token=')
+      expect(readFileSync(file, 'utf8').trim()).not.toBe(link)
       second.proc.kill('SIGTERM')
       await second.proc.exited
       // Once there is an owner, no link is printed and the file is gone.
