@@ -4,7 +4,7 @@ import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:
 import { join } from 'node:path'
 import { createAgentClient, createPersonClient } from '../../src/client/client.ts'
 import { tempDir } from '../harness.ts'
-import { requireBinary, run, type Served, startServe } from './process.ts'
+import { HARK, requireBinary, run, type Served, startServe } from './process.ts'
 
 /** Waits (up to 5 s) until the server has logged `text`. */
 async function logged(s: Served, text: string): Promise<void> {
