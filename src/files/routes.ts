@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { agentAuth } from '../server/auth.ts'
-import type { Ctx } from '../server/context.ts'
+import { type Ctx, streamOpen } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
 import { FileInfo, UploadQuery } from './schema.ts'
 import { downloadResponse, findFile, saveUpload } from './service.ts'
@@ -11,13 +11,15 @@ export const fileRoutes = (ctx: Ctx) =>
     .use(agentAuth(ctx))
     .post(
       '/files',
-      ({ agent, query, request }) =>
-        saveUpload(ctx, agent.channel, {
+      ({ agent, query, request }) => {
+        streamOpen(ctx, request)
+        return saveUpload(ctx, agent.channel, {
           name: query.name,
           contentType: request.headers.get('content-type'),
           contentLength: request.headers.get('content-length'),
           body: request.body,
-        }),
+        })
+      },
       {
         // The bytes are streamed to disk by the handler: the JSON parser leaves upload paths
         // unread (json-body.ts `isUploadPath`).

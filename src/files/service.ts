@@ -7,6 +7,7 @@ import { LIMITS } from '../messages/limits.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
 import { newId, randomBase62 } from '../server/ids.ts'
+import { stallGuarded } from '../server/stalls.ts'
 import type { FileInfo } from './schema.ts'
 import type { FileRow } from './store.ts'
 
@@ -96,7 +97,7 @@ export async function saveUpload(
   const handle = await open(tmp, 'wx', 0o600)
   try {
     if (input.body) {
-      for await (const chunk of input.body) {
+      for await (const chunk of stallGuarded(input.body, ctx.config.uploadStallMs)) {
         size += chunk.byteLength
         if (size > limit) throw fail.tooLarge(`file is larger than the ${limit}-byte limit`)
         if (size > room) throw overQuota(LIMITS.channelStorageBytes - room)

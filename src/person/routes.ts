@@ -20,7 +20,7 @@ import { messageOf, readFeed, sendMessage } from '../messages/service.ts'
 import { PinsResponse } from '../pins/schema.ts'
 import { listPins } from '../pins/service.ts'
 import { personAuth } from '../server/auth.ts'
-import { type Ctx, holdOpen } from '../server/context.ts'
+import { type Ctx, holdOpen, streamOpen } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
 import { fail, jsonResponse } from '../server/errors.ts'
 import { parseChoice, parseCursor, parseLimit, parseWait } from '../server/query.ts'
@@ -141,13 +141,15 @@ export const personRoutes = (ctx: Ctx) =>
     )
     .post(
       '/channels/:id/files',
-      ({ person, params, query, request }) =>
-        saveUpload(ctx, personChannel(ctx, person.user.id, params.id), {
+      ({ person, params, query, request }) => {
+        streamOpen(ctx, request)
+        return saveUpload(ctx, personChannel(ctx, person.user.id, params.id), {
           name: query.name,
           contentType: request.headers.get('content-type'),
           contentLength: request.headers.get('content-length'),
           body: request.body,
-        }),
+        })
+      },
       {
         // Streamed to disk by the handler; the JSON parser leaves upload paths unread.
         params: IdParams,

@@ -26,6 +26,8 @@ export interface Config {
    * https push services: a self-hosted push service on the LAN, a test's local receiver.
    */
   pushAllowHosts?: string[]
+  /** Longest pause in an upload's body before it is cut (408); not a flag: tests shorten it. */
+  uploadStallMs?: number
 }
 
 type Env = Record<string, string | undefined>

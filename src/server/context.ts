@@ -57,6 +57,14 @@ export function holdOpen(ctx: Ctx, request: Request, waitMs: number): void {
   if (waitMs > 0) ctx.server?.timeout(socketRequest(request), Math.ceil(waitMs / 1000) + 15)
 }
 
+/**
+ * Turns Bun's idle timeout off for a request whose body streams in (an upload): Bun would cut it
+ * after `idleTimeout` however steadily bytes arrive; `stallGuarded` watches for stalls instead.
+ */
+export function streamOpen(ctx: Ctx, request: Request): void {
+  ctx.server?.timeout(socketRequest(request), 0)
+}
+
 export class DataDirError extends FatalError {}
 
 export function openStores(db: Database) {

@@ -72,7 +72,10 @@ export function rawHttp(
 }
 
 /** A real server on a loopback socket, with an owner, one channel and its agent token. */
-export function startSocketServer(overrides: Partial<Config> = {}): {
+export function startSocketServer(
+  overrides: Partial<Config> = {},
+  options: { idleTimeout?: number } = {},
+): {
   running: Running
   port: number
   token: string
@@ -94,7 +97,7 @@ export function startSocketServer(overrides: Partial<Config> = {}): {
   )
   addUser(ctx, { email: 'o@example.com', owner: true })
   const { token } = addChannel(ctx, { email: 'o@example.com' })
-  const running = startServer(ctx)
+  const running = startServer(ctx, options)
   return {
     running,
     port: running.server.port as number,
