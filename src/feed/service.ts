@@ -1,6 +1,6 @@
 import type { ChannelRow } from '../channels/store.ts'
 import type { DeletedMessage, FeedResponse, Message } from '../messages/schema.ts'
-import { toRecord } from '../messages/store.ts'
+import { type MessageRow, toRecord } from '../messages/store.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
 import { pollFor, userKey } from '../server/waiters.ts'
@@ -19,43 +19,42 @@ export interface PersonFeedOptions {
 }
 
 /**
- * The change number of each person's last channel change. Kept in memory: after a restart an
- * app reconnects and reads its list anew anyway.
- */
-const channelChanges = new WeakMap<Ctx, Map<string, number>>()
-
-/**
  * A channel of this person was added, renamed, read or deleted. That is no message, but it
- * takes a change number so the person's feed answers it exactly once, even when it happens
- * while the app is between two polls: every open app then refreshes its channel list.
+ * takes the next number of the person's change sequence, so their feed answers it exactly
+ * once, even when it happens while the app is between two polls or the server restarts:
+ * every open app then refreshes its channel list.
  */
 export function channelsChanged(ctx: Ctx, userId: string): void {
-  const changes = channelChanges.get(ctx) ?? new Map<string, number>()
-  channelChanges.set(ctx, changes)
-  changes.set(userId, ctx.store.messages.nextSeq())
+  ctx.store.messages.nextSeq(userId)
   ctx.waiters.wake(userKey(userId))
 }
 
 /**
  * Changes to any of the person's messages after `since`, oldest change first, the same
- * records and cursor as a channel's feed (the change sequence is global). A change to their
- * channels themselves comes as an answer with no messages and a cursor past it; the app
- * refetches its list on every answer.
+ * records and cursor as a channel's feed (one change sequence per person: a cursor moves with
+ * this person's changes only). A change to their channels themselves comes as an answer with
+ * no messages and a cursor past it; the app refetches its list on every answer.
  */
 export async function readPersonFeed(
   ctx: Ctx,
   userId: string,
   opts: PersonFeedOptions,
 ): Promise<FeedResponse> {
+  // The rows and the person's last change number from one snapshot: no change falls between.
+  const snapshot = ctx.db.transaction(() => ({
+    rows: ctx.store.messages.personFeed(userId, opts.since, opts.limit + 1),
+    head: ctx.store.messages.currentSeq(userId),
+  }))
   const read = (): FeedResponse | undefined => {
-    const rows = ctx.store.messages.personFeed(userId, opts.since, opts.limit + 1)
+    const { rows, head } = snapshot()
     const hasMore = rows.length > opts.limit
     if (hasMore) rows.pop()
-    const channelChange = channelChanges.get(ctx)?.get(userId) ?? 0
-    if (rows.length === 0 && channelChange <= opts.since) return undefined
-    const last = rows.at(-1)?.seq ?? opts.since
-    // Past the channel change too, unless more messages wait before it on a later page.
-    const cursor = hasMore ? last : Math.max(last, channelChange)
+    // Nothing numbered after the cursor: wait. A number with no message row behind it is a
+    // change to a channel (or the messages of a channel since deleted).
+    if (rows.length === 0 && head <= opts.since) return undefined
+    // Every change up to `head` is on this page unless it was cut short: continue from `head`,
+    // past the channel changes too, or from the page's last change.
+    const cursor = hasMore ? (rows.at(-1) as MessageRow).seq : Math.max(head, opts.since)
     return { messages: rows.map(toRecord), cursor, has_more: hasMore }
   }
   const result = await pollFor(ctx.waiters, userKey(userId), opts.waitMs, opts.signal, read)
@@ -82,7 +81,7 @@ export function readTail(
       }
       beforeRid = row.rid
     }
-    const cursor = ctx.store.messages.currentSeq()
+    const cursor = ctx.store.messages.currentSeq(channel.user_id)
     const rows = ctx.store.messages.tail(channel.id, beforeRid, count + 1)
     const hasMore = rows.length > count
     if (hasMore) rows.pop()

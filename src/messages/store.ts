@@ -78,11 +78,41 @@ export function feedJson(rows: readonly MessageRow[], cursor: number, hasMore: b
   return `{"messages":[${rows.map(recordJson).join(',')}],"cursor":${cursor},"has_more":${hasMore}}`
 }
 
+/**
+ * The person's feed (?1 the person, ?2 the cursor, ?3 the page): every channel of theirs, in
+ * change order. For each channel SQLite reads at most a page of changes after the cursor from
+ * messages_feed (covering), then sorts those few: the work is bounded by channels × page,
+ * however far back the cursor is. (Their channels share one change sequence, so seq orders them.)
+ */
+export const PERSON_FEED_SQL = `SELECT m.* FROM channels c JOIN messages m
+    ON m.rid IN (SELECT rid FROM messages WHERE channel_id = c.id AND seq > ?2
+                 ORDER BY seq LIMIT ?3)
+  WHERE c.user_id = ?1
+  ORDER BY m.seq LIMIT ?3`
+
 /** Every SQL statement on messages, prepared once per database. */
 export function messageStore(db: Database) {
   const q = {
-    nextSeq: db.query<{ value: number }, []>(
-      "UPDATE counters SET value = value + 1 WHERE name = 'change_seq' RETURNING value",
+    // Each person has their own change sequence (users.change_seq, migration 006): a change
+    // takes the next number of the person whose channel it is in, so no cursor they see moves
+    // with anyone else's activity. Found from the person, the channel or the message changed.
+    nextSeqOfUser: db.query<{ value: number }, [string]>(
+      'UPDATE users SET change_seq = change_seq + 1 WHERE id = ?1 RETURNING change_seq AS value',
+    ),
+    nextSeqOfChannel: db.query<{ value: number }, [string]>(
+      `UPDATE users SET change_seq = change_seq + 1
+       WHERE id = (SELECT user_id FROM channels WHERE id = ?1) RETURNING change_seq AS value`,
+    ),
+    nextSeqOfRow: db.query<{ value: number }, [number]>(
+      `UPDATE users SET change_seq = change_seq + 1
+       WHERE id = (SELECT c.user_id FROM messages m JOIN channels c ON c.id = m.channel_id
+                   WHERE m.rid = ?1)
+       RETURNING change_seq AS value`,
+    ),
+    // The server-wide high-water mark (counters.change_seq): for checks of the data only, never
+    // handed to a client (it would tell of other people's activity).
+    highWater: db.query<null, [number]>(
+      "UPDATE counters SET value = max(value, ?1) WHERE name = 'change_seq'",
     ),
     insert: db.query<
       MessageRow,
@@ -153,37 +183,37 @@ export function messageStore(db: Database) {
        WHERE channel_id = ?1 AND deleted_at IS NULL AND pin_key IS NULL
        ORDER BY rid DESC LIMIT 1`,
     ),
-    // The person's feed: every channel of theirs, in change order. SQLite reads each channel's
-    // changes after the cursor from messages_feed and merges them; a live reader is near the
-    // end, so that is a handful of rows.
-    personFeed: db.query<MessageRow, [string, number, number]>(
-      `SELECT * FROM messages
-       WHERE seq > ?2 AND channel_id IN (SELECT id FROM channels WHERE user_id = ?1)
-       ORDER BY seq LIMIT ?3`,
-    ),
+    personFeed: db.query<MessageRow, [string, number, number]>(PERSON_FEED_SQL),
     // A thread opens at its end and pages back: the newest live, unpinned messages before a rid.
     tail: db.query<MessageRow, [string, number, number]>(
       `SELECT * FROM messages INDEXED BY messages_live
        WHERE channel_id = ?1 AND deleted_at IS NULL AND pin_key IS NULL AND rid < ?2
        ORDER BY rid DESC LIMIT ?3`,
     ),
-    currentSeq: db.query<{ value: number }, []>(
-      "SELECT value FROM counters WHERE name = 'change_seq'",
+    currentSeq: db.query<{ value: number }, [string]>(
+      'SELECT change_seq AS value FROM users WHERE id = ?1',
     ),
     countPins: db.query<{ n: number }, [string]>(
       'SELECT count(*) AS n FROM messages WHERE channel_id = ?1 AND pin_key IS NOT NULL',
     ),
   }
 
-  const nextSeq = () => (q.nextSeq.get() as { value: number }).value
+  /** The number a change takes; throws when there is no such person (nothing may go unnumbered). */
+  const taken = (row: { value: number } | null): number => {
+    if (!row) throw new Error('a change with no person to number it')
+    q.highWater.run(row.value)
+    return row.value
+  }
+  const seqOfRow = (rid: number) => taken(q.nextSeqOfRow.get(rid))
 
   return {
-    nextSeq,
+    /** The next change number of this person (a change to their channels, not to a message). */
+    nextSeq: (userId: string) => taken(q.nextSeqOfUser.get(userId)),
     insert(m: NewMessage): MessageRow {
       return q.insert.get(
         m.id,
         m.channel_id,
-        nextSeq(),
+        taken(q.nextSeqOfChannel.get(m.channel_id)),
         m.sender,
         m.body,
         m.silent ? 1 : 0,
@@ -200,17 +230,18 @@ export function messageStore(db: Database) {
         ? q.feedBySender.all(channelId, sender, since, limit)
         : q.feed.all(channelId, since, limit),
     setBody: (rid: number, body: string, now: number) =>
-      q.setBody.get(rid, body, nextSeq(), now) as MessageRow,
+      q.setBody.get(rid, body, seqOfRow(rid), now) as MessageRow,
     setState: (rid: number, state: AckState, now: number) =>
-      q.setState.get(rid, state, nextSeq(), now) as MessageRow,
+      q.setState.get(rid, state, seqOfRow(rid), now) as MessageRow,
     setAsk: (
       rid: number,
       status: AskInfo['status'],
       answer: string | null,
       at: number | null,
       now: number,
-    ) => q.setAsk.get(rid, status, answer, at, nextSeq(), now) as MessageRow,
-    markDeleted: (rid: number, now: number) => q.markDeleted.get(rid, nextSeq(), now) as MessageRow,
+    ) => q.setAsk.get(rid, status, answer, at, seqOfRow(rid), now) as MessageRow,
+    markDeleted: (rid: number, now: number) =>
+      q.markDeleted.get(rid, seqOfRow(rid), now) as MessageRow,
     openAsks: (channelId: string) => q.openAsks.all(channelId),
     countOpenAsks: (channelId: string) => q.countOpenAsks.get(channelId)?.n ?? 0,
     firstExpiry: () => q.firstExpiry.get()?.at,
@@ -223,8 +254,11 @@ export function messageStore(db: Database) {
     /** Newest first: up to `limit` live, unpinned messages with a rid below `beforeRid`. */
     tail: (channelId: string, beforeRid: number, limit: number) =>
       q.tail.all(channelId, beforeRid, limit),
-    /** The last change number handed out: a cursor that starts a feed at "now". */
-    currentSeq: () => q.currentSeq.get()?.value ?? 0,
+    /**
+     * The person's last change number: a cursor that starts their feed, or a feed of one of
+     * their channels, at "now".
+     */
+    currentSeq: (userId: string) => q.currentSeq.get(userId)?.value ?? 0,
     /** The newest live, unpinned message: the channel list's preview. */
     lastLive: (channelId: string) => q.lastLive.get(channelId) ?? undefined,
   }

@@ -4,6 +4,7 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase, SchemaTooNewError, schemaVersion } from '../../src/db/database.ts'
 import { latestVersion } from '../../src/db/migrations/index.ts'
+import { PERSON_FEED_SQL } from '../../src/messages/store.ts'
 import { openStores } from '../../src/server/context.ts'
 import { tempDir } from '../harness.ts'
 
@@ -67,7 +68,12 @@ test('the hot statements use indexes, not scans', () => {
     pins: 'SELECT * FROM messages WHERE channel_id = ?1 AND pin_key IS NOT NULL ORDER BY pin_key',
     token: 'SELECT * FROM tokens WHERE hash = ?1',
     file: 'SELECT * FROM files WHERE id = ?1 AND channel_id = ?2',
-    nextSeq: "UPDATE counters SET value = value + 1 WHERE name = 'change_seq'",
+    nextSeqOfChannel:
+      'UPDATE users SET change_seq = change_seq + 1 WHERE id = (SELECT user_id FROM channels WHERE id = ?1)',
+    nextSeqOfRow:
+      'UPDATE users SET change_seq = change_seq + 1 WHERE id = (SELECT c.user_id FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.rid = ?1)',
+    highWater: "UPDATE counters SET value = max(value, ?1) WHERE name = 'change_seq'",
+    currentSeq: 'SELECT change_seq FROM users WHERE id = ?1',
   }
   for (const [name, sql] of Object.entries(plans)) {
     const plan = db
@@ -75,8 +81,32 @@ test('the hot statements use indexes, not scans', () => {
       .all()
       .map((r) => r.detail)
       .join('; ')
-    expect(`${name}: ${plan}`).not.toMatch(/SCAN (messages|files|tokens|counters)\b(?! USING)/)
+    expect(`${name}: ${plan}`).not.toMatch(
+      /SCAN (messages|files|tokens|counters|users|channels)\b(?! USING)/,
+    )
     expect(`${name}: ${plan}`).not.toContain('USE TEMP B-TREE')
   }
+  db.close()
+})
+
+/**
+ * The person's feed reads each of their channels from messages_feed, at most a page each, and
+ * sorts only those: bounded by channels × page however old the cursor (each person has their
+ * own change sequence since version 6, so there is no server-wide order to walk instead).
+ */
+test("the person's feed reads a page per channel from messages_feed", () => {
+  dir = tempDir()
+  const db = openDatabase(join(dir, 'hark.db'))
+  const plan = db
+    .query<{ detail: string }, []>(`EXPLAIN QUERY PLAN ${PERSON_FEED_SQL}`)
+    .all()
+    .map((r) => r.detail)
+  expect(plan).toEqual([
+    'SEARCH c USING INDEX channels_by_user (user_id=?)',
+    'SEARCH m USING INTEGER PRIMARY KEY (rowid=?)',
+    'CORRELATED LIST SUBQUERY 1',
+    'SEARCH messages USING COVERING INDEX messages_feed (channel_id=? AND seq>?)',
+    'USE TEMP B-TREE FOR ORDER BY',
+  ])
   db.close()
 })

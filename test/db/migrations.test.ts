@@ -167,3 +167,133 @@ describe('v5: users.email_verified for the people already there', () => {
     db.close()
   })
 })
+
+describe('v6: one change sequence per person', () => {
+  test('every person continues from the old counter: an old cursor gets exactly the newer changes', async () => {
+    const dir = tempDir('hark-migrate-')
+    dirs.push(dir)
+    const path = join(dir, 'hark.db')
+    // A database at version 5 whose counter is shared by Alice and Bob.
+    const old = new Database(path, { strict: true })
+    for (const m of migrations.filter((m) => m.version <= 5)) old.run(m.sql)
+    old.run('PRAGMA user_version = 5')
+    const T = 1_700_000_000_000
+    const sha = (t: string) => new Bun.CryptoHasher('sha256').update(t).digest()
+    const secret = (kind: string, c: string) => `hark_${kind}_${c.repeat(43)}`
+    for (const [user, channel, c] of [
+      ['usr_alice', 'ch_alice', 'A'],
+      ['usr_bob', 'ch_bob', 'B'],
+    ] as const) {
+      old.run('INSERT INTO users (id, email, created_at) VALUES (?1, ?2, ?3)', [
+        user,
+        `${user}@example.com`,
+        T,
+      ])
+      old.run(
+        'INSERT INTO channels (id, user_id, label, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)',
+        [channel, user, channel, T],
+      )
+      old.run(
+        `INSERT INTO tokens (id, kind, hash, user_id, channel_id, created_at)
+         VALUES (?1, 'agent', ?2, ?3, ?4, ?5), (?6, 'person', ?7, ?3, NULL, ?5)`,
+        [
+          `tok_agent_${c}`,
+          sha(secret('agent', c)),
+          user,
+          channel,
+          T,
+          `tok_person_${c}`,
+          sha(secret('person', c)),
+        ],
+      )
+    }
+    const message = (id: string, channel: string, seq: number, text: string) =>
+      old.run(
+        `INSERT INTO messages (id, channel_id, seq, sender, body, created_at, updated_at)
+         VALUES (?1, ?2, ?3, 'agent', ?4, ?5, ?5)`,
+        [id, channel, seq, JSON.stringify({ text }), T + seq],
+      )
+    message('msg_a1', 'ch_alice', 1, 'a1')
+    message('msg_b2', 'ch_bob', 2, 'b2')
+    message('msg_a3', 'ch_alice', 3, 'a3')
+    // A client of Alice's holds cursor 3 (her feed answered up to here); Bob's holds 2.
+    message('msg_b4', 'ch_bob', 4, 'b4')
+    message('msg_a5', 'ch_alice', 5, 'a5')
+    // a1 edited: the change takes number 6 and the row moves there.
+    old.run(`UPDATE messages SET seq = 6, body = '{"text":"a1, edited"}' WHERE id = 'msg_a1'`)
+    old.run("UPDATE counters SET value = 6 WHERE name = 'change_seq'")
+    old.close()
+
+    const ctx = createContext(
+      {
+        ...DEFAULTS,
+        dataDir: dir,
+        host: '127.0.0.1',
+        port: 0,
+        baseUrl: 'http://hark.test',
+        writeLimit: 0,
+      },
+      { log: silentLogger },
+    )
+    try {
+      expect(schemaVersion(ctx.db)).toBe(latestVersion)
+      expect(ctx.db.query('SELECT id, change_seq FROM users ORDER BY id').all()).toEqual([
+        { id: 'usr_alice', change_seq: 6 },
+        { id: 'usr_bob', change_seq: 6 },
+      ])
+      // No renumbering: every row keeps its number.
+      expect(ctx.db.query('SELECT id, seq FROM messages ORDER BY seq').all()).toEqual([
+        { id: 'msg_b2', seq: 2 },
+        { id: 'msg_a3', seq: 3 },
+        { id: 'msg_b4', seq: 4 },
+        { id: 'msg_a5', seq: 5 },
+        { id: 'msg_a1', seq: 6 },
+      ])
+      const indexes = ctx.db
+        .query<{ name: string; unique: number }, []>(
+          "SELECT name, \"unique\" FROM pragma_index_list('messages') WHERE name LIKE 'messages_%'",
+        )
+        .all()
+      expect(indexes.find((i) => i.name === 'messages_by_seq')).toBeUndefined()
+      expect(indexes.find((i) => i.name === 'messages_feed')?.unique).toBe(1)
+      expect(ctx.db.query('PRAGMA integrity_check').all()).toEqual([{ integrity_check: 'ok' }])
+
+      const app = buildApp(ctx)
+      const opts = (token: string) => ({
+        baseUrl: 'http://hark.test',
+        token,
+        fetch: (r: Request) => app.handle(r),
+      })
+      const alice = createPersonClient(opts(secret('person', 'A')))
+      const aliceAgent = createAgentClient(opts(secret('agent', 'A')))
+      const bob = createPersonClient(opts(secret('person', 'B')))
+      const bobsAgent = createAgentClient(opts(secret('agent', 'B')))
+      const personFeed = (p: typeof alice, since: number) =>
+        p.call<{ messages: { id: string }[]; cursor: number; has_more: boolean }>(
+          'GET',
+          '/v1/app/feed',
+          { query: { since: String(since) } },
+        )
+      const ids = (r: { messages: { id: string }[] }) => r.messages.map((m) => m.id)
+
+      // From the cursors clients held before the upgrade: exactly the newer changes, once.
+      const fromAlice = await personFeed(alice, 3)
+      expect(ids(fromAlice)).toEqual(['msg_a5', 'msg_a1'])
+      expect(fromAlice.cursor).toBe(6)
+      expect(ids(await aliceAgent.feed({ since: 3, peek: true }))).toEqual(['msg_a5', 'msg_a1'])
+      expect(ids(await personFeed(bob, 2))).toEqual(['msg_b4'])
+      expect((await personFeed(bob, 2)).cursor).toBe(6)
+
+      // New changes are numbered after every old cursor, each person on their own.
+      const a7 = (await aliceAgent.send({ body: { text: 'a7' } })).message
+      expect(ids(await personFeed(alice, fromAlice.cursor))).toEqual([a7.id])
+      expect((await personFeed(alice, fromAlice.cursor)).cursor).toBe(7)
+      expect((await bob.channels()).cursor).toBe(6)
+      const b7 = (await bobsAgent.send({ body: { text: 'b7' } })).message
+      expect(ids(await personFeed(bob, 6))).toEqual([b7.id])
+      expect((await bobsAgent.feed({ since: 6, peek: true })).cursor).toBe(7)
+    } finally {
+      closeContext(ctx)
+    }
+  })
+})

@@ -27,7 +27,7 @@ async function parked(n: number): Promise<void> {
 }
 
 describe('GET /v1/app/feed', () => {
-  test('carries the changes of all my channels in change order, with one global cursor', async () => {
+  test('carries the changes of all my channels in change order, with one cursor for them all', async () => {
     s = startTestServer()
     const second = s.addChannel('Second')
     await s.agent.send({ body: { text: 'one' } })
@@ -109,6 +109,34 @@ describe('GET /v1/app/feed', () => {
     expect(await settledWithin(again, 1000)).toMatchObject({ messages: [], has_more: false })
     await s.agent.rename('Renamed again')
     expect((await feed({ since: String(after), wait: '10' })).cursor).toBeGreaterThan(after)
+  })
+
+  test('a channel change is answered after a restart too; a cursor never skips one', async () => {
+    s = startTestServer()
+    const { cursor } = await list()
+    await s.agent.rename('Renamed while the app was away')
+    s = s.restart()
+    const answer = await feed({ since: String(cursor), wait: '10' })
+    expect(answer).toMatchObject({ messages: [], has_more: false })
+    expect(answer.cursor).toBeGreaterThan(cursor)
+    // Numbering continues after the restart: a later message comes after that cursor.
+    await s.agent.send({ body: { text: 'after the restart' } })
+    expect(texts(await feed({ since: String(answer.cursor) }))).toEqual(['after the restart'])
+  })
+
+  test('deleting a channel skips nothing: later changes come after every earlier cursor', async () => {
+    s = startTestServer()
+    const second = s.addChannel('Second')
+    await second.agent.send({ body: { text: 'in the doomed channel' } })
+    const { cursor } = await list()
+    await s.person.call('DELETE', `/v1/app/channels/${second.channelId}`)
+    const deleted = await feed({ since: String(cursor) })
+    expect(deleted).toMatchObject({ messages: [], has_more: false })
+    expect(deleted.cursor).toBeGreaterThan(cursor)
+    await s.agent.send({ body: { text: 'still here' } })
+    for (const from of [0, cursor, deleted.cursor]) {
+      expect(texts(await feed({ since: String(from) }))).toEqual(['still here'])
+    }
   })
 
   test('a held poll answers when one of my channels is deleted', async () => {

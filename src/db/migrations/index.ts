@@ -4,6 +4,7 @@ import m002 from './002_people.sql' with { type: 'text' }
 import m003 from './003_push.sql' with { type: 'text' }
 import m004 from './004_secrets.sql' with { type: 'text' }
 import m005 from './005_email_verified.sql' with { type: 'text' }
+import m006 from './006_person_cursors.sql' with { type: 'text' }
 
 export const migrations: readonly { version: number; sql: string }[] = [
   { version: 1, sql: m001 },
@@ -11,6 +12,7 @@ export const migrations: readonly { version: number; sql: string }[] = [
   { version: 3, sql: m003 },
   { version: 4, sql: m004 },
   { version: 5, sql: m005 },
+  { version: 6, sql: m006 },
 ]
 
 export const latestVersion = migrations.at(-1)?.version ?? 0
