@@ -13,6 +13,7 @@ import {
 import {
   answerWithCapability,
   listDevices,
+  MAX_PUSH_DEVICES,
   removeDevice,
   sendTest,
   setEmailReminders,
@@ -36,7 +37,11 @@ export const pushRoutes = (ctx: Ctx) =>
       }),
       {
         body: SubscribeRequest,
-        detail: doc('push', "Register this device's push subscription", DeviceResponse),
+        detail: doc(
+          'push',
+          `Register this device's push subscription (at most ${MAX_PUSH_DEVICES} devices a person)`,
+          DeviceResponse,
+        ),
       },
     )
     .delete(

@@ -4,8 +4,16 @@ import { Type as t } from '@sinclair/typebox'
 export const SubscribeRequest = t.Object({
   endpoint: t.String({ minLength: 1, maxLength: 2000, description: "the push service's URL" }),
   keys: t.Object({
-    p256dh: t.String({ minLength: 1, maxLength: 200 }),
-    auth: t.String({ minLength: 1, maxLength: 100 }),
+    p256dh: t.String({
+      minLength: 1,
+      maxLength: 200,
+      description: "base64url of the device's P-256 public key, uncompressed (65 bytes)",
+    }),
+    auth: t.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'base64url of the 16-byte auth secret',
+    }),
   }),
   name: t.Optional(t.String({ maxLength: 100, description: 'what the person calls this device' })),
   // A browser's PushSubscription.toJSON() carries this; accepted and ignored.

@@ -6,6 +6,7 @@ import { fail, HarkError } from '../server/errors.ts'
 import { hashToken, randomBase62 } from '../server/ids.ts'
 import { deviceLabel } from '../shared/device.ts'
 import { checkEndpoint } from './endpoint.ts'
+import { authKey, p256dhKey } from './keys.ts'
 import { MAX_PAYLOAD_BYTES, messagePayload, testPayload } from './payload.ts'
 import type { PushDevice, SubscribeRequest } from './schema.ts'
 import type { SubscriptionRow } from './store.ts'
@@ -25,13 +26,13 @@ const deviceView = (s: SubscriptionRow): PushDevice => ({
   last_success_at: s.last_success_at,
 })
 
-/** A browser's base64url key of `bytes` decoded bytes, or 400 naming the field. */
-function checkKey(value: string, field: string, bytes: number): string {
-  if (!/^[A-Za-z0-9_-]+={0,2}$/.test(value) || Buffer.from(value, 'base64url').length !== bytes) {
-    throw fail.invalid(field, `must be a base64url string of ${bytes} bytes`)
-  }
-  return value.replace(/=+$/, '')
-}
+/**
+ * How many devices one person can have notifications on. Every agent message is sent to each
+ * of them, to hosts the person picks, so without a cap one account could make the server post
+ * each message to any number of URLs. Twenty is far more than anyone's phones, laptops and
+ * browser profiles. Re-registering a device already theirs does not count again.
+ */
+export const MAX_PUSH_DEVICES = 20
 
 /** Registers (or refreshes) this device for the person's notifications. */
 export async function subscribe(
@@ -41,13 +42,27 @@ export async function subscribe(
   userAgent: string | null,
 ): Promise<PushDevice> {
   const url = await checkEndpoint(req.endpoint, ctx.config.pushAllowHosts ?? [], ctx.push.resolve)
-  // An uncompressed P-256 point, and the 16-byte auth secret (RFC 8291).
-  const p256dh = checkKey(req.keys.p256dh, 'keys.p256dh', 65)
-  const auth = checkKey(req.keys.auth, 'keys.auth', 16)
+  const p256dh = await p256dhKey(req.keys.p256dh)
+  if (!p256dh) {
+    throw fail.invalid(
+      'keys.p256dh',
+      'must be base64url of an uncompressed P-256 public key: 65 bytes, 0x04 then a point on the curve',
+    )
+  }
+  const auth = authKey(req.keys.auth)
+  if (!auth) throw fail.invalid('keys.auth', 'must be base64url of 16 bytes')
   const name = req.name?.trim() || null
   const row = ctx.db
-    .transaction(() =>
-      ctx.store.push.insert({
+    .transaction(() => {
+      // In the write transaction: two devices subscribing at once cannot both take the last place.
+      const known = ctx.store.push.byEndpoint(url.href)
+      if (!known && ctx.store.push.countByUser(userId) >= MAX_PUSH_DEVICES) {
+        throw fail.conflict(
+          `notifications are on for ${MAX_PUSH_DEVICES} devices already, the most there can be; ` +
+            'remove one in Settings → Notifications to add this one',
+        )
+      }
+      return ctx.store.push.insert({
         id: `push_${randomBase62(18)}`,
         user_id: userId,
         endpoint: url.href,
@@ -56,8 +71,8 @@ export async function subscribe(
         name,
         user_agent: userAgent?.slice(0, 300) ?? null,
         created_at: ctx.clock.now(),
-      }),
-    )
+      })
+    })
     .immediate()
   // Someone else registered this endpoint: taking it over would let whoever learns a device's
   // endpoint URL swap in their own keys and read (or silence) that person's notifications.

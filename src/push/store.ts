@@ -53,6 +53,9 @@ export function pushStore(db: Database) {
        RETURNING *`,
     ),
     byId: db.query<SubscriptionRow, [string]>('SELECT * FROM push_subscriptions WHERE id = ?1'),
+    byEndpoint: db.query<SubscriptionRow, [string]>(
+      'SELECT * FROM push_subscriptions WHERE endpoint = ?1',
+    ),
     byUser: db.query<SubscriptionRow, [string]>(
       'SELECT * FROM push_subscriptions WHERE user_id = ?1 ORDER BY created_at, id',
     ),
@@ -142,6 +145,7 @@ export function pushStore(db: Database) {
         s.created_at,
       ) ?? undefined,
     byId: (id: string) => q.byId.get(id) ?? undefined,
+    byEndpoint: (endpoint: string) => q.byEndpoint.get(endpoint) ?? undefined,
     byUser: (userId: string) => q.byUser.all(userId),
     countByUser: (userId: string) => q.countByUser.get(userId)?.n ?? 0,
     remove: (id: string) => q.remove.run(id),

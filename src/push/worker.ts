@@ -1,6 +1,7 @@
 import webpush from 'web-push'
 import type { Ctx } from '../server/context.ts'
 import { checkEndpoint, dnsResolver, type Resolver } from './endpoint.ts'
+import { authKey, p256dhKey } from './keys.ts'
 import { MAX_PAYLOAD_BYTES, messagePayload, type PushPayload } from './payload.ts'
 import { sendDueReminders } from './reminders.ts'
 import { mintCapability } from './service.ts'
@@ -17,6 +18,8 @@ type Outcome =
   | { kind: 'refused'; status: number }
   /** Its message was deleted (or its channel) while the push waited: nothing to say any more. */
   | { kind: 'stale'; why: string }
+  /** The device's keys are no P-256 point and 16-byte secret: no push can ever reach it. */
+  | { kind: 'badKeys'; why: string }
 
 /** `Retry-After` in seconds or as an HTTP date, in ms from now. */
 function retryAfterMs(header: string | null, now: number): number | undefined {
@@ -177,6 +180,13 @@ export class PushWorker {
         store.remove(row.subscription_id)
         ctx.log.info(`push: ${host} says subscription ${row.subscription_id} is gone; removed`)
         return
+      case 'badKeys':
+        store.remove(row.subscription_id)
+        ctx.log.warn(
+          `push: subscription ${row.subscription_id} has keys no push can be encrypted to ` +
+            `(${outcome.why}); removed`,
+        )
+        return
       case 'drop':
         store.done(row.id)
         ctx.log.warn(`push to ${host} dropped: ${outcome.why}`)
@@ -215,11 +225,21 @@ export class PushWorker {
       if (/does not resolve/.test(message)) return { kind: 'retry', why: message }
       return { kind: 'drop', why: message }
     }
-    const details = webpush.generateRequestDetails(
-      { endpoint: row.endpoint, keys: { p256dh: row.p256dh, auth: row.auth } },
-      JSON.stringify(payload),
-      { TTL: 24 * 3600, urgency: payload.actions ? 'high' : 'normal' },
-    )
+    let details: webpush.RequestDetails & { body: Buffer }
+    try {
+      details = webpush.generateRequestDetails(
+        { endpoint: row.endpoint, keys: { p256dh: row.p256dh, auth: row.auth } },
+        JSON.stringify(payload),
+        { TTL: 24 * 3600, urgency: payload.actions ? 'high' : 'normal' },
+      )
+    } catch (error) {
+      // Keys nothing can be encrypted to (stored before subscribe checked them) never work:
+      // forget the device instead of retrying every push to it.
+      if (!(await p256dhKey(row.p256dh)) || !authKey(row.auth)) {
+        return { kind: 'badKeys', why: (error as Error).message }
+      }
+      throw error
+    }
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(details.headers)) {
       if (name.toLowerCase() !== 'content-length') headers[name] = String(value)
