@@ -32,6 +32,9 @@ export function codeMail(ctx: Ctx, to: string, use: CodeUse, code: string): Outg
     `It expires in ${minutes} minutes and works once. Enter it where you asked for it:`,
     ctx.config.baseUrl,
     '',
+    // Asking again does not cancel a code: any that has not expired works (and ends the others).
+    `If you got several codes, any from the last ${minutes} minutes works.`,
+    '',
     'If you did not ask for this code, ignore this mail: nothing happens without it.',
     '',
   ].join('\n')

@@ -14,8 +14,22 @@ export function parsePurpose(raw: string): Purpose {
 
 export const CODE_DIGITS = 8
 export const CODE_TTL_MS = 10 * 60 * 1000
-/** Wrong tries a code survives; the next wrong one kills it, even for the right code after. */
+/**
+ * Wrong tries a code survives from the client address that asked for it; after that, that address
+ * cannot use it, even with the right code. Every other address together has its own
+ * `MAX_OTHER_TRIES` (the person may type the code on another network than they asked from), so a
+ * stranger's wrong guesses never use up the tries of the person who asked.
+ *
+ * Why guessing stays hopeless: a code is one of 10^8, so each wrong comparison hits with a chance
+ * of 10^-8. A code meets at most MAX_TRIES + MAX_OTHER_TRIES = 10 wrong tries in its life, whoever
+ * sends them and from however many addresses. An address gets at most 20 codes an hour from all
+ * sources together (`EMAIL_LIMITS.codesPerAddress`; 40 in the first hour, a full bucket), so at
+ * most 200 wrong comparisons an hour against one address: a chance of 2 × 10^-6 an hour,
+ * 5 × 10^-5 a day, while the person gets 20 mails an hour they did not ask for. Each client
+ * address is also held to `EMAIL_LIMITS.verifiesPerIp` tries per 15 minutes, across addresses.
+ */
 export const MAX_TRIES = 5
+export const MAX_OTHER_TRIES = 5
 
 /**
  * The key behind code hashes and sealed sign-up data lives only in this process's memory. An
@@ -50,6 +64,13 @@ export function codeHash(email: string, purpose: Purpose, code: string): Uint8Ar
   const input = `${purpose}\n${email.toLowerCase()}\n${code}`
   return new Uint8Array(createHmac('sha256', KEY).update(input).digest())
 }
+
+/**
+ * Who asked for a code, as stored with it: a keyed hash of the client address (the limit key,
+ * IPv6 cut to /64), so the database holds no address and the tag means nothing after a restart.
+ */
+export const askerTag = (clientAddress: string): Uint8Array =>
+  new Uint8Array(createHmac('sha256', KEY).update(`asked-from\n${clientAddress}`).digest())
 
 /** Constant-time: the comparison takes as long for a near miss as for a far one. */
 export const codeMatches = (stored: Uint8Array, email: string, purpose: Purpose, code: string) =>

@@ -1,77 +1,59 @@
-import type { Ctx } from '../server/context.ts'
-import { HarkError } from '../server/errors.ts'
-import { WriteLimiter } from '../server/ratelimit.ts'
+import { WindowLimiter } from '../server/window-limiter.ts'
 
-const WINDOW_MS = 15 * 60 * 1000
-
-/** Per 15 minutes: codes asked for one address, codes asked from one IP, codes tried from one IP. */
-export const EMAIL_LIMITS = { startsPerAddress: 5, startsPerIp: 20, verifiesPerIp: 30 } as const
+const QUARTER_HOUR = 15 * 60 * 1000
+const HOUR = 60 * 60 * 1000
 
 /**
- * `count` per `windowMs`, refilled continuously, as the shared token bucket (built for "per
- * minute") running on a clock slowed down by windowMs / 1 minute. Its wait, in slowed seconds,
- * is scaled back to real ones.
+ * The email-code limits. Anyone may ask for a code for any address, so none of them may let a
+ * stranger stop the address's owner from logging in:
+ * - `startsPerIp` (per 15 minutes, 429): codes asked from one client address, any email address.
+ * - `startsPerAddressFromIp` (per 15 minutes, 429): codes asked for one email address from one
+ *   client address. Counted per pair, so a stranger asking from elsewhere never holds up the
+ *   person's own requests.
+ * - `codesPerAddress` (per hour, all sources, any purpose): codes made for one email address.
+ *   Past it no code is made and nothing is mailed, but the answer is the same and the codes
+ *   already mailed stay good: a cap on mail-bombing that voids nothing and tells nothing. One
+ *   client address at its own limit (5 at once, then one per 3 minutes) never empties it.
+ * - `verifiesPerIp` (per 15 minutes, 429): codes tried from one client address, any email address.
  */
-class WindowLimiter {
-  private readonly bucket: WriteLimiter
-  private readonly scale: number
+export const EMAIL_LIMITS = {
+  startsPerIp: 20,
+  startsPerAddressFromIp: 5,
+  codesPerAddress: 20,
+  verifiesPerIp: 30,
+} as const
 
-  constructor(
-    count: number,
-    windowMs: number,
-    now: () => number,
-    /** Says what was limited, in the 429's error. */
-    private readonly what: string,
-  ) {
-    this.scale = windowMs / 60_000
-    this.bucket = new WriteLimiter(count, () => now() / this.scale)
+/** The limiters of one server, made with its routes; in memory: they guard the server, not data. */
+export class EmailLimits {
+  readonly startsPerIp: WindowLimiter
+  readonly startsPerAddressFromIp: WindowLimiter
+  readonly codesPerAddress: WindowLimiter
+  readonly verifiesPerIp: WindowLimiter
+
+  constructor(now: () => number) {
+    this.startsPerIp = new WindowLimiter(
+      EMAIL_LIMITS.startsPerIp,
+      QUARTER_HOUR,
+      now,
+      'too many codes asked from your network address',
+    )
+    this.startsPerAddressFromIp = new WindowLimiter(
+      EMAIL_LIMITS.startsPerAddressFromIp,
+      QUARTER_HOUR,
+      now,
+      'too many codes asked for this email address from your network address',
+    )
+    this.codesPerAddress = new WindowLimiter(
+      EMAIL_LIMITS.codesPerAddress,
+      HOUR,
+      now,
+      'too many codes asked for this email address',
+    )
+    this.verifiesPerIp = new WindowLimiter(
+      EMAIL_LIMITS.verifiesPerIp,
+      QUARTER_HOUR,
+      now,
+      'too many codes tried from your network address',
+    )
   }
-
-  /** Takes one for `key`; throws 429 with Retry-After when none is left. */
-  take(key: string): void {
-    const wait = this.bucket.take(key)
-    if (wait <= 0) return
-    const seconds = Math.ceil(wait * this.scale)
-    throw new HarkError(429, `${this.what}; retry in ${seconds} s`, undefined, {
-      'Retry-After': String(seconds),
-    })
-  }
-}
-
-export interface EmailLimiters {
-  startsPerAddress: WindowLimiter
-  startsPerIp: WindowLimiter
-  verifiesPerIp: WindowLimiter
-}
-
-/** One set per context, in memory like the write limit: it guards the server, not the data. */
-const limiters = new WeakMap<Ctx, EmailLimiters>()
-
-export function emailLimiters(ctx: Ctx): EmailLimiters {
-  let found = limiters.get(ctx)
-  if (!found) {
-    const now = () => ctx.clock.now()
-    found = {
-      startsPerAddress: new WindowLimiter(
-        EMAIL_LIMITS.startsPerAddress,
-        WINDOW_MS,
-        now,
-        'too many codes asked for this email address',
-      ),
-      startsPerIp: new WindowLimiter(
-        EMAIL_LIMITS.startsPerIp,
-        WINDOW_MS,
-        now,
-        'too many codes asked from your network address',
-      ),
-      verifiesPerIp: new WindowLimiter(
-        EMAIL_LIMITS.verifiesPerIp,
-        WINDOW_MS,
-        now,
-        'too many codes tried from your network address',
-      ),
-    }
-    limiters.set(ctx, found)
-  }
-  return found
 }

@@ -2,13 +2,16 @@ import { type Admission, admit, cleanEmail, createAdmittedPerson } from '../peop
 import type { UserRow } from '../people/store.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail, HarkError } from '../server/errors.ts'
+import { randomBase62, sameHash } from '../server/ids.ts'
 import { startSession } from '../sessions/service.ts'
 import { codeMail } from './code-mail.ts'
 import {
+  askerTag,
   CODE_DIGITS,
   CODE_TTL_MS,
   codeHash,
   codeMatches,
+  MAX_OTHER_TRIES,
   MAX_TRIES,
   newCode,
   normalizeCode,
@@ -17,7 +20,7 @@ import {
   parsePurpose,
   sealData,
 } from './codes.ts'
-import { emailLimiters } from './limits.ts'
+import type { EmailLimits } from './limits.ts'
 import type { Mailer, OutgoingMail } from './mailer.ts'
 import type { StartRequest, StartResponse, VerifyRequest } from './schema.ts'
 
@@ -43,20 +46,44 @@ export function requireMailer(ctx: Ctx): Mailer {
   return ctx.mailer
 }
 
-/** Stores a fresh code for the address and purpose, replacing (voiding) any earlier one. */
-function issueCode(ctx: Ctx, email: string, purpose: Purpose, data: object): string {
+/** Who is asking or trying a code: the client address, as per-IP limits count it. */
+export interface Requester {
+  ip: string
+}
+
+/**
+ * Stores a fresh code for the address and purpose, next to any still live: a new code never voids
+ * one already mailed, since whoever asks, the mailbox's owner may be typing the earlier one.
+ * Undefined when the address has had its codes for the hour from all sources together
+ * (`codesPerAddress`): then nothing is stored or mailed, and the caller answers the same.
+ */
+function issueCode(
+  ctx: Ctx,
+  limits: EmailLimits,
+  from: Requester,
+  email: string,
+  purpose: Purpose,
+  data: object,
+): { id: string; code: string } | undefined {
   const now = ctx.clock.now()
-  ctx.store.emailCodes.removeExpired(now)
   const code = newCode()
-  ctx.store.emailCodes.put({
-    email,
-    purpose,
-    code_hash: codeHash(email, purpose, code),
-    data: sealData(email, purpose, data),
-    created_at: now,
-    expires_at: now + CODE_TTL_MS,
-  })
-  return code
+  const id = `code_${randomBase62(18)}`
+  const issued = ctx.db.transaction(() => {
+    ctx.store.emailCodes.removeExpired(now)
+    if (!limits.codesPerAddress.tryTake(email.toLowerCase())) return false
+    ctx.store.emailCodes.insert({
+      id,
+      email,
+      purpose,
+      code_hash: codeHash(email, purpose, code),
+      data: sealData(email, purpose, data),
+      asked_from: askerTag(from.ip),
+      created_at: now,
+      expires_at: now + CODE_TTL_MS,
+    })
+    return true
+  })()
+  return issued ? { id, code } : undefined
 }
 
 /**
@@ -78,9 +105,17 @@ function sendLater(ctx: Ctx, mailer: Mailer, mail: OutgoingMail): void {
  * answer, its timing, the tries and the limits are then the same for every address, so none of
  * them tells who has an account here.
  */
-function startLogin(ctx: Ctx, mailer: Mailer, email: string): void {
-  const code = issueCode(ctx, email, 'login', {})
-  if (ctx.store.users.byEmail(email)) sendLater(ctx, mailer, codeMail(ctx, email, 'login', code))
+function startLogin(
+  ctx: Ctx,
+  mailer: Mailer,
+  limits: EmailLimits,
+  from: Requester,
+  email: string,
+): void {
+  const issued = issueCode(ctx, limits, from, email, 'login', {})
+  if (issued && ctx.store.users.byEmail(email)) {
+    sendLater(ctx, mailer, codeMail(ctx, email, 'login', issued.code))
+  }
 }
 
 /**
@@ -88,16 +123,24 @@ function startLogin(ctx: Ctx, mailer: Mailer, email: string): void {
  * whether an address has an account). The send is awaited: on first-run setup a broken SMTP
  * setting must show as an error, not as a mail that never comes.
  */
-async function startSignUp(ctx: Ctx, mailer: Mailer, email: string, req: StartRequest) {
+async function startSignUp(
+  ctx: Ctx,
+  mailer: Mailer,
+  limits: EmailLimits,
+  from: Requester,
+  email: string,
+  req: StartRequest,
+) {
   const admission: Admission = { setup_token: req.setup_token, invite: req.invite }
   const admitted = admit(ctx, admission, email)
   const signUp: SignUp = { ...admission, name: req.name?.trim() || null }
-  const code = issueCode(ctx, email, 'signup', signUp)
+  const issued = issueCode(ctx, limits, from, email, 'signup', signUp)
+  if (!issued) return
   const use = admitted.kind === 'owner' ? 'setup' : 'signup'
   try {
-    await mailer.send(codeMail(ctx, email, use, code))
+    await mailer.send(codeMail(ctx, email, use, issued.code))
   } catch (error) {
-    ctx.store.emailCodes.remove(email, 'signup')
+    ctx.store.emailCodes.remove(issued.id)
     ctx.log.error(`email sign-up code to ${email} not sent: ${(error as Error)?.message ?? error}`)
     throw fail.unavailable(
       'the code could not be mailed; ask the operator to check the SMTP settings',
@@ -105,43 +148,81 @@ async function startSignUp(ctx: Ctx, mailer: Mailer, email: string, req: StartRe
   }
 }
 
-export async function startEmailCode(ctx: Ctx, req: StartRequest): Promise<StartResponse> {
+export async function startEmailCode(
+  ctx: Ctx,
+  limits: EmailLimits,
+  from: Requester,
+  req: StartRequest,
+): Promise<StartResponse> {
   const mailer = requireMailer(ctx)
   const email = cleanEmail(req.email)
   const purpose = parsePurpose(req.purpose)
-  emailLimiters(ctx).startsPerAddress.take(email.toLowerCase())
-  if (purpose === 'login') startLogin(ctx, mailer, email)
-  else await startSignUp(ctx, mailer, email, req)
+  limits.startsPerAddressFromIp.take(`${email.toLowerCase()}\n${from.ip}`)
+  if (purpose === 'login') startLogin(ctx, mailer, limits, from, email)
+  else await startSignUp(ctx, mailer, limits, from, email, req)
   return STARTED
 }
 
 /**
- * Checks a code and, when it is right, consumes it and returns what it carries. Failures are
- * returned, not thrown, so that the caller's transaction commits the counted wrong try.
+ * Checks a code against every live code for the address and purpose and, when one is right,
+ * consumes them all and returns what it carries. A wrong code counts a try against each code it
+ * was compared with: against the asker's tries when it comes from the address that asked for that
+ * code, else against the tries of all other addresses together. Failures are returned, not thrown,
+ * so that the caller's transaction commits the counted wrong tries.
  */
-function redeemCode<T>(ctx: Ctx, email: string, purpose: Purpose, code: string): T | HarkError {
-  const row = ctx.store.emailCodes.get(email, purpose)
-  if (!row) return fail.invalid('code', 'no code is waiting for this address; ask for a new one')
-  if (row.expires_at <= ctx.clock.now())
-    return fail.invalid('code', 'has expired; ask for a new one')
-  if (row.tries >= MAX_TRIES) {
-    return fail.invalid('code', 'was tried wrong too many times; ask for a new one')
+function redeemCode<T>(
+  ctx: Ctx,
+  from: Requester,
+  email: string,
+  purpose: Purpose,
+  code: string,
+): T | HarkError {
+  const now = ctx.clock.now()
+  const rows = ctx.store.emailCodes.byAddress(email, purpose)
+  if (rows.length === 0) {
+    return fail.invalid('code', 'no code is waiting for this address; ask for a new one')
   }
-  const data = row.data === null ? undefined : openData<T>(email, purpose, row.data)
-  if (data === undefined) {
+  const live = rows.filter((row) => row.expires_at > now)
+  if (live.length === 0) return fail.invalid('code', 'has expired; ask for a new one')
+  // Sealed by an earlier process (a restart since): as good as gone.
+  const readable = live.flatMap((row) => {
+    const data = openData<T>(email, purpose, row.data)
+    return data === undefined ? [] : [{ row, data }]
+  })
+  if (readable.length === 0) {
     return fail.invalid('code', 'was issued before the server restarted; ask for a new one')
   }
-  if (!codeMatches(row.code_hash, email, purpose, code)) {
-    const left = MAX_TRIES - ctx.store.emailCodes.addTry(email, purpose)
-    return fail.invalid(
-      'code',
-      left > 0
-        ? `is wrong (${left} ${left === 1 ? 'try' : 'tries'} left)`
-        : 'is wrong, and that was the last try; ask for a new one',
-    )
+  const tag = askerTag(from.ip)
+  const candidates = readable.map((c) => {
+    const asker = sameHash(c.row.asked_from, tag)
+    const left = asker ? MAX_TRIES - c.row.tries : MAX_OTHER_TRIES - c.row.other_tries
+    return { ...c, asker, left }
+  })
+  const triable = candidates.filter((c) => c.left > 0)
+  if (triable.length === 0) {
+    return fail.invalid('code', 'was tried wrong too many times; ask for a new one')
   }
-  ctx.store.emailCodes.remove(email, purpose)
-  return data
+  const right = triable.find((c) => codeMatches(c.row.code_hash, email, purpose, code))
+  if (right) {
+    ctx.store.emailCodes.removeAll(email, purpose)
+    return right.data
+  }
+  // An earlier code, typed after its 10 minutes while a newer one is live: not a guess.
+  const late = rows.some(
+    (row) => row.expires_at <= now && codeMatches(row.code_hash, email, purpose, code),
+  )
+  if (late) return fail.invalid('code', 'has expired; ask for a new one')
+  for (const c of triable) {
+    if (c.asker) ctx.store.emailCodes.addTry(c.row.id)
+    else ctx.store.emailCodes.addOtherTry(c.row.id)
+  }
+  const left = Math.max(...triable.map((c) => c.left - 1))
+  return fail.invalid(
+    'code',
+    left > 0
+      ? `is wrong (${left} ${left === 1 ? 'try' : 'tries'} left)`
+      : 'is wrong, and that was the last try; ask for a new one',
+  )
 }
 
 /**
@@ -169,6 +250,7 @@ function claimAccount(ctx: Ctx, user: UserRow): UserRow {
  */
 export function verifyEmailCode(
   ctx: Ctx,
+  from: Requester,
   req: VerifyRequest,
   userAgent: string | null,
 ): { user: UserRow; setCookie: string } {
@@ -180,7 +262,7 @@ export function verifyEmailCode(
   const outcome = ctx.db
     .transaction(() => {
       if (purpose === 'login') {
-        const redeemed = redeemCode<object>(ctx, email, 'login', code)
+        const redeemed = redeemCode<object>(ctx, from, email, 'login', code)
         if (redeemed instanceof HarkError) return redeemed
         const found = ctx.store.users.byEmail(email)
         // Only a code that was never mailed (no account), or an account removed since.
@@ -188,7 +270,7 @@ export function verifyEmailCode(
         const user = found.email_verified ? found : claimAccount(ctx, found)
         return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
       }
-      const signUp = redeemCode<SignUp>(ctx, email, 'signup', code)
+      const signUp = redeemCode<SignUp>(ctx, from, email, 'signup', code)
       if (signUp instanceof HarkError) return signUp
       const { user } = createAdmittedPerson(
         ctx,

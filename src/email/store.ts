@@ -1,46 +1,71 @@
 import type { Database } from 'bun:sqlite'
 
 export interface EmailCodeRow {
+  id: string
   email: string
   purpose: string
   code_hash: Uint8Array
   /** Sealed (see `codes.ts`): what the code completes, e.g. a sign-up's invite. */
-  data: string | null
+  data: string
+  /** Who asked for the code: a keyed hash of the client address (`askerTag`), not the address. */
+  asked_from: Uint8Array
+  /** Wrong tries from the address that asked for the code. */
   tries: number
+  /** Wrong tries from every other address, together. */
+  other_tries: number
   created_at: number
   expires_at: number
 }
 
-/** One live code per address and purpose (the table's key): a new one replaces the old. */
+/**
+ * Emailed codes: several may be live for one address and purpose (a new one does not replace
+ * those already mailed); the right one consumes them all.
+ */
 export function emailCodeStore(db: Database) {
   const q = {
-    put: db.query<null, [string, string, Uint8Array, string, number, number]>(
-      `INSERT INTO email_codes (email, purpose, code_hash, data, tries, created_at, expires_at)
-       VALUES (?1, ?2, ?3, ?4, 0, ?5, ?6)
-       ON CONFLICT (email, purpose) DO UPDATE SET
-         code_hash = excluded.code_hash, data = excluded.data, tries = 0,
-         created_at = excluded.created_at, expires_at = excluded.expires_at`,
+    insert: db.query<
+      null,
+      [string, string, string, Uint8Array, string, Uint8Array, number, number]
+    >(
+      `INSERT INTO email_codes
+         (id, email, purpose, code_hash, data, asked_from, tries, other_tries, created_at, expires_at)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, 0, ?7, ?8)`,
     ),
-    get: db.query<EmailCodeRow, [string, string]>(
-      'SELECT * FROM email_codes WHERE email = ?1 AND purpose = ?2',
+    byAddress: db.query<EmailCodeRow, [string, string]>(
+      'SELECT * FROM email_codes WHERE email = ?1 AND purpose = ?2 ORDER BY created_at, id',
     ),
-    addTry: db.query<{ tries: number }, [string, string]>(
-      `UPDATE email_codes SET tries = tries + 1 WHERE email = ?1 AND purpose = ?2
-       RETURNING tries`,
+    addTry: db.query<null, [string]>('UPDATE email_codes SET tries = tries + 1 WHERE id = ?1'),
+    addOtherTry: db.query<null, [string]>(
+      'UPDATE email_codes SET other_tries = other_tries + 1 WHERE id = ?1',
     ),
-    remove: db.query<null, [string, string]>(
+    remove: db.query<null, [string]>('DELETE FROM email_codes WHERE id = ?1'),
+    removeAll: db.query<null, [string, string]>(
       'DELETE FROM email_codes WHERE email = ?1 AND purpose = ?2',
     ),
     removeExpired: db.query<null, [number]>('DELETE FROM email_codes WHERE expires_at <= ?1'),
   }
   return {
-    put: (c: Omit<EmailCodeRow, 'tries'> & { data: string }) =>
-      q.put.run(c.email, c.purpose, c.code_hash, c.data, c.created_at, c.expires_at),
-    get: (email: string, purpose: string) => q.get.get(email, purpose) ?? undefined,
-    /** Counts a wrong try; returns the tries so far. */
-    addTry: (email: string, purpose: string) => q.addTry.get(email, purpose)?.tries ?? 0,
-    /** Consumes the code; false when it was already gone (used or replaced). */
-    remove: (email: string, purpose: string) => q.remove.run(email, purpose).changes > 0,
+    insert: (c: Omit<EmailCodeRow, 'tries' | 'other_tries'>) =>
+      q.insert.run(
+        c.id,
+        c.email,
+        c.purpose,
+        c.code_hash,
+        c.data,
+        c.asked_from,
+        c.created_at,
+        c.expires_at,
+      ),
+    /** Every code for the address and purpose, expired ones too, oldest first. */
+    byAddress: (email: string, purpose: string) => q.byAddress.all(email, purpose),
+    /** Counts a wrong try from the address that asked for the code. */
+    addTry: (id: string) => q.addTry.run(id),
+    /** Counts a wrong try from any other address. */
+    addOtherTry: (id: string) => q.addOtherTry.run(id),
+    /** Drops one code (a sign-up code whose mail could not be sent). */
+    remove: (id: string) => q.remove.run(id).changes > 0,
+    /** Consumes every code for the address and purpose; false when none was left. */
+    removeAll: (email: string, purpose: string) => q.removeAll.run(email, purpose).changes > 0,
     removeExpired: (now: number) => q.removeExpired.run(now).changes,
   }
 }

@@ -37,7 +37,12 @@ export interface EmailServer {
  * driven through `app.handle()`. By default it has an owner (`owner`: false for a fresh one).
  */
 export async function startEmailServer(
-  options: { owner?: boolean; mailer?: boolean; greetingDelayMs?: number } = {},
+  options: {
+    owner?: boolean
+    mailer?: boolean
+    greetingDelayMs?: number
+    trustProxy?: boolean
+  } = {},
 ): Promise<EmailServer> {
   const dir = tempDir('hark-email-')
   const config: Config = {
@@ -47,6 +52,8 @@ export async function startEmailServer(
     baseUrl: BASE,
     writeLimit: 0,
     maxFileSize: DEFAULTS.maxFileSize,
+    // Client addresses from X-Forwarded-For, as behind a reverse proxy (else all are one).
+    trustProxy: options.trustProxy ?? false,
   }
   const trap = await startMailTrap({ greetingDelayMs: options.greetingDelayMs })
   const mailer = options.mailer === false ? undefined : createSmtpMailer(trap.url, FROM)

@@ -124,13 +124,26 @@ describe('email login', () => {
     expect(answers.map((a) => a.status).sort()).toEqual([200, 400, 400, 400])
   })
 
-  test('asking again voids the earlier code', async () => {
+  test('asking again keeps the earlier code good; the one used consumes both', async () => {
     const old = await s.mailedCode(OWNER)
     const fresh = await s.mailedCode(OWNER)
-    const stale = await verify(OWNER, old)
-    expect(stale.status).toBe(400)
-    expect(stale.body.field).toBe('code')
-    expect((await verify(OWNER, fresh)).status).toBe(200)
+    expect((await verify(OWNER, old)).status).toBe(200)
+    const spent = await verify(OWNER, fresh)
+    expect(spent.status).toBe(400)
+    expect(spent.body).toEqual({
+      error: 'code: no code is waiting for this address; ask for a new one',
+      field: 'code',
+    })
+  })
+
+  test('each code lives its own 10 minutes', async () => {
+    const first = await s.mailedCode(OWNER)
+    s.clock.t += CODE_TTL_MS / 2
+    const second = await s.mailedCode(OWNER)
+    s.clock.t += CODE_TTL_MS / 2
+    const late = await verify(OWNER, first)
+    expect(late.body).toEqual({ error: 'code: has expired; ask for a new one', field: 'code' })
+    expect((await verify(OWNER, second)).status).toBe(200)
   })
 
   test('a login code cannot finish a sign-up', async () => {

@@ -5,6 +5,7 @@ import m003 from './003_push.sql' with { type: 'text' }
 import m004 from './004_secrets.sql' with { type: 'text' }
 import m005 from './005_email_verified.sql' with { type: 'text' }
 import m006 from './006_person_cursors.sql' with { type: 'text' }
+import m007 from './007_email_codes.sql' with { type: 'text' }
 
 export const migrations: readonly { version: number; sql: string }[] = [
   { version: 1, sql: m001 },
@@ -13,6 +14,7 @@ export const migrations: readonly { version: number; sql: string }[] = [
   { version: 4, sql: m004 },
   { version: 5, sql: m005 },
   { version: 6, sql: m006 },
+  { version: 7, sql: m007 },
 ]
 
 export const latestVersion = migrations.at(-1)?.version ?? 0
