@@ -111,6 +111,12 @@ describe('answering from the notification', () => {
     f = startPushServer()
     expect((await answerRaw(f, { capability: 'hark_cap_nope', answer: true })).status).toBe(403)
     expect((await answerRaw(f, { answer: true })).status).toBe(400)
-    expect((await f.s.raw().raw('POST', '/v1/push/answer', { body: '{nope' })).status).toBe(400)
+    const malformed = await f.s.raw().raw('POST', '/v1/push/answer', {
+      body: '{nope',
+      headers: { 'content-type': 'application/json' },
+    })
+    expect(malformed.status).toBe(400)
+    // Not declared as JSON at all: 415 (src/server/json-body.ts).
+    expect((await f.s.raw().raw('POST', '/v1/push/answer', { body: '{nope' })).status).toBe(415)
   })
 })
