@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { openDatabase } from '../src/db/database.ts'
-import { addChannel, addPersonToken, addUser } from '../src/people/service.ts'
+import { addChannel, addPersonToken, addUser, issueToken } from '../src/people/service.ts'
 import { systemClock } from '../src/server/clock.ts'
 import { openStores } from '../src/server/context.ts'
 import { HARK, requireBinary } from '../test/binary/process.ts'
@@ -31,27 +31,40 @@ export const mib = (kib: number) => `${(kib / 1024).toFixed(1)} MiB`
 export const tempDataDir = (prefix = 'hark-bench-') => mkdtempSync(join(tmpdir(), prefix))
 
 export interface Provisioned {
+  /** The first agent token of each channel. */
   agentTokens: string[]
+  /** Every agent token of each channel (`tokensPerChannel` of them). */
+  channelTokens: string[][]
   channelIds: string[]
   personToken: string
 }
 
-/** An owner, `channels` channels with their agent tokens, and a person token, in `dir`. */
-export function provision(dir: string, channels: number): Provisioned {
+/**
+ * An owner, `channels` channels with their agent tokens, and a person token, in `dir`. A token
+ * holds at most MAX_HELD_POLLS long-polls at once: a bench that holds more on one channel asks
+ * for more tokens of each channel (`tokensPerChannel`), as several agents of one channel would.
+ */
+export function provision(dir: string, channels: number, tokensPerChannel = 1): Provisioned {
   const db = openDatabase(join(dir, 'hark.db'))
   const p = { db, store: openStores(db), clock: systemClock }
   const email = 'bench@example.com'
-  addUser(p, { email, owner: true })
+  const user = addUser(p, { email, owner: true })
   const agentTokens: string[] = []
+  const channelTokens: string[][] = []
   const channelIds: string[] = []
   for (let i = 0; i < channels; i++) {
     const made = addChannel(p, { email, label: `bench ${i}` })
     agentTokens.push(made.token)
     channelIds.push(made.channel.id)
+    const tokens = [made.token]
+    for (let t = 1; t < tokensPerChannel; t++) {
+      tokens.push(issueToken(p, 'agent', user, made.channel, `bench ${i}.${t}`).token)
+    }
+    channelTokens.push(tokens)
   }
   const personToken = addPersonToken(p, { email }).token
   db.close()
-  return { agentTokens, channelIds, personToken }
+  return { agentTokens, channelTokens, channelIds, personToken }
 }
 
 /**

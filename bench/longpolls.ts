@@ -14,6 +14,7 @@
  * when that is lower, when needed): this process holds one socket per poll, so does the server.
  */
 import { rmSync } from 'node:fs'
+import { MAX_HELD_POLLS } from '../src/server/holds.ts'
 import {
   arg,
   cpuMs,
@@ -53,8 +54,10 @@ if (limit < HELD + 1000 && !process.env.HARK_BENCH_REEXEC) {
 
 const dir = tempDataDir('hark-polls-')
 try {
-  const { agentTokens } = provision(dir, 1)
-  const token = agentTokens[0] as string
+  // One channel, as many of its agents' tokens as the held polls need (MAX_HELD_POLLS each).
+  const { channelTokens } = provision(dir, 1, Math.ceil(HELD / MAX_HELD_POLLS))
+  const tokens = channelTokens[0] as string[]
+  const token = tokens[0] as string
   const server = await startHark(dir, ['--write-limit', '0'], { nofile: NOFILE })
   const pid = server.proc.pid
   const auth = { authorization: `Bearer ${token}` }
@@ -85,12 +88,9 @@ try {
     for (let i = 0; i < n; i++) {
       polls.push({
         opened: performance.now(),
-        answer: rawRequest(
-          server.url,
-          'GET',
-          `/v1/messages?since=${cursor}&wait=${WAIT}&peek=1`,
-          auth,
-        ),
+        answer: rawRequest(server.url, 'GET', `/v1/messages?since=${cursor}&wait=${WAIT}&peek=1`, {
+          authorization: `Bearer ${tokens[i % tokens.length]}`,
+        }),
       })
       if (i % 500 === 499) await Bun.sleep(20)
     }

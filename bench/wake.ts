@@ -10,6 +10,7 @@
  * Target: p50 < 2 ms, p99 < 10 ms.
  */
 import { rmSync } from 'node:fs'
+import { MAX_HELD_POLLS } from '../src/server/holds.ts'
 import {
   arg,
   ms,
@@ -26,7 +27,9 @@ const WAKES = arg('wakes', 300)
 
 const dir = tempDataDir('hark-wake-')
 try {
-  const { agentTokens, personToken } = provision(dir, 11)
+  // The other polls' channels get enough tokens to hold them (MAX_HELD_POLLS each).
+  const perToken = Math.ceil(HELD / 10 / MAX_HELD_POLLS)
+  const { agentTokens, channelTokens, personToken } = provision(dir, 11, perToken)
   const server = await startHark(dir, ['--write-limit', '0'], { nofile: HELD + 1000 })
   const token = agentTokens[0] as string
   const agent = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
@@ -36,7 +39,8 @@ try {
   // The other polls, parked for the whole run (wait=55) on the other channels.
   const held: Promise<RawAnswer>[] = []
   for (let i = 0; i < HELD; i++) {
-    const other = agentTokens[1 + (i % 10)] as string
+    const tokens = channelTokens[1 + (i % 10)] as string[]
+    const other = tokens[Math.floor(i / 10) % tokens.length] as string
     held.push(
       rawRequest(server.url, 'GET', '/v1/messages?since=1000000000&wait=55', {
         authorization: `Bearer ${other}`,

@@ -1,11 +1,12 @@
 import { Elysia, t } from 'elysia'
-import type { ChannelRow } from '../channels/store.ts'
 import { MessageResponse } from '../messages/schema.ts'
 import { messageOf } from '../messages/service.ts'
+import type { AgentAuth } from '../people/service.ts'
 import { agentAuth } from '../server/auth.ts'
-import { type Ctx, holdOpen } from '../server/context.ts'
+import { type Ctx, longPoll } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
 import { jsonResponse } from '../server/errors.ts'
+import { holderOf } from '../server/holds.ts'
 import { parseWait } from '../server/query.ts'
 import { AskQuery, AskResponse, AsksResponse } from './schema.ts'
 import { cancelAsk, listOpenAsks, readAsk } from './service.ts'
@@ -18,14 +19,16 @@ const IdParams = t.Object({ id: t.String() })
  */
 export async function agentAsk(
   ctx: Ctx,
-  channel: ChannelRow,
+  agent: AgentAuth,
   id: string,
   query: AskQuery,
   request: Request,
 ): Promise<Response> {
   const waitMs = parseWait(query.wait)
-  holdOpen(ctx, request, waitMs)
-  return jsonResponse(JSON.stringify(await readAsk(ctx, channel, id, waitMs, request.signal)))
+  const ask = await longPoll(ctx, request, holderOf(agent), waitMs, () =>
+    readAsk(ctx, agent.channel, id, waitMs, request.signal),
+  )
+  return jsonResponse(JSON.stringify(ask))
 }
 
 /** The agent's questions: list the open ones, long-poll one for its answer, cancel. */
@@ -37,8 +40,7 @@ export const askRoutes = (ctx: Ctx) =>
     })
     .get(
       '/asks/:id',
-      ({ agent, params, query, request }) =>
-        agentAsk(ctx, agent.channel, params.id, query, request),
+      ({ agent, params, query, request }) => agentAsk(ctx, agent, params.id, query, request),
       {
         params: IdParams,
         query: AskQuery,

@@ -1,9 +1,10 @@
 import { Elysia, t } from 'elysia'
-import type { ChannelRow } from '../channels/store.ts'
+import type { AgentAuth } from '../people/service.ts'
 import { agentAuth } from '../server/auth.ts'
-import { type Ctx, holdOpen } from '../server/context.ts'
+import { type Ctx, longPoll } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
 import { jsonResponse } from '../server/errors.ts'
+import { holderOf } from '../server/holds.ts'
 import { parseChoice, parseCursor, parseFlag, parseLimit, parseWait } from '../server/query.ts'
 import { LIMITS } from './limits.ts'
 import {
@@ -34,20 +35,22 @@ const IdParams = t.Object({ id: t.String() })
  */
 export async function agentFeed(
   ctx: Ctx,
-  channel: ChannelRow,
+  agent: AgentAuth,
   query: FeedQuery,
   request: Request,
 ): Promise<Response> {
   const waitMs = parseWait(query.wait)
-  holdOpen(ctx, request, waitMs)
-  const json = await readFeed(ctx, channel, {
+  const options = {
     since: parseCursor(query.since),
     waitMs,
     sender: parseChoice('sender', query.sender, ['human', 'agent'] as const),
     markSeen: !parseFlag('peek', query.peek),
     limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
     signal: request.signal,
-  })
+  }
+  const json = await longPoll(ctx, request, holderOf(agent), waitMs, () =>
+    readFeed(ctx, agent.channel, options),
+  )
   return jsonResponse(json)
 }
 
@@ -63,14 +66,10 @@ export const messageRoutes = (ctx: Ctx) =>
         detail: doc('messages', 'Send a message or a question', MessageResponse),
       },
     )
-    .get(
-      '/messages',
-      ({ agent, query, request }) => agentFeed(ctx, agent.channel, query, request),
-      {
-        query: FeedQuery,
-        detail: doc('messages', 'Read the change feed (long-poll)', FeedResponse),
-      },
-    )
+    .get('/messages', ({ agent, query, request }) => agentFeed(ctx, agent, query, request), {
+      query: FeedQuery,
+      detail: doc('messages', 'Read the change feed (long-poll)', FeedResponse),
+    })
     .patch(
       '/messages/:id',
       ({ agent, params, body }) => ({

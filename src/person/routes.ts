@@ -20,9 +20,10 @@ import { messageOf, readFeed, sendMessage } from '../messages/service.ts'
 import { PinsResponse } from '../pins/schema.ts'
 import { listPins } from '../pins/service.ts'
 import { personAuth } from '../server/auth.ts'
-import { type Ctx, holdOpen, streamOpen } from '../server/context.ts'
+import { type Ctx, longPoll, streamOpen } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
 import { fail, jsonResponse } from '../server/errors.ts'
+import { holderOf } from '../server/holds.ts'
 import { parseChoice, parseCursor, parseLimit, parseWait } from '../server/query.ts'
 
 /**
@@ -89,13 +90,15 @@ export const personRoutes = (ctx: Ctx) =>
       '/feed',
       ({ person, query, request }) => {
         const waitMs = parseWait(query.wait)
-        holdOpen(ctx, request, waitMs)
-        return readPersonFeed(ctx, person.user.id, {
+        const options = {
           since: parseCursor(query.since),
           waitMs,
           limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
           signal: request.signal,
-        })
+        }
+        return longPoll(ctx, request, holderOf(person), waitMs, () =>
+          readPersonFeed(ctx, person.user.id, options),
+        )
       },
       {
         query: PersonFeedQuery,
@@ -175,15 +178,17 @@ export const personRoutes = (ctx: Ctx) =>
         const tail = parseTail(query)
         if (tail !== undefined) return readTail(ctx, channel, tail, query.before)
         const waitMs = parseWait(query.wait)
-        holdOpen(ctx, request, waitMs)
-        return readFeed(ctx, channel, {
+        const options = {
           since: parseCursor(query.since),
           waitMs,
           sender: parseChoice('sender', query.sender, ['human', 'agent'] as const),
           markSeen: false,
           limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
           signal: request.signal,
-        }).then(jsonResponse)
+        }
+        return longPoll(ctx, request, holderOf(person), waitMs, () =>
+          readFeed(ctx, channel, options),
+        ).then(jsonResponse)
       },
       {
         params: IdParams,

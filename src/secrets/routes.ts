@@ -1,7 +1,8 @@
 import { Elysia, t } from 'elysia'
 import { agentAuth, personAuth } from '../server/auth.ts'
-import { type Ctx, holdOpen } from '../server/context.ts'
+import { type Ctx, longPoll } from '../server/context.ts'
 import { doc } from '../server/docs.ts'
+import { holderOf } from '../server/holds.ts'
 import { parseWait } from '../server/query.ts'
 import { CreateSecretRequest, FulfilRequest, SecretQuery, SecretResponse } from './schema.ts'
 import {
@@ -37,8 +38,9 @@ export const secretRoutes = (ctx: Ctx) =>
       '/secrets/:id',
       ({ agent, params, query, request }) => {
         const waitMs = parseWait(query.wait)
-        holdOpen(ctx, request, waitMs)
-        return readSecret(ctx, agent.channel, params.id, waitMs, request.signal)
+        return longPoll(ctx, request, holderOf(agent), waitMs, () =>
+          readSecret(ctx, agent.channel, params.id, waitMs, request.signal),
+        )
       },
       {
         params: IdParams,

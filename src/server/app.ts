@@ -2,7 +2,6 @@ import { openapi } from '@elysiajs/openapi'
 import { Elysia, ValidationError } from 'elysia'
 import { agentAsk, askRoutes } from '../asks/routes.ts'
 import { channelRoutes } from '../channels/routes.ts'
-import type { ChannelRow } from '../channels/store.ts'
 import { emailRoutes } from '../email/routes.ts'
 import { fileRoutes } from '../files/routes.ts'
 import { joinRoutes } from '../join/routes.ts'
@@ -10,7 +9,7 @@ import { agentFeed, messageRoutes } from '../messages/routes.ts'
 import { pairingRoutes } from '../pairing/routes.ts'
 import { passkeyRoutes } from '../passkeys/routes.ts'
 import { peopleRoutes } from '../people/routes.ts'
-import { authenticateAgent } from '../people/service.ts'
+import { type AgentAuth, authenticateAgent } from '../people/service.ts'
 import { personRoutes } from '../person/routes.ts'
 import { pinRoutes } from '../pins/routes.ts'
 import { pushAnswerRoutes, pushRoutes } from '../push/routes.ts'
@@ -119,13 +118,13 @@ export function leanRoute(ctx: Ctx, request: Request): Promise<Response> | undef
   if (path === '/v1/messages') {
     const query = plainQuery(url, at, FEED_QUERY)
     if (!query) return undefined
-    return lean(ctx, request, (channel) => agentFeed(ctx, channel, query, request))
+    return lean(ctx, request, (agent) => agentFeed(ctx, agent, query, request))
   }
   if (path.startsWith('/v1/asks/') && /^\/v1\/asks\/[\w-]+$/.test(path)) {
     const query = plainQuery(url, at, ASK_QUERY)
     if (!query) return undefined
     const id = path.slice('/v1/asks/'.length)
-    return lean(ctx, request, (channel) => agentAsk(ctx, channel, id, query, request))
+    return lean(ctx, request, (agent) => agentAsk(ctx, agent, id, query, request))
   }
   return undefined
 }
@@ -133,11 +132,10 @@ export function leanRoute(ctx: Ctx, request: Request): Promise<Response> | undef
 async function lean(
   ctx: Ctx,
   request: Request,
-  handle: (channel: ChannelRow) => Promise<Response>,
+  handle: (agent: AgentAuth) => Promise<Response>,
 ): Promise<Response> {
   try {
-    const { channel } = authenticateAgent(ctx, request.headers.get('authorization') ?? undefined)
-    return await handle(channel)
+    return await handle(authenticateAgent(ctx, request.headers.get('authorization') ?? undefined))
   } catch (error) {
     return renderError(ctx, request, error)
   }

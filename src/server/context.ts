@@ -23,6 +23,7 @@ import { type Clock, systemClock } from './clock.ts'
 import type { Config } from './config.ts'
 import { FatalError } from './errors.ts'
 import { socketRequest } from './front-door.ts'
+import { HeldPolls } from './holds.ts'
 import { type Logger, stderrLogger } from './log.ts'
 import { WriteLimiter } from './ratelimit.ts'
 import { Waiters } from './waiters.ts'
@@ -37,6 +38,8 @@ export interface Ctx {
   clock: Clock
   log: Logger
   waiters: Waiters
+  /** Long-polls held right now, by token or session (capped). */
+  holds: HeldPolls
   limiter: WriteLimiter
   expiry: ExpiryScheduler
   filesDir: string
@@ -47,6 +50,27 @@ export interface Ctx {
   mailer?: Mailer
   /** The listening server, once `hark serve` has one (tests drive `app.handle()` without). */
   server?: Server<unknown>
+}
+
+/**
+ * Runs a long-poll's `poll`: counted against `holder`'s cap of polls held at once (429 past it)
+ * and kept open past Bun's idle timeout. A poll that does not wait is neither.
+ */
+export async function longPoll<T>(
+  ctx: Ctx,
+  request: Request,
+  holder: string,
+  waitMs: number,
+  poll: () => Promise<T>,
+): Promise<T> {
+  if (waitMs <= 0) return poll()
+  const release = ctx.holds.take(holder)
+  holdOpen(ctx, request, waitMs)
+  try {
+    return await poll()
+  } finally {
+    release()
+  }
 }
 
 /**
@@ -117,6 +141,7 @@ export function createContext(
     clock,
     log: options.log ?? stderrLogger,
     waiters: new Waiters(),
+    holds: new HeldPolls(),
     limiter: new WriteLimiter(config.writeLimit, () => clock.now()),
     expiry: new ExpiryScheduler(),
     filesDir,

@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import type { ChannelRow } from '../../src/channels/store.ts'
 import type { Block } from '../../src/messages/schema.ts'
+import { issueToken } from '../../src/people/service.ts'
+import type { UserRow } from '../../src/people/store.ts'
 import { failsWith, sleep, startTestServer, type TestServer } from '../harness.ts'
 import { cursorNow, question, timed, track, until } from './fixtures.ts'
 
@@ -11,6 +14,16 @@ afterEach(() => s.close())
 
 const text: Block = { type: 'text_input', id: 'why' }
 const parked = (n: number) => until(() => s.ctx.waiters.size === n)
+type AskResult = Awaited<ReturnType<TestServer['agent']['ask']>>
+
+/** More agent tokens of the test channel, each with its own count of held polls. */
+function moreAgents(server: TestServer, n: number) {
+  const channel = server.ctx.store.channels.byId(server.channelId) as ChannelRow
+  const user = server.ctx.store.users.byId(channel.user_id) as UserRow
+  return Array.from({ length: n }, (_, i) =>
+    server.agentClient(issueToken(server.ctx, 'agent', user, channel, `extra ${i}`).token),
+  )
+}
 
 describe('GET /v1/asks/:id?wait', () => {
   test('wakes on the answer, well before the wait is over', async () => {
@@ -91,7 +104,12 @@ describe('GET /v1/asks/:id?wait', () => {
 
   test('one answer wakes every waiter on the question', async () => {
     const message = await question(s, [text])
-    const polls = Array.from({ length: 50 }, () => s.agent.ask(message.id, 10))
+    // 50 waiters: more than one token may hold (MAX_HELD_POLLS), so three tokens of the channel.
+    const agents = [s.agent, ...moreAgents(s, 2)]
+    const polls = Array.from(
+      { length: 50 },
+      (_, i) => agents[i % 3]?.ask(message.id, 10) as Promise<AskResult>,
+    )
     await parked(50)
     const { value, ms } = await timed(
       s.person.answer(message.id, 'all').then(() => Promise.all(polls)),
@@ -223,7 +241,12 @@ describe('GET /v1/messages?wait', () => {
 
   test('200 concurrent waiters are all woken by one send', async () => {
     const cursor = await cursorNow(s)
-    const polls = Array.from({ length: 200 }, () => s.agent.feed({ since: cursor, wait: 10 }))
+    const agents = [s.agent, ...moreAgents(s, 9)]
+    const polls = Array.from(
+      { length: 200 },
+      (_, i) =>
+        agents[i % 10]?.feed({ since: cursor, wait: 10 }) as ReturnType<typeof s.agent.feed>,
+    )
     await parked(200)
     const { value, ms } = await timed(
       s.agent.send({ body: { text: 'everyone' } }).then(async (r) => ({
