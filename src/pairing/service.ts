@@ -1,6 +1,7 @@
 import { channelsChanged } from '../feed/service.ts'
 import type { PersonAuth } from '../people/service.ts'
 import { cleanLabel, issueToken } from '../people/service.ts'
+import { requireSession } from '../server/auth.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
 import { hashToken, newId, randomBase62 } from '../server/ids.ts'
@@ -134,6 +135,8 @@ export const pairingView = (row: PairingRow) => ({
 
 /** Approving creates the agent's channel (named by the person) and wakes the waiting CLI. */
 export function approvePairing(ctx: Ctx, person: PersonAuth, code: string, label: unknown) {
+  // Approving mints an agent token into the person's account: a leaked person token must not.
+  requireSession(person, 'approving a pairing')
   const row = findPendingPairing(ctx, code)
   const name = label === undefined ? (row.label ?? 'Agent') : cleanLabel(label)
   const settled = ctx.db

@@ -33,11 +33,11 @@ const poll = (deviceCode: unknown, wait?: number, signal?: AbortSignal) =>
     signal,
   })
 
-/** The person's side, by person token. */
+/** The person's side: seeing and denying by person token, approving from the app (a session). */
 const see = (code: string) =>
   s.person.call<{ pairing: PairingView }>('GET', `/v1/app/pairings/${encodeURIComponent(code)}`)
-const approve = (code: string, json?: unknown) =>
-  s.person.call<{ pairing: PairingView; channel: { id: string; label: string } }>(
+const approve = (code: string, json?: unknown, person = s.sessionClient()) =>
+  person.call<{ pairing: PairingView; channel: { id: string; label: string } }>(
     'POST',
     `/v1/app/pairings/${encodeURIComponent(code)}/approve`,
     { json },
@@ -323,7 +323,7 @@ describe('the person side of pairing', () => {
     s = startTestServer()
     const p = await start()
     for (const label of ['', '  ', 'x'.repeat(LIMITS.labelChars + 1), 7]) {
-      const res = await s.person.raw('POST', `/v1/app/pairings/${p.user_code}/approve`, {
+      const res = await s.sessionClient().raw('POST', `/v1/app/pairings/${p.user_code}/approve`, {
         json: { label },
       })
       expect(res.status).toBe(400)
@@ -331,6 +331,18 @@ describe('the person side of pairing', () => {
     }
     expect((await see(p.user_code)).pairing.status).toBe('pending')
     expect((await s.person.channels()).channels).toHaveLength(1)
+  })
+
+  test('a person token cannot approve (403): no channel, no token, the pairing stays pending', async () => {
+    s = startTestServer()
+    const p = await start()
+    const e = await failsWith(approve(p.user_code, { label: 'Mine' }, s.person), 403)
+    expect(e.error).toBe(
+      'approving a pairing needs a browser session: log in to the app; a person token cannot do this',
+    )
+    expect((await see(p.user_code)).pairing.status).toBe('pending')
+    expect((await s.person.channels()).channels).toHaveLength(1)
+    expect(await poll(p.device_code, 0)).toEqual({ status: 'pending' })
   })
 
   test('needs a login (401); an agent token is 403', async () => {
@@ -378,10 +390,9 @@ describe('the person side of pairing', () => {
     s = startTestServer()
     const bob = s.addPerson('bob@example.com')
     const p = await start()
-    const approved = await bob.call<{ channel: { id: string } }>(
-      'POST',
-      `/v1/app/pairings/${p.user_code}/approve`,
-    )
+    const approved = await s
+      .sessionClient('bob@example.com')
+      .call<{ channel: { id: string } }>('POST', `/v1/app/pairings/${p.user_code}/approve`)
     const result = await poll(p.device_code)
     expect((await bob.channels()).channels.map((c) => c.id)).toEqual([approved.channel.id])
     expect((await s.person.channels()).channels.map((c) => c.id)).toEqual([s.channelId])
