@@ -12,9 +12,11 @@ export interface ChannelRow {
 
 export function channelStore(db: Database) {
   const q = {
-    insert: db.query<ChannelRow, [string, string, string, number]>(
+    // Only while the person has fewer than ?5 channels: the check and the insert are one step.
+    insert: db.query<ChannelRow, [string, string, string, number, number]>(
       `INSERT INTO channels (id, user_id, label, created_at, updated_at)
-       VALUES (?1, ?2, ?3, ?4, ?4) RETURNING *`,
+       SELECT ?1, ?2, ?3, ?4, ?4 WHERE (SELECT count(*) FROM channels WHERE user_id = ?2) < ?5
+       RETURNING *`,
     ),
     byId: db.query<ChannelRow, [string]>('SELECT * FROM channels WHERE id = ?1'),
     byUser: db.query<ChannelRow, [string]>(
@@ -39,8 +41,9 @@ export function channelStore(db: Database) {
     ),
   }
   return {
-    insert: (id: string, userId: string, label: string, now: number) =>
-      q.insert.get(id, userId, label, now) as ChannelRow,
+    /** The new channel, or undefined when the person already has `max` channels. */
+    insert: (id: string, userId: string, label: string, now: number, max: number) =>
+      q.insert.get(id, userId, label, now, max) ?? undefined,
     byId: (id: string) => q.byId.get(id) ?? undefined,
     byUser: (userId: string) => q.byUser.all(userId),
     rename: (id: string, label: string, now: number) => q.rename.get(id, label, now) as ChannelRow,

@@ -53,17 +53,25 @@ const overQuota = (used: number) =>
       `(${used} bytes used)`,
   )
 
+const overPersonQuota = (used: number) =>
+  fail.tooLarge(
+    `your files in all your channels would exceed ${LIMITS.personStorageBytes} bytes ` +
+      `(${used} bytes used)`,
+  )
+
 /**
- * The channel's quota, checked before the bytes are read (409 when it holds the most files,
- * 413 when a declared length would not fit) and again when the upload is recorded, in the
- * same transaction, so concurrent uploads cannot overshoot it together. Returns the bytes
- * the channel may still take.
+ * The channel's quota and its person's, checked before the bytes are read (409 when the channel
+ * holds the most files, 413 when a declared length would not fit) and again when the upload is
+ * recorded, in the same transaction, so concurrent uploads cannot overshoot them together.
+ * Returns the bytes that may still be taken.
  */
 function checkQuota(ctx: Ctx, channel: ChannelRow, incoming: number): number {
   const usage = ctx.store.files.usage(channel.id)
   if (usage.files >= LIMITS.filesPerChannel) throw tooManyFiles()
   if (usage.bytes + incoming > LIMITS.channelStorageBytes) throw overQuota(usage.bytes)
-  return LIMITS.channelStorageBytes - usage.bytes
+  const personBytes = ctx.store.files.personBytes(channel.user_id)
+  if (personBytes + incoming > LIMITS.personStorageBytes) throw overPersonQuota(personBytes)
+  return Math.min(LIMITS.channelStorageBytes - usage.bytes, LIMITS.personStorageBytes - personBytes)
 }
 
 /**
@@ -100,7 +108,11 @@ export async function saveUpload(
       for await (const chunk of stallGuarded(input.body, ctx.config.uploadStallMs)) {
         size += chunk.byteLength
         if (size > limit) throw fail.tooLarge(`file is larger than the ${limit}-byte limit`)
-        if (size > room) throw overQuota(LIMITS.channelStorageBytes - room)
+        if (size > room) {
+          // Checking again names the quota the upload went past: the channel's or the person's.
+          checkQuota(ctx, channel, size)
+          throw overQuota(LIMITS.channelStorageBytes - room)
+        }
         hash.update(chunk)
         await handle.write(chunk)
       }

@@ -23,6 +23,10 @@ export function fileStore(db: Database) {
     usage: db.query<{ files: number; bytes: number }, [string]>(
       'SELECT count(*) AS files, coalesce(sum(size), 0) AS bytes FROM files WHERE channel_id = ?1',
     ),
+    personBytes: db.query<{ bytes: number }, [string]>(
+      `SELECT coalesce(sum(size), 0) AS bytes FROM files
+       WHERE channel_id IN (SELECT id FROM channels WHERE user_id = ?1)`,
+    ),
   }
   return {
     insert: (f: FileRow) =>
@@ -31,6 +35,8 @@ export function fileStore(db: Database) {
     allIds: () => q.allIds.all(),
     /** How many files a channel holds, and their bytes together. */
     usage: (channelId: string) => q.usage.get(channelId) ?? { files: 0, bytes: 0 },
+    /** The bytes of all files of all of a person's channels. */
+    personBytes: (userId: string) => q.personBytes.get(userId)?.bytes ?? 0,
   }
 }
 

@@ -1,6 +1,6 @@
 import { personChannel } from '../channels/service.ts'
 import { channelsChanged } from '../feed/service.ts'
-import { cleanLabel, issueToken, type PersonAuth } from '../people/service.ts'
+import { cleanLabel, issueToken, newChannel, type PersonAuth } from '../people/service.ts'
 import { requireSession } from '../server/auth.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
@@ -84,7 +84,7 @@ function redeem(ctx: Ctx, code: unknown) {
         if (!channel) throw fail.forbidden('the channel of this join link no longer exists')
         ctx.store.tokens.revokeChannel(channel.id, now)
       } else {
-        channel = ctx.store.channels.insert(newId('ch'), user.id, link.label ?? 'Agent', now)
+        channel = newChannel(ctx, user.id, link.label ?? 'Agent')
       }
       const { token } = issueToken(ctx, 'agent', user, channel, channel.label)
       return { token, channel: { id: channel.id, label: channel.label }, userId: user.id }

@@ -21,6 +21,10 @@ export const LIMITS = {
   filesPerChannel: 1000,
   /** Bytes of files one channel may hold, all uploads together: 1 GiB (413 past it). */
   channelStorageBytes: 1024 ** 3,
+  /** Channels (connected agents) one person may have (409 past it). */
+  channelsPerPerson: 100,
+  /** Bytes of files all of one person's channels may hold together: 5 GiB (413 past it). */
+  personStorageBytes: 5 * 1024 ** 3,
   /** Most messages returned by one feed read; `has_more` says when there are more. */
   feedPage: 200,
 } as const

@@ -1,6 +1,6 @@
 import { channelsChanged } from '../feed/service.ts'
 import type { PersonAuth } from '../people/service.ts'
-import { cleanLabel, issueToken } from '../people/service.ts'
+import { cleanLabel, issueToken, newChannel } from '../people/service.ts'
 import { requireSession } from '../server/auth.ts'
 import type { Ctx } from '../server/context.ts'
 import { fail } from '../server/errors.ts'
@@ -141,7 +141,7 @@ export function approvePairing(ctx: Ctx, person: PersonAuth, code: string, label
   const name = label === undefined ? (row.label ?? 'Agent') : cleanLabel(label)
   const settled = ctx.db
     .transaction(() => {
-      const channel = ctx.store.channels.insert(newId('ch'), person.user.id, name, ctx.clock.now())
+      const channel = newChannel(ctx, person.user.id, name)
       const done = ctx.store.pairings.settle(row.id, 'approved', person.user.id, channel.id)
       if (!done) throw fail.conflict('this pairing was already answered')
       return { pairing: done, channel }

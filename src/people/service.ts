@@ -72,6 +72,27 @@ export function issueToken(
   return { token, row }
 }
 
+/**
+ * A new channel of the person, unless they have `LIMITS.channelsPerPerson` already (409): each
+ * is an agent that may send, store files and push to the person's devices. Call in a transaction.
+ */
+export function newChannel(p: Provisioning, userId: string, label: string): ChannelRow {
+  const channel = p.store.channels.insert(
+    newId('ch'),
+    userId,
+    label,
+    p.clock.now(),
+    LIMITS.channelsPerPerson,
+  )
+  if (!channel) {
+    throw fail.conflict(
+      `you have ${LIMITS.channelsPerPerson} connected agents, the most there can be; ` +
+        'delete a channel in the app to connect another',
+    )
+  }
+  return channel
+}
+
 /** A new channel for the person, with its agent token (shown once, stored as a hash). */
 export function addChannel(
   p: Provisioning,
@@ -81,7 +102,7 @@ export function addChannel(
   return p.db
     .transaction(() => {
       const user = userByEmail(p, input.email)
-      const channel = p.store.channels.insert(newId('ch'), user.id, label, p.clock.now())
+      const channel = newChannel(p, user.id, label)
       return { channel, token: issueToken(p, 'agent', user, channel, label).token }
     })
     .immediate()

@@ -72,6 +72,17 @@ interface ResponseHeaders {
  * extended, the cookie is sent again with a fresh Max-Age through `set` (when given).
  */
 export function personOf(ctx: Ctx, request: Request, set?: ResponseHeaders): PersonAuth {
+  const person = personBehind(ctx, request, set)
+  // The same write limit as an agent's channel, for the person across all their clients: a
+  // script with a person token must not be able to write without bound either.
+  if (WRITES.has(request.method)) {
+    const retryAfter = ctx.limiter.take(`person:${person.user.id}`)
+    if (retryAfter > 0) throw fail.rateLimited(retryAfter)
+  }
+  return person
+}
+
+function personBehind(ctx: Ctx, request: Request, set?: ResponseHeaders): PersonAuth {
   const header = request.headers.get('authorization')
   if (header) return authenticatePerson(ctx, header)
   const found = sessionFromCookie(ctx, request.headers.get('cookie'))
