@@ -54,9 +54,12 @@ export async function enablePush(vapidKey: string, name: string): Promise<void> 
   try {
     await post('/v1/app/push/subscriptions', { ...subscription.toJSON(), name })
   } catch (error) {
-    // 409: this browser's endpoint is registered to another account (someone else signed in
-    // here before). A new subscription has a new endpoint of its own.
-    if (!(error instanceof ApiError) || error.status !== 409) throw error
+    // 409 on `endpoint`: this browser's endpoint is registered to another account (someone else
+    // signed in here before); a new subscription has a new endpoint of its own. Any other 409
+    // (the person has the most devices there can be) is theirs to read, not to retry.
+    if (!(error instanceof ApiError) || error.status !== 409 || error.field !== 'endpoint') {
+      throw error
+    }
     await subscription.unsubscribe()
     await post('/v1/app/push/subscriptions', { ...(await subscribe()).toJSON(), name })
   }
