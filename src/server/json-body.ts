@@ -6,14 +6,22 @@ import { pathOf } from './front-door.ts'
  *
  * Everything after it — Elysia's validation and its error, block checks, answer checks — walks
  * the value recursively, so a body is refused here, in time linear in its size, before any of
- * that work: when it is not JSON, is not UTF-8, nests deeper than `MAX_JSON_DEPTH`, or holds a
- * string that is not well-formed Unicode (a lone surrogate escape would be stored as U+FFFD). The
- * size is capped earlier, before a byte is read (`body-limit.ts`). No refusal ever repeats the
+ * that work: when it is not JSON, is not UTF-8, nests deeper than `MAX_JSON_DEPTH`, is built of
+ * more containers or members than allowed, or holds a string that is not well-formed Unicode (a
+ * lone surrogate escape would be stored as U+FFFD). The size is capped earlier, before a byte is read (`body-limit.ts`). No refusal ever repeats the
  * received value: its message says what is wrong, never what was sent.
  */
 
 /** Deepest nesting of arrays and objects; real bodies (blocks, tables, answers) stay under 8. */
 export const MAX_JSON_DEPTH = 32
+
+/**
+ * Most arrays and objects in one body, and most members of its objects together. A message at
+ * its limits (100 blocks of 50 options, a 5,000-row table) stays well under both; a body built
+ * of tens of thousands of tiny containers or keys is what makes parsing it slow.
+ */
+export const MAX_JSON_CONTAINERS = 20_000
+export const MAX_JSON_MEMBERS = 20_000
 
 /** What a route that takes raw bytes (an upload) gets as its "parsed" body: nothing was read. */
 export const RAW_BODY = Object.freeze({})
@@ -49,7 +57,7 @@ export async function parseJsonBody(request: Request, contentType: string): Prom
   } catch {
     throw new BodyError(400, 'request body is not valid UTF-8')
   }
-  checkDepth(text)
+  checkShape(text)
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -64,12 +72,15 @@ export async function parseJsonBody(request: Request, contentType: string): Prom
 }
 
 /**
- * Refuses nesting deeper than `MAX_JSON_DEPTH` with one pass over the text, before `JSON.parse`
- * builds anything. Brackets inside strings do not count; the text need not be valid JSON here
- * (`JSON.parse` says so next), the count only has to be right for text that is.
+ * Refuses nesting deeper than `MAX_JSON_DEPTH`, and more containers or members than allowed, with
+ * one pass over the text, before `JSON.parse` builds anything. Brackets and colons inside strings
+ * do not count; the text need not be valid JSON here (`JSON.parse` says so next), the counts only
+ * have to be right for text that is.
  */
-function checkDepth(text: string): void {
+function checkShape(text: string): void {
   let depth = 0
+  let containers = 0
+  let members = 0
   let inString = false
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
@@ -83,8 +94,16 @@ function checkDepth(text: string): void {
       if (++depth > MAX_JSON_DEPTH) {
         throw new BodyError(400, `request body nests deeper than ${MAX_JSON_DEPTH} levels`)
       }
+      if (++containers > MAX_JSON_CONTAINERS) {
+        throw new BodyError(
+          400,
+          `request body has more than ${MAX_JSON_CONTAINERS} arrays and objects`,
+        )
+      }
     } else if (c === 0x5d || c === 0x7d) {
       depth--
+    } else if (c === 0x3a && ++members > MAX_JSON_MEMBERS) {
+      throw new BodyError(400, `request body has more than ${MAX_JSON_MEMBERS} object members`)
     }
   }
 }

@@ -1,5 +1,9 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { MAX_JSON_DEPTH } from '../../src/server/json-body.ts'
+import {
+  MAX_JSON_CONTAINERS,
+  MAX_JSON_DEPTH,
+  MAX_JSON_MEMBERS,
+} from '../../src/server/json-body.ts'
 import { BASE, startTestServer, type TestServer } from '../harness.ts'
 import { databaseImage, nested } from './util.ts'
 
@@ -164,6 +168,51 @@ describe('every route that takes a body', () => {
     expect(status).toBe(400)
     expect(JSON.parse(text).field).toBe(`${key.slice(0, 64)}…`)
     expect(text.length).toBeLessThan(300)
+  })
+})
+
+describe('bodies built of too many pieces', () => {
+  test(`more than ${MAX_JSON_CONTAINERS} arrays and objects: 400, nothing written`, async () => {
+    s = startTestServer()
+    const before = databaseImage(s.ctx.db)
+    const body = `{"body":{"text":"x"},"v":[${Array(MAX_JSON_CONTAINERS).fill('[]').join(',')}]}`
+    const { status, text } = await send(s, { method: 'POST', path: '/v1/messages' }, body)
+    expect(status).toBe(400)
+    expect(JSON.parse(text).error).toBe(
+      `request body has more than ${MAX_JSON_CONTAINERS} arrays and objects`,
+    )
+    expect(databaseImage(s.ctx.db)).toBe(before)
+  })
+
+  test(`more than ${MAX_JSON_MEMBERS} object members: 400, nothing written`, async () => {
+    s = startTestServer()
+    const before = databaseImage(s.ctx.db)
+    const keys = Array.from({ length: MAX_JSON_MEMBERS }, (_, i) => `"k${i}":0`).join(',')
+    const body = `{"body":{"text":"x"},"v":{${keys}}}`
+    const { status, text } = await send(s, { method: 'POST', path: '/v1/messages' }, body)
+    expect(status).toBe(400)
+    expect(JSON.parse(text).error).toBe(
+      `request body has more than ${MAX_JSON_MEMBERS} object members`,
+    )
+    expect(databaseImage(s.ctx.db)).toBe(before)
+  })
+
+  test('a message at its own limits passes: 100 choices of 50 options, a 5,000-row table', async () => {
+    s = startTestServer()
+    const choices = Array.from({ length: 99 }, (_, b) => ({
+      type: 'choice',
+      id: `c${b}`,
+      options: Array.from({ length: 50 }, (_, o) => ({ label: `o${o}`, value: `${o}` })),
+    }))
+    const table = {
+      type: 'table',
+      columns: ['n', 'square'],
+      rows: Array.from({ length: 5000 }, (_, r) => [r, r * r]),
+    }
+    const many = await s.agent.send({ body: { blocks: choices } } as never)
+    expect(many.message.body.blocks).toHaveLength(99)
+    const big = await s.agent.send({ body: { blocks: [table] } } as never)
+    expect(big.message.body.blocks).toHaveLength(1)
   })
 })
 

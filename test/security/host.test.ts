@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
+import { JSON_BODY_LIMIT } from '../../src/server/body-limit.ts'
 import { rawHttp, startSocketServer } from './util.ts'
 
 /**
@@ -82,6 +83,8 @@ describe('bodies over the caps', () => {
         'Content-Length: 10000000000\r\n\r\n',
     )
     expect(answer.status).toBe(413)
-    expect(JSON.parse(answer.body).error).toBe('request body is larger than 1048576 bytes')
+    expect(JSON.parse(answer.body).error).toBe(
+      `request body is larger than ${JSON_BODY_LIMIT} bytes`,
+    )
   })
 })
