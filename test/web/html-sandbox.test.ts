@@ -101,6 +101,22 @@ const rendered = () =>
   )
 
 const article = (id: string) => page.locator(`article[data-id="${id}"]`)
+
+/**
+ * Clicks `selector` inside message `id`'s embed once the embed has settled: a fresh embed
+ * shrinks from its starting height to its content's, and the thread, kept at its bottom, moves
+ * with it; a click aimed before that can land where the button was (seen: a missed click).
+ */
+async function clickInEmbed(id: string, selector: string): Promise<void> {
+  await page.waitForFunction((mid) => {
+    const frame = document.querySelector<HTMLIFrameElement>(`article[data-id="${mid}"] iframe`)
+    return frame !== null && frame.style.height !== '' && frame.style.height !== '120px'
+  }, id)
+  await page.evaluate(
+    () => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))),
+  )
+  await page.frameLocator(`article[data-id="${id}"] iframe`).locator(selector).click()
+}
 /** The app's own Send button under a lone html question, once enabled. */
 const sendButton = (id: string) => article(id).locator('.q-staged-send:enabled')
 const stagedText = (id: string) => article(id).locator('.q-staged-value').textContent()
@@ -182,7 +198,7 @@ describe('the html sandbox', () => {
         ],
       },
     })
-    await page.frameLocator(`article[data-id="${asked.message.id}"] iframe`).locator('#go').click()
+    await clickInEmbed(asked.message.id, '#go')
     await page.waitForFunction(
       (id) =>
         document.querySelector(`article[data-id="${id}"] .q-staged-value`)?.textContent ===
@@ -281,7 +297,7 @@ describe('the html sandbox', () => {
       const id = message.id
       const frame = page.frameLocator(`article[data-id="${id}"] iframe`)
       await article(id).locator('.q-staged-hint').waitFor()
-      await frame.locator('#a').click()
+      await clickInEmbed(id, '#a')
       await page.waitForFunction(
         (mid) =>
           document.querySelector(`article[data-id="${mid}"] .q-staged-value`)?.textContent ===
@@ -522,7 +538,7 @@ describe('the html sandbox', () => {
           blocks: [{ type: 'html', html: `<a id="ok" href="${T()}/link?seen=1">Read more</a>` }],
         },
       })
-      await page.frameLocator(`article[data-id="${message.id}"] iframe`).locator('#ok').click()
+      await clickInEmbed(message.id, '#ok')
       await page.locator(`article[data-id="${message.id}"] .b-html-stopped`).waitFor()
       expect(await outcomes(message.id, 1)).toEqual([STOPPED])
       expect(trackerHits.slice(before)).toEqual([])

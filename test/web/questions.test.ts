@@ -122,6 +122,12 @@ describe('questions: one simple input answers on pick', () => {
         ],
       },
     })
+    // Once the embed has settled to its content's height (it starts taller, and the thread,
+    // kept at its bottom, moves as it shrinks): a click aimed before that can miss.
+    await page.waitForFunction((mid) => {
+      const frame = document.querySelector<HTMLIFrameElement>(`article[data-id="${mid}"] iframe`)
+      return frame !== null && frame.style.height !== '' && frame.style.height !== '120px'
+    }, id)
     await page
       .frameLocator(`article[data-id="${id}"] iframe`)
       .getByRole('button', { name: 'Teal' })

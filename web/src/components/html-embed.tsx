@@ -18,8 +18,13 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks'
  */
 const MAX_HEIGHT = 2000
 const AUTO_START = 120
-/** How long the frame has to answer after a load. */
-const CHECK_MS = 1500
+/**
+ * How long the frame has to answer after a load. Generous: a busy phone (or a loaded test
+ * machine) can take more than a second to run the host script, and an honest embed removed as
+ * "left the page" is a broken message; a frame that did leave can reach no other origin meanwhile
+ * (the app's `frame-src 'self'`), so waiting longer costs nothing but the note's delay.
+ */
+const CHECK_MS = 5000
 
 export interface EmbedProps {
   html: string
