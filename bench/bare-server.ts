@@ -16,8 +16,8 @@
  */
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
-import { openDatabase } from '../src/db/database.ts'
-import { randomBase62 } from '../src/server/ids.ts'
+import { randomBase62 } from '../src/core/ids.ts'
+import { openDatabase } from '../src/server/db/database.ts'
 
 const flag = (name: string) => {
   const i = process.argv.indexOf(`--${name}`)

@@ -16,8 +16,8 @@
  */
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { openDatabase } from '../src/db/database.ts'
-import { randomBase62 } from '../src/server/ids.ts'
+import { randomBase62 } from '../src/core/ids.ts'
+import { openDatabase } from '../src/server/db/database.ts'
 import { arg, ms, pct, provision, startHark, tempDataDir } from './lib.ts'
 
 const MESSAGES = arg('messages', 1_000_000)

@@ -10,8 +10,8 @@
  *   bun bench/hostile.ts [--rounds 20]
  */
 import { rmSync } from 'node:fs'
-import { JSON_BODY_LIMIT } from '../src/server/body-limit.ts'
-import { MAX_JSON_DEPTH } from '../src/server/json-body.ts'
+import { JSON_BODY_LIMIT } from '../src/core/http/body-limit.ts'
+import { MAX_JSON_DEPTH } from '../src/core/http/json-body.ts'
 import { arg, cpuMs, provision, startHark, tempDataDir } from './lib.ts'
 
 const ROUNDS = arg('rounds', 20)

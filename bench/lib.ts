@@ -7,10 +7,10 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { openDatabase } from '../src/db/database.ts'
+import { systemClock } from '../src/core/clock.ts'
 import { addChannel, addPersonToken, addUser, issueToken } from '../src/people/service.ts'
-import { systemClock } from '../src/server/clock.ts'
 import { openStores } from '../src/server/context.ts'
+import { openDatabase } from '../src/server/db/database.ts'
 import { HARK, requireBinary } from '../test/binary/process.ts'
 
 export { HARK, requireBinary }

@@ -14,7 +14,7 @@
  * when that is lower, when needed): this process holds one socket per poll, so does the server.
  */
 import { rmSync } from 'node:fs'
-import { MAX_HELD_POLLS } from '../src/server/holds.ts'
+import { MAX_HELD_POLLS } from '../src/core/holds.ts'
 import {
   arg,
   cpuMs,

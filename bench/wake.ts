@@ -10,7 +10,7 @@
  * Target: p50 < 2 ms, p99 < 10 ms.
  */
 import { rmSync } from 'node:fs'
-import { MAX_HELD_POLLS } from '../src/server/holds.ts'
+import { MAX_HELD_POLLS } from '../src/core/holds.ts'
 import {
   arg,
   ms,

@@ -1,5 +1,5 @@
 /**
- * Builds the answering web app into web/dist and writes src/web/assets.gen.ts, which imports
+ * Builds the answering web app into web/dist and writes src/server/webapp/assets.gen.ts, which imports
  * every file `with { type: 'file' }` so that `bun build --compile` embeds them in the binary.
  * Run alone (`bun run build:web`), by `npm start`, and first thing by scripts/build.ts.
  */
@@ -11,7 +11,7 @@ import { ICONS, iconPng, THEME_COLOUR } from './web-icons.ts'
 const ROOT = join(import.meta.dir, '..')
 const WEB = join(ROOT, 'web')
 const DIST = join(WEB, 'dist')
-const GENERATED = join(ROOT, 'src', 'web', 'assets.gen.ts')
+const GENERATED = join(ROOT, 'src', 'server', 'webapp', 'assets.gen.ts')
 
 /** The most JavaScript a first visit may download, gzipped (the issue's budget). */
 export const FIRST_LOAD_BUDGET = 150 * 1024
@@ -89,12 +89,12 @@ function manifest(): string {
   )
 }
 
-/** The module that makes `bun build --compile` embed every file (see src/web/routes.ts). */
+/** The module that makes `bun build --compile` embed every file (see src/server/webapp/routes.ts). */
 function generatedModule(files: Map<string, string>, build: string): string {
   const entries = [...files.entries()]
   const imports = entries.map(
     ([, file], i) =>
-      `import f${i} from '${relative(join(ROOT, 'src', 'web'), file)}' with { type: 'file' }`,
+      `import f${i} from '${relative(join(ROOT, 'src', 'server', 'webapp'), file)}' with { type: 'file' }`,
   )
   const map = entries.map(([url], i) => `  ${JSON.stringify(url)}: f${i},`)
   return [
@@ -144,7 +144,7 @@ export async function buildWeb(): Promise<WebBuild> {
   const build = hasher.digest('hex').slice(0, 12)
   files.set('/sw.js', await bundleServiceWorker([...files.keys()], build))
 
-  mkdirSync(join(ROOT, 'src', 'web'), { recursive: true })
+  mkdirSync(join(ROOT, 'src', 'server', 'webapp'), { recursive: true })
   writeFileSync(GENERATED, generatedModule(files, build))
 
   const gz = async (file: string) => gzipSync(await Bun.file(file).bytes(), { level: 9 }).length

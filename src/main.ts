@@ -5,8 +5,8 @@
 import 'reflect-metadata'
 import { AGENT_COMMANDS_HELP, isAgentCommand, runAgentCli } from './cli/agent/index.ts'
 import { parseArgs, UsageError } from './cli/args.ts'
-import { FatalError, HarkError } from './server/errors.ts'
-import { VERSION } from './version.ts'
+import { FatalError, HarkError } from './core/errors.ts'
+import { VERSION } from './core/version.ts'
 
 // Elysia reads this once, when it loads (lazily, below). Outside production it builds every
 // validation error's message from the whole received value, pretty-printed: tens of
@@ -59,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
       return 0
     case 'serve': {
       const { printConfig, resolveConfig, SERVE_BOOLEANS, SERVE_VALUED, settingsHelp } =
-        await import('./server/config.ts')
+        await import('./cli/settings.ts')
       if (rest.includes('--help') || rest.includes('-h')) {
         out(serveHelp(settingsHelp))
         return 0
@@ -74,12 +74,12 @@ async function main(argv: string[]): Promise<number> {
         return 0
       }
       const { serve } = await import('./server/serve.ts')
-      const { stderrLogger } = await import('./server/log.ts')
+      const { stderrLogger } = await import('./core/log.ts')
       await serve(resolved.config, stderrLogger)
       return 0
     }
     case 'admin': {
-      const { ADMIN_HELP, admin } = await import('./cli/admin.ts')
+      const { ADMIN_HELP, admin } = await import('./cli/admin/index.ts')
       if (rest.length === 0 || rest.includes('--help') || rest.includes('-h')) {
         out(ADMIN_HELP)
         return rest.length === 0 ? 2 : 0

@@ -1,20 +1,20 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { startSession } from '../src/access/sessions/service.ts'
 import {
   type AgentClient,
   createAgentClient,
   createPersonClient,
   createTransport,
   type PersonClient,
-} from '../src/client/client.ts'
+} from '../src/agent/client.ts'
+import { type Config, DEFAULTS } from '../src/cli/settings.ts'
+import type { Clock } from '../src/core/clock.ts'
+import { silentLogger } from '../src/core/log.ts'
 import { addChannel, addPersonToken, addUser } from '../src/people/service.ts'
 import { buildApp, handlerOf } from '../src/server/app.ts'
-import type { Clock } from '../src/server/clock.ts'
-import { type Config, DEFAULTS } from '../src/server/config.ts'
 import { type Ctx, closeContext, createContext } from '../src/server/context.ts'
-import { silentLogger } from '../src/server/log.ts'
-import { startSession } from '../src/sessions/service.ts'
 
 export const BASE = 'http://hark.test'
 

@@ -1,7 +1,7 @@
+import { fail } from '../core/errors.ts'
 import { inputBlocks, optionValue } from '../messages/blocks.ts'
 import { LIMITS } from '../messages/limits.ts'
 import type { Block, MessageBody } from '../messages/schema.ts'
-import { fail } from '../server/errors.ts'
 
 /**
  * Answers, as PRODUCT.md shapes them: one input block → that input's value; several → an

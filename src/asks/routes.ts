@@ -1,13 +1,14 @@
 import { Elysia, t } from 'elysia'
+import { agentAuth } from '../access/guards.ts'
+import { doc } from '../core/docs.ts'
+import { jsonResponse } from '../core/errors.ts'
+import { holderOf } from '../core/holds.ts'
+import { longPoll } from '../core/longpoll.ts'
+import { parseWait } from '../core/query.ts'
 import { MessageResponse } from '../messages/schema.ts'
 import { messageOf } from '../messages/service.ts'
 import type { AgentAuth } from '../people/service.ts'
-import { agentAuth } from '../server/auth.ts'
-import { type Ctx, longPoll } from '../server/context.ts'
-import { doc } from '../server/docs.ts'
-import { jsonResponse } from '../server/errors.ts'
-import { holderOf } from '../server/holds.ts'
-import { parseWait } from '../server/query.ts'
+import type { Ctx } from '../server/context.ts'
 import { AskQuery, AskResponse, AsksResponse } from './schema.ts'
 import { cancelAsk, listOpenAsks, readAsk } from './service.ts'
 
@@ -25,8 +26,8 @@ export async function agentAsk(
   request: Request,
 ): Promise<Response> {
   const waitMs = parseWait(query.wait)
-  const ask = await longPoll(ctx, request, holderOf(agent), waitMs, () =>
-    readAsk(ctx, agent.channel, id, waitMs, request.signal),
+  const ask = await longPoll(ctx, request, holderOf(agent), waitMs, (signal) =>
+    readAsk(ctx, agent.channel, id, waitMs, signal),
   )
   return jsonResponse(JSON.stringify(ask))
 }

@@ -1,10 +1,10 @@
 import type { ChannelRow } from '../channels/store.ts'
+import { fail } from '../core/errors.ts'
+import { askKey, pollFor } from '../core/waiters.ts'
 import type { Message, MessageBody } from '../messages/schema.ts'
 import { announce, findMessage, messageOf } from '../messages/service.ts'
 import type { MessageRow } from '../messages/store.ts'
 import type { Ctx } from '../server/context.ts'
-import { fail } from '../server/errors.ts'
-import { askKey, pollFor } from '../server/waiters.ts'
 import { defaultsAnswer, validateAnswer } from './answers.ts'
 
 export interface AskResult {

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
-import { agentAuth } from '../server/auth.ts'
+import { agentAuth } from '../access/guards.ts'
+import { doc } from '../core/docs.ts'
 import type { Ctx } from '../server/context.ts'
-import { doc } from '../server/docs.ts'
 import { AgentResponse, ChannelResponse, RenameRequest } from './schema.ts'
 import { channelDetails, renameChannel } from './service.ts'
 

@@ -1,7 +1,8 @@
 import { Elysia, t } from 'elysia'
-import { agentAuth } from '../server/auth.ts'
-import { type Ctx, streamOpen } from '../server/context.ts'
-import { doc } from '../server/docs.ts'
+import { agentAuth } from '../access/guards.ts'
+import { doc } from '../core/docs.ts'
+import { streamOpen } from '../core/longpoll.ts'
+import type { Ctx } from '../server/context.ts'
 import { FileInfo, UploadQuery } from './schema.ts'
 import { downloadResponse, findFile, saveUpload } from './service.ts'
 

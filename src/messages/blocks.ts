@@ -1,5 +1,5 @@
 import { Value } from '@sinclair/typebox/value'
-import { fail, pointerToField } from '../server/errors.ts'
+import { fail, pointerToField } from '../core/errors.ts'
 import { LIMITS } from './limits.ts'
 import { type Block, KnownBlocks, type KnownBlockType, type MessageBody } from './schema.ts'
 

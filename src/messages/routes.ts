@@ -1,11 +1,12 @@
 import { Elysia, t } from 'elysia'
+import { agentAuth } from '../access/guards.ts'
+import { doc } from '../core/docs.ts'
+import { jsonResponse } from '../core/errors.ts'
+import { holderOf } from '../core/holds.ts'
+import { longPoll } from '../core/longpoll.ts'
+import { parseChoice, parseCursor, parseFlag, parseLimit, parseWait } from '../core/query.ts'
 import type { AgentAuth } from '../people/service.ts'
-import { agentAuth } from '../server/auth.ts'
-import { type Ctx, longPoll } from '../server/context.ts'
-import { doc } from '../server/docs.ts'
-import { jsonResponse } from '../server/errors.ts'
-import { holderOf } from '../server/holds.ts'
-import { parseChoice, parseCursor, parseFlag, parseLimit, parseWait } from '../server/query.ts'
+import type { Ctx } from '../server/context.ts'
 import { LIMITS } from './limits.ts'
 import {
   EditRequest,
@@ -46,10 +47,9 @@ export async function agentFeed(
     sender: parseChoice('sender', query.sender, ['human', 'agent'] as const),
     markSeen: !parseFlag('peek', query.peek),
     limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
-    signal: request.signal,
   }
-  const json = await longPoll(ctx, request, holderOf(agent), waitMs, () =>
-    readFeed(ctx, agent.channel, options),
+  const json = await longPoll(ctx, request, holderOf(agent), waitMs, (signal) =>
+    readFeed(ctx, agent.channel, { ...options, signal }),
   )
   return jsonResponse(json)
 }

@@ -1,8 +1,8 @@
+import { fail } from '../core/errors.ts'
+import { hashToken, newId } from '../core/ids.ts'
 import type { Ctx } from '../server/context.ts'
-import { fail } from '../server/errors.ts'
-import { hashToken, newId } from '../server/ids.ts'
-import { registrationMode } from '../settings/service.ts'
-import { checkSetupToken, finishSetup, SETUP_KEY } from '../setup/service.ts'
+import { registrationMode } from './settings.ts'
+import { checkSetupToken, finishSetup, SETUP_KEY } from './setup.ts'
 import type { InviteRow, UserRow } from './store.ts'
 
 /** What a sign-up presents to be let in: the setup token (first run) or an invite. */

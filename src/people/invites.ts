@@ -1,9 +1,9 @@
+import { fail } from '../core/errors.ts'
+import { hashToken, newId, randomBase62 } from '../core/ids.ts'
 import type { Ctx } from '../server/context.ts'
-import { fail } from '../server/errors.ts'
-import { hashToken, newId, randomBase62 } from '../server/ids.ts'
-import { registrationMode } from '../settings/service.ts'
 import { cleanEmail } from './admission.ts'
 import type { PersonAuth } from './service.ts'
+import { registrationMode } from './settings.ts'
 import type { InviteRow } from './store.ts'
 
 const DEFAULT_TTL_S = 7 * 24 * 3600

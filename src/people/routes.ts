@@ -1,13 +1,13 @@
 import { Elysia, t } from 'elysia'
+import { personAuth } from '../access/guards.ts'
 import { channelsGone, heldKeys } from '../channels/service.ts'
-import { personAuth } from '../server/auth.ts'
+import { doc } from '../core/docs.ts'
+import { fail } from '../core/errors.ts'
+import { optionalJson } from '../core/http/optional-body.ts'
 import type { Ctx } from '../server/context.ts'
-import { doc } from '../server/docs.ts'
-import { fail } from '../server/errors.ts'
-import { optionalJson } from '../server/optional-body.ts'
-import { registrationMode, setRegistrationMode } from '../settings/service.ts'
 import { createInvite, listInvites, revokeInvite } from './invites.ts'
 import type { PersonAuth } from './service.ts'
+import { registrationMode, setRegistrationMode } from './settings.ts'
 import type { UserRow } from './store.ts'
 
 export const personView = (u: UserRow) => ({

@@ -1,9 +1,9 @@
+import type { SessionRow } from '../access/sessions/store.ts'
 import type { ChannelRow } from '../channels/store.ts'
+import { fail, HarkError } from '../core/errors.ts'
+import { hashToken, newId, newToken, sameHash, type TokenKind } from '../core/ids.ts'
 import { LIMITS } from '../messages/limits.ts'
 import type { Ctx } from '../server/context.ts'
-import { fail, HarkError } from '../server/errors.ts'
-import { hashToken, newId, newToken, sameHash, type TokenKind } from '../server/ids.ts'
-import type { SessionRow } from '../sessions/store.ts'
 import type { TokenRow, UserRow } from './store.ts'
 
 /** What provisioning needs: the stores and a clock, not a running server. */

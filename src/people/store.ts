@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import type { TokenKind } from '../server/ids.ts'
+import type { TokenKind } from '../core/ids.ts'
 
 export interface UserRow {
   id: string

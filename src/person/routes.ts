@@ -1,4 +1,5 @@
 import { Elysia, t } from 'elysia'
+import { personAuth } from '../access/guards.ts'
 import { AnswerRequest, AskResponse } from '../asks/schema.ts'
 import { answerAsk } from '../asks/service.ts'
 import { ChannelsResponse, RenameRequest } from '../channels/schema.ts'
@@ -11,20 +12,20 @@ import {
   renameChannel,
 } from '../channels/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
-import { readPersonFeed, readTail } from '../feed/service.ts'
+import { doc } from '../core/docs.ts'
+import { fail, jsonResponse } from '../core/errors.ts'
+import { holderOf } from '../core/holds.ts'
+import { longPoll, streamOpen } from '../core/longpoll.ts'
+import { parseChoice, parseCursor, parseLimit, parseWait } from '../core/query.ts'
 import { FileInfo, UploadQuery } from '../files/schema.ts'
 import { downloadResponse, findFile, saveUpload } from '../files/service.ts'
+import { readPersonFeed, readTail } from '../messages/feed.ts'
 import { LIMITS } from '../messages/limits.ts'
+import { PinsResponse } from '../messages/pin-schema.ts'
+import { listPins } from '../messages/pins.ts'
 import { FeedQuery, FeedResponse, MessageResponse, SendRequest } from '../messages/schema.ts'
 import { messageOf, readFeed, sendMessage } from '../messages/service.ts'
-import { PinsResponse } from '../pins/schema.ts'
-import { listPins } from '../pins/service.ts'
-import { personAuth } from '../server/auth.ts'
-import { type Ctx, longPoll, streamOpen } from '../server/context.ts'
-import { doc } from '../server/docs.ts'
-import { fail, jsonResponse } from '../server/errors.ts'
-import { holderOf } from '../server/holds.ts'
-import { parseChoice, parseCursor, parseLimit, parseWait } from '../server/query.ts'
+import type { Ctx } from '../server/context.ts'
 
 /**
  * The person's channel holding message `id`. Another person's question is "question not
@@ -94,10 +95,9 @@ export const personRoutes = (ctx: Ctx) =>
           since: parseCursor(query.since),
           waitMs,
           limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
-          signal: request.signal,
         }
-        return longPoll(ctx, request, holderOf(person), waitMs, () =>
-          readPersonFeed(ctx, person.user.id, options),
+        return longPoll(ctx, request, holderOf(person), waitMs, (signal) =>
+          readPersonFeed(ctx, person.user.id, { ...options, signal }),
         )
       },
       {
@@ -184,10 +184,9 @@ export const personRoutes = (ctx: Ctx) =>
           sender: parseChoice('sender', query.sender, ['human', 'agent'] as const),
           markSeen: false,
           limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
-          signal: request.signal,
         }
-        return longPoll(ctx, request, holderOf(person), waitMs, () =>
-          readFeed(ctx, channel, options),
+        return longPoll(ctx, request, holderOf(person), waitMs, (signal) =>
+          readFeed(ctx, channel, { ...options, signal }),
         ).then(jsonResponse)
       },
       {

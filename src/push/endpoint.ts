@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
-import { fail } from '../server/errors.ts'
+import { fail } from '../core/errors.ts'
 
 /**
  * Where the server may send pushes. A subscription's endpoint is a URL the person's browser

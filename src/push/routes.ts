@@ -1,8 +1,8 @@
 import { Elysia, t } from 'elysia'
+import { personAuth } from '../access/guards.ts'
 import { AskResponse } from '../asks/schema.ts'
-import { personAuth } from '../server/auth.ts'
+import { doc } from '../core/docs.ts'
 import type { Ctx } from '../server/context.ts'
-import { doc } from '../server/docs.ts'
 import {
   AnswerByCapability,
   DeviceResponse,

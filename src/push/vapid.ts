@@ -9,7 +9,7 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 import webpush from 'web-push'
-import { randomBase62 } from '../server/ids.ts'
+import { randomBase62 } from '../core/ids.ts'
 
 /**
  * The server's VAPID key pair: it signs every push (push services tie a subscription to the

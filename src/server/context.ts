@@ -2,31 +2,30 @@ import type { Database } from 'bun:sqlite'
 import { accessSync, constants, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Server } from 'bun'
+import { emailCodeStore } from '../access/email/store.ts'
+import { joinLinkStore } from '../access/enrol/join-store.ts'
+import { pairingStore } from '../access/enrol/store.ts'
+import { challengeStore, passkeyStore } from '../access/passkeys/store.ts'
+import { sessionStore } from '../access/sessions/store.ts'
 import { ExpiryScheduler } from '../asks/expiry.ts'
+import { secretStore } from '../asks/secrets/store.ts'
 import { channelStore } from '../channels/store.ts'
-import { openDatabase } from '../db/database.ts'
-import type { Mailer } from '../email/mailer.ts'
-import { emailCodeStore } from '../email/store.ts'
+import type { Config } from '../cli/settings.ts'
+import { type Clock, systemClock } from '../core/clock.ts'
+import { FatalError } from '../core/errors.ts'
+import { HeldPolls } from '../core/holds.ts'
+import { type Logger, stderrLogger } from '../core/log.ts'
+import type { Mailer } from '../core/mailer.ts'
+import { WriteLimiter } from '../core/rate-limit.ts'
+import { Waiters } from '../core/waiters.ts'
 import { sweepFiles } from '../files/service.ts'
 import { fileStore } from '../files/store.ts'
-import { joinLinkStore } from '../join/store.ts'
 import { messageStore } from '../messages/store.ts'
-import { pairingStore } from '../pairing/store.ts'
-import { challengeStore, passkeyStore } from '../passkeys/store.ts'
+import { settingsStore } from '../people/settings-store.ts'
 import { inviteStore, tokenStore, userStore } from '../people/store.ts'
 import { pushStore } from '../push/store.ts'
 import { PushWorker } from '../push/worker.ts'
-import { secretStore } from '../secrets/store.ts'
-import { sessionStore } from '../sessions/store.ts'
-import { settingsStore } from '../settings/store.ts'
-import { type Clock, systemClock } from './clock.ts'
-import type { Config } from './config.ts'
-import { FatalError } from './errors.ts'
-import { socketRequest } from './front-door.ts'
-import { HeldPolls } from './holds.ts'
-import { type Logger, stderrLogger } from './log.ts'
-import { WriteLimiter } from './ratelimit.ts'
-import { Waiters } from './waiters.ts'
+import { openDatabase } from './db/database.ts'
 
 /**
  * Everything the services need, built once from the configuration. Services are plain
@@ -50,43 +49,6 @@ export interface Ctx {
   mailer?: Mailer
   /** The listening server, once `hark serve` has one (tests drive `app.handle()` without). */
   server?: Server<unknown>
-}
-
-/**
- * Runs a long-poll's `poll`: counted against `holder`'s cap of polls held at once (429 past it)
- * and kept open past Bun's idle timeout. A poll that does not wait is neither.
- */
-export async function longPoll<T>(
-  ctx: Ctx,
-  request: Request,
-  holder: string,
-  waitMs: number,
-  poll: () => Promise<T>,
-): Promise<T> {
-  if (waitMs <= 0) return poll()
-  const release = ctx.holds.take(holder)
-  holdOpen(ctx, request, waitMs)
-  try {
-    return await poll()
-  } finally {
-    release()
-  }
-}
-
-/**
- * Keeps a long-poll's connection open past Bun's idle timeout: the socket is idle while the
- * request waits, and Bun would otherwise cut it after `idleTimeout` seconds.
- */
-export function holdOpen(ctx: Ctx, request: Request, waitMs: number): void {
-  if (waitMs > 0) ctx.server?.timeout(socketRequest(request), Math.ceil(waitMs / 1000) + 15)
-}
-
-/**
- * Turns Bun's idle timeout off for a request whose body streams in (an upload): Bun would cut it
- * after `idleTimeout` however steadily bytes arrive; `stallGuarded` watches for stalls instead.
- */
-export function streamOpen(ctx: Ctx, request: Request): void {
-  ctx.server?.timeout(socketRequest(request), 0)
 }
 
 export class DataDirError extends FatalError {}

@@ -1,9 +1,9 @@
 import { Elysia, t } from 'elysia'
-import { registrationMode } from '../settings/service.ts'
-import { VERSION } from '../version.ts'
-import { webRoutes } from '../web/routes.ts'
+import { doc } from '../core/docs.ts'
+import { VERSION } from '../core/version.ts'
+import { registrationMode } from '../people/settings.ts'
 import type { Ctx } from './context.ts'
-import { doc } from './docs.ts'
+import { webRoutes } from './webapp/routes.ts'
 
 export const Info = t.Object({
   name: t.String(),

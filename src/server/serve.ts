@@ -1,14 +1,14 @@
 import type { Server } from 'bun'
-import { createSmtpMailer } from '../email/mailer.ts'
-import { issueSetupToken, setupTokenFile } from '../setup/service.ts'
+import type { Config } from '../cli/settings.ts'
+import { clientIp } from '../core/client-address.ts'
+import { errorResponse, FatalError } from '../core/errors.ts'
+import { refuseOversizedBody } from '../core/http/body-limit.ts'
+import { admitHost, pathOf } from '../core/http/front-door.ts'
+import type { Logger } from '../core/log.ts'
+import { createSmtpMailer } from '../core/mailer.ts'
+import { issueSetupToken, setupTokenFile } from '../people/setup.ts'
 import { buildApp, handlerOf } from './app.ts'
-import { refuseOversizedBody } from './body-limit.ts'
-import { clientIp } from './client-ip.ts'
-import type { Config } from './config.ts'
 import { type Ctx, closeContext, createContext } from './context.ts'
-import { errorResponse, FatalError } from './errors.ts'
-import { admitHost, pathOf } from './front-door.ts'
-import type { Logger } from './log.ts'
 
 export interface Running {
   ctx: Ctx
@@ -28,7 +28,7 @@ const BUN_BODY_CAP = Number.MAX_SAFE_INTEGER
 
 /**
  * Starts the HTTP server on an opened context. Bun's idle timeout stays short for ordinary
- * requests; long-polls extend their own (see `holdOpen`).
+ * requests; long-polls extend their own (see `holdOpen` in core/longpoll.ts).
  */
 export function startServer(ctx: Ctx, options: { idleTimeout?: number } = {}): Running {
   const handle = handlerOf(ctx, buildApp(ctx))

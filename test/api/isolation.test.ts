@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import type { AgentClient, PersonClient } from '../../src/client/client.ts'
+import type { AgentClient, PersonClient } from '../../src/agent/client.ts'
 import { LIMITS } from '../../src/messages/limits.ts'
 import type { Message } from '../../src/messages/schema.ts'
 import { failsWith, startTestServer, type TestServer } from '../harness.ts'

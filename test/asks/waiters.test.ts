@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { askKey, channelKey, pollFor, Waiters, type WaitOutcome } from '../../src/server/waiters.ts'
+import { askKey, channelKey, pollFor, Waiters, type WaitOutcome } from '../../src/core/waiters.ts'
 import { sleep } from '../harness.ts'
 import { timed, track } from './fixtures.ts'
 

@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createAgentClient, createPersonClient } from '../../src/client/client.ts'
+import { createAgentClient, createPersonClient } from '../../src/agent/client.ts'
 import { tempDir } from '../harness.ts'
 import { HARK, requireBinary, run, type Served, startServe } from './process.ts'
 

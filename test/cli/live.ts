@@ -1,14 +1,14 @@
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { createPersonClient, type PersonClient } from '../../src/client/client.ts'
+import { startSession } from '../../src/access/sessions/service.ts'
+import { createPersonClient, type PersonClient } from '../../src/agent/client.ts'
+import { type Config, DEFAULTS } from '../../src/cli/settings.ts'
+import { type Logger, silentLogger } from '../../src/core/log.ts'
 import { addChannel, addPersonToken, addUser } from '../../src/people/service.ts'
 import type { UserRow } from '../../src/people/store.ts'
-import { type Config, DEFAULTS } from '../../src/server/config.ts'
 import { createContext } from '../../src/server/context.ts'
-import { type Logger, silentLogger } from '../../src/server/log.ts'
 import { type Running, startServer } from '../../src/server/serve.ts'
-import { startSession } from '../../src/sessions/service.ts'
 import { tempDir } from '../harness.ts'
 
 /**

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createAgentClient } from '../../src/client/client.ts'
-import type { Pin } from '../../src/pins/schema.ts'
+import { createAgentClient } from '../../src/agent/client.ts'
+import type { Pin } from '../../src/messages/pin-schema.ts'
 import {
   type Cli,
   connectedEnv,

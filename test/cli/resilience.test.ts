@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createAgentClient } from '../../src/client/client.ts'
+import { createAgentClient } from '../../src/agent/client.ts'
 import { addPersonToken } from '../../src/people/service.ts'
 import {
   type Cli,

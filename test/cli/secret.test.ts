@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createAgentClient } from '../../src/client/client.ts'
-import { encryptSecret, fingerprint } from '../../src/secrets/crypto.ts'
+import { createAgentClient } from '../../src/agent/client.ts'
+import { encryptSecret, fingerprint } from '../../src/shared/secret-crypto.ts'
 import { canary, captureLog, expectNoPlaintext } from '../secrets/canary.ts'
 import {
   type Cli,

@@ -13,10 +13,10 @@ import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { openDatabase } from '../../src/db/database.ts'
+import { systemClock } from '../../src/core/clock.ts'
 import { addChannel, addPersonToken, addUser } from '../../src/people/service.ts'
-import { systemClock } from '../../src/server/clock.ts'
 import { openStores } from '../../src/server/context.ts'
+import { openDatabase } from '../../src/server/db/database.ts'
 import { HARK, requireBinary } from '../binary/process.ts'
 
 export interface CrashOptions {

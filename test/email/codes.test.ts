@@ -6,7 +6,7 @@ import {
   normalizeCode,
   openData,
   sealData,
-} from '../../src/email/codes.ts'
+} from '../../src/access/email/codes.ts'
 
 describe('codes', () => {
   test('8 digits, every digit used in every position', () => {

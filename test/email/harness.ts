@@ -1,10 +1,10 @@
 import { rmSync } from 'node:fs'
-import { createSmtpMailer } from '../../src/email/mailer.ts'
+import { type Config, DEFAULTS } from '../../src/cli/settings.ts'
+import { silentLogger } from '../../src/core/log.ts'
+import { createSmtpMailer } from '../../src/core/mailer.ts'
 import { addUser } from '../../src/people/service.ts'
 import { buildApp } from '../../src/server/app.ts'
-import { type Config, DEFAULTS } from '../../src/server/config.ts'
 import { type Ctx, closeContext, createContext } from '../../src/server/context.ts'
-import { silentLogger } from '../../src/server/log.ts'
 import { BASE, tempDir } from '../harness.ts'
 import { type MailTrap, startMailTrap } from './mail-trap.ts'
 

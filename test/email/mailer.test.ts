@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { createSmtpMailer } from '../../src/email/mailer.ts'
+import { createSmtpMailer } from '../../src/core/mailer.ts'
 import { startMailTrap } from './mail-trap.ts'
 
 const mail = { to: 'ada@example.com', subject: 'Hello', text: 'Line one\nLine two\n' }

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
-import { hashToken, newId } from '../../src/server/ids.ts'
-import { setRegistrationMode } from '../../src/settings/service.ts'
-import { issueSetupToken, setupTokenFile } from '../../src/setup/service.ts'
+import { hashToken, newId } from '../../src/core/ids.ts'
+import { setRegistrationMode } from '../../src/people/settings.ts'
+import { issueSetupToken, setupTokenFile } from '../../src/people/setup.ts'
 import { cookieOf, type EmailServer, OWNER, otherCode, startEmailServer } from './harness.ts'
 
 let s: EmailServer

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import fc from 'fast-check'
-import { MAX_JSON_DEPTH } from '../../src/server/json-body.ts'
+import { MAX_JSON_DEPTH } from '../../src/core/http/json-body.ts'
 import { rawHttp, startSocketServer } from '../security/util.ts'
 import { probe, RUNS } from './fuzz.ts'
 import { type FuzzServer, fuzzServer } from './setup.ts'

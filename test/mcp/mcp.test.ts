@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Message } from '../../src/messages/schema.ts'
-import { encryptSecret, fingerprint } from '../../src/secrets/crypto.ts'
+import { encryptSecret, fingerprint } from '../../src/shared/secret-crypto.ts'
 import { type LiveServer, startLiveServer } from '../cli/live.ts'
 import { tempDir } from '../harness.ts'
 

@@ -2,7 +2,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { createAgentClient } from '../../src/client/client.ts'
+import { createAgentClient } from '../../src/agent/client.ts'
 import { tempDir } from '../harness.ts'
 import { requireTool, skipWithout, testRelease } from './release.ts'
 

@@ -11,7 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { join } from 'node:path'
-import { createAgentClient } from '../../src/client/client.ts'
+import { createAgentClient } from '../../src/agent/client.ts'
 import { requireBinary, run, type Served, startServe } from '../binary/process.ts'
 import { tempDir } from '../harness.ts'
 

@@ -1,9 +1,9 @@
 import { afterEach, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
-import { clientIp } from '../../src/server/client-ip.ts'
-import { DEFAULTS } from '../../src/server/config.ts'
+import { DEFAULTS } from '../../src/cli/settings.ts'
+import { clientIp } from '../../src/core/client-address.ts'
+import type { Logger } from '../../src/core/log.ts'
 import { createContext } from '../../src/server/context.ts'
-import type { Logger } from '../../src/server/log.ts'
 import { type Running, startServer } from '../../src/server/serve.ts'
 import { tempDir } from '../harness.ts'
 

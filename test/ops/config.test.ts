@@ -9,7 +9,7 @@ import {
   SERVE_VALUED,
   SETTINGS,
   type Setting,
-} from '../../src/server/config.ts'
+} from '../../src/cli/settings.ts'
 import { HARK, requireBinary, run } from '../binary/process.ts'
 import { tempDir } from '../harness.ts'
 

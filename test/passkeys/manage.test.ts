@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import type { Mailer } from '../../src/email/mailer.ts'
+import type { Mailer } from '../../src/core/mailer.ts'
 import { addPersonToken } from '../../src/people/service.ts'
 import { type FreshServer, startFreshServer } from './fixture.ts'
 

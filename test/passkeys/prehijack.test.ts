@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import type { Mailer, OutgoingMail } from '../../src/email/mailer.ts'
+import type { Mailer, OutgoingMail } from '../../src/core/mailer.ts'
 import { addUser } from '../../src/people/service.ts'
 import { count } from '../people/util.ts'
 import type { SoftwareAuthenticator } from './authenticator.ts'

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { setupTokenFile } from '../../src/setup/service.ts'
+import { setupTokenFile } from '../../src/people/setup.ts'
 import { type FreshServer, ORIGIN, RP_ID, startFreshServer } from './fixture.ts'
 
 let s: FreshServer

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
+import type { PairingStart } from '../../src/access/enrol/pairing.ts'
 import { LIMITS } from '../../src/messages/limits.ts'
-import type { PairingStart } from '../../src/pairing/service.ts'
 import { BASE, failsWith, startTestServer, type TestServer } from '../harness.ts'
 import { browser, count, fieldOf, logIn, settledWithin, TestClock } from './util.ts'
 

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import type { HarkError } from '../../src/core/errors.ts'
 import { createAdmittedPerson } from '../../src/people/admission.ts'
-import type { HarkError } from '../../src/server/errors.ts'
 import { BASE, failsWith, startTestServer, type TestServer } from '../harness.ts'
 import { browser, count, fieldOf, logIn, settledWithin, TestClock } from './util.ts'
 

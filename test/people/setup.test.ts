@@ -1,14 +1,14 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync, statSync } from 'node:fs'
+import { HarkError } from '../../src/core/errors.ts'
 import { createAdmittedPerson } from '../../src/people/admission.ts'
 import { addUser } from '../../src/people/service.ts'
-import { HarkError } from '../../src/server/errors.ts'
 import {
   checkSetupToken,
   issueSetupToken,
   SETUP_KEY,
   setupTokenFile,
-} from '../../src/setup/service.ts'
+} from '../../src/people/setup.ts'
 import { BASE } from '../harness.ts'
 import { browser, type FreshServer, startFreshServer, TestClock } from './util.ts'
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { hashToken } from '../../src/server/ids.ts'
+import { hashToken } from '../../src/core/ids.ts'
 import { type PushFixture, startPushServer } from './fixture.ts'
 
 let f: PushFixture

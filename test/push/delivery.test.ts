@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { generateKeyPair } from '../../src/secrets/crypto.ts'
+import { generateKeyPair } from '../../src/shared/secret-crypto.ts'
 import { sleep } from '../harness.ts'
 import { type PushFixture, startPushServer } from './fixture.ts'
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { createSmtpMailer } from '../../src/email/mailer.ts'
+import { createSmtpMailer } from '../../src/core/mailer.ts'
 import { type MailTrap, startMailTrap } from '../email/mail-trap.ts'
 import { BASE, failsWith } from '../harness.ts'
 import { type PushFixture, startPushServer } from './fixture.ts'

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { existsSync, statSync } from 'node:fs'
-import { admin } from '../../src/cli/admin.ts'
+import { admin } from '../../src/cli/admin/index.ts'
 import { vapidFile } from '../../src/push/vapid.ts'
 import { failsWith } from '../harness.ts'
 import { type PushFixture, startPushServer } from './fixture.ts'

@@ -1,7 +1,7 @@
 import { expect } from 'bun:test'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Logger } from '../../src/server/log.ts'
+import type { Logger } from '../../src/core/log.ts'
 
 /** A secret no test sends in plain text anywhere: finding it on disk or in a log is a leak. */
 export const canary = () => `canary-${crypto.randomUUID()}`

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
+import type { SecretRecord } from '../../src/asks/secrets/service.ts'
 import type { Message } from '../../src/messages/schema.ts'
 import {
   decryptSecret,
@@ -6,8 +7,7 @@ import {
   fingerprint,
   generateKeyPair,
   type SecretKeyPair,
-} from '../../src/secrets/crypto.ts'
-import type { SecretRecord } from '../../src/secrets/service.ts'
+} from '../../src/shared/secret-crypto.ts'
 import { failsWith, sleep, startTestServer, type TestServer } from '../harness.ts'
 import { canary, expectNoPlaintext } from './canary.ts'
 

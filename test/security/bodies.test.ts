@@ -3,7 +3,7 @@ import {
   MAX_JSON_CONTAINERS,
   MAX_JSON_DEPTH,
   MAX_JSON_MEMBERS,
-} from '../../src/server/json-body.ts'
+} from '../../src/core/http/json-body.ts'
 import { BASE, startTestServer, type TestServer } from '../harness.ts'
 import { databaseImage, nested } from './util.ts'
 

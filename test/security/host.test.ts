@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { JSON_BODY_LIMIT } from '../../src/server/body-limit.ts'
+import { JSON_BODY_LIMIT } from '../../src/core/http/body-limit.ts'
 import { rawHttp, startSocketServer } from './util.ts'
 
 /**

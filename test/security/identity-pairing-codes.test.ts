@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { PAIRING_LIMITS } from '../../src/pairing/limits.ts'
-import type { PairingStart } from '../../src/pairing/service.ts'
+import type { PairingStart } from '../../src/access/enrol/pairing.ts'
+import { PAIRING_LIMITS } from '../../src/access/enrol/pairing-limits.ts'
 import { addUser } from '../../src/people/service.ts'
 import { startTestServer, type TestServer } from '../harness.ts'
 import { browser, count, logIn, type Reply, TestClock } from '../people/util.ts'

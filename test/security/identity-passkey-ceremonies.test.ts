@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { CHALLENGE_TTL_MS, PASSKEY_LIMITS } from '../../src/passkeys/ceremony.ts'
-import { newId } from '../../src/server/ids.ts'
+import { CHALLENGE_TTL_MS, PASSKEY_LIMITS } from '../../src/access/passkeys/ceremony.ts'
+import { newId } from '../../src/core/ids.ts'
 import { type FreshServer, startFreshServer } from '../passkeys/fixture.ts'
 
 /**

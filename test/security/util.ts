@@ -1,10 +1,10 @@
 import type { Database } from 'bun:sqlite'
 import { rmSync } from 'node:fs'
 import { connect } from 'node:net'
+import { type Config, DEFAULTS } from '../../src/cli/settings.ts'
+import { silentLogger } from '../../src/core/log.ts'
 import { addChannel, addUser } from '../../src/people/service.ts'
-import { type Config, DEFAULTS } from '../../src/server/config.ts'
 import { createContext } from '../../src/server/context.ts'
-import { silentLogger } from '../../src/server/log.ts'
 import { type Running, startServer } from '../../src/server/serve.ts'
 import { tempDir } from '../harness.ts'
 

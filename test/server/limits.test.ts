@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test'
-import { WriteLimiter } from '../../src/server/ratelimit.ts'
-import { limitKey } from '../../src/server/request-ip.ts'
+import { WriteLimiter } from '../../src/core/rate-limit.ts'
+import { limitKey } from '../../src/core/request-ip.ts'
 
 test('IPv6 addresses count against their /64; IPv4 as they are', () => {
   expect(limitKey('2001:db8:1:2:aaaa:bbbb:cccc:dddd')).toBe('2001:db8:1:2::/64')

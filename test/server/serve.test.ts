@@ -1,10 +1,10 @@
 import { afterEach, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
-import { createAgentClient } from '../../src/client/client.ts'
+import { createAgentClient } from '../../src/agent/client.ts'
+import { DEFAULTS } from '../../src/cli/settings.ts'
+import { type Logger, silentLogger } from '../../src/core/log.ts'
 import { addChannel, addUser } from '../../src/people/service.ts'
-import { DEFAULTS } from '../../src/server/config.ts'
 import { createContext } from '../../src/server/context.ts'
-import { type Logger, silentLogger } from '../../src/server/log.ts'
 import { type Running, startServer } from '../../src/server/serve.ts'
 import { sleep, tempDir } from '../harness.ts'
 

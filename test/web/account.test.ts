@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { createSmtpMailer } from '../../src/email/mailer.ts'
+import { startSession } from '../../src/access/sessions/service.ts'
+import { createSmtpMailer } from '../../src/core/mailer.ts'
 import { createInvite } from '../../src/people/invites.ts'
 import { addUser } from '../../src/people/service.ts'
-import { startSession } from '../../src/sessions/service.ts'
-import { setRegistrationMode } from '../../src/settings/service.ts'
+import { setRegistrationMode } from '../../src/people/settings.ts'
 import { type MailTrap, startMailTrap } from '../email/mail-trap.ts'
 import {
   addVirtualAuthenticator,

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { createEnrolmentClient } from '../../src/client/client.ts'
-import { registrationMode } from '../../src/settings/service.ts'
-import { issueSetupToken, setupTokenFile } from '../../src/setup/service.ts'
+import { createEnrolmentClient } from '../../src/agent/client.ts'
+import { registrationMode } from '../../src/people/settings.ts'
+import { issueSetupToken, setupTokenFile } from '../../src/people/setup.ts'
 import {
   addVirtualAuthenticator,
   launchBrowser,

@@ -1,5 +1,5 @@
 import { iconPng } from '../../scripts/web-icons.ts'
-import type { AgentClient } from '../../src/client/client.ts'
+import type { AgentClient } from '../../src/agent/client.ts'
 
 /** A message with every display block the spec knows, plus one the app does not know. */
 export async function sendEveryBlock(agent: AgentClient) {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { generateKeyPair } from '../../src/secrets/crypto.ts'
+import { generateKeyPair } from '../../src/shared/secret-crypto.ts'
 import { type Cli, makeCli, removeHome } from '../cli/live.ts'
 import { canary, captureLog, expectNoPlaintext } from '../secrets/canary.ts'
 import {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { createAgentClient } from '../../src/client/client.ts'
+import { createAgentClient } from '../../src/agent/client.ts'
 import { addUser } from '../../src/people/service.ts'
-import { registrationMode } from '../../src/settings/service.ts'
+import { registrationMode } from '../../src/people/settings.ts'
 import {
   DESKTOP,
   launchBrowser,

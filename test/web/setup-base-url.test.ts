@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
-import { issueSetupToken } from '../../src/setup/service.ts'
+import { issueSetupToken } from '../../src/people/setup.ts'
 import { launchBrowser, PHONE, startWebServer, type WebServer, watchErrors } from './harness.ts'
 
 /** The setup wizard checks that it is opened at the server's base URL (passkeys depend on it). */

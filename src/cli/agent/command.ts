@@ -1,7 +1,7 @@
+import type { Env } from '../../agent/profiles.ts'
+import { openSession, type Session } from '../../agent/session.ts'
 import { type ParsedArgs, UsageError } from '../args.ts'
-import type { Env } from './config.ts'
 import type { Io } from './io.ts'
-import { openSession, type Session } from './session.ts'
 
 /** One agent command: its flags, its help, and what it does. */
 export interface Command {

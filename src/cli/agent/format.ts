@@ -1,5 +1,5 @@
+import type { Pin } from '../../messages/pin-schema.ts'
 import type { Message } from '../../messages/schema.ts'
-import type { Pin } from '../../pins/schema.ts'
 
 /** One-line human views of records; `--json` prints the records themselves. */
 

@@ -1,3 +1,5 @@
+import { describeFailure, EXIT } from '../../agent/failures.ts'
+import { profileName } from '../../agent/session.ts'
 import { flagString, parseArgs, UsageError } from '../args.ts'
 import { type Command, contextFor, GLOBAL_BOOLEANS, GLOBAL_HELP, GLOBAL_VALUED } from './command.ts'
 import { ask, cancel, wait } from './commands/asks.ts'
@@ -8,9 +10,7 @@ import { ack, inbox } from './commands/inbox.ts'
 import { edit, rm, send } from './commands/messages.ts'
 import { pin, pins, progress, unpin } from './commands/pins.ts'
 import { secret } from './commands/secret.ts'
-import { describeFailure, EXIT } from './failures.ts'
 import { processIo } from './io.ts'
-import { profileName } from './session.ts'
 
 /**
  * The agent's side of `hark`: connecting (init, join), talking to the person (send, ask, inbox,
@@ -25,7 +25,7 @@ Runs an MCP server on stdin/stdout with the tools notify, ask, wait_for_answer, 
 read_messages, acknowledge, pin, unpin, progress, upload and request_secret, using the profile's connection
 (or HARK_URL and HARK_TOKEN). Claude Code: claude mcp add hark -- hark mcp`,
   async run(c) {
-    const { runMcpServer } = await import('../../mcp/server.ts')
+    const { runMcpServer } = await import('../mcp/server.ts')
     await runMcpServer(c.session(), c.env)
     return 0
   },

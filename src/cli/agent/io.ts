@@ -1,5 +1,5 @@
 import { fstatSync } from 'node:fs'
-import type { Env } from './config.ts'
+import type { Env } from '../../agent/profiles.ts'
 
 /**
  * What a command prints, and where: results on stdout (human text, or with `--json` exactly one

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { encryptSecret, fingerprint } from '../../../src/secrets/crypto.ts'
+import { encryptSecret, fingerprint } from '../../../src/shared/secret-crypto.ts'
 import { enc, errorText, get, post } from '../lib/api.ts'
 import type { Block } from '../lib/types.ts'
 import { Button, ErrorNote } from './ui.tsx'

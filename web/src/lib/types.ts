@@ -2,6 +2,8 @@
  * The records the app reads, taken from the server's own schemas (type-only imports: nothing
  * of the server ends up in the bundle), so a change on one side breaks the build on the other.
  */
+
+export type { Passkey } from '../../../src/access/passkeys/schema.ts'
 export type { ChannelSummary } from '../../../src/channels/schema.ts'
 export type {
   AskInfo,
@@ -11,7 +13,6 @@ export type {
   Message,
   MessageBody,
 } from '../../../src/messages/schema.ts'
-export type { Passkey } from '../../../src/passkeys/schema.ts'
 
 export interface Info {
   name: string

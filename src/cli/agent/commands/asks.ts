@@ -1,5 +1,7 @@
+import { composeQuestion, parseBlocks, splitOptions } from '../../../agent/bodies.ts'
+import { EXIT } from '../../../agent/failures.ts'
+import { type AskOutcome, waitForAnswer } from '../../../agent/waiting.ts'
 import { flagString, flagStrings } from '../../args.ts'
-import { composeQuestion, parseBlocks, splitOptions } from '../bodies.ts'
 import {
   type Command,
   type CommandContext,
@@ -7,9 +9,7 @@ import {
   positionals,
   secondsFlag,
 } from '../command.ts'
-import { EXIT } from '../failures.ts'
 import { showValue } from '../io.ts'
-import { type AskOutcome, waitForAnswer } from '../waiting.ts'
 
 /** Prints a wait's outcome and gives its exit code: a timeout is 124, a cancel 1. */
 function report(c: CommandContext, outcome: AskOutcome): number {

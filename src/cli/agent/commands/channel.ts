@@ -1,8 +1,8 @@
+import { describeFailure, EXIT } from '../../../agent/failures.ts'
+import { updateConfig } from '../../../agent/profiles.ts'
+import { agentClientFor, resolveConnection } from '../../../agent/session.ts'
 import type { Channel } from '../../../channels/schema.ts'
 import { type Command, positionals } from '../command.ts'
-import { updateConfig } from '../config.ts'
-import { describeFailure, EXIT } from '../failures.ts'
-import { agentClientFor, resolveConnection } from '../session.ts'
 
 interface StatusReport {
   profile: string

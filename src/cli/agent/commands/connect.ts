@@ -1,10 +1,10 @@
-import type { IssuedToken } from '../../../client/client.ts'
+import type { IssuedToken } from '../../../agent/client.ts'
+import { CliError } from '../../../agent/failures.ts'
+import { updateConfig } from '../../../agent/profiles.ts'
+import { enrolmentClient, normaliseUrl, resolveConnection } from '../../../agent/session.ts'
+import { pollUntil } from '../../../agent/waiting.ts'
 import { flagString, UsageError } from '../../args.ts'
 import { type Command, type CommandContext, positionals } from '../command.ts'
-import { updateConfig } from '../config.ts'
-import { CliError } from '../failures.ts'
-import { enrolmentClient, normaliseUrl, resolveConnection } from '../session.ts'
-import { pollUntil } from '../waiting.ts'
 
 /** Stores a new token in the profile, replacing whatever connection it had. */
 function remember(c: CommandContext, url: string, issued: IssuedToken): number {

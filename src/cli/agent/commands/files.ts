@@ -1,8 +1,8 @@
 import { existsSync, statSync } from 'node:fs'
 import { basename, join } from 'node:path'
-import { apiError } from '../../../client/client.ts'
+import { uploadPath } from '../../../agent/bodies.ts'
+import { apiError } from '../../../agent/client.ts'
 import { flagString } from '../../args.ts'
-import { uploadPath } from '../bodies.ts'
 import { type Command, positionals } from '../command.ts'
 
 export const upload: Command = {

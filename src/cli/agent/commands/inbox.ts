@@ -1,9 +1,9 @@
+import { Inbox } from '../../../agent/inbox.ts'
+import { deadlineAfter } from '../../../agent/waiting.ts'
 import type { AckState } from '../../../messages/schema.ts'
 import { UsageError } from '../../args.ts'
 import { type Command, positionals, secondsFlag } from '../command.ts'
 import { messageLine } from '../format.ts'
-import { Inbox } from '../inbox.ts'
-import { deadlineAfter } from '../waiting.ts'
 
 export const inbox: Command = {
   name: 'inbox',

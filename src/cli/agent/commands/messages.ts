@@ -1,6 +1,6 @@
+import { composeBody, parseBlocks, parseJson } from '../../../agent/bodies.ts'
 import type { EditRequest } from '../../../messages/schema.ts'
 import { flagString, flagStrings, UsageError } from '../../args.ts'
-import { composeBody, parseBlocks, parseJson } from '../bodies.ts'
 import { type Command, type CommandContext, messageText, positionals } from '../command.ts'
 
 /** The body flags `send` and `pin` share. */

@@ -1,5 +1,5 @@
+import { type ProgressSpec, progressBody } from '../../../agent/bodies.ts'
 import { flagString } from '../../args.ts'
-import { type ProgressSpec, progressBody } from '../bodies.ts'
 import { type Command, positionals } from '../command.ts'
 import { pinLine } from '../format.ts'
 import { BODY_HELP, BODY_VALUED, bodyFromFlags } from './messages.ts'

@@ -1,8 +1,13 @@
 import { constants } from 'node:os'
+import { CliError, EXIT } from '../../../agent/failures.ts'
+import {
+  askForSecret,
+  fingerprintLine,
+  waitForSecret,
+  writeSecretFile,
+} from '../../../agent/secrets.ts'
 import { flagString, UsageError } from '../../args.ts'
 import { type Command, secondsFlag } from '../command.ts'
-import { CliError, EXIT } from '../failures.ts'
-import { askForSecret, fingerprintLine, waitForSecret, writeSecretFile } from '../secrets.ts'
 
 const USAGE = `hark secret NAME [--description TEXT] [--timeout SECONDS]
          (--env VAR -- COMMAND [ARG...] | --out FILE | --print)`

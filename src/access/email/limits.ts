@@ -1,0 +1,59 @@
+import { WindowLimiter } from '../../core/window-limiter.ts'
+
+const QUARTER_HOUR = 15 * 60 * 1000
+const HOUR = 60 * 60 * 1000
+
+/**
+ * The email-code limits. Anyone may ask for a code for any address, so none of them may let a
+ * stranger stop the address's owner from logging in:
+ * - `startsPerIp` (per 15 minutes, 429): codes asked from one client address, any email address.
+ * - `startsPerAddressFromIp` (per 15 minutes, 429): codes asked for one email address from one
+ *   client address. Counted per pair, so a stranger asking from elsewhere never holds up the
+ *   person's own requests.
+ * - `codesPerAddress` (per hour, all sources, any purpose): codes made for one email address.
+ *   Past it no code is made and nothing is mailed, but the answer is the same and the codes
+ *   already mailed stay good: a cap on mail-bombing that voids nothing and tells nothing. One
+ *   client address at its own limit (5 at once, then one per 3 minutes) never empties it.
+ * - `verifiesPerIp` (per 15 minutes, 429): codes tried from one client address, any email address.
+ */
+export const EMAIL_LIMITS = {
+  startsPerIp: 20,
+  startsPerAddressFromIp: 5,
+  codesPerAddress: 20,
+  verifiesPerIp: 30,
+} as const
+
+/** The limiters of one server, made with its routes; in memory: they guard the server, not data. */
+export class EmailLimits {
+  readonly startsPerIp: WindowLimiter
+  readonly startsPerAddressFromIp: WindowLimiter
+  readonly codesPerAddress: WindowLimiter
+  readonly verifiesPerIp: WindowLimiter
+
+  constructor(now: () => number) {
+    this.startsPerIp = new WindowLimiter(
+      EMAIL_LIMITS.startsPerIp,
+      QUARTER_HOUR,
+      now,
+      'too many codes asked from your network address',
+    )
+    this.startsPerAddressFromIp = new WindowLimiter(
+      EMAIL_LIMITS.startsPerAddressFromIp,
+      QUARTER_HOUR,
+      now,
+      'too many codes asked for this email address from your network address',
+    )
+    this.codesPerAddress = new WindowLimiter(
+      EMAIL_LIMITS.codesPerAddress,
+      HOUR,
+      now,
+      'too many codes asked for this email address',
+    )
+    this.verifiesPerIp = new WindowLimiter(
+      EMAIL_LIMITS.verifiesPerIp,
+      QUARTER_HOUR,
+      now,
+      'too many codes tried from your network address',
+    )
+  }
+}

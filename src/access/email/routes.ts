@@ -1,0 +1,52 @@
+import { Elysia } from 'elysia'
+import { doc } from '../../core/docs.ts'
+import { requestIp } from '../../core/request-ip.ts'
+import { SignedInUser, signedIn } from '../../people/schema.ts'
+import type { Ctx } from '../../server/context.ts'
+import { checkOrigin } from '../sessions/service.ts'
+import { EmailLimits } from './limits.ts'
+import { StartRequest, StartResponse, VerifyRequest } from './schema.ts'
+import { requireMailer, startEmailCode, verifyEmailCode } from './service.ts'
+
+/** Email login codes: public routes, the way in for people without a passkey. */
+export const emailRoutes = (ctx: Ctx) => {
+  const limits = new EmailLimits(() => ctx.clock.now())
+
+  /**
+   * Checks that run before the body is read (Elysia's transform stage), so that a foreign page,
+   * a server without email, or a client over its limit gets that answer whatever it sends. A
+   * browser always sends Origin on a cross-site POST; a script need not send one at all.
+   */
+  const guard = (request: Request, limit: 'startsPerIp' | 'verifiesPerIp') => {
+    if (request.headers.has('origin')) checkOrigin(ctx, request)
+    requireMailer(ctx)
+    limits[limit].take(requestIp(ctx, request))
+  }
+  const requester = (request: Request) => ({ ip: requestIp(ctx, request) })
+
+  return new Elysia({ name: 'hark/email', prefix: '/v1/auth/email' })
+    .post('/start', ({ body, request }) => startEmailCode(ctx, limits, requester(request), body), {
+      transform: ({ request }) => guard(request, 'startsPerIp'),
+      body: StartRequest,
+      detail: doc('auth', 'Mail a login or sign-up code', StartResponse, false),
+    })
+    .post(
+      '/verify',
+      ({ body, request, set }) => {
+        const { user, setCookie } = verifyEmailCode(
+          ctx,
+          requester(request),
+          body,
+          request.headers.get('user-agent'),
+        )
+        set.headers['set-cookie'] = setCookie
+        set.headers['cache-control'] = 'no-store'
+        return signedIn(user)
+      },
+      {
+        transform: ({ request }) => guard(request, 'verifiesPerIp'),
+        body: VerifyRequest,
+        detail: doc('auth', 'Trade a mailed code for a session', SignedInUser, false),
+      },
+    )
+}

@@ -1,0 +1,286 @@
+import { fail, HarkError } from '../../core/errors.ts'
+import { randomBase62, sameHash } from '../../core/ids.ts'
+import type { Mailer, OutgoingMail } from '../../core/mailer.ts'
+import { type Admission, admit, cleanEmail, createAdmittedPerson } from '../../people/admission.ts'
+import type { UserRow } from '../../people/store.ts'
+import type { Ctx } from '../../server/context.ts'
+import { startSession } from '../sessions/service.ts'
+import { codeMail } from './code-mail.ts'
+import {
+  askerTag,
+  CODE_DIGITS,
+  CODE_TTL_MS,
+  codeHash,
+  codeMatches,
+  MAX_OTHER_TRIES,
+  MAX_TRIES,
+  newCode,
+  normalizeCode,
+  openData,
+  type Purpose,
+  parsePurpose,
+  sealData,
+} from './codes.ts'
+import type { EmailLimits } from './limits.ts'
+import type { StartRequest, StartResponse, VerifyRequest } from './schema.ts'
+
+/**
+ * Email login codes: ask for a code (`start`), get it by mail, hand it back (`verify`) for a
+ * session. The same for signing up, where admission (setup token, invite, open mode) is
+ * decided when the code is asked for and again, atomically, when it is redeemed.
+ */
+
+/** What a sign-up code remembers until it is redeemed (sealed in the row). */
+interface SignUp extends Admission {
+  name: string | null
+}
+
+const STARTED: StartResponse = { ok: true, expires_in: CODE_TTL_MS / 1000 }
+
+export function requireMailer(ctx: Ctx): Mailer {
+  if (!ctx.mailer) {
+    throw fail.unavailable(
+      'email login is not available: this server has no SMTP server configured (--smtp-url)',
+    )
+  }
+  return ctx.mailer
+}
+
+/** Who is asking or trying a code: the client address, as per-IP limits count it. */
+export interface Requester {
+  ip: string
+}
+
+/**
+ * Stores a fresh code for the address and purpose, next to any still live: a new code never voids
+ * one already mailed, since whoever asks, the mailbox's owner may be typing the earlier one.
+ * Undefined when the address has had its codes for the hour from all sources together
+ * (`codesPerAddress`): then nothing is stored or mailed, and the caller answers the same.
+ */
+function issueCode(
+  ctx: Ctx,
+  limits: EmailLimits,
+  from: Requester,
+  email: string,
+  purpose: Purpose,
+  data: object,
+): { id: string; code: string } | undefined {
+  const now = ctx.clock.now()
+  const code = newCode()
+  const id = `code_${randomBase62(18)}`
+  const issued = ctx.db.transaction(() => {
+    ctx.store.emailCodes.removeExpired(now)
+    if (!limits.codesPerAddress.tryTake(email.toLowerCase())) return false
+    ctx.store.emailCodes.insert({
+      id,
+      email,
+      purpose,
+      code_hash: codeHash(email, purpose, code),
+      data: sealData(email, purpose, data),
+      asked_from: askerTag(from.ip),
+      created_at: now,
+      expires_at: now + CODE_TTL_MS,
+    })
+    return true
+  })()
+  return issued ? { id, code } : undefined
+}
+
+/**
+ * Sends after the answer, on a timer: the request then does the same work whether a mail goes
+ * out or not, and a slow SMTP server cannot show in the response time.
+ */
+function sendLater(ctx: Ctx, mailer: Mailer, mail: OutgoingMail): void {
+  setTimeout(() => {
+    mailer.send(mail).catch((error: unknown) => {
+      ctx.log.error(
+        `email login code to ${mail.to} not sent: ${(error as Error)?.message ?? error}`,
+      )
+    })
+  }, 0)
+}
+
+/**
+ * A login code. An address without an account gets a code too, one that is never mailed: the
+ * answer, its timing, the tries and the limits are then the same for every address, so none of
+ * them tells who has an account here.
+ */
+function startLogin(
+  ctx: Ctx,
+  mailer: Mailer,
+  limits: EmailLimits,
+  from: Requester,
+  email: string,
+): void {
+  const issued = issueCode(ctx, limits, from, email, 'login', {})
+  if (issued && ctx.store.users.byEmail(email)) {
+    sendLater(ctx, mailer, codeMail(ctx, email, 'login', issued.code))
+  }
+}
+
+/**
+ * A sign-up code. Admission is checked first and refusals are explicit (sign-up tells anyway
+ * whether an address has an account). The send is awaited: on first-run setup a broken SMTP
+ * setting must show as an error, not as a mail that never comes.
+ */
+async function startSignUp(
+  ctx: Ctx,
+  mailer: Mailer,
+  limits: EmailLimits,
+  from: Requester,
+  email: string,
+  req: StartRequest,
+) {
+  const admission: Admission = { setup_token: req.setup_token, invite: req.invite }
+  const admitted = admit(ctx, admission, email)
+  const signUp: SignUp = { ...admission, name: req.name?.trim() || null }
+  const issued = issueCode(ctx, limits, from, email, 'signup', signUp)
+  if (!issued) return
+  const use = admitted.kind === 'owner' ? 'setup' : 'signup'
+  try {
+    await mailer.send(codeMail(ctx, email, use, issued.code))
+  } catch (error) {
+    ctx.store.emailCodes.remove(issued.id)
+    ctx.log.error(`email sign-up code to ${email} not sent: ${(error as Error)?.message ?? error}`)
+    throw fail.unavailable(
+      'the code could not be mailed; ask the operator to check the SMTP settings',
+    )
+  }
+}
+
+export async function startEmailCode(
+  ctx: Ctx,
+  limits: EmailLimits,
+  from: Requester,
+  req: StartRequest,
+): Promise<StartResponse> {
+  const mailer = requireMailer(ctx)
+  const email = cleanEmail(req.email)
+  const purpose = parsePurpose(req.purpose)
+  limits.startsPerAddressFromIp.take(`${email.toLowerCase()}\n${from.ip}`)
+  if (purpose === 'login') startLogin(ctx, mailer, limits, from, email)
+  else await startSignUp(ctx, mailer, limits, from, email, req)
+  return STARTED
+}
+
+/**
+ * Checks a code against every live code for the address and purpose and, when one is right,
+ * consumes them all and returns what it carries. A wrong code counts a try against each code it
+ * was compared with: against the asker's tries when it comes from the address that asked for that
+ * code, else against the tries of all other addresses together. Failures are returned, not thrown,
+ * so that the caller's transaction commits the counted wrong tries.
+ */
+function redeemCode<T>(
+  ctx: Ctx,
+  from: Requester,
+  email: string,
+  purpose: Purpose,
+  code: string,
+): T | HarkError {
+  const now = ctx.clock.now()
+  const rows = ctx.store.emailCodes.byAddress(email, purpose)
+  if (rows.length === 0) {
+    return fail.invalid('code', 'no code is waiting for this address; ask for a new one')
+  }
+  const live = rows.filter((row) => row.expires_at > now)
+  if (live.length === 0) return fail.invalid('code', 'has expired; ask for a new one')
+  // Sealed by an earlier process (a restart since): as good as gone.
+  const readable = live.flatMap((row) => {
+    const data = openData<T>(email, purpose, row.data)
+    return data === undefined ? [] : [{ row, data }]
+  })
+  if (readable.length === 0) {
+    return fail.invalid('code', 'was issued before the server restarted; ask for a new one')
+  }
+  const tag = askerTag(from.ip)
+  const candidates = readable.map((c) => {
+    const asker = sameHash(c.row.asked_from, tag)
+    const left = asker ? MAX_TRIES - c.row.tries : MAX_OTHER_TRIES - c.row.other_tries
+    return { ...c, asker, left }
+  })
+  const triable = candidates.filter((c) => c.left > 0)
+  if (triable.length === 0) {
+    return fail.invalid('code', 'was tried wrong too many times; ask for a new one')
+  }
+  const right = triable.find((c) => codeMatches(c.row.code_hash, email, purpose, code))
+  if (right) {
+    ctx.store.emailCodes.removeAll(email, purpose)
+    return right.data
+  }
+  // An earlier code, typed after its 10 minutes while a newer one is live: not a guess.
+  const late = rows.some(
+    (row) => row.expires_at <= now && codeMatches(row.code_hash, email, purpose, code),
+  )
+  if (late) return fail.invalid('code', 'has expired; ask for a new one')
+  for (const c of triable) {
+    if (c.asker) ctx.store.emailCodes.addTry(c.row.id)
+    else ctx.store.emailCodes.addOtherTry(c.row.id)
+  }
+  const left = Math.max(...triable.map((c) => c.left - 1))
+  return fail.invalid(
+    'code',
+    left > 0
+      ? `is wrong (${left} ${left === 1 ? 'try' : 'tries'} left)`
+      : 'is wrong, and that was the last try; ask for a new one',
+  )
+}
+
+/**
+ * The first email-code login of an account whose address nobody had proven (a passkey sign-up in
+ * open mode or with an unbound invite): whoever made it may not own the address, and the mailbox's
+ * owner just proved they do. The account becomes theirs alone: it is marked verified, and every
+ * way in or out that nobody vouched for goes: passkeys, sessions, person tokens and push devices
+ * (which receive message previews and can answer questions). Runs inside the login's transaction,
+ * before the new session starts.
+ */
+function claimAccount(ctx: Ctx, user: UserRow): UserRow {
+  ctx.store.users.markVerified(user.id)
+  ctx.store.passkeys.removeByUser(user.id)
+  ctx.store.sessions.removeAll(user.id)
+  ctx.store.tokens.revokePersonTokens(user.id, ctx.clock.now())
+  ctx.store.push.removeByUser(user.id)
+  ctx.log.info(`${user.id}: address proven by email code; earlier credentials dropped`)
+  return { ...user, email_verified: 1 }
+}
+
+/**
+ * Redeems a code for a session: a login, or a sign-up that creates the account. One immediate
+ * transaction: the code serves once even against parallel requests, and a sign-up that admission
+ * now refuses (the invite got used meanwhile) leaves the code as it was.
+ */
+export function verifyEmailCode(
+  ctx: Ctx,
+  from: Requester,
+  req: VerifyRequest,
+  userAgent: string | null,
+): { user: UserRow; setCookie: string } {
+  requireMailer(ctx)
+  const email = cleanEmail(req.email)
+  const purpose = parsePurpose(req.purpose)
+  const code = normalizeCode(req.code)
+  if (!code) throw fail.invalid('code', `must be the ${CODE_DIGITS} digits from the mail`)
+  const outcome = ctx.db
+    .transaction(() => {
+      if (purpose === 'login') {
+        const redeemed = redeemCode<object>(ctx, from, email, 'login', code)
+        if (redeemed instanceof HarkError) return redeemed
+        const found = ctx.store.users.byEmail(email)
+        // Only a code that was never mailed (no account), or an account removed since.
+        if (!found) return fail.invalid('email', 'has no account here')
+        const user = found.email_verified ? found : claimAccount(ctx, found)
+        return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
+      }
+      const signUp = redeemCode<SignUp>(ctx, from, email, 'signup', code)
+      if (signUp instanceof HarkError) return signUp
+      const { user } = createAdmittedPerson(
+        ctx,
+        signUp,
+        { email, name: signUp.name, emailProven: true },
+        () => null,
+      )
+      return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
+    })
+    .immediate()
+  if (outcome instanceof HarkError) throw outcome
+  return outcome
+}

@@ -1,0 +1,93 @@
+import { personChannel } from '../../channels/service.ts'
+import { fail } from '../../core/errors.ts'
+import { hashToken, newId, randomBase62 } from '../../core/ids.ts'
+import { channelsChanged } from '../../messages/feed.ts'
+import { cleanLabel, issueToken, newChannel, type PersonAuth } from '../../people/service.ts'
+import type { Ctx } from '../../server/context.ts'
+import { requireSession } from '../guards.ts'
+
+/**
+ * Join links behind `hark join LINK`: the person makes a single-use link that lives 15 minutes;
+ * redeeming it gives an agent the token of a new channel, or a new token for an existing one
+ * (re-keying: the channel's old tokens stop working at once).
+ */
+const TTL_MS = 15 * 60 * 1000
+
+export function createJoinLink(
+  ctx: Ctx,
+  person: PersonAuth,
+  input: { label?: unknown; channel_id?: unknown },
+) {
+  // A join link mints an agent token (or re-keys a channel, killing its agent's token): a
+  // leaked person token must not be able to take over or add an agent.
+  requireSession(person, 'making a join link')
+  let channelId: string | null = null
+  let label: string | null = null
+  if (input.channel_id !== undefined) {
+    if (typeof input.channel_id !== 'string') throw fail.invalid('channel_id', 'must be a string')
+    channelId = personChannel(ctx, person.user.id, input.channel_id).id
+  } else if (input.label !== undefined) {
+    label = cleanLabel(input.label)
+  }
+  const code = randomBase62(32)
+  const now = ctx.clock.now()
+  const row = ctx.store.joinLinks.insert({
+    id: newId('join'),
+    hash: hashToken(code),
+    user_id: person.user.id,
+    channel_id: channelId,
+    label,
+    created_at: now,
+    expires_at: now + TTL_MS,
+  })
+  return {
+    join_link: {
+      id: row.id,
+      // The code rides in the fragment: it never reaches a server log or a Referer.
+      link: `${ctx.config.baseUrl}/join#${code}`,
+      code,
+      channel_id: channelId,
+      expires_at: row.expires_at,
+    },
+  }
+}
+
+export function redeemJoinLink(ctx: Ctx, code: unknown) {
+  const redeemed = redeem(ctx, code)
+  channelsChanged(ctx, redeemed.userId)
+  return { token: redeemed.token, channel: redeemed.channel }
+}
+
+function redeem(ctx: Ctx, code: unknown) {
+  if (typeof code !== 'string' || code === '') throw fail.invalid('code', 'is required')
+  return ctx.db
+    .transaction(() => {
+      const link = ctx.store.joinLinks.byHash(hashToken(code))
+      const now = ctx.clock.now()
+      if (
+        !link ||
+        link.used_at !== null ||
+        link.expires_at <= now ||
+        !ctx.store.joinLinks.use(link.id, now)
+      ) {
+        throw fail.forbidden(
+          'this join link is not valid (used or expired); make a new one in the app',
+        )
+      }
+      const user = ctx.store.users.byId(link.user_id)
+      if (!user)
+        throw fail.forbidden(
+          'this join link is not valid (used or expired); make a new one in the app',
+        )
+      let channel = link.channel_id ? ctx.store.channels.byId(link.channel_id) : undefined
+      if (link.channel_id) {
+        if (!channel) throw fail.forbidden('the channel of this join link no longer exists')
+        ctx.store.tokens.revokeChannel(channel.id, now)
+      } else {
+        channel = newChannel(ctx, user.id, link.label ?? 'Agent')
+      }
+      const { token } = issueToken(ctx, 'agent', user, channel, channel.label)
+      return { token, channel: { id: channel.id, label: channel.label }, userId: user.id }
+    })
+    .immediate()
+}

@@ -1,0 +1,164 @@
+import { fail } from '../../core/errors.ts'
+import { hashToken, newId, randomBase62 } from '../../core/ids.ts'
+import { pollFor } from '../../core/waiters.ts'
+import { channelsChanged } from '../../messages/feed.ts'
+import type { PersonAuth } from '../../people/service.ts'
+import { cleanLabel, issueToken, newChannel } from '../../people/service.ts'
+import type { Ctx } from '../../server/context.ts'
+import { requireSession } from '../guards.ts'
+import type { PairingRow } from './store.ts'
+
+/**
+ * The device flow behind `hark init` (like `gh auth login`): the CLI starts a pairing and keeps
+ * the secret device code; the person sees a short user code, and approves it in the app while
+ * logged in; the CLI's long-poll then receives the token of the new channel, exactly once.
+ */
+const TTL_MS = 10 * 60 * 1000
+const SWEEP_AFTER_MS = 60 * 60 * 1000
+/** Consonants only: no vowels means no words, and no 0/O or 1/I confusion. */
+const CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ'
+
+const pairingKey = (id: string) => `pairing:${id}`
+
+function newUserCode(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16))
+  let code = ''
+  for (const b of bytes) {
+    if (b < 240 && code.length < 8) code += CODE_ALPHABET[b % 20]
+  }
+  return code.length === 8 ? `${code.slice(0, 4)}-${code.slice(4)}` : newUserCode()
+}
+
+/** `bcdf ghjk`, `BCDF-GHJK`, `bcdfghjk` → `BCDF-GHJK`. */
+export function normaliseUserCode(raw: string): string {
+  const letters = raw.toUpperCase().replace(/[^A-Z]/g, '')
+  return letters.length === 8 ? `${letters.slice(0, 4)}-${letters.slice(4)}` : letters
+}
+
+export interface PairingStart {
+  device_code: string
+  user_code: string
+  verification_uri: string
+  verification_uri_complete: string
+  expires_in: number
+  interval: number
+}
+
+export function startPairing(ctx: Ctx, label: string | undefined): PairingStart {
+  const now = ctx.clock.now()
+  // Swept a while after expiry, not at once: a CLI still polling hears "expired", not 404.
+  ctx.store.pairings.removeExpired(now - SWEEP_AFTER_MS)
+  const deviceCode = randomBase62(43)
+  const row = ctx.store.pairings.insert({
+    id: newId('pair'),
+    device_hash: hashToken(deviceCode),
+    user_code: newUserCode(),
+    label: label === undefined ? null : cleanLabel(label),
+    created_at: now,
+    expires_at: now + TTL_MS,
+  })
+  const uri = `${ctx.config.baseUrl}/pair`
+  return {
+    device_code: deviceCode,
+    user_code: row.user_code,
+    verification_uri: uri,
+    verification_uri_complete: `${uri}?code=${row.user_code}`,
+    expires_in: TTL_MS / 1000,
+    // The CLI long-polls with `wait`; the interval only applies to clients that cannot.
+    interval: 5,
+  }
+}
+
+export type PairingResult =
+  | { status: 'pending' | 'denied' | 'expired' }
+  | { status: 'approved'; token: string; channel: { id: string; label: string } }
+
+const isLive = (ctx: Ctx, row: PairingRow) => row.expires_at > ctx.clock.now()
+
+/**
+ * The CLI's side: holds until the person approves or denies (or `waitMs` passes). An approval
+ * is redeemed here, once: the token is made now and never stored in plaintext.
+ */
+export async function pollPairing(
+  ctx: Ctx,
+  deviceCode: unknown,
+  waitMs: number,
+  signal?: AbortSignal,
+): Promise<PairingResult> {
+  if (typeof deviceCode !== 'string' || deviceCode === '') {
+    throw fail.invalid('device_code', 'is required')
+  }
+  const hash = hashToken(deviceCode)
+  const first = ctx.store.pairings.byDevice(hash)
+  if (!first || first.status === 'redeemed') throw fail.notFound('pairing')
+  const settled = await pollFor(ctx.waiters, pairingKey(first.id), waitMs, signal, () => {
+    const row = ctx.store.pairings.byDevice(hash)
+    if (!row) return { status: 'expired' as const }
+    if (row.status !== 'pending' || !isLive(ctx, row)) return row
+    return undefined
+  })
+  const row = settled && 'id' in settled ? settled : ctx.store.pairings.byDevice(hash)
+  if (!row) return { status: 'expired' }
+  if (row.status === 'denied') return { status: 'denied' }
+  if (row.status === 'approved') return redeem(ctx, row)
+  if (row.status === 'redeemed') throw fail.notFound('pairing')
+  return { status: isLive(ctx, row) ? 'pending' : 'expired' }
+}
+
+function redeem(ctx: Ctx, row: PairingRow): PairingResult {
+  return ctx.db
+    .transaction((): PairingResult => {
+      if (!ctx.store.pairings.redeem(row.id)) throw fail.notFound('pairing')
+      const channel = ctx.store.channels.byId(row.channel_id as string)
+      const user = ctx.store.users.byId(row.user_id as string)
+      if (!channel || !user) return { status: 'denied' }
+      const { token } = issueToken(ctx, 'agent', user, channel, channel.label)
+      return { status: 'approved', token, channel: { id: channel.id, label: channel.label } }
+    })
+    .immediate()
+}
+
+/** The person's view of a pending pairing, by its user code. */
+export function findPendingPairing(ctx: Ctx, code: string): PairingRow {
+  const row = ctx.store.pairings.byUserCode(normaliseUserCode(code))
+  if (!row || row.status !== 'pending' || !isLive(ctx, row)) throw fail.notFound('pairing code')
+  return row
+}
+
+export const pairingView = (row: PairingRow) => ({
+  user_code: row.user_code,
+  label: row.label,
+  status: row.status,
+  created_at: row.created_at,
+  expires_at: row.expires_at,
+})
+
+/** Approving creates the agent's channel (named by the person) and wakes the waiting CLI. */
+export function approvePairing(ctx: Ctx, person: PersonAuth, code: string, label: unknown) {
+  // Approving mints an agent token into the person's account: a leaked person token must not.
+  requireSession(person, 'approving a pairing')
+  const row = findPendingPairing(ctx, code)
+  const name = label === undefined ? (row.label ?? 'Agent') : cleanLabel(label)
+  const settled = ctx.db
+    .transaction(() => {
+      const channel = newChannel(ctx, person.user.id, name)
+      const done = ctx.store.pairings.settle(row.id, 'approved', person.user.id, channel.id)
+      if (!done) throw fail.conflict('this pairing was already answered')
+      return { pairing: done, channel }
+    })
+    .immediate()
+  ctx.waiters.wake(pairingKey(row.id))
+  channelsChanged(ctx, person.user.id)
+  return {
+    pairing: pairingView(settled.pairing),
+    channel: { id: settled.channel.id, label: settled.channel.label },
+  }
+}
+
+export function denyPairing(ctx: Ctx, person: PersonAuth, code: string) {
+  const row = findPendingPairing(ctx, code)
+  const done = ctx.store.pairings.settle(row.id, 'denied', person.user.id, null)
+  if (!done) throw fail.conflict('this pairing was already answered')
+  ctx.waiters.wake(pairingKey(row.id))
+  return { pairing: pairingView(done) }
+}

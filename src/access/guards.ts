@@ -1,0 +1,113 @@
+import { Elysia } from 'elysia'
+import { fail } from '../core/errors.ts'
+import { pathOf } from '../core/http/front-door.ts'
+import {
+  type AgentAuth,
+  authenticateAgent,
+  authenticatePerson,
+  type PersonAuth,
+} from '../people/service.ts'
+import type { Ctx } from '../server/context.ts'
+import { checkOrigin, sessionFromCookie } from './sessions/service.ts'
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/** Where the agent guard stands; `/v1/app/` has the person guard; the rest is public. */
+const AGENT_PREFIXES = [
+  '/v1/messages',
+  '/v1/asks',
+  '/v1/pins',
+  '/v1/files',
+  '/v1/channel',
+  '/v1/agent',
+  '/v1/secrets',
+]
+
+/**
+ * The authentication error a request would get from its route's guard, if any. Elysia parses a
+ * JSON body before any guard runs, so a stranger sending malformed JSON would learn about the
+ * body first; the error handler asks this so that 401/403 always outrank a parse error.
+ */
+export function authErrorFor(ctx: Ctx, request: Request): unknown {
+  const path = pathOf(request.url)
+  try {
+    if (path.startsWith('/v1/app/')) personOf(ctx, request)
+    // A malformed write still counts against the channel's write limit, like any rejected one.
+    else if (AGENT_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`)))
+      agentOf(ctx, request)
+  } catch (error) {
+    return error
+  }
+  return undefined
+}
+
+/**
+ * The agent guard: resolves `agent` (its token and channel) from the bearer token before the
+ * body is validated, so a stranger gets 401 whatever they send, and counts writes against the
+ * channel's rate limit. Used by every agent route plugin; never repeated in a handler.
+ */
+export const agentAuth = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/agent-auth' }).derive({ as: 'scoped' }, ({ request }) => ({
+    agent: agentOf(ctx, request),
+  }))
+
+/** The agent behind a request, with its write counted against the channel's limit. */
+export function agentOf(ctx: Ctx, request: Request): AgentAuth {
+  const agent = authenticateAgent(ctx, request.headers.get('authorization') ?? undefined)
+  if (WRITES.has(request.method)) {
+    const retryAfter = ctx.limiter.take(agent.channel.id)
+    if (retryAfter > 0) throw fail.rateLimited(retryAfter)
+  }
+  return agent
+}
+
+/** Where a response's headers go: Elysia's `set`. */
+interface ResponseHeaders {
+  headers: Record<string, unknown>
+}
+
+/**
+ * The person behind a `/v1/app/...` request: a person token in `Authorization`, else the session
+ * cookie. Cookie-borne writes must come from the app's own origin (CSRF). When the session was
+ * extended, the cookie is sent again with a fresh Max-Age through `set` (when given).
+ */
+export function personOf(ctx: Ctx, request: Request, set?: ResponseHeaders): PersonAuth {
+  const person = personBehind(ctx, request, set)
+  // The same write limit as an agent's channel, for the person across all their clients: a
+  // script with a person token must not be able to write without bound either.
+  if (WRITES.has(request.method)) {
+    const retryAfter = ctx.limiter.take(`person:${person.user.id}`)
+    if (retryAfter > 0) throw fail.rateLimited(retryAfter)
+  }
+  return person
+}
+
+function personBehind(ctx: Ctx, request: Request, set?: ResponseHeaders): PersonAuth {
+  const header = request.headers.get('authorization')
+  if (header) return authenticatePerson(ctx, header)
+  const found = sessionFromCookie(ctx, request.headers.get('cookie'))
+  if (!found) throw fail.unauthorized('log in first (no valid session or token)')
+  if (WRITES.has(request.method)) checkOrigin(ctx, request)
+  // A handler that sets its own cookie (logout) runs later and replaces this one.
+  if (found.setCookie && set) set.headers['set-cookie'] = found.setCookie
+  return { user: found.user, session: found.session }
+}
+
+/** The person guard for `/v1/app/...`. */
+export const personAuth = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/person-auth' }).derive({ as: 'scoped' }, ({ request, set }) => ({
+    person: personOf(ctx, request, set),
+  }))
+
+/**
+ * For what would turn a token into a lasting way in (adding a passkey) or mint new secrets
+ * (making or rotating tokens): only a browser session may, so a leaked person token cannot
+ * entrench itself. Revoking stays open to tokens.
+ */
+export function requireSession(person: PersonAuth, what: string): void {
+  if (!person.session) {
+    throw fail.forbidden(
+      `${what} needs a browser session: log in to the app; a person token cannot do this`,
+    )
+  }
+}

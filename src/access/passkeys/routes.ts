@@ -1,0 +1,162 @@
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
+import { Elysia } from 'elysia'
+import { doc } from '../../core/docs.ts'
+import { requestIp } from '../../core/request-ip.ts'
+import { WindowLimiter } from '../../core/window-limiter.ts'
+import { Ok } from '../../messages/schema.ts'
+import { SignedInUser, signedIn } from '../../people/schema.ts'
+import type { UserRow } from '../../people/store.ts'
+import type { Ctx } from '../../server/context.ts'
+import { personAuth, requireSession } from '../guards.ts'
+import { checkOrigin } from '../sessions/service.ts'
+import { PASSKEY_LIMITS } from './ceremony.ts'
+import {
+  CeremonyOptions,
+  LoginVerifyRequest,
+  PasskeyParams,
+  PasskeyResponse,
+  PasskeysResponse,
+  RegisterVerifyRequest,
+  RenamePasskeyRequest,
+  SignUpOptionsRequest,
+} from './schema.ts'
+import {
+  addPasskey,
+  addPasskeyOptions,
+  listPasskeys,
+  logIn,
+  loginOptions,
+  removePasskey,
+  renamePasskey,
+  signUp,
+  signUpOptions,
+} from './service.ts'
+
+/** A signed-in answer: the person, and the new session's cookie. */
+function withSession(result: { user: UserRow; setCookie: string }) {
+  return new Response(JSON.stringify(signedIn(result.user)), {
+    headers: { 'content-type': 'application/json; charset=utf-8', 'set-cookie': result.setCookie },
+  })
+}
+
+const userAgent = (request: Request) => request.headers.get('user-agent')
+
+/**
+ * Sign-up and login ceremonies: public, no session yet. Browsers send Origin on these
+ * POSTs; when one is present it must be ours, so another site cannot drive a sign-up or
+ * plant its own session (login CSRF). Checked before the body is validated, like the limit on
+ * starting ceremonies per client address (`PASSKEY_LIMITS`): over it, 429 whatever is sent.
+ */
+const ceremonies = (ctx: Ctx) => {
+  const starts = new WindowLimiter(
+    PASSKEY_LIMITS.startsPerIp,
+    PASSKEY_LIMITS.windowMs,
+    () => ctx.clock.now(),
+    'too many passkey logins or sign-ups started from your network address',
+  )
+  const limited = ({ request }: { request: Request }) => starts.take(requestIp(ctx, request))
+  return new Elysia({ prefix: '/v1/auth/passkey' })
+    .onTransform(({ request }) => {
+      if (request.headers.has('origin')) checkOrigin(ctx, request)
+    })
+    .post('/register/options', ({ body }) => signUpOptions(ctx, body), {
+      transform: limited,
+      body: SignUpOptionsRequest,
+      detail: doc('auth', 'Start signing up with a passkey', CeremonyOptions, false),
+    })
+    .post(
+      '/register/verify',
+      async ({ body, request }) =>
+        withSession(
+          await signUp(
+            ctx,
+            { ...body, response: body.response as RegistrationResponseJSON },
+            userAgent(request),
+          ),
+        ),
+      {
+        body: RegisterVerifyRequest,
+        detail: doc(
+          'auth',
+          'Finish signing up: creates the account and a session',
+          SignedInUser,
+          false,
+        ),
+      },
+    )
+    .post('/login/options', () => loginOptions(ctx), {
+      transform: limited,
+      detail: doc('auth', 'Start logging in with a passkey', CeremonyOptions, false),
+    })
+    .post(
+      '/login/verify',
+      async ({ body, request }) =>
+        withSession(
+          await logIn(
+            ctx,
+            { ...body, response: body.response as AuthenticationResponseJSON },
+            userAgent(request),
+          ),
+        ),
+      {
+        body: LoginVerifyRequest,
+        detail: doc('auth', 'Finish logging in: starts a session', SignedInUser, false),
+      },
+    )
+}
+
+/** The logged-in person's passkeys. */
+const management = (ctx: Ctx) =>
+  new Elysia({ prefix: '/v1/app/passkeys' })
+    .use(personAuth(ctx))
+    .get('', ({ person }) => ({ passkeys: listPasskeys(ctx, person.user.id) }), {
+      detail: doc('passkeys', 'List my passkeys', PasskeysResponse),
+    })
+    // Adding a passkey needs a browser session: a person token must not become a web login.
+    .post(
+      '/options',
+      ({ person }) => {
+        requireSession(person, 'adding a passkey')
+        return addPasskeyOptions(ctx, person.user)
+      },
+      { detail: doc('passkeys', 'Start adding a passkey (browser session only)', CeremonyOptions) },
+    )
+    .post(
+      '/verify',
+      async ({ person, body }) => {
+        requireSession(person, 'adding a passkey')
+        return {
+          passkey: await addPasskey(ctx, person.user, {
+            ...body,
+            response: body.response as RegistrationResponseJSON,
+          }),
+        }
+      },
+      {
+        body: RegisterVerifyRequest,
+        detail: doc('passkeys', 'Finish adding a passkey (browser session only)', PasskeyResponse),
+      },
+    )
+    .patch(
+      '/:id',
+      ({ person, params, body }) => ({
+        passkey: renamePasskey(ctx, person.user.id, params.id, body.name),
+      }),
+      {
+        params: PasskeyParams,
+        body: RenamePasskeyRequest,
+        detail: doc('passkeys', 'Rename a passkey', PasskeyResponse),
+      },
+    )
+    .delete(
+      '/:id',
+      ({ person, params }) => {
+        removePasskey(ctx, person.user.id, params.id)
+        return { ok: true as const }
+      },
+      { params: PasskeyParams, detail: doc('passkeys', 'Remove a passkey', Ok) },
+    )
+
+/** Passkeys: sign-up and login ceremonies (public), and managing one's own (the person). */
+export const passkeyRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/passkeys' }).use(ceremonies(ctx)).use(management(ctx))

@@ -1,0 +1,174 @@
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
+import { fail } from '../../core/errors.ts'
+import { type Admission, admit, cleanEmail, createAdmittedPerson } from '../../people/admission.ts'
+import { cleanLabel } from '../../people/service.ts'
+import type { UserRow } from '../../people/store.ts'
+import type { Ctx } from '../../server/context.ts'
+import { startSession } from '../sessions/service.ts'
+import {
+  authenticationOptions,
+  type NewCredential,
+  registrationOptions,
+  takeChallenge,
+  verifyAssertion,
+  verifyNewCredential,
+} from './ceremony.ts'
+import type { Passkey } from './schema.ts'
+import type { PasskeyRow } from './store.ts'
+
+/**
+ * Passkeys: signing up with one (first-run setup, invites, open mode), logging in with one,
+ * and the person managing theirs. Admission rules live in `people/admission.ts`.
+ */
+
+const DEFAULT_NAME = 'Passkey'
+
+/** What a sign-up ceremony remembers between its options and its verification. */
+interface SignUp extends Admission {
+  email: string
+  name: string | null
+}
+
+export const passkeyOf = (row: PasskeyRow): Passkey => ({
+  id: row.id,
+  name: row.name,
+  created_at: row.created_at,
+  last_used_at: row.last_used_at,
+  device_type: row.device_type,
+  backed_up: row.backed_up === 1,
+})
+
+const passkeyName = (raw: string | undefined) =>
+  raw === undefined ? DEFAULT_NAME : cleanLabel(raw, 'name')
+
+function storePasskey(ctx: Ctx, user: UserRow, credential: NewCredential, name: string) {
+  if (ctx.store.passkeys.byId(credential.id))
+    throw fail.conflict('this passkey is already registered')
+  return ctx.store.passkeys.insert({
+    id: credential.id,
+    user_id: user.id,
+    public_key: credential.publicKey,
+    counter: credential.counter,
+    transports: credential.transports ? JSON.stringify(credential.transports) : null,
+    device_type: credential.deviceType,
+    backed_up: credential.backedUp ? 1 : 0,
+    name,
+    created_at: ctx.clock.now(),
+  })
+}
+
+/**
+ * Starts a sign-up. Admission is checked first, so a stranger on a fresh server (no setup
+ * token) or on a closed one is refused before any ceremony starts.
+ */
+export function signUpOptions(
+  ctx: Ctx,
+  req: { email: string; name?: string; setup_token?: string; invite?: string },
+) {
+  const email = cleanEmail(req.email)
+  const admission: Admission = { setup_token: req.setup_token, invite: req.invite }
+  admit(ctx, admission, email)
+  const signUp: SignUp = { email, name: req.name?.trim() || null, ...admission }
+  return registrationOptions(ctx, 'register', signUp, [], signUp)
+}
+
+/**
+ * Completes a sign-up: the account and its passkey are created in one transaction that
+ * re-checks admission, so two parallel setups give one owner and an invite serves once.
+ */
+export async function signUp(
+  ctx: Ctx,
+  req: { challenge_id: string; response: RegistrationResponseJSON; name?: string },
+  userAgent: string | null,
+): Promise<{ user: UserRow; setCookie: string }> {
+  const name = passkeyName(req.name)
+  const { challenge, data } = takeChallenge<SignUp>(ctx, req.challenge_id, 'register')
+  const credential = await verifyNewCredential(ctx, challenge, req.response)
+  const admission: Admission = { setup_token: data.setup_token, invite: data.invite }
+  // A passkey proves nothing about the address: verified only when an invite was bound to it.
+  const { user } = createAdmittedPerson(
+    ctx,
+    admission,
+    { email: data.email, name: data.name, emailProven: false },
+    (user) => storePasskey(ctx, user, credential, name),
+  )
+  return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
+}
+
+export const loginOptions = (ctx: Ctx) => authenticationOptions(ctx)
+
+/** Logs in with a discoverable passkey: the credential names the person, no email needed. */
+export async function logIn(
+  ctx: Ctx,
+  req: { challenge_id: string; response: AuthenticationResponseJSON },
+  userAgent: string | null,
+): Promise<{ user: UserRow; setCookie: string }> {
+  const { challenge } = takeChallenge<null>(ctx, req.challenge_id, 'login')
+  const passkey = ctx.store.passkeys.byId(req.response.id)
+  if (!passkey) throw fail.unauthorized('passkey login failed: this passkey is not registered here')
+  const use = await verifyAssertion(ctx, challenge, req.response, passkey)
+  // Conditional on the counter still being below the new one, so two racing logins that
+  // carry the same counter cannot both pass.
+  const recorded = ctx.store.passkeys.recordUse(
+    passkey.id,
+    use.counter,
+    use.deviceType,
+    use.backedUp,
+    ctx.clock.now(),
+  )
+  if (!recorded) throw fail.unauthorized('passkey login failed: the signature counter went back')
+  const user = ctx.store.users.byId(passkey.user_id)
+  if (!user) throw fail.unauthorized('passkey login failed: this passkey is not registered here')
+  return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
+}
+
+/** Options to add another passkey; the person's existing ones are excluded. */
+export function addPasskeyOptions(ctx: Ctx, user: UserRow) {
+  const existing = ctx.store.passkeys.byUser(user.id)
+  return registrationOptions(ctx, 'add', user, existing, { user_id: user.id })
+}
+
+export async function addPasskey(
+  ctx: Ctx,
+  user: UserRow,
+  req: { challenge_id: string; response: RegistrationResponseJSON; name?: string },
+): Promise<Passkey> {
+  const name = passkeyName(req.name)
+  const { challenge, data } = takeChallenge<{ user_id: string }>(ctx, req.challenge_id, 'add')
+  // Options fetched by one person cannot be completed by another.
+  if (data.user_id !== user.id) {
+    throw fail.invalid('challenge_id', 'is unknown, used or expired; ask for new options')
+  }
+  const credential = await verifyNewCredential(ctx, challenge, req.response)
+  return passkeyOf(storePasskey(ctx, user, credential, name))
+}
+
+export const listPasskeys = (ctx: Ctx, userId: string): Passkey[] =>
+  ctx.store.passkeys.byUser(userId).map(passkeyOf)
+
+/** Another person's passkey is "not found", like an unknown id. */
+export function renamePasskey(ctx: Ctx, userId: string, id: string, name: string): Passkey {
+  const row = ctx.store.passkeys.rename(id, userId, cleanLabel(name, 'name'))
+  if (!row) throw fail.notFound('passkey')
+  return passkeyOf(row)
+}
+
+/**
+ * Removes a passkey, unless it is the person's last way in: without email login (no SMTP),
+ * a person with no passkey could never log in again. Person tokens do not count: they are
+ * for scripts, not a way into the app.
+ */
+export function removePasskey(ctx: Ctx, userId: string, id: string): void {
+  ctx.db
+    .transaction(() => {
+      const row = ctx.store.passkeys.byId(id)
+      if (!row || row.user_id !== userId) throw fail.notFound('passkey')
+      if (!ctx.mailer && ctx.store.passkeys.countByUser(userId) <= 1) {
+        throw fail.conflict(
+          'this is your last passkey and email login is not set up: add another passkey first',
+        )
+      }
+      ctx.store.passkeys.remove(id, userId)
+    })
+    .immediate()
+}

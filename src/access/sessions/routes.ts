@@ -1,0 +1,49 @@
+import { Elysia, t } from 'elysia'
+import { doc } from '../../core/docs.ts'
+import type { Ctx } from '../../server/context.ts'
+import { personAuth } from '../guards.ts'
+import { clearCookie, endAllSessions, endSession, listSessions } from './service.ts'
+
+/** The person's sessions: see them, end one, log out, log out everywhere. */
+export const sessionRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/sessions', prefix: '/v1/app' })
+    .use(personAuth(ctx))
+    .get(
+      '/sessions',
+      ({ person }) => ({
+        sessions: listSessions(ctx, person.user.id).map((s) => ({
+          id: s.id,
+          user_agent: s.user_agent,
+          created_at: s.created_at,
+          last_seen_at: s.last_seen_at,
+          current: s.id === person.session?.id,
+        })),
+      }),
+      { detail: doc('sessions', 'List my sessions') },
+    )
+    .delete(
+      '/sessions/:id',
+      ({ person, params }) => {
+        endSession(ctx, person.user.id, params.id)
+        return { ok: true as const }
+      },
+      { params: t.Object({ id: t.String() }), detail: doc('sessions', 'End a session') },
+    )
+    .post(
+      '/logout',
+      ({ person, set }) => {
+        if (person.session) endSession(ctx, person.user.id, person.session.id)
+        set.headers['set-cookie'] = clearCookie(ctx)
+        return { ok: true as const }
+      },
+      { detail: doc('sessions', 'Log out (this session)') },
+    )
+    .post(
+      '/logout-all',
+      ({ person, set }) => {
+        endAllSessions(ctx, person.user.id)
+        set.headers['set-cookie'] = clearCookie(ctx)
+        return { ok: true as const }
+      },
+      { detail: doc('sessions', 'Log out everywhere') },
+    )

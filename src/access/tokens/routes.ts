@@ -1,0 +1,36 @@
+import { Elysia, t } from 'elysia'
+import { doc } from '../../core/docs.ts'
+import { optionalJson } from '../../core/http/optional-body.ts'
+import type { Ctx } from '../../server/context.ts'
+import { personAuth } from '../guards.ts'
+import { createPersonToken, listTokens, revokeToken, rotateToken } from './service.ts'
+
+const IdParams = t.Object({ id: t.String() })
+
+/**
+ * The person's tokens: list, make (person tokens), revoke and rotate (any of theirs). Making and
+ * rotating need a browser session (403 with a person token); listing and revoking do not.
+ */
+export const tokenRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/tokens', prefix: '/v1/app' })
+    .use(personAuth(ctx))
+    .get('/tokens', ({ person }) => ({ tokens: listTokens(ctx, person) }), {
+      detail: doc('tokens', 'List my live tokens'),
+    })
+    .post('/tokens', ({ person, body }) => createPersonToken(ctx, person, body.label), {
+      parse: optionalJson,
+      body: t.Object({ label: t.Optional(t.String()) }),
+      detail: doc('tokens', 'Make a person token (shown once; browser session only)'),
+    })
+    .delete(
+      '/tokens/:id',
+      ({ person, params }) => {
+        revokeToken(ctx, person, params.id)
+        return { ok: true as const }
+      },
+      { params: IdParams, detail: doc('tokens', 'Revoke a token') },
+    )
+    .post('/tokens/:id/rotate', ({ person, params }) => rotateToken(ctx, person, params.id), {
+      params: IdParams,
+      detail: doc('tokens', 'Rotate a token (shown once; browser session only)'),
+    })

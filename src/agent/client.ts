@@ -1,0 +1,272 @@
+import type { Static } from '@sinclair/typebox'
+import type { PairingStart } from '../access/enrol/pairing.ts'
+import type { SecretRead, SecretRecord } from '../asks/secrets/service.ts'
+import type { AgentResponse, ChannelResponse, ChannelsResponse } from '../channels/schema.ts'
+import type { FileInfo } from '../files/schema.ts'
+import type { Pin, PutPinRequest } from '../messages/pin-schema.ts'
+import type {
+  AckState,
+  EditRequest,
+  FeedResponse,
+  Message,
+  MessageBody,
+  SendRequest,
+} from '../messages/schema.ts'
+import type { Info } from '../server/public-routes.ts'
+
+/**
+ * The one typed HTTP client of the API: the CLI, the MCP server and the tests all use it.
+ * Every non-2xx answer becomes a `HarkApiError` carrying the server's `error` and `field`.
+ */
+export class HarkApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    readonly field: string | undefined,
+    readonly headers: Headers,
+  ) {
+    super(`${status}: ${error}`)
+  }
+}
+
+export type Fetch = (request: Request) => Promise<Response>
+
+/** The `HarkApiError` of a non-2xx response (its body is read), for callers of `raw`. */
+export async function apiError(response: Response): Promise<HarkApiError> {
+  const text = await response.text()
+  let data: unknown
+  try {
+    data = text ? JSON.parse(text) : undefined
+  } catch {}
+  const e = (typeof data === 'object' && data !== null ? data : {}) as {
+    error?: string
+    field?: string
+  }
+  return new HarkApiError(
+    response.status,
+    e.error ?? (text || response.statusText),
+    e.field,
+    response.headers,
+  )
+}
+
+export interface ClientOptions {
+  baseUrl: string
+  token?: string
+  /** Defaults to the global fetch; tests pass the app's own `handle`. */
+  fetch?: Fetch
+  /**
+   * Sent with every request: a browser session instead of a token (`cookie` and the app's
+   * `origin`), for what only a session may do.
+   */
+  headers?: Record<string, string>
+}
+
+export interface FeedParams {
+  since?: number
+  wait?: number
+  sender?: 'human' | 'agent'
+  peek?: boolean
+  limit?: number
+}
+
+type Query = Record<string, string | number | boolean | undefined>
+
+interface RequestOptions {
+  query?: Query
+  json?: unknown
+  body?: BodyInit
+  headers?: Record<string, string>
+  signal?: AbortSignal
+}
+
+/** The transport both clients share: URLs, the token, JSON, and errors as `HarkApiError`. */
+export function createTransport(options: ClientOptions) {
+  const base = options.baseUrl.replace(/\/+$/, '')
+  const doFetch: Fetch = options.fetch ?? ((r) => fetch(r))
+
+  function url(path: string, query?: Query): string {
+    const u = new URL(base + path)
+    for (const [k, v] of Object.entries(query ?? {})) {
+      if (v !== undefined)
+        u.searchParams.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : String(v))
+    }
+    return u.href
+  }
+
+  /** The raw response, whatever its status. */
+  function raw(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
+    const headers: Record<string, string> = { ...options.headers, ...o.headers }
+    if (options.token) headers.authorization = `Bearer ${options.token}`
+    let body = o.body
+    if (o.json !== undefined) {
+      headers['content-type'] = 'application/json'
+      body = JSON.stringify(o.json)
+    }
+    return doFetch(new Request(url(path, o.query), { method, headers, body, signal: o.signal }))
+  }
+
+  async function call<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
+    const response = await raw(method, path, o)
+    if (!response.ok) throw await apiError(response)
+    const text = await response.text()
+    try {
+      return (text ? JSON.parse(text) : undefined) as T
+    } catch {
+      return undefined as T
+    }
+  }
+
+  return {
+    raw,
+    call,
+    health: () => call<{ ok: true }>('GET', '/health'),
+    info: () => call<Static<typeof Info>>('GET', '/v1/info'),
+  }
+}
+
+export type { PairingStart }
+
+export interface IssuedToken {
+  token: string
+  channel: { id: string; label: string }
+}
+
+export type PairingPoll =
+  | { status: 'pending' | 'denied' | 'expired' }
+  | ({ status: 'approved' } & IssuedToken)
+
+/** Getting an agent token without one: `hark init`'s device flow and `hark join`'s links. */
+export function createEnrolmentClient(options: ClientOptions) {
+  const t = createTransport(options)
+  const { call } = t
+  return {
+    ...t,
+    startPairing: (label?: string) =>
+      call<PairingStart>('POST', '/v1/pair/start', { json: label === undefined ? {} : { label } }),
+    /** Held up to `wait` seconds until the person approves or denies; 404 once redeemed. */
+    pollPairing: (deviceCode: string, wait?: number, signal?: AbortSignal) =>
+      call<PairingPoll>('POST', '/v1/pair/token', {
+        query: { wait },
+        json: { device_code: deviceCode },
+        signal,
+      }),
+    join: (code: string) => call<IssuedToken>('POST', '/v1/join', { json: { code } }),
+  }
+}
+
+const id = encodeURIComponent
+const feedQuery = (p: FeedParams): Query => ({
+  since: p.since,
+  wait: p.wait,
+  sender: p.sender,
+  peek: p.peek,
+  limit: p.limit,
+})
+
+/** The agent's client: one token, one channel. */
+export function createAgentClient(options: ClientOptions) {
+  const t = createTransport(options)
+  const { call, raw } = t
+  return {
+    ...t,
+    send: (req: SendRequest) => call<{ message: Message }>('POST', '/v1/messages', { json: req }),
+    feed: (p: FeedParams = {}, signal?: AbortSignal) =>
+      call<FeedResponse>('GET', '/v1/messages', { query: feedQuery(p), signal }),
+    edit: (messageId: string, req: EditRequest) =>
+      call<{ message: Message }>('PATCH', `/v1/messages/${id(messageId)}`, { json: req }),
+    replace: (messageId: string, body: MessageBody) =>
+      call<{ message: Message }>('PUT', `/v1/messages/${id(messageId)}`, { json: { body } }),
+    remove: (messageId: string) => call<{ ok: true }>('DELETE', `/v1/messages/${id(messageId)}`),
+    ack: (messageId: string, state: AckState) =>
+      call<{ message: Message }>('POST', `/v1/messages/${id(messageId)}/state`, {
+        json: { state },
+      }),
+    cancel: (messageId: string) =>
+      call<{ message: Message }>('POST', `/v1/messages/${id(messageId)}/cancel`),
+
+    asks: () => call<{ asks: Message[] }>('GET', '/v1/asks'),
+    ask: (messageId: string, wait?: number, signal?: AbortSignal) =>
+      call<{ message: Message; answer: unknown }>('GET', `/v1/asks/${id(messageId)}`, {
+        query: { wait },
+        signal,
+      }),
+
+    pins: () => call<{ pins: Pin[] }>('GET', '/v1/pins'),
+    pin: (key: string, req: PutPinRequest) =>
+      call<{ pin: Pin }>('PUT', `/v1/pins/${id(key)}`, { json: req }),
+    editPin: (key: string, req: EditRequest) =>
+      call<{ pin: Pin }>('PATCH', `/v1/pins/${id(key)}`, { json: req }),
+    unpin: (key: string) => call<{ ok: true }>('DELETE', `/v1/pins/${id(key)}`),
+
+    upload: (name: string, data: BodyInit, mime = 'application/octet-stream') =>
+      call<FileInfo>('POST', '/v1/files', {
+        query: { name },
+        body: data,
+        headers: { 'content-type': mime },
+      }),
+    download: (fileId: string) => raw('GET', `/v1/files/${id(fileId)}`),
+
+    /** Asks for a secret encrypted to `public_key` (see src/secrets/crypto.ts). */
+    requestSecret: (req: { name: string; description?: string; public_key: string }) =>
+      call<{ secret_request: SecretRecord }>('POST', '/v1/secrets', { json: req }),
+    /** Held while pending; the answer that carries `ciphertext` is the only one that will. */
+    secret: (secretId: string, wait?: number, signal?: AbortSignal) =>
+      call<SecretRead>('GET', `/v1/secrets/${id(secretId)}`, { query: { wait }, signal }),
+    cancelSecret: (secretId: string) =>
+      call<{ secret_request: SecretRecord }>('DELETE', `/v1/secrets/${id(secretId)}`),
+
+    channel: () => call<Static<typeof ChannelResponse>>('GET', '/v1/channel'),
+    rename: (label: string) =>
+      call<Static<typeof AgentResponse>>('PATCH', '/v1/agent', { json: { label } }),
+  }
+}
+
+/** The person's client (a person token): their channels, feeds, messages and answers. */
+export function createPersonClient(options: ClientOptions) {
+  const t = createTransport(options)
+  const { call } = t
+  return {
+    ...t,
+    channels: () => call<Static<typeof ChannelsResponse>>('GET', '/v1/app/channels'),
+    feed: (channelId: string, p: FeedParams = {}, signal?: AbortSignal) =>
+      call<FeedResponse>('GET', `/v1/app/channels/${id(channelId)}/messages`, {
+        query: feedQuery(p),
+        signal,
+      }),
+    send: (channelId: string, body: MessageBody) =>
+      call<{ message: Message }>('POST', `/v1/app/channels/${id(channelId)}/messages`, {
+        json: { body },
+      }),
+    answer: (messageId: string, answer: unknown) =>
+      call<{ message: Message; answer: unknown }>(
+        'POST',
+        `/v1/app/messages/${id(messageId)}/answer`,
+        { json: { answer } },
+      ),
+    secret: (secretId: string) =>
+      call<{ secret_request: SecretRecord }>('GET', `/v1/app/secrets/${id(secretId)}`),
+    fulfilSecret: (secretId: string, ciphertext: string) =>
+      call<{ secret_request: SecretRecord }>('POST', `/v1/app/secrets/${id(secretId)}/fulfil`, {
+        json: { ciphertext },
+      }),
+    approvePairing: (userCode: string, label?: string) =>
+      call<{ channel: { id: string; label: string } }>(
+        'POST',
+        `/v1/app/pairings/${id(userCode)}/approve`,
+        { json: label === undefined ? {} : { label } },
+      ),
+    denyPairing: (userCode: string) =>
+      call<unknown>('POST', `/v1/app/pairings/${id(userCode)}/deny`),
+    createJoinLink: (req: { label?: string; channel_id?: string } = {}) =>
+      call<{ join_link: { id: string; link: string; code: string; expires_at: number } }>(
+        'POST',
+        '/v1/app/join-links',
+        { json: req },
+      ),
+  }
+}
+
+export type AgentClient = ReturnType<typeof createAgentClient>
+export type EnrolmentClient = ReturnType<typeof createEnrolmentClient>
+export type PersonClient = ReturnType<typeof createPersonClient>

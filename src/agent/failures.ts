@@ -1,0 +1,54 @@
+import { UsageError } from '../cli/args.ts'
+import { HarkApiError } from './client.ts'
+import { isNetworkError, networkErrorCode } from './retry.ts'
+
+/** The agent CLI's exit codes; scripts branch on them. */
+export const EXIT = {
+  ok: 0,
+  error: 1,
+  usage: 2,
+  /** No token, or the server refused it (401/403). */
+  notAuthenticated: 4,
+  /** A wait ran out (the same code as timeout(1)). */
+  timeout: 124,
+  /** Ctrl-C: 128 + SIGINT. */
+  interrupted: 130,
+} as const
+
+/** An error the CLI reports as one line on stderr, with its exit code. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.error,
+  ) {
+    super(message)
+  }
+}
+
+export const notConnected = (profile: string) =>
+  new CliError(
+    `not connected (profile "${profile}"): run "hark init URL" or "hark join LINK", or set HARK_URL and HARK_TOKEN`,
+    EXIT.notAuthenticated,
+  )
+
+/** The message and exit code of anything a command throws. */
+export function describeFailure(error: unknown): { message: string; exitCode: number } {
+  if (error instanceof UsageError) return { message: error.message, exitCode: EXIT.usage }
+  if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode }
+  if (error instanceof HarkApiError) {
+    const auth = error.status === 401 || error.status === 403
+    const hint =
+      error.status === 401 ? ' (run "hark status", or connect again with "hark init")' : ''
+    return {
+      message: `${error.error}${hint}`,
+      exitCode: auth ? EXIT.notAuthenticated : EXIT.error,
+    }
+  }
+  if (isNetworkError(error)) {
+    return {
+      message: `cannot reach the server (${networkErrorCode(error)})`,
+      exitCode: EXIT.error,
+    }
+  }
+  return { message: (error as Error)?.stack ?? String(error), exitCode: EXIT.error }
+}

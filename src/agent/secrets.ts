@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto'
+import { renameSync, rmSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+import type { SecretRecord } from '../asks/secrets/service.ts'
+import { decryptSecret, generateKeyPair, type SecretKeyPair } from '../shared/secret-crypto.ts'
+import type { AgentClient } from './client.ts'
+import { CliError } from './failures.ts'
+import { deadlineAfter, pollUntil } from './waiting.ts'
+
+/**
+ * Secret requests for the CLI and the MCP server: make a key pair, ask, wait, decrypt. The
+ * private key never leaves this process (it is not even extractable), so the request can only
+ * be completed by the process that made it.
+ */
+export interface PendingSecret {
+  request: SecretRecord
+  keys: SecretKeyPair
+}
+
+export async function askForSecret(
+  client: AgentClient,
+  name: string,
+  description?: string,
+): Promise<PendingSecret> {
+  const keys = await generateKeyPair()
+  const { secret_request } = await client.requestSecret({
+    name,
+    description,
+    public_key: keys.publicKey,
+  })
+  return { request: secret_request, keys }
+}
+
+/** What the person should see, word for word, before typing the secret into the app. */
+export const fingerprintLine = (r: SecretRecord) =>
+  `asked for secret "${r.name}" (${r.id}); fingerprint ${r.fingerprint}: enter it in the app only if the app shows the same fingerprint`
+
+export type SecretOutcome =
+  | { id: string; status: 'received'; value: string }
+  | { id: string; status: 'cancelled' }
+  | { id: string; status: 'timeout' }
+
+/**
+ * Waits for the ciphertext and decrypts it. The server hands it out once, so an answer lost in
+ * transit cannot be fetched again: that is an error saying to ask again. A timeout leaves the
+ * request pending (the MCP server waits again with the same key); the CLI withdraws it.
+ */
+export async function waitForSecret(
+  client: AgentClient,
+  pending: PendingSecret,
+  timeoutMs: number | undefined,
+  onOutage?: (line: string) => void,
+): Promise<SecretOutcome> {
+  const { id } = pending.request
+  const settled = await pollUntil(
+    async (wait, signal) => {
+      const read = await client.secret(id, wait, signal)
+      return read.secret_request.status === 'pending' ? undefined : read
+    },
+    { deadline: deadlineAfter(timeoutMs), onOutage },
+  )
+  if (!settled) return { id, status: 'timeout' }
+  const { status } = settled.secret_request
+  if (status === 'cancelled') return { id, status }
+  if (settled.ciphertext === undefined) {
+    throw new CliError(`secret ${id} was delivered, but the answer was lost on the way; ask again`)
+  }
+  try {
+    return {
+      id,
+      status: 'received',
+      value: await decryptSecret(pending.keys, id, settled.ciphertext),
+    }
+  } catch {
+    throw new CliError(`secret ${id} could not be decrypted (it was not made for this request)`)
+  }
+}
+
+/**
+ * Writes `value` to `path` with mode 0600 whatever was there: a new file in the same directory,
+ * renamed over the target, so no other mode is ever visible and a reader never sees half of it.
+ */
+export function writeSecretFile(path: string, value: string): void {
+  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`)
+  try {
+    writeFileSync(temp, value, { mode: 0o600, flag: 'wx' })
+    renameSync(temp, path)
+  } catch (error) {
+    rmSync(temp, { force: true })
+    throw new CliError(`cannot write ${path}: ${(error as NodeJS.ErrnoException).code ?? error}`)
+  }
+}

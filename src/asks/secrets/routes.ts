@@ -1,0 +1,88 @@
+import { Elysia, t } from 'elysia'
+import { agentAuth, personAuth } from '../../access/guards.ts'
+import { doc } from '../../core/docs.ts'
+import { holderOf } from '../../core/holds.ts'
+import { longPoll } from '../../core/longpoll.ts'
+import { parseWait } from '../../core/query.ts'
+import type { Ctx } from '../../server/context.ts'
+import { CreateSecretRequest, FulfilRequest, SecretQuery, SecretResponse } from './schema.ts'
+import {
+  cancelSecret,
+  createSecret,
+  fulfilSecret,
+  personSecret,
+  readSecret,
+  secretOf,
+} from './service.ts'
+
+const IdParams = t.Object({ id: t.String() })
+
+/** The agent asks for a secret, long-polls for its ciphertext (delivered once), or withdraws. */
+export const secretRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/secrets', prefix: '/v1' })
+    .use(agentAuth(ctx))
+    .post(
+      '/secrets',
+      async ({ agent, body }) => ({
+        secret_request: secretOf(await createSecret(ctx, agent.channel, body)),
+      }),
+      {
+        body: CreateSecretRequest,
+        detail: doc(
+          'secrets',
+          'Ask the person for a secret (end-to-end encrypted)',
+          SecretResponse,
+        ),
+      },
+    )
+    .get(
+      '/secrets/:id',
+      ({ agent, params, query, request }) => {
+        const waitMs = parseWait(query.wait)
+        return longPoll(ctx, request, holderOf(agent), waitMs, (signal) =>
+          readSecret(ctx, agent.channel, params.id, waitMs, signal),
+        )
+      },
+      {
+        params: IdParams,
+        query: SecretQuery,
+        detail: doc(
+          'secrets',
+          'Read a secret request; its ciphertext once (long-poll)',
+          SecretResponse,
+        ),
+      },
+    )
+    .delete(
+      '/secrets/:id',
+      ({ agent, params }) => ({
+        secret_request: secretOf(cancelSecret(ctx, agent.channel, params.id)),
+      }),
+      { params: IdParams, detail: doc('secrets', 'Cancel a secret request', SecretResponse) },
+    )
+
+/** The person sees a request in their channel and answers it with ciphertext only. */
+export const personSecretRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/person-secrets', prefix: '/v1/app' })
+    .use(personAuth(ctx))
+    .get(
+      '/secrets/:id',
+      ({ person, params }) => ({
+        secret_request: secretOf(personSecret(ctx, person.user.id, params.id)),
+      }),
+      {
+        params: IdParams,
+        detail: doc('person', 'A secret request and its public key', SecretResponse),
+      },
+    )
+    .post(
+      '/secrets/:id/fulfil',
+      ({ person, params, body }) => ({
+        secret_request: secretOf(fulfilSecret(ctx, person.user.id, params.id, body.ciphertext)),
+      }),
+      {
+        params: IdParams,
+        body: FulfilRequest,
+        detail: doc('person', 'Answer a secret request with ciphertext', SecretResponse),
+      },
+    )

@@ -1,0 +1,214 @@
+import type { Static } from '@sinclair/typebox'
+import type { ChannelRow } from '../../channels/store.ts'
+import { fail } from '../../core/errors.ts'
+import { newId } from '../../core/ids.ts'
+import { pollFor } from '../../core/waiters.ts'
+import type { Block, MessageBody } from '../../messages/schema.ts'
+import { announce } from '../../messages/service.ts'
+import { enqueueMessagePush } from '../../push/service.ts'
+import type { Ctx } from '../../server/context.ts'
+import {
+  CIPHERTEXT_PATTERN,
+  fingerprint,
+  importPublicKey,
+  MAX_CIPHERTEXT_CHARS,
+} from '../../shared/secret-crypto.ts'
+import type { SecretRequest } from './schema.ts'
+import type { SecretRow, SecretStatus } from './store.ts'
+
+export type SecretRecord = Static<typeof SecretRequest>
+
+/** An agent polling one request parks here; every transition wakes it. */
+export const secretKey = (id: string) => `secret:${id}`
+
+export function secretOf(row: SecretRow): SecretRecord {
+  const record: SecretRecord = {
+    id: row.id,
+    channel_id: row.channel_id,
+    message_id: row.message_id,
+    name: row.name,
+    public_key: row.public_key,
+    fingerprint: row.fingerprint,
+    status: row.status,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }
+  if (row.description !== null) record.description = row.description
+  return record
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+const CONTROL = /[\u0000-\u001f\u007f]/
+
+/** The thread message's block: what the app renders (it re-derives the fingerprint itself). */
+const blockOf = (row: Pick<SecretRow, 'id' | 'name' | 'fingerprint' | 'status'>): Block => ({
+  type: 'secret_request',
+  id: 'secret',
+  request_id: row.id,
+  name: row.name,
+  fingerprint: row.fingerprint,
+  status: row.status,
+})
+
+/**
+ * The agent asks for a secret. The request and the thread message that shows it are written in
+ * one transaction; the message is made here, not by `sendMessage`, because agents may not send
+ * `secret_request` blocks themselves.
+ */
+export async function createSecret(
+  ctx: Ctx,
+  channel: ChannelRow,
+  req: { name: string; description?: string; public_key: string },
+): Promise<SecretRow> {
+  const name = req.name.trim()
+  if (name === '' || CONTROL.test(name)) {
+    throw fail.invalid('name', 'must be 1 to 100 characters without control characters')
+  }
+  const description = req.description?.trim() || null
+  try {
+    await importPublicKey(req.public_key)
+  } catch {
+    throw fail.invalid('public_key', 'must be base64url of a raw uncompressed P-256 public key')
+  }
+  const print = await fingerprint(req.public_key)
+  const id = newId('sec')
+  const now = ctx.clock.now()
+  const body: MessageBody = {
+    ...(description ? { text: description } : {}),
+    blocks: [blockOf({ id, name, fingerprint: print, status: 'pending' })],
+  }
+  const { secret, message } = ctx.db
+    .transaction(() => {
+      const message = ctx.store.messages.insert({
+        id: newId('msg'),
+        channel_id: channel.id,
+        sender: 'agent',
+        body: JSON.stringify(body),
+        silent: false,
+        pin_key: null,
+        ask_status: null,
+        ask_expires_at: null,
+        created_at: now,
+      })
+      const secret = ctx.store.secrets.insert({
+        id,
+        channel_id: channel.id,
+        message_id: message.id,
+        name,
+        description,
+        public_key: req.public_key,
+        fingerprint: print,
+        created_at: now,
+      })
+      // A secret request waits on the person: tell their devices, like any message.
+      enqueueMessagePush(ctx, channel, message)
+      return { secret, message }
+    })
+    .immediate()
+  announce(ctx, message)
+  return secret
+}
+
+/**
+ * Moves a request to `status` (the ciphertext exists only while `fulfilled`), keeps the thread
+ * message's block in step so the app's feed shows it, and wakes the agent's poll.
+ */
+function transition(
+  ctx: Ctx,
+  row: SecretRow,
+  status: SecretStatus,
+  ciphertext: string | null,
+): SecretRow {
+  const now = ctx.clock.now()
+  const { updated, message } = ctx.db
+    .transaction(() => {
+      const updated = ctx.store.secrets.setStatus(row.id, status, ciphertext, now)
+      const shown = ctx.store.messages.byId(row.message_id)
+      let message = undefined as ReturnType<typeof ctx.store.messages.setBody> | undefined
+      if (shown && shown.body !== null) {
+        const body = JSON.parse(shown.body) as MessageBody
+        body.blocks = (body.blocks ?? []).map((b) =>
+          b.type === 'secret_request' && b.request_id === row.id ? { ...b, status } : b,
+        )
+        message = ctx.store.messages.setBody(shown.rid, JSON.stringify(body), now)
+      }
+      return { updated, message }
+    })
+    .immediate()
+  if (message) announce(ctx, message)
+  ctx.waiters.wake(secretKey(row.id))
+  return updated
+}
+
+/** The agent's own request, or 404: another channel's requests do not exist here. */
+function agentSecret(ctx: Ctx, channel: ChannelRow, id: string): SecretRow {
+  const row = ctx.store.secrets.byId(id)
+  if (!row || row.channel_id !== channel.id) throw fail.notFound('secret request')
+  return row
+}
+
+export interface SecretRead {
+  secret_request: SecretRecord
+  ciphertext?: string
+}
+
+/**
+ * The agent's poll: held while the request is pending. A fulfilled request is delivered on
+ * this read — the ciphertext is answered once and erased from the database in the same step,
+ * so a second read (or a replayed one) finds `delivered` and nothing to take.
+ */
+export async function readSecret(
+  ctx: Ctx,
+  channel: ChannelRow,
+  id: string,
+  waitMs: number,
+  signal?: AbortSignal,
+): Promise<SecretRead> {
+  let row = agentSecret(ctx, channel, id)
+  if (row.status === 'pending' && waitMs > 0) {
+    let last = row
+    const settled = await pollFor(ctx.waiters, secretKey(id), waitMs, signal, () => {
+      const latest = ctx.store.secrets.byId(id)
+      if (!latest) throw fail.notFound('secret request')
+      last = latest
+      return latest.status === 'pending' ? undefined : latest
+    })
+    // On shutdown the database may already be closed: answer with the last state read.
+    if (ctx.waiters.isClosed) return { secret_request: secretOf(settled ?? last) }
+    row = agentSecret(ctx, channel, id)
+  }
+  if (row.status !== 'fulfilled' || row.ciphertext === null)
+    return { secret_request: secretOf(row) }
+  const ciphertext = row.ciphertext
+  return { secret_request: secretOf(transition(ctx, row, 'delivered', null)), ciphertext }
+}
+
+/** The agent withdraws its request; a fulfilled one loses its ciphertext unread. */
+export function cancelSecret(ctx: Ctx, channel: ChannelRow, id: string): SecretRow {
+  const row = agentSecret(ctx, channel, id)
+  if (row.status === 'delivered' || row.status === 'cancelled') {
+    throw fail.conflict(`the secret request is already ${row.status}`)
+  }
+  return transition(ctx, row, 'cancelled', null)
+}
+
+/** A request in one of this person's channels, or 404, worded like an unknown id. */
+export function personSecret(ctx: Ctx, userId: string, id: string): SecretRow {
+  const row = ctx.store.secrets.byId(id)
+  const channel = row ? ctx.store.channels.byId(row.channel_id) : undefined
+  if (!row || !channel || channel.user_id !== userId) throw fail.notFound('secret request')
+  return row
+}
+
+/**
+ * The person answers with ciphertext made in their browser. The server cannot check more than
+ * its shape and size: only the agent's private key opens it.
+ */
+export function fulfilSecret(ctx: Ctx, userId: string, id: string, ciphertext: string): SecretRow {
+  const row = personSecret(ctx, userId, id)
+  if (ciphertext.length > MAX_CIPHERTEXT_CHARS || !CIPHERTEXT_PATTERN.test(ciphertext)) {
+    throw fail.invalid('ciphertext', 'must be a v1 envelope: v1.<key>.<iv>.<data>, base64url')
+  }
+  if (row.status !== 'pending') throw fail.conflict(`the secret request is already ${row.status}`)
+  return transition(ctx, row, 'fulfilled', ciphertext)
+}

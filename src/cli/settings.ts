@@ -1,0 +1,394 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { flagString, type ParsedArgs, UsageError } from './args.ts'
+
+export interface Config {
+  dataDir: string
+  host: string
+  port: number
+  /** Where people reach the server; links and (later) passkey origins are built from it. */
+  baseUrl: string
+  /** Agent writes per minute per channel; 0 turns the limit off. */
+  writeLimit: number
+  /** Largest upload, in bytes. */
+  maxFileSize: number
+  /**
+   * Believe the last `X-Forwarded-For` entry (the one a reverse proxy in front of Hark adds).
+   * Off unless set: a client talking to Hark directly could otherwise claim any address.
+   */
+  trustProxy?: boolean
+  /** Where email goes out (`smtp://user:pass@host:587`, `smtps://...`); unset: no email. */
+  smtpUrl?: string
+  /** The sender of Hark's mail. */
+  smtpFrom?: string
+  /**
+   * Hosts (`host` or `host:port`) that push endpoints may name although they are not public
+   * https push services: a self-hosted push service on the LAN, a test's local receiver.
+   */
+  pushAllowHosts?: string[]
+  /** Longest pause in an upload's body before it is cut (408); not a flag: tests shorten it. */
+  uploadStallMs?: number
+}
+
+type Env = Record<string, string | undefined>
+
+/** Where a setting's value came from, for `--print-config`. */
+export type Source = 'flag' | 'env' | 'file' | 'default'
+
+/**
+ * One setting: its flag, its environment variable (also its line in the config file), how the
+ * text is read, and the default. Adding a setting is one entry in `SETTINGS`.
+ */
+export interface Setting<K extends keyof Config = keyof Config> {
+  key: K
+  flag: string
+  env: string
+  help: string
+  /** Shown in `--help` and the config template. */
+  defaultText: string
+  /** `--flag` alone means true; the environment and the file take true/false, 1/0, yes/no. */
+  boolean?: boolean
+  /** Masked by `--print-config`. */
+  secret?: boolean
+  parse(raw: string, flag: string): Config[K]
+  /** The default, given the settings resolved before this one (table order). */
+  fallback(resolved: Partial<Config>): Config[K]
+}
+
+const setting = <K extends keyof Config>(s: Setting<K>) => s as unknown as Setting
+
+function integer(name: string, raw: string, min: number, max: number): number {
+  const n = Number(raw)
+  if (!/^\d+$/.test(raw.trim()) || n < min || n > max) {
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max} (got "${raw}")`)
+  }
+  return n
+}
+
+function bool(name: string, raw: string): boolean {
+  const v = raw.trim().toLowerCase()
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true
+  if (['0', 'false', 'no', 'off', ''].includes(v)) return false
+  throw new UsageError(`--${name} must be true or false (got "${raw}")`)
+}
+
+const SIZE_UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+}
+
+/** `26214400`, `25MiB`, `25m`, `512k`. */
+export function parseSize(name: string, raw: string): number {
+  const m = /^\s*(\d+)\s*([a-zA-Z]*)\s*$/.exec(raw)
+  const unit = m ? SIZE_UNITS[(m[2] ?? '').toLowerCase()] : undefined
+  if (!m || unit === undefined || Number(m[1]) < 1) {
+    throw new UsageError(
+      `--${name} must be a size such as 26214400, 512KiB or 25MiB (got "${raw}")`,
+    )
+  }
+  return Number(m[1]) * unit
+}
+
+function smtpUrl(raw: string, flag: string): string | undefined {
+  if (raw.trim() === '') return undefined
+  let url: URL
+  try {
+    url = new URL(raw.trim())
+  } catch {
+    throw new UsageError(`--${flag} must be an smtp:// or smtps:// URL`)
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
+    throw new UsageError(`--${flag} must be an smtp:// or smtps:// URL (got ${url.protocol}//...)`)
+  }
+  return url.href
+}
+
+function baseUrl(raw: string): string {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new UsageError(`--base-url must be an absolute http(s) URL (got "${raw}")`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`--base-url must use http or https (got "${raw}")`)
+  }
+  return url.href.replace(/\/+$/, '')
+}
+
+export const DEFAULTS = {
+  dataDir: './data',
+  host: '0.0.0.0',
+  port: 8080,
+  writeLimit: 120,
+  maxFileSize: 25 * 1024 * 1024,
+  trustProxy: false,
+} as const
+
+/** Every setting of `hark serve`, in resolution order (a default may use earlier values). */
+export const SETTINGS: readonly Setting[] = [
+  setting({
+    key: 'dataDir',
+    flag: 'data',
+    env: 'HARK_DATA',
+    help: 'data directory (database, files)',
+    defaultText: './data',
+    parse: (raw) => resolve(raw),
+    fallback: () => resolve(DEFAULTS.dataDir),
+  }),
+  setting({
+    key: 'host',
+    flag: 'host',
+    env: 'HARK_HOST',
+    help: 'address to listen on',
+    defaultText: DEFAULTS.host,
+    parse: (raw) => raw.trim(),
+    fallback: () => DEFAULTS.host,
+  }),
+  setting({
+    key: 'port',
+    flag: 'port',
+    env: 'HARK_PORT',
+    help: 'port to listen on',
+    defaultText: String(DEFAULTS.port),
+    parse: (raw, flag) => integer(flag, raw, 0, 65535),
+    fallback: () => DEFAULTS.port,
+  }),
+  setting({
+    key: 'baseUrl',
+    flag: 'base-url',
+    env: 'HARK_BASE_URL',
+    help: 'public URL people use (links, setup)',
+    defaultText: 'http://localhost:PORT',
+    parse: baseUrl,
+    fallback: (c) => `http://localhost:${c.port}`,
+  }),
+  setting({
+    key: 'writeLimit',
+    flag: 'write-limit',
+    env: 'HARK_WRITE_LIMIT',
+    help: 'agent writes/minute/channel, 0 = off',
+    defaultText: String(DEFAULTS.writeLimit),
+    parse: (raw, flag) => integer(flag, raw, 0, 1e9),
+    fallback: () => DEFAULTS.writeLimit,
+  }),
+  setting({
+    key: 'maxFileSize',
+    flag: 'max-file-size',
+    env: 'HARK_MAX_FILE_SIZE',
+    help: 'largest upload (26214400, 512k, 25MiB)',
+    defaultText: '25MiB',
+    parse: (raw, flag) => parseSize(flag, raw),
+    fallback: () => DEFAULTS.maxFileSize,
+  }),
+  setting({
+    key: 'trustProxy',
+    flag: 'trust-proxy',
+    env: 'HARK_TRUST_PROXY',
+    help: 'believe X-Forwarded-For (only behind a proxy)',
+    defaultText: 'false',
+    boolean: true,
+    parse: (raw, flag) => bool(flag, raw),
+    fallback: () => DEFAULTS.trustProxy,
+  }),
+  setting({
+    key: 'smtpUrl',
+    flag: 'smtp-url',
+    env: 'HARK_SMTP_URL',
+    help: 'SMTP server for email codes (smtp[s]://user:pass@host:port)',
+    defaultText: '(none: no email)',
+    secret: true,
+    parse: smtpUrl,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'smtpFrom',
+    flag: 'smtp-from',
+    env: 'HARK_SMTP_FROM',
+    help: 'sender address of Hark mail',
+    defaultText: 'hark@<base URL host>',
+    parse: (raw) => raw.trim(),
+    fallback: (c) => `hark@${new URL(c.baseUrl ?? 'http://localhost').hostname}`,
+  }),
+  setting({
+    key: 'pushAllowHosts',
+    flag: 'push-allow-hosts',
+    env: 'HARK_PUSH_ALLOW_HOSTS',
+    help: 'push endpoint hosts allowed though private or http (host[:port],...)',
+    defaultText: '(none: public https push services only)',
+    parse: (raw) =>
+      raw
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter((h) => h !== ''),
+    fallback: () => [],
+  }),
+]
+
+/** The config file's own flag and variable. */
+export const CONFIG_FLAG = 'config'
+export const CONFIG_ENV = 'HARK_CONFIG'
+/** Read when neither `--config` nor `HARK_CONFIG` names a file, and only if it exists. */
+export const DEFAULT_CONFIG_FILE = '/etc/hark/hark.env'
+
+/** Flags `hark serve` takes: every setting, plus `--config FILE` and `--print-config`. */
+export const SERVE_VALUED = [CONFIG_FLAG, ...SETTINGS.filter((s) => !s.boolean).map((s) => s.flag)]
+export const SERVE_BOOLEANS = [
+  'print-config',
+  ...SETTINGS.filter((s) => s.boolean).map((s) => s.flag),
+]
+
+/**
+ * Reads a systemd-style environment file: `NAME=value` lines, `#` comments, blank lines, and
+ * values optionally wrapped in single or double quotes. Only known `HARK_` names are allowed, so
+ * a typo is an error instead of a silently ignored line.
+ */
+export function parseEnvFile(text: string, path: string): Map<string, string> {
+  const known = new Set(SETTINGS.map((s) => s.env))
+  const values = new Map<string, string>()
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.trim()
+    if (line === '' || line.startsWith('#')) return
+    const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line)
+    if (!m) throw new UsageError(`${path}:${i + 1}: expected NAME=value, got "${line}"`)
+    const name = m[1] as string
+    let value = m[2] as string
+    const quoted = /^(["'])(.*)\1$/.exec(value)
+    if (quoted) value = quoted[2] as string
+    if (!known.has(name)) {
+      throw new UsageError(
+        `${path}:${i + 1}: unknown setting ${name} (known: ${[...known].join(', ')})`,
+      )
+    }
+    values.set(name, value)
+  })
+  return values
+}
+
+export interface Resolved {
+  config: Config
+  sources: Record<keyof Config, Source>
+  /** The config file that was read, if any. */
+  file?: string
+}
+
+export interface LoadOptions {
+  /** The file read when none is named; tests point it elsewhere. */
+  defaultFile?: string
+}
+
+function configFile(
+  args: ParsedArgs,
+  env: Env,
+  options: LoadOptions,
+): { path?: string; values: Map<string, string> } {
+  const named = flagString(args, CONFIG_FLAG) ?? (env[CONFIG_ENV] || undefined)
+  const path = named ?? options.defaultFile ?? DEFAULT_CONFIG_FILE
+  if (!named && !existsSync(path)) return { values: new Map() }
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new UsageError(
+      `cannot read the config file ${path} (${(error as NodeJS.ErrnoException).code ?? error})`,
+    )
+  }
+  return { path, values: parseEnvFile(text, path) }
+}
+
+/**
+ * Resolves every setting. Precedence, highest first: the flag, the environment variable, the
+ * config file (`--config FILE`, else `$HARK_CONFIG`, else `/etc/hark/hark.env` if it exists),
+ * the default. An empty environment variable counts as unset.
+ */
+export function resolveConfig(args: ParsedArgs, env: Env, options: LoadOptions = {}): Resolved {
+  const file = configFile(args, env, options)
+  const config: Partial<Config> = {}
+  const sources = {} as Record<keyof Config, Source>
+  for (const s of SETTINGS) {
+    const flag = args.flags.get(s.flag)
+    const envValue = env[s.env] || undefined
+    const fileValue = file.values.get(s.env)
+    let value: unknown
+    if (flag !== undefined) {
+      value = flag === true ? true : s.parse(flag, s.flag)
+      sources[s.key] = 'flag'
+    } else if (envValue !== undefined) {
+      value = s.parse(envValue, s.flag)
+      sources[s.key] = 'env'
+    } else if (fileValue !== undefined && fileValue !== '') {
+      value = s.parse(fileValue, s.flag)
+      sources[s.key] = 'file'
+    } else {
+      value = s.fallback(config)
+      sources[s.key] = 'default'
+    }
+    ;(config as Record<string, unknown>)[s.key] = value
+  }
+  return { config: config as Config, sources, file: file.path }
+}
+
+export function loadConfig(args: ParsedArgs, env: Env, options: LoadOptions = {}): Config {
+  return resolveConfig(args, env, options).config
+}
+
+/** The data directory alone, by the same precedence (the admin commands need only this). */
+export function dataDirFrom(args: ParsedArgs, env: Env, options: LoadOptions = {}): string {
+  const only: ParsedArgs = {
+    positionals: [],
+    flags: new Map([...args.flags].filter(([k]) => k === 'data' || k === CONFIG_FLAG)),
+  }
+  const file = configFile(only, env, options)
+  const raw =
+    flagString(only, 'data') ?? (env.HARK_DATA || undefined) ?? file.values.get('HARK_DATA')
+  return resolve(raw || DEFAULTS.dataDir)
+}
+
+const show = (s: Setting, value: unknown): string => {
+  if (s.secret && value !== undefined && value !== '') return '********'
+  if (value === undefined) return ''
+  return String(value)
+}
+
+/**
+ * `hark serve --print-config`: the effective settings as lines of a config file, each with its
+ * source, secrets masked. The output can be pasted into `/etc/hark/hark.env`.
+ */
+export function printConfig(resolved: Resolved, settings: readonly Setting[] = SETTINGS): string {
+  const lines = [
+    `# effective configuration; config file: ${resolved.file ?? '(none)'}`,
+    '# precedence: flag > environment > config file > default',
+  ]
+  for (const s of settings) {
+    lines.push(`${s.env}=${show(s, resolved.config[s.key])}  # ${resolved.sources[s.key]}`)
+  }
+  return lines.join('\n')
+}
+
+/** The settings part of `hark serve --help`. */
+export function settingsHelp(): string {
+  const rows = SETTINGS.map((s) => [
+    `--${s.flag}${s.boolean ? '' : ` ${s.flag === 'data' ? 'DIR' : 'VALUE'}`}`,
+    s.help,
+    s.env,
+    s.defaultText,
+  ])
+  const width = (i: number) => Math.max(...rows.map((r) => (r[i] as string).length))
+  return rows
+    .map((r) =>
+      `  ${r
+        .slice(0, 3)
+        .map((c, i) => c.padEnd(width(i)))
+        .join('  ')}  ${r[3]}`.trimEnd(),
+    )
+    .join('\n')
+}

@@ -1,0 +1,50 @@
+import type { Server } from 'bun'
+import type { HeldPolls } from './holds.ts'
+import { socketRequest } from './http/front-door.ts'
+
+/** What a long-poll needs of the server: its socket timers, and the count of held polls. */
+export interface PollHost {
+  /** The listening server (absent when tests drive `app.handle()`). */
+  server?: Pick<Server<unknown>, 'timeout'>
+  holds: HeldPolls
+}
+
+/**
+ * Runs a long-poll's `poll`: counted against `holder`'s bound of polls held at once (at the
+ * bound its oldest is answered early; see `HeldPolls`), kept open past Bun's idle timeout. The
+ * signal handed to `poll` aborts when the client leaves or the poll is the oldest of too many;
+ * either way the poll answers as if its wait had run out. A poll that does not wait is neither
+ * counted nor extended.
+ */
+export async function longPoll<T>(
+  host: PollHost,
+  request: Request,
+  holder: string,
+  waitMs: number,
+  poll: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  if (waitMs <= 0) return poll(request.signal)
+  const hold = host.holds.take(holder)
+  holdOpen(host, request, waitMs)
+  try {
+    return await poll(AbortSignal.any([request.signal, hold.signal]))
+  } finally {
+    hold.release()
+  }
+}
+
+/**
+ * Keeps a long-poll's connection open past Bun's idle timeout: the socket is idle while the
+ * request waits, and Bun would otherwise cut it after `idleTimeout` seconds.
+ */
+export function holdOpen(host: Pick<PollHost, 'server'>, request: Request, waitMs: number): void {
+  if (waitMs > 0) host.server?.timeout(socketRequest(request), Math.ceil(waitMs / 1000) + 15)
+}
+
+/**
+ * Turns Bun's idle timeout off for a request whose body streams in (an upload): Bun would cut it
+ * after `idleTimeout` however steadily bytes arrive; `stallGuarded` watches for stalls instead.
+ */
+export function streamOpen(host: Pick<PollHost, 'server'>, request: Request): void {
+  host.server?.timeout(socketRequest(request), 0)
+}

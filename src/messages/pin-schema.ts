@@ -1,0 +1,17 @@
+import { Type as t } from '@sinclair/typebox'
+import { LIMITS } from './limits.ts'
+import type { MessageBody as Body, Message as MessageRecord } from './schema.ts'
+import { Message, MessageBody } from './schema.ts'
+
+export const PinKeyParams = t.Object({
+  key: t.String({ description: `1 to ${LIMITS.pinKeyChars} characters: letters, digits, . _ - :` }),
+})
+
+export const PutPinRequest = t.Object({ body: MessageBody, silent: t.Optional(t.Boolean()) })
+export type PutPinRequest = { body: Body; silent?: boolean }
+
+export const Pin = t.Object({ key: t.String(), message: Message })
+export type Pin = { key: string; message: MessageRecord }
+
+export const PinResponse = t.Object({ pin: Pin })
+export const PinsResponse = t.Object({ pins: t.Array(Pin) })

@@ -1,0 +1,55 @@
+import type { ChannelRow } from '../channels/store.ts'
+import { fail } from '../core/errors.ts'
+import type { Ctx } from '../server/context.ts'
+import { LIMITS } from './limits.ts'
+import type { Pin, PutPinRequest } from './pin-schema.ts'
+import type { EditRequest } from './schema.ts'
+import { deleteRow, editRow, messageOf, replaceRow, sendMessage } from './service.ts'
+import type { MessageRow } from './store.ts'
+
+/**
+ * Pins are messages with a key: the app shows them above the thread and they change in place.
+ * They travel through the same change feed as every other message (with `pin: key`).
+ */
+const KEY = /^[A-Za-z0-9._:-]+$/
+
+function checkKey(key: string): string {
+  if (key.length < 1 || key.length > LIMITS.pinKeyChars || !KEY.test(key)) {
+    throw fail.invalid(
+      'key',
+      `must be 1 to ${LIMITS.pinKeyChars} letters, digits or . _ - : characters`,
+    )
+  }
+  return key
+}
+
+export const toPin = (row: MessageRow): Pin => ({
+  key: row.pin_key as string,
+  message: messageOf(row),
+})
+
+function findPin(ctx: Ctx, channel: ChannelRow, key: string): MessageRow {
+  const row = ctx.store.messages.pin(channel.id, checkKey(key))
+  if (!row) throw fail.notFound('pin')
+  return row
+}
+
+/** Creates the pin, or replaces its body when the key is taken. */
+export function putPin(ctx: Ctx, channel: ChannelRow, key: string, req: PutPinRequest): Pin {
+  const existing = ctx.store.messages.pin(channel.id, checkKey(key))
+  if (existing) return toPin(replaceRow(ctx, channel, existing, req.body))
+  if (ctx.store.messages.countPins(channel.id) >= LIMITS.pinsPerChannel) {
+    throw fail.conflict(`this channel has ${LIMITS.pinsPerChannel} pins, the most it can hold`)
+  }
+  return toPin(sendMessage(ctx, channel, 'agent', req, key))
+}
+
+export const patchPin = (ctx: Ctx, channel: ChannelRow, key: string, req: EditRequest): Pin =>
+  toPin(editRow(ctx, channel, findPin(ctx, channel, key), req))
+
+export function deletePin(ctx: Ctx, channel: ChannelRow, key: string): void {
+  deleteRow(ctx, findPin(ctx, channel, key))
+}
+
+export const listPins = (ctx: Ctx, channel: ChannelRow): Pin[] =>
+  ctx.store.messages.pins(channel.id).map(toPin)
