@@ -1,7 +1,8 @@
 import { Elysia, t } from 'elysia'
-import { agentAuth } from '../access/guards.ts'
+import { agentAuth, personAuth } from '../access/guards.ts'
+import type { ChannelRow } from '../channels/store.ts'
 import { doc } from '../core/docs.ts'
-import { jsonResponse } from '../core/errors.ts'
+import { fail, jsonResponse } from '../core/errors.ts'
 import { holderOf } from '../core/holds.ts'
 import { longPoll } from '../core/longpoll.ts'
 import { parseWait } from '../core/query.ts'
@@ -9,8 +10,8 @@ import { MessageResponse } from '../messages/schema.ts'
 import { messageOf } from '../messages/service.ts'
 import type { AgentAuth } from '../people/service.ts'
 import type { Ctx } from '../server/context.ts'
-import { AskQuery, AskResponse, AsksResponse } from './schema.ts'
-import { cancelAsk, listOpenAsks, readAsk } from './service.ts'
+import { AnswerRequest, AskQuery, AskResponse, AsksResponse } from './schema.ts'
+import { answerAsk, cancelAsk, listOpenAsks, readAsk } from './service.ts'
 
 const IdParams = t.Object({ id: t.String() })
 
@@ -33,8 +34,8 @@ export async function agentAsk(
 }
 
 /** The agent's questions: list the open ones, long-poll one for its answer, cancel. */
-export const askRoutes = (ctx: Ctx) =>
-  new Elysia({ name: 'hark/asks', prefix: '/v1' })
+const agentSide = (ctx: Ctx) =>
+  new Elysia({ prefix: '/v1' })
     .use(agentAuth(ctx))
     .get('/asks', ({ agent }) => ({ asks: listOpenAsks(ctx, agent.channel) }), {
       detail: doc('asks', 'List open questions', AsksResponse),
@@ -53,3 +54,33 @@ export const askRoutes = (ctx: Ctx) =>
       ({ agent, params }) => ({ message: messageOf(cancelAsk(ctx, agent.channel, params.id)) }),
       { params: IdParams, detail: doc('asks', 'Cancel an open question', MessageResponse) },
     )
+
+/**
+ * The person's channel holding message `id`. Another person's question is "question not
+ * found", word for word like an unknown id: a 404 must not tell that the id exists elsewhere.
+ */
+function questionChannel(ctx: Ctx, userId: string, id: string): ChannelRow {
+  const row = ctx.store.messages.byId(id)
+  const channel = row ? ctx.store.channels.byId(row.channel_id) : undefined
+  if (!channel || channel.user_id !== userId) throw fail.notFound('question')
+  return channel
+}
+
+/** The person's side: answering a question of one of their channels. */
+const personSide = (ctx: Ctx) =>
+  new Elysia({ prefix: '/v1/app' }).use(personAuth(ctx)).post(
+    '/messages/:id/answer',
+    ({ person, params, body }) => {
+      const channel = questionChannel(ctx, person.user.id, params.id)
+      return answerAsk(ctx, channel, params.id, body.answer)
+    },
+    {
+      params: IdParams,
+      body: AnswerRequest,
+      detail: doc('person', 'Answer a question', AskResponse),
+    },
+  )
+
+/** Questions, both sides: the agent asks, waits and cancels; the person answers. */
+export const askRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/asks' }).use(agentSide(ctx)).use(personSide(ctx))

@@ -1,13 +1,23 @@
-import { Elysia } from 'elysia'
-import { agentAuth } from '../access/guards.ts'
+import { Elysia, t } from 'elysia'
+import { agentAuth, personAuth } from '../access/guards.ts'
 import { doc } from '../core/docs.ts'
 import type { Ctx } from '../server/context.ts'
-import { AgentResponse, ChannelResponse, RenameRequest } from './schema.ts'
-import { channelDetails, renameChannel } from './service.ts'
+import { AgentResponse, ChannelResponse, ChannelsResponse, RenameRequest } from './schema.ts'
+import {
+  channelDetails,
+  channelSummary,
+  deleteChannel,
+  listChannels,
+  markChannelRead,
+  personChannel,
+  renameChannel,
+} from './service.ts'
+
+const IdParams = t.Object({ id: t.String() })
 
 /** The agent's own channel: its details, and renaming the agent. */
-export const channelRoutes = (ctx: Ctx) =>
-  new Elysia({ name: 'hark/channel', prefix: '/v1' })
+const agentSide = (ctx: Ctx) =>
+  new Elysia({ prefix: '/v1' })
     .use(agentAuth(ctx))
     .get('/channel', ({ agent }) => ({ channel: channelDetails(ctx, agent.channel) }), {
       detail: doc('channel', "The channel's details", ChannelResponse),
@@ -20,3 +30,53 @@ export const channelRoutes = (ctx: Ctx) =>
       },
       { body: RenameRequest, detail: doc('channel', 'Rename the agent', AgentResponse) },
     )
+
+/** The person's channels: the list, one, rename, delete, mark read. Only their own. */
+const personSide = (ctx: Ctx) =>
+  new Elysia({ prefix: '/v1/app' })
+    .use(personAuth(ctx))
+    .get(
+      '/channels',
+      ({ person }) =>
+        ctx.db.transaction(() => ({
+          channels: listChannels(ctx, person.user.id),
+          // Where /v1/app/feed continues from to hear of changes after this list: the
+          // person's own change sequence (it never moves with anyone else's activity).
+          cursor: ctx.store.messages.currentSeq(person.user.id),
+        }))(),
+      { detail: doc('person', 'List my channels', ChannelsResponse) },
+    )
+    .get(
+      '/channels/:id',
+      ({ person, params }) => ({
+        channel: channelSummary(ctx, personChannel(ctx, person.user.id, params.id)),
+      }),
+      { params: IdParams, detail: doc('person', 'One of my channels') },
+    )
+    .patch(
+      '/channels/:id',
+      ({ person, params, body }) => {
+        const channel = personChannel(ctx, person.user.id, params.id)
+        return { channel: channelSummary(ctx, renameChannel(ctx, channel, body.label)) }
+      },
+      { params: IdParams, body: RenameRequest, detail: doc('person', 'Rename an agent') },
+    )
+    .delete(
+      '/channels/:id',
+      ({ person, params }) => {
+        deleteChannel(ctx, personChannel(ctx, person.user.id, params.id))
+        return { ok: true as const }
+      },
+      { params: IdParams, detail: doc('person', 'Delete a channel with its messages and files') },
+    )
+    .post(
+      '/channels/:id/read',
+      ({ person, params }) => ({
+        channel: markChannelRead(ctx, personChannel(ctx, person.user.id, params.id)),
+      }),
+      { params: IdParams, detail: doc('person', 'Mark a channel read') },
+    )
+
+/** Channels, both sides: the agent sees its one channel, the person all of theirs. */
+export const channelRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/channels' }).use(agentSide(ctx)).use(personSide(ctx))

@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
-import { agentAuth } from '../access/guards.ts'
+import { agentAuth, personAuth } from '../access/guards.ts'
+import { personChannel } from '../channels/service.ts'
 import { doc } from '../core/docs.ts'
 import { streamOpen } from '../core/longpoll.ts'
 import type { Ctx } from '../server/context.ts'
@@ -7,8 +8,8 @@ import { FileInfo, UploadQuery } from './schema.ts'
 import { downloadResponse, findFile, saveUpload } from './service.ts'
 
 /** Files of the agent's channel: upload raw bytes, download by id. */
-export const fileRoutes = (ctx: Ctx) =>
-  new Elysia({ name: 'hark/files', prefix: '/v1' })
+const agentSide = (ctx: Ctx) =>
+  new Elysia({ prefix: '/v1' })
     .use(agentAuth(ctx))
     .post(
       '/files',
@@ -41,3 +42,41 @@ export const fileRoutes = (ctx: Ctx) =>
       ({ agent, params }) => downloadResponse(ctx, findFile(ctx, agent.channel, params.id)),
       { params: t.Object({ id: t.String() }), detail: doc('files', 'Download a file') },
     )
+
+/** The files of the person's channels: upload to one, download from one. */
+const personSide = (ctx: Ctx) =>
+  new Elysia({ prefix: '/v1/app' })
+    .use(personAuth(ctx))
+    .post(
+      '/channels/:id/files',
+      ({ person, params, query, request }) => {
+        streamOpen(ctx, request)
+        return saveUpload(ctx, personChannel(ctx, person.user.id, params.id), {
+          name: query.name,
+          contentType: request.headers.get('content-type'),
+          contentLength: request.headers.get('content-length'),
+          body: request.body,
+        })
+      },
+      {
+        // Streamed to disk by the handler; the JSON parser leaves upload paths unread.
+        params: t.Object({ id: t.String() }),
+        query: UploadQuery,
+        detail: doc('person', 'Upload a file to a channel (raw body, ?name=)', FileInfo),
+      },
+    )
+    .get(
+      '/channels/:id/files/:file',
+      ({ person, params }) => {
+        const channel = personChannel(ctx, person.user.id, params.id)
+        return downloadResponse(ctx, findFile(ctx, channel, params.file))
+      },
+      {
+        params: t.Object({ id: t.String(), file: t.String() }),
+        detail: doc('person', 'Download a file of a channel'),
+      },
+    )
+
+/** Files, both sides: a channel's files as its agent and as its person reach them. */
+export const fileRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/files' }).use(agentSide(ctx)).use(personSide(ctx))

@@ -1,13 +1,17 @@
 import { Elysia, t } from 'elysia'
-import { agentAuth } from '../access/guards.ts'
+import { agentAuth, personAuth } from '../access/guards.ts'
+import { personChannel } from '../channels/service.ts'
 import { doc } from '../core/docs.ts'
-import { jsonResponse } from '../core/errors.ts'
+import { fail, jsonResponse } from '../core/errors.ts'
 import { holderOf } from '../core/holds.ts'
 import { longPoll } from '../core/longpoll.ts'
 import { parseChoice, parseCursor, parseFlag, parseLimit, parseWait } from '../core/query.ts'
 import type { AgentAuth } from '../people/service.ts'
 import type { Ctx } from '../server/context.ts'
+import { readPersonFeed, readTail } from './feed.ts'
 import { LIMITS } from './limits.ts'
+import { PinKeyParams, PinResponse, PinsResponse, PutPinRequest } from './pin-schema.ts'
+import { deletePin, listPins, patchPin, putPin } from './pins.ts'
 import {
   EditRequest,
   FeedQuery,
@@ -54,9 +58,12 @@ export async function agentFeed(
   return jsonResponse(json)
 }
 
-/** The agent's messages: send, read the change feed, edit, replace, delete, acknowledge. */
-export const messageRoutes = (ctx: Ctx) =>
-  new Elysia({ name: 'hark/messages', prefix: '/v1' })
+/**
+ * The agent's messages: send, read the change feed, edit, replace, delete, acknowledge; and its
+ * pins, status messages kept by a key the agent chooses.
+ */
+const agentSide = (ctx: Ctx) =>
+  new Elysia({ prefix: '/v1' })
     .use(agentAuth(ctx))
     .post(
       '/messages',
@@ -111,3 +118,135 @@ export const messageRoutes = (ctx: Ctx) =>
         detail: doc('messages', "Acknowledge the person's message", MessageResponse),
       },
     )
+    .get('/pins', ({ agent }) => ({ pins: listPins(ctx, agent.channel) }), {
+      detail: doc('pins', 'List pins', PinsResponse),
+    })
+    .put(
+      '/pins/:key',
+      ({ agent, params, body }) => ({ pin: putPin(ctx, agent.channel, params.key, body) }),
+      {
+        params: PinKeyParams,
+        body: PutPinRequest,
+        detail: doc('pins', 'Create or replace a pin', PinResponse),
+      },
+    )
+    .patch(
+      '/pins/:key',
+      ({ agent, params, body }) => ({ pin: patchPin(ctx, agent.channel, params.key, body) }),
+      { params: PinKeyParams, body: EditRequest, detail: doc('pins', 'Edit a pin', PinResponse) },
+    )
+    .delete(
+      '/pins/:key',
+      ({ agent, params }) => {
+        deletePin(ctx, agent.channel, params.key)
+        return { ok: true as const }
+      },
+      { params: PinKeyParams, detail: doc('pins', 'Remove a pin', Ok) },
+    )
+
+const PersonSend = t.Object({ body: SendRequest.properties.body })
+const PersonFeedQuery = t.Object({
+  since: FeedQuery.properties.since,
+  wait: FeedQuery.properties.wait,
+  limit: FeedQuery.properties.limit,
+})
+const ChannelFeedQuery = t.Object({
+  ...FeedQuery.properties,
+  tail: t.Optional(t.String({ description: 'the newest N messages instead of changes' })),
+  before: t.Optional(t.String({ description: 'with tail: the N messages before this id' })),
+})
+
+/** A thread's first screen and each page back: enough to fill a phone twice. */
+const TAIL_DEFAULT = 50
+
+/** `tail` → how many messages; it reads a window, so the change feed's parameters are 400. */
+function parseTail(query: typeof ChannelFeedQuery.static): number | undefined {
+  if (query.tail === undefined && query.before === undefined) return undefined
+  for (const name of ['since', 'wait', 'sender'] as const) {
+    if (query[name] !== undefined) {
+      throw fail.invalid('tail', `reads the newest messages and cannot be combined with ${name}`)
+    }
+  }
+  if (query.tail === undefined || query.tail === '') return TAIL_DEFAULT
+  if (!/^\d{1,6}$/.test(query.tail) || Number(query.tail) < 1) {
+    throw fail.invalid('tail', `must be an integer from 1 to ${LIMITS.feedPage}`)
+  }
+  return Math.min(Number(query.tail), LIMITS.feedPage)
+}
+
+/**
+ * The person's messages: the change feed of all their channels (what keeps the app's list live),
+ * each channel's feed or tail, its pins, and writing to its agent.
+ */
+const personSide = (ctx: Ctx) =>
+  new Elysia({ prefix: '/v1/app' })
+    .use(personAuth(ctx))
+    .get(
+      '/feed',
+      ({ person, query, request }) => {
+        const waitMs = parseWait(query.wait)
+        const options = {
+          since: parseCursor(query.since),
+          waitMs,
+          limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
+        }
+        return longPoll(ctx, request, holderOf(person), waitMs, (signal) =>
+          readPersonFeed(ctx, person.user.id, { ...options, signal }),
+        )
+      },
+      {
+        query: PersonFeedQuery,
+        detail: doc('person', 'Read the change feed of all my channels (long-poll)', FeedResponse),
+      },
+    )
+    .get(
+      '/channels/:id/messages',
+      ({ person, params, query, request }) => {
+        const channel = personChannel(ctx, person.user.id, params.id)
+        const tail = parseTail(query)
+        if (tail !== undefined) return readTail(ctx, channel, tail, query.before)
+        const waitMs = parseWait(query.wait)
+        const options = {
+          since: parseCursor(query.since),
+          waitMs,
+          sender: parseChoice('sender', query.sender, ['human', 'agent'] as const),
+          markSeen: false,
+          limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
+        }
+        return longPoll(ctx, request, holderOf(person), waitMs, (signal) =>
+          readFeed(ctx, channel, { ...options, signal }),
+        ).then(jsonResponse)
+      },
+      {
+        params: IdParams,
+        query: ChannelFeedQuery,
+        detail: doc(
+          'person',
+          "Read a channel's change feed (long-poll), or with tail=N its newest N messages",
+          FeedResponse,
+        ),
+      },
+    )
+    .post(
+      '/channels/:id/messages',
+      ({ person, params, body }) => {
+        const channel = personChannel(ctx, person.user.id, params.id)
+        return { message: messageOf(sendMessage(ctx, channel, 'human', body)) }
+      },
+      {
+        params: IdParams,
+        body: PersonSend,
+        detail: doc('person', 'Write to the agent', MessageResponse),
+      },
+    )
+    .get(
+      '/channels/:id/pins',
+      ({ person, params }) => ({
+        pins: listPins(ctx, personChannel(ctx, person.user.id, params.id)),
+      }),
+      { params: IdParams, detail: doc('person', "A channel's pins", PinsResponse) },
+    )
+
+/** Messages and pins, both sides: the agent's channel and the person's channels. */
+export const messageRoutes = (ctx: Ctx) =>
+  new Elysia({ name: 'hark/messages' }).use(agentSide(ctx)).use(personSide(ctx))

@@ -15,11 +15,9 @@ import { pathOf } from '../core/http/front-door.ts'
 import { BodyError, parseJsonBody } from '../core/http/json-body.ts'
 import { VERSION } from '../core/version.ts'
 import { fileRoutes } from '../files/routes.ts'
-import { pinRoutes } from '../messages/pin-routes.ts'
 import { agentFeed, messageRoutes } from '../messages/routes.ts'
 import { peopleRoutes } from '../people/routes.ts'
 import { type AgentAuth, authenticateAgent } from '../people/service.ts'
-import { personRoutes } from '../person/routes.ts'
 import { pushAnswerRoutes, pushRoutes } from '../push/routes.ts'
 import type { Ctx } from './context.ts'
 import { publicRoutes } from './public-routes.ts'
@@ -205,10 +203,8 @@ export function buildApp(ctx: Ctx) {
       .use(publicRoutes(ctx))
       .use(messageRoutes(ctx))
       .use(askRoutes(ctx))
-      .use(pinRoutes(ctx))
       .use(fileRoutes(ctx))
       .use(channelRoutes(ctx))
-      .use(personRoutes(ctx))
       .use(emailRoutes(ctx))
       .use(passkeyRoutes(ctx))
       .use(peopleRoutes(ctx))
