@@ -9,11 +9,11 @@ import {
   createTransport,
   type PersonClient,
 } from '../src/agent/client.ts'
-import { type Config, DEFAULTS } from '../src/cli/settings.ts'
 import type { Clock } from '../src/core/clock.ts'
 import { silentLogger } from '../src/core/log.ts'
 import { addChannel, addPersonToken, addUser } from '../src/people/service.ts'
 import { buildApp, handlerOf } from '../src/server/app.ts'
+import { type Config, DEFAULTS } from '../src/server/config.ts'
 import { type Ctx, closeContext, createContext } from '../src/server/context.ts'
 
 export const BASE = 'http://hark.test'

@@ -1,34 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { type Config, DEFAULTS } from '../server/config.ts'
 import { flagString, type ParsedArgs, UsageError } from './args.ts'
-
-export interface Config {
-  dataDir: string
-  host: string
-  port: number
-  /** Where people reach the server; links and (later) passkey origins are built from it. */
-  baseUrl: string
-  /** Agent writes per minute per channel; 0 turns the limit off. */
-  writeLimit: number
-  /** Largest upload, in bytes. */
-  maxFileSize: number
-  /**
-   * Believe the last `X-Forwarded-For` entry (the one a reverse proxy in front of Hark adds).
-   * Off unless set: a client talking to Hark directly could otherwise claim any address.
-   */
-  trustProxy?: boolean
-  /** Where email goes out (`smtp://user:pass@host:587`, `smtps://...`); unset: no email. */
-  smtpUrl?: string
-  /** The sender of Hark's mail. */
-  smtpFrom?: string
-  /**
-   * Hosts (`host` or `host:port`) that push endpoints may name although they are not public
-   * https push services: a self-hosted push service on the LAN, a test's local receiver.
-   */
-  pushAllowHosts?: string[]
-  /** Longest pause in an upload's body before it is cut (408); not a flag: tests shorten it. */
-  uploadStallMs?: number
-}
 
 type Env = Record<string, string | undefined>
 
@@ -124,15 +97,6 @@ function baseUrl(raw: string): string {
   }
   return url.href.replace(/\/+$/, '')
 }
-
-export const DEFAULTS = {
-  dataDir: './data',
-  host: '0.0.0.0',
-  port: 8080,
-  writeLimit: 120,
-  maxFileSize: 25 * 1024 * 1024,
-  trustProxy: false,
-} as const
 
 /** Every setting of `hark serve`, in resolution order (a default may use earlier values). */
 export const SETTINGS: readonly Setting[] = [

@@ -1,5 +1,4 @@
 import type { Server } from 'bun'
-import type { Config } from '../cli/settings.ts'
 import { clientIp } from '../core/client-address.ts'
 import { errorResponse, FatalError } from '../core/errors.ts'
 import { refuseOversizedBody } from '../core/http/body-limit.ts'
@@ -8,6 +7,7 @@ import type { Logger } from '../core/log.ts'
 import { createSmtpMailer } from '../core/mailer.ts'
 import { issueSetupToken, setupTokenFile } from '../people/setup.ts'
 import { buildApp, handlerOf } from './app.ts'
+import type { Config } from './config.ts'
 import { type Ctx, closeContext, createContext } from './context.ts'
 
 export interface Running {

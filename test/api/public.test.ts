@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
-import { DEFAULTS } from '../../src/cli/settings.ts'
 import { silentLogger } from '../../src/core/log.ts'
 import { VERSION } from '../../src/core/version.ts'
 import { addUser } from '../../src/people/service.ts'
 import { buildApp } from '../../src/server/app.ts'
+import { DEFAULTS } from '../../src/server/config.ts'
 import { closeContext, createContext } from '../../src/server/context.ts'
 import { BASE, startTestServer, type TestServer, tempDir } from '../harness.ts'
 

@@ -1,10 +1,10 @@
 import { rmSync } from 'node:fs'
 import { startSession } from '../../src/access/sessions/service.ts'
-import { type Config, DEFAULTS } from '../../src/cli/settings.ts'
 import type { Clock } from '../../src/core/clock.ts'
 import { silentLogger } from '../../src/core/log.ts'
 import type { UserRow } from '../../src/people/store.ts'
 import { buildApp } from '../../src/server/app.ts'
+import { type Config, DEFAULTS } from '../../src/server/config.ts'
 import { type Ctx, closeContext, createContext } from '../../src/server/context.ts'
 import { BASE, type TestServer, tempDir } from '../harness.ts'
 

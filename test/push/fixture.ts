@@ -1,5 +1,5 @@
-import type { Config } from '../../src/cli/settings.ts'
 import type { Clock } from '../../src/core/clock.ts'
+import type { Config } from '../../src/server/config.ts'
 import { startTestServer, type TestServer } from '../harness.ts'
 import { type Receiver, startReceiver, type TestSubscription } from './receiver.ts'
 
