@@ -1,14 +1,14 @@
 import { Elysia } from 'elysia'
 import { fail } from '../core/errors.ts'
 import { pathOf } from '../core/http/front-door.ts'
+import type { Ctx } from '../server/context.ts'
+import { checkOrigin, sessionFromCookie } from './sessions/service.ts'
 import {
   type AgentAuth,
   authenticateAgent,
   authenticatePerson,
   type PersonAuth,
-} from '../people/service.ts'
-import type { Ctx } from '../server/context.ts'
-import { checkOrigin, sessionFromCookie } from './sessions/service.ts'
+} from './tokens/service.ts'
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -98,16 +98,3 @@ export const personAuth = (ctx: Ctx) =>
   new Elysia({ name: 'hark/person-auth' }).derive({ as: 'scoped' }, ({ request, set }) => ({
     person: personOf(ctx, request, set),
   }))
-
-/**
- * For what would turn a token into a lasting way in (adding a passkey) or mint new secrets
- * (making or rotating tokens): only a browser session may, so a leaked person token cannot
- * entrench itself. Revoking stays open to tokens.
- */
-export function requireSession(person: PersonAuth, what: string): void {
-  if (!person.session) {
-    throw fail.forbidden(
-      `${what} needs a browser session: log in to the app; a person token cannot do this`,
-    )
-  }
-}

@@ -1,3 +1,5 @@
+import { LABEL_MAX_CHARS } from '../core/labels.ts'
+
 /**
  * Size limits of messages (and of a channel's files). The spec leaves them open; these are generous for agents and keep
  * one channel from filling a Raspberry Pi's disk or memory. Documented in docs/limits.md.
@@ -14,7 +16,7 @@ export const LIMITS = {
   answerBytes: 64 * 1024,
   pinKeyChars: 64,
   pinsPerChannel: 50,
-  labelChars: 100,
+  labelChars: LABEL_MAX_CHARS,
   /** Longest `expires_in`: 30 days. */
   expiresInSeconds: 30 * 24 * 3600,
   /** Files one channel may hold (409 past it). */

@@ -1,8 +1,8 @@
+import type { PersonAuth } from '../access/tokens/service.ts'
 import { fail } from '../core/errors.ts'
 import { hashToken, newId, randomBase62 } from '../core/ids.ts'
 import type { Ctx } from '../server/context.ts'
 import { cleanEmail } from './admission.ts'
-import type { PersonAuth } from './service.ts'
 import { registrationMode } from './settings.ts'
 import type { InviteRow } from './store.ts'
 

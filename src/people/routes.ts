@@ -1,12 +1,12 @@
 import { Elysia, t } from 'elysia'
 import { personAuth } from '../access/guards.ts'
+import type { PersonAuth } from '../access/tokens/service.ts'
 import { channelsGone, heldKeys } from '../channels/service.ts'
 import { doc } from '../core/docs.ts'
 import { fail } from '../core/errors.ts'
 import { optionalJson } from '../core/http/optional-body.ts'
 import type { Ctx } from '../server/context.ts'
 import { createInvite, listInvites, revokeInvite } from './invites.ts'
-import type { PersonAuth } from './service.ts'
 import { registrationMode, setRegistrationMode } from './settings.ts'
 import type { UserRow } from './store.ts'
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { issueToken } from '../../src/access/tokens/service.ts'
 import type { ChannelRow } from '../../src/channels/store.ts'
 import type { Block } from '../../src/messages/schema.ts'
-import { issueToken } from '../../src/people/service.ts'
 import type { UserRow } from '../../src/people/store.ts'
 import { failsWith, sleep, startTestServer, type TestServer } from '../harness.ts'
 import { cursorNow, question, timed, track, until } from './fixtures.ts'

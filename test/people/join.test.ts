@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
+import { issueToken } from '../../src/access/tokens/service.ts'
 import type { ChannelRow } from '../../src/channels/store.ts'
 import { LIMITS } from '../../src/messages/limits.ts'
-import { issueToken } from '../../src/people/service.ts'
 import type { UserRow } from '../../src/people/store.ts'
 import { BASE, failsWith, startTestServer, type TestServer } from '../harness.ts'
 import { browser, count, fieldOf, logIn, TestClock } from './util.ts'

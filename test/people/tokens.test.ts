@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
+import type { TokenInfo } from '../../src/access/tokens/service.ts'
 import { LIMITS } from '../../src/messages/limits.ts'
-import type { TokenInfo } from '../../src/people/service.ts'
 import { failsWith, startTestServer, type TestServer } from '../harness.ts'
 import { browser, count, logIn, TestClock } from './util.ts'
 

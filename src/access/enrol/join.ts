@@ -1,10 +1,12 @@
 import { personChannel } from '../../channels/service.ts'
 import { fail } from '../../core/errors.ts'
 import { hashToken, newId, randomBase62 } from '../../core/ids.ts'
+import { cleanLabel } from '../../core/labels.ts'
 import { channelsChanged } from '../../messages/feed.ts'
-import { cleanLabel, issueToken, newChannel, type PersonAuth } from '../../people/service.ts'
+import { newChannel } from '../../people/service.ts'
 import type { Ctx } from '../../server/context.ts'
-import { requireSession } from '../guards.ts'
+import { requireSession } from '../sessions/service.ts'
+import { issueToken, type PersonAuth } from '../tokens/service.ts'
 
 /**
  * Join links behind `hark join LINK`: the person makes a single-use link that lives 15 minutes;

@@ -1,11 +1,13 @@
 import { fail } from '../../core/errors.ts'
 import { hashToken, newId, randomBase62 } from '../../core/ids.ts'
+import { cleanLabel } from '../../core/labels.ts'
 import { pollFor } from '../../core/waiters.ts'
 import { channelsChanged } from '../../messages/feed.ts'
-import type { PersonAuth } from '../../people/service.ts'
-import { cleanLabel, issueToken, newChannel } from '../../people/service.ts'
+import { newChannel } from '../../people/service.ts'
 import type { Ctx } from '../../server/context.ts'
-import { requireSession } from '../guards.ts'
+import { requireSession } from '../sessions/service.ts'
+import type { PersonAuth } from '../tokens/service.ts'
+import { issueToken } from '../tokens/service.ts'
 import type { PairingRow } from './store.ts'
 
 /**

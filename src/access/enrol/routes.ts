@@ -6,9 +6,9 @@ import { holdOpen } from '../../core/longpoll.ts'
 import { parseWait } from '../../core/query.ts'
 import { WriteLimiter } from '../../core/rate-limit.ts'
 import { requestIp } from '../../core/request-ip.ts'
-import type { PersonAuth } from '../../people/service.ts'
 import type { Ctx } from '../../server/context.ts'
 import { personAuth } from '../guards.ts'
+import type { PersonAuth } from '../tokens/service.ts'
 import {
   approvePairing,
   denyPairing,

@@ -7,8 +7,8 @@ import { Ok } from '../../messages/schema.ts'
 import { SignedInUser, signedIn } from '../../people/schema.ts'
 import type { UserRow } from '../../people/store.ts'
 import type { Ctx } from '../../server/context.ts'
-import { personAuth, requireSession } from '../guards.ts'
-import { checkOrigin } from '../sessions/service.ts'
+import { personAuth } from '../guards.ts'
+import { checkOrigin, requireSession } from '../sessions/service.ts'
 import { PASSKEY_LIMITS } from './ceremony.ts'
 import {
   CeremonyOptions,

@@ -1,7 +1,7 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { fail } from '../../core/errors.ts'
+import { cleanLabel } from '../../core/labels.ts'
 import { type Admission, admit, cleanEmail, createAdmittedPerson } from '../../people/admission.ts'
-import { cleanLabel } from '../../people/service.ts'
 import type { UserRow } from '../../people/store.ts'
 import type { Ctx } from '../../server/context.ts'
 import { startSession } from '../sessions/service.ts'

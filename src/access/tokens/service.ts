@@ -1,8 +1,118 @@
-import { fail } from '../../core/errors.ts'
-import type { PersonAuth, TokenInfo } from '../../people/service.ts'
-import { cleanLabel, issueToken, tokenInfo } from '../../people/service.ts'
+import type { ChannelRow } from '../../channels/store.ts'
+import { fail, HarkError } from '../../core/errors.ts'
+import { hashToken, newId, newToken, sameHash, type TokenKind } from '../../core/ids.ts'
+import { cleanLabel } from '../../core/labels.ts'
+import type { UserRow } from '../../people/store.ts'
 import type { Ctx } from '../../server/context.ts'
-import { requireSession } from '../guards.ts'
+import { requireSession } from '../sessions/service.ts'
+import type { SessionRow } from '../sessions/store.ts'
+import type { TokenRow } from './store.ts'
+
+/**
+ * Tokens in one place: issuing them, checking the bearer token of a request, and the person's
+ * own list (make, revoke, rotate). Agent tokens open one channel; person tokens act as the
+ * person (scripts). Stored only as SHA-256 hashes.
+ */
+
+/** What issuing needs: the stores and a clock, not a running server. */
+type Issuing = Pick<Ctx, 'store' | 'clock'>
+
+/** A new token of `kind`, returned once in plaintext and stored as its hash. */
+export function issueToken(
+  p: Issuing,
+  kind: TokenKind,
+  user: UserRow,
+  channel: ChannelRow | null,
+  label: string | null,
+): { token: string; row: TokenRow } {
+  const token = newToken(kind)
+  const row = p.store.tokens.insert({
+    id: newId('tok'),
+    kind,
+    hash: hashToken(token),
+    user_id: user.id,
+    channel_id: channel?.id ?? null,
+    label,
+    created_at: p.clock.now(),
+  })
+  return { token, row }
+}
+
+/** What a token list shows: never the secret, nor its hash. */
+export interface TokenInfo {
+  id: string
+  kind: TokenKind
+  label: string | null
+  channel_id: string | null
+  created_at: number
+  last_used_at: number | null
+}
+
+export const tokenInfo = (row: TokenRow): TokenInfo => ({
+  id: row.id,
+  kind: row.kind,
+  label: row.label,
+  channel_id: row.channel_id,
+  created_at: row.created_at,
+  last_used_at: row.last_used_at,
+})
+
+export interface AgentAuth {
+  token: TokenRow
+  channel: ChannelRow
+}
+
+/** The person behind a request: by a person token (scripts) or a session cookie (the app). */
+export interface PersonAuth {
+  user: UserRow
+  token?: TokenRow
+  session?: SessionRow
+}
+
+/** How often `last_used_at` is written at most: a read should not cost a write each time. */
+const TOUCH_EVERY_MS = 60_000
+
+function bearer(header: string | undefined): string {
+  const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null
+  if (!m) throw fail.unauthorized('missing token: send Authorization: Bearer <token>')
+  return m[1] as string
+}
+
+function lookup(ctx: Ctx, header: string | undefined, kind: TokenKind): TokenRow {
+  const secret = bearer(header)
+  const hash = hashToken(secret)
+  const row = ctx.store.tokens.byHash(hash)
+  if (!row || !sameHash(row.hash, hash) || row.revoked_at !== null) {
+    throw fail.unauthorized('invalid or revoked token')
+  }
+  if (row.kind !== kind) {
+    throw new HarkError(
+      403,
+      kind === 'agent'
+        ? 'this is a person token; agent routes need an agent token'
+        : "this is an agent token; the person's routes need a person token or a session",
+    )
+  }
+  const now = ctx.clock.now()
+  if (row.last_used_at === null || now - row.last_used_at > TOUCH_EVERY_MS) {
+    ctx.store.tokens.touch(row.id, now)
+  }
+  return row
+}
+
+export function authenticateAgent(ctx: Ctx, header: string | undefined): AgentAuth {
+  const token = lookup(ctx, header, 'agent')
+  const channel = ctx.store.channels.byId(token.channel_id as string)
+  if (!channel) throw fail.unauthorized('invalid or revoked token')
+  return { token, channel }
+}
+
+export function authenticatePerson(ctx: Ctx, header: string | undefined): PersonAuth {
+  const token = lookup(ctx, header, 'person')
+  const user = ctx.store.users.byId(token.user_id)
+  if (!user) throw fail.unauthorized('invalid or revoked token')
+  return { token, user }
+}
 
 /**
  * The person's tokens: their person tokens (for scripts) and the agent tokens of their
