@@ -1,7 +1,8 @@
 import type { DeletedMessage, Message } from '../messages/schema.ts'
 import type { AgentClient } from './client.ts'
 import { type Env, loadConfig, updateConfig } from './profiles.ts'
-import { type PollOptions, pollUntil } from './waiting.ts'
+import type { Session } from './session.ts'
+import { deadlineAfter, type PollOptions, pollUntil } from './waiting.ts'
 
 /**
  * The person's messages to the agent, read from the change feed (`sender=human`). The place
@@ -57,16 +58,20 @@ async function readPages(
   return { messages: [...latest.values()].filter(isNew), cursor }
 }
 
+/** The inbox of a session's token: `hark inbox` and the MCP tool `read_messages` read it. */
 export class Inbox {
   private cursor: number
+  private readonly client: AgentClient
+  private readonly token: string
 
   constructor(
-    private readonly client: AgentClient,
+    session: Pick<Session, 'client' | 'token'>,
     private readonly env: Env,
-    private readonly token: string,
     private readonly options: InboxOptions = {},
   ) {
-    this.cursor = options.all ? 0 : storedPlace(env, token)
+    this.client = session.client
+    this.token = session.token
+    this.cursor = options.all ? 0 : storedPlace(env, session.token)
   }
 
   get place(): number {
@@ -83,5 +88,10 @@ export class Inbox {
       return read.messages.length > 0 ? read.messages : undefined
     }, poll)
     return found ?? []
+  }
+
+  /** What is new; when nothing is, waits up to `waitMs` for a message. */
+  read(waitMs: number, onOutage?: (line: string) => void): Promise<Message[]> {
+    return this.next({ deadline: deadlineAfter(waitMs), onOutage })
   }
 }

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import { renameSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import type { SecretRecord } from '../asks/secrets/service.ts'
 import { decryptSecret, generateKeyPair, type SecretKeyPair } from '../shared/secret-crypto.ts'
 import type { AgentClient } from './client.ts'
 import { CliError } from './failures.ts'
-import { deadlineAfter, pollUntil } from './waiting.ts'
+import { deadlineAfter, pollUntil, type WaitOptions } from './waiting.ts'
 
 /**
  * Secret requests for the CLI and the MCP server: make a key pair, ask, wait, decrypt. The
@@ -74,6 +75,33 @@ export async function waitForSecret(
   } catch {
     throw new CliError(`secret ${id} could not be decrypted (it was not made for this request)`)
   }
+}
+
+export interface SecretRequestOptions extends WaitOptions {
+  /** Told once the request exists, before the wait: the person must see its fingerprint. */
+  onAsked?: (pending: PendingSecret) => void
+}
+
+/** Asks for a secret, then waits for it as `waitForSecret` does. */
+export async function requestSecret(
+  client: AgentClient,
+  name: string,
+  description: string | undefined,
+  options: SecretRequestOptions = {},
+): Promise<{ pending: PendingSecret; outcome: SecretOutcome }> {
+  const pending = await askForSecret(client, name, description)
+  options.onAsked?.(pending)
+  const outcome = await waitForSecret(client, pending, options.timeoutMs, options.onOutage)
+  return { pending, outcome }
+}
+
+/**
+ * Where a secret goes when the caller names no file: a fresh 0700 directory of its own, the
+ * file named after the secret (made safe for a file name).
+ */
+export function privateSecretPath(name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hark-secret-'))
+  return join(dir, name.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_') || 'secret')
 }
 
 /**

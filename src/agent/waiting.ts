@@ -1,5 +1,5 @@
 import { MAX_WAIT_SECONDS } from '../core/query.ts'
-import { type AgentClient, HarkApiError } from './client.ts'
+import { HarkApiError } from './client.ts'
 import { isNetworkError, networkErrorCode, pause } from './retry.ts'
 
 /**
@@ -65,27 +65,13 @@ const describeOutage = (error: unknown) =>
     ? `the server answered ${error.status}`
     : `lost the server (${networkErrorCode(error)})`
 
+/** How long a wait may last, and whom to tell about outages meanwhile. */
+export interface WaitOptions {
+  /** Undefined waits without limit. */
+  timeoutMs?: number
+  /** Told when the server is lost during the wait, and when it is back. */
+  onOutage?: (line: string) => void
+}
+
 export const deadlineAfter = (timeoutMs: number | undefined) =>
   timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs
-
-export type AskOutcome =
-  | { id: string; status: 'answered' | 'expired' | 'cancelled'; answer: unknown }
-  | { id: string; status: 'timeout' }
-
-/** Waits until the question is no longer open, or the timeout passes (`status: 'timeout'`). */
-export async function waitForAnswer(
-  client: AgentClient,
-  id: string,
-  timeoutMs: number | undefined,
-  onOutage?: (line: string) => void,
-): Promise<AskOutcome> {
-  const settled = await pollUntil(
-    async (wait, signal) => {
-      const { message, answer } = await client.ask(id, wait, signal)
-      const status = message.ask?.status
-      return status === undefined || status === 'open' ? undefined : { id, status, answer }
-    },
-    { deadline: deadlineAfter(timeoutMs), onOutage },
-  )
-  return settled ?? { id, status: 'timeout' }
-}

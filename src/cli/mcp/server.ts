@@ -3,7 +3,8 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Env } from '../../agent/profiles.ts'
 import type { Session } from '../../agent/session.ts'
 import { VERSION } from '../../core/version.ts'
-import { registerTools } from './tools.ts'
+import { registerTools } from './tool.ts'
+import { TOOLS } from './tools.ts'
 
 const INSTRUCTIONS = `Hark is a message channel to the person you work for, on their phone.
 Use notify to tell them something, ask to get a decision (then wait_for_answer while the
@@ -16,7 +17,7 @@ or done), pin and progress to keep a status visible, upload to share a file.`
  */
 export async function runMcpServer(session: Session, env: Env): Promise<void> {
   const server = new McpServer({ name: 'hark', version: VERSION }, { instructions: INSTRUCTIONS })
-  registerTools(server, session, env)
+  registerTools(server, TOOLS, { session, client: session.client, env, pendingSecrets: new Map() })
   const closed = new Promise<void>((resolve) => {
     process.stdin.once('end', resolve)
     process.stdin.once('close', resolve)

@@ -1,6 +1,6 @@
-import { composeQuestion, parseBlocks, splitOptions } from '../../../agent/bodies.ts'
+import { parseBlocks, splitOptions } from '../../../agent/bodies.ts'
 import { EXIT } from '../../../agent/failures.ts'
-import { type AskOutcome, waitForAnswer } from '../../../agent/waiting.ts'
+import { type AskOutcome, askQuestion, waitForAnswer } from '../../../agent/questions.ts'
 import { flagString, flagStrings } from '../../args.ts'
 import {
   type Command,
@@ -10,6 +10,7 @@ import {
   secondsFlag,
 } from '../command.ts'
 import { showValue } from '../io.ts'
+import { silentFlag } from './messages.ts'
 
 /** Prints a wait's outcome and gives its exit code: a timeout is 124, a cancel 1. */
 function report(c: CommandContext, outcome: AskOutcome): number {
@@ -80,7 +81,7 @@ ${ANSWER_HELP}`,
     const title = flagString(args, 'title')
     const text = await messageText(c, args.positionals, false)
     const { client } = c.session()
-    const body = await composeQuestion(client, {
+    const question = {
       text,
       title,
       blocks: parseBlocks(flagStrings(args, 'block')),
@@ -94,14 +95,15 @@ ${ANSWER_HELP}`,
       texts: flagStrings(args, 'text'),
       numbers: flagStrings(args, 'number'),
       toggles: flagStrings(args, 'toggle'),
+    }
+    const outcome = await askQuestion(client, question, {
+      ...silentFlag(c),
+      expiresIn: expiresMs === undefined ? undefined : expiresMs / 1000,
+      timeoutMs,
+      onAsked: (message) => io.note(`asked ${message.id}; waiting for the answer`),
+      onOutage: io.note,
     })
-    const { message } = await client.send({
-      body,
-      silent: args.flags.has('silent') ? true : undefined,
-      expires_in: expiresMs === undefined ? undefined : expiresMs / 1000,
-    })
-    io.note(`asked ${message.id}; waiting for the answer`)
-    return report(c, await waitForAnswer(client, message.id, timeoutMs, io.note))
+    return report(c, outcome)
   },
 }
 

@@ -1,6 +1,5 @@
 import { Inbox } from '../../../agent/inbox.ts'
-import { deadlineAfter } from '../../../agent/waiting.ts'
-import type { AckState } from '../../../messages/schema.ts'
+import { ackState } from '../../../agent/messages.ts'
 import { UsageError } from '../../args.ts'
 import { type Command, positionals, secondsFlag } from '../command.ts'
 import { messageLine } from '../format.ts'
@@ -23,8 +22,7 @@ agent already marked working or done are left out), and marks them seen. With --
   async run(c) {
     positionals(c, 0, 0, 'hark inbox [flags]')
     const { args, io } = c
-    const session = c.session()
-    const reader = new Inbox(session.client, c.env, session.token, {
+    const reader = new Inbox(c.session(), c.env, {
       peek: args.flags.has('peek'),
       all: args.flags.has('all'),
     })
@@ -35,17 +33,12 @@ agent already marked working or done are left out), and marks them seen. With --
         for (const m of batch) io.item(m, messageLine(m))
       }
     }
-    const messages = await reader.next({
-      deadline: deadlineAfter(secondsFlag(args, 'wait') ?? 0),
-      onOutage: io.note,
-    })
+    const messages = await reader.read(secondsFlag(args, 'wait') ?? 0, io.note)
     if (messages.length === 0 && !io.json) io.note('no new messages')
     io.result({ messages, cursor: reader.place }, messages.map(messageLine).join('\n'))
     return 0
   },
 }
-
-const STATES: readonly AckState[] = ['seen', 'working', 'done']
 
 export const ack: Command = {
   name: 'ack',
@@ -56,10 +49,8 @@ Tells the person where their message stands: seen, working (on it) or done. Any 
 allowed ("done" then "working" reopens it).`,
   async run(c) {
     const [id, state] = positionals(c, 2, 2, 'hark ack ID seen|working|done')
-    if (!STATES.includes(state as AckState)) {
-      throw new UsageError(`the state must be seen, working or done (got "${state}")`)
-    }
-    const answer = await c.session().client.ack(id as string, state as AckState)
+    const checked = ackState(state as string)
+    const answer = await c.session().client.ack(id as string, checked)
     c.io.result(answer, `${answer.message.id}: ${state}`)
     return 0
   },

@@ -1,4 +1,5 @@
-import { composeBody, parseBlocks, parseJson } from '../../../agent/bodies.ts'
+import { type BodySpec, parseBlocks, parseJson } from '../../../agent/bodies.ts'
+import { sendMessage } from '../../../agent/messages.ts'
 import type { EditRequest } from '../../../messages/schema.ts'
 import { flagString, flagStrings, UsageError } from '../../args.ts'
 import { type Command, type CommandContext, messageText, positionals } from '../command.ts'
@@ -11,8 +12,8 @@ export const BODY_HELP = `  --title TITLE        a title above the text
   --file PATH          upload PATH and attach it (repeatable)
   --image PATH         upload PATH and show it as an image (repeatable)`
 
-/** A message body from TEXT... (or stdin) and the body flags. */
-export async function bodyFromFlags(c: CommandContext, words: string[]) {
+/** What a message holds, from TEXT... (or stdin) and the body flags. */
+export async function bodySpecFromFlags(c: CommandContext, words: string[]): Promise<BodySpec> {
   const { args } = c
   const markdownPath = flagString(args, 'markdown')
   const blocks = parseBlocks(flagStrings(args, 'block'))
@@ -27,15 +28,13 @@ export async function bodyFromFlags(c: CommandContext, words: string[]) {
       : markdownPath === '-'
         ? await c.io.readStdin()
         : await readTextFile(markdownPath)
-  return composeBody(c.session().client, {
-    text,
-    title: flagString(args, 'title'),
-    markdown,
-    blocks,
-    files,
-    images,
-  })
+  return { text, title: flagString(args, 'title'), markdown, blocks, files, images }
 }
+
+/** `--silent`; without it the server decides (it notifies). */
+export const silentFlag = (c: CommandContext) => ({
+  silent: c.args.flags.has('silent') ? true : undefined,
+})
 
 async function readTextFile(path: string): Promise<string> {
   const file = Bun.file(path)
@@ -56,9 +55,8 @@ ${BODY_HELP}
   valued: BODY_VALUED,
   booleans: ['silent'],
   async run(c) {
-    const body = await bodyFromFlags(c, c.args.positionals)
-    const silent = c.args.flags.has('silent') ? true : undefined
-    const answer = await c.session().client.send({ body, silent })
+    const spec = await bodySpecFromFlags(c, c.args.positionals)
+    const answer = await sendMessage(c.session().client, spec, silentFlag(c))
     c.io.result(answer, answer.message.id)
     return 0
   },

@@ -1,8 +1,9 @@
-import { type ProgressSpec, progressBody } from '../../../agent/bodies.ts'
+import type { ProgressSpec } from '../../../agent/bodies.ts'
+import { pinMessage, showProgress } from '../../../agent/messages.ts'
 import { flagString } from '../../args.ts'
 import { type Command, positionals } from '../command.ts'
 import { pinLine } from '../format.ts'
-import { BODY_HELP, BODY_VALUED, bodyFromFlags } from './messages.ts'
+import { BODY_HELP, BODY_VALUED, bodySpecFromFlags, silentFlag } from './messages.ts'
 
 export const pin: Command = {
   name: 'pin',
@@ -18,9 +19,8 @@ ${BODY_HELP}
   booleans: ['silent'],
   async run(c) {
     const [key, ...words] = positionals(c, 1, Number.POSITIVE_INFINITY, 'hark pin KEY TEXT...')
-    const body = await bodyFromFlags(c, words)
-    const silent = c.args.flags.has('silent') ? true : undefined
-    const answer = await c.session().client.pin(key as string, { body, silent })
+    const spec = await bodySpecFromFlags(c, words)
+    const answer = await pinMessage(c.session().client, key as string, spec, silentFlag(c))
     c.io.result(answer, `pinned ${answer.pin.key} (${answer.pin.message.id})`)
     return 0
   },
@@ -74,10 +74,7 @@ Silent: a moving bar never sends a notification. Remove it with "hark unpin KEY"
       label: flagString(c.args, 'label'),
       title: flagString(c.args, 'title'),
     }
-    const answer = await c.session().client.pin(key as string, {
-      body: progressBody(spec),
-      silent: true,
-    })
+    const answer = await showProgress(c.session().client, key as string, spec)
     c.io.result(answer, `${answer.pin.key}: ${value}${spec.max ? ` / ${spec.max}` : ''}`)
     return 0
   },

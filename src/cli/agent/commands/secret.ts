@@ -1,11 +1,6 @@
 import { constants } from 'node:os'
 import { CliError, EXIT } from '../../../agent/failures.ts'
-import {
-  askForSecret,
-  fingerprintLine,
-  waitForSecret,
-  writeSecretFile,
-} from '../../../agent/secrets.ts'
+import { fingerprintLine, requestSecret, writeSecretFile } from '../../../agent/secrets.ts'
 import { flagString, UsageError } from '../../args.ts'
 import { type Command, secondsFlag } from '../command.ts'
 
@@ -87,9 +82,16 @@ exits 1. With --json, --out prints {"id","name","path"} and --print {"id","name"
     const timeoutMs = secondsFlag(args, 'timeout')
     const { client } = c.session()
 
-    const pending = await askForSecret(client, name, flagString(args, 'description'))
-    io.note(fingerprintLine(pending.request))
-    const outcome = await waitForSecret(client, pending, timeoutMs, io.note)
+    const { pending, outcome } = await requestSecret(
+      client,
+      name,
+      flagString(args, 'description'),
+      {
+        timeoutMs,
+        onAsked: (asked) => io.note(fingerprintLine(asked.request)),
+        onOutage: io.note,
+      },
+    )
     if (outcome.status === 'timeout') {
       // Nobody could open an answer once this process exits: withdraw it (best effort).
       await client.cancelSecret(outcome.id).catch(() => {})

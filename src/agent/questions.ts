@@ -1,0 +1,54 @@
+import type { Message } from '../messages/schema.ts'
+import { composeQuestion, type QuestionSpec } from './bodies.ts'
+import type { AgentClient } from './client.ts'
+import { deadlineAfter, pollUntil, type WaitOptions } from './waiting.ts'
+
+/**
+ * Questions: asking and waiting for the answer, the same from `hark ask` and from the MCP tool
+ * `ask`; they differ only in how long they wait and what they show meanwhile.
+ */
+export type AskOutcome =
+  | { id: string; status: 'answered' | 'expired' | 'cancelled'; answer: unknown }
+  | { id: string; status: 'timeout' }
+
+export interface AskOptions extends WaitOptions {
+  silent?: boolean
+  /** Seconds until the question expires and its inputs' defaults become the answer. */
+  expiresIn?: number
+  /** Told once the question is sent, before the wait begins. */
+  onAsked?: (message: Message) => void
+}
+
+/** Sends the question, then waits for its answer as `waitForAnswer` does. */
+export async function askQuestion(
+  client: AgentClient,
+  spec: QuestionSpec,
+  options: AskOptions = {},
+): Promise<AskOutcome> {
+  const body = await composeQuestion(client, spec)
+  const { message } = await client.send({
+    body,
+    silent: options.silent,
+    expires_in: options.expiresIn,
+  })
+  options.onAsked?.(message)
+  return waitForAnswer(client, message.id, options.timeoutMs, options.onOutage)
+}
+
+/** Waits until the question is no longer open, or the timeout passes (`status: 'timeout'`). */
+export async function waitForAnswer(
+  client: AgentClient,
+  id: string,
+  timeoutMs: number | undefined,
+  onOutage?: (line: string) => void,
+): Promise<AskOutcome> {
+  const settled = await pollUntil(
+    async (wait, signal) => {
+      const { message, answer } = await client.ask(id, wait, signal)
+      const status = message.ask?.status
+      return status === undefined || status === 'open' ? undefined : { id, status, answer }
+    },
+    { deadline: deadlineAfter(timeoutMs), onOutage },
+  )
+  return settled ?? { id, status: 'timeout' }
+}

@@ -1,0 +1,84 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import * as z from 'zod'
+import type { AgentClient } from '../../agent/client.ts'
+import { describeFailure } from '../../agent/failures.ts'
+import type { Env } from '../../agent/profiles.ts'
+import type { AskOutcome } from '../../agent/questions.ts'
+import type { PendingSecret } from '../../agent/secrets.ts'
+import type { Session } from '../../agent/session.ts'
+
+/**
+ * One MCP tool: its name, what the model reads about it, its arguments, and what it does; the
+ * MCP counterpart of the CLI's `Command`. `run` returns data (sent as one JSON text) or throws
+ * (sent as a tool error with a readable message).
+ */
+export interface McpTool<Shape extends z.ZodRawShape = z.ZodRawShape> {
+  name: string
+  description: string
+  inputSchema: Shape
+  run(args: z.infer<z.ZodObject<Shape>>, c: ToolContext): Promise<unknown>
+}
+
+/** Checks a tool's `run` against its own schema, then lets it stand in the table. */
+export const tool = <Shape extends z.ZodRawShape>(definition: McpTool<Shape>) =>
+  definition as unknown as McpTool
+
+export interface ToolContext {
+  session: Session
+  client: AgentClient
+  env: Env
+  /** Secret requests still waiting, with their private keys: only this process can open them. */
+  pendingSecrets: Map<string, { pending: PendingSecret; path?: string }>
+}
+
+/**
+ * Every wait is at most 45 s, inside the 60 s an MCP client usually allows a call; a question
+ * still open then comes back as data (`status: "pending"`), never as an error, and
+ * `wait_for_answer` picks it up again.
+ */
+export const MAX_TOOL_WAIT_SECONDS = 45
+
+export const blocksArgument = z
+  .array(z.looseObject({ type: z.string() }))
+  .optional()
+  .describe('Hark content blocks (markdown, code, table, progress, image, choice, ...) as JSON')
+
+export const waitSecondsArgument = z
+  .number()
+  .min(0)
+  .max(MAX_TOOL_WAIT_SECONDS)
+  .optional()
+  .describe(`how long to wait, in seconds (default and most ${MAX_TOOL_WAIT_SECONDS})`)
+
+export const waitMs = (seconds: number | undefined) => (seconds ?? MAX_TOOL_WAIT_SECONDS) * 1000
+
+/** A wait's outcome for a model: a timeout is `pending`, with what to do next. */
+export const toolOutcome = (o: AskOutcome) =>
+  o.status === 'timeout'
+    ? { id: o.id, status: 'pending', next: 'call wait_for_answer with this id to keep waiting' }
+    : o
+
+/** Registers each tool of the table; one context (and its pending secrets) serves them all. */
+export function registerTools(
+  server: McpServer,
+  tools: readonly McpTool[],
+  context: ToolContext,
+): void {
+  for (const t of tools) {
+    server.registerTool(
+      t.name,
+      { description: t.description, inputSchema: t.inputSchema },
+      async (args): Promise<CallToolResult> => {
+        try {
+          return { content: [{ type: 'text', text: JSON.stringify(await t.run(args, context)) }] }
+        } catch (error) {
+          return {
+            isError: true,
+            content: [{ type: 'text', text: describeFailure(error).message }],
+          }
+        }
+      },
+    )
+  }
+}
