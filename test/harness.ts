@@ -10,138 +10,340 @@ import {
   type PersonClient,
 } from '../src/agent/client.ts'
 import type { Clock } from '../src/core/clock.ts'
-import { silentLogger } from '../src/core/log.ts'
+import { type Logger, silentLogger } from '../src/core/log.ts'
+import { createSmtpMailer, type Mailer } from '../src/core/mailer.ts'
 import { addChannel, addPersonToken, addUser } from '../src/people/service.ts'
-import { buildApp, handlerOf } from '../src/server/app.ts'
+import type { UserRow } from '../src/people/store.ts'
+import { type App, buildApp, handlerOf } from '../src/server/app.ts'
 import { type Config, DEFAULTS } from '../src/server/config.ts'
 import { type Ctx, closeContext, createContext } from '../src/server/context.ts'
+import { type Running, startServer } from '../src/server/serve.ts'
+import type { MailTrap } from './email/mail-trap.ts'
 
+/**
+ * The one test harness: a real server (real SQLite file in a temporary directory, the real app)
+ * started one way, with options for what differs between suites, and the one clock and the one
+ * raw request helper every suite shares. Specialised fixtures (passkey authenticator, push
+ * receiver, SMTP trap, Chromium, CLI processes) build on it.
+ */
+
+/** The base URL of an in-process server: never resolved, only compared. */
 export const BASE = 'http://hark.test'
+/** The owner every provisioned server has. */
+export const OWNER = 'owner@example.com'
+/** The sender of the server's mail when a test points it at a mail trap. */
+export const MAIL_FROM = 'hark@example.com'
 
 export function tempDir(prefix = 'hark-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix))
 }
 
+/** A settable clock, so expiry and rate limits are tested without waiting. */
+export class TestClock implements Clock {
+  constructor(public ms = Date.now()) {}
+  now = () => this.ms
+  advance(ms: number): void {
+    this.ms += ms
+  }
+}
+
+export interface TestServerOptions extends Partial<Config> {
+  /**
+   * An owner (`OWNER`) with one channel and a person token, as `hark admin` provisions them
+   * (default); false: nobody at all yet, as on first run.
+   */
+  owner?: boolean
+  /** The first channel's label. */
+  label?: string
+  /** Where the server's mail goes: a mailer, or a mail trap it then talks SMTP to. */
+  mailer?: Mailer | MailTrap
+  clock?: Clock
+  log?: Logger
+  /**
+   * false (default): requests go to the server's handler in-process (everything but the socket).
+   * true: a real server on a loopback socket, `url` and `port` its address.
+   */
+  listen?: boolean
+  /** Bun's idle timeout in seconds, for a listening server. */
+  idleTimeout?: number
+}
+
+export interface RequestOptions {
+  json?: unknown
+  body?: BodyInit
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string
+  /** A Cookie header: a session cookie (see `session()`). */
+  cookie?: string
+  /** The Origin header; `null` leaves it out. Defaults to the app's own, as its pages send it. */
+  origin?: string | null
+  headers?: Record<string, string>
+}
+
+export interface Reply {
+  status: number
+  /** The JSON answer parsed, or its text when it is not JSON, or undefined when empty. */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read whatever the JSON holds
+  body: any
+  headers: Headers
+  setCookie: string | null
+  /** `name=value` of the cookie this reply set, to send back as a Cookie header. */
+  cookie?: string
+}
+
+export interface TestSession {
+  /** `name=value`, for a Cookie header. */
+  cookie: string
+  sessionId: string
+  user: UserRow
+  setCookie: string
+}
+
 export interface TestServer {
-  ctx: Ctx
-  app: ReturnType<typeof buildApp>
+  /** The open context (a new one after `restart()`). */
+  readonly ctx: Ctx
+  readonly app: App
+  /** Answers a request as the server does: in-process, or over the socket when listening. */
+  handle(request: Request): Promise<Response>
   dir: string
-  /** The first channel's agent client. */
+  /** The base URL, where clients and browsers go. */
+  readonly url: string
+  /** The listening port; 0 in-process. */
+  readonly port: number
+  /** The running server, when listening. */
+  readonly running: Running | undefined
+  ownerEmail: string
+  /** The first channel, its agent client and token ('' without an owner). */
   agent: AgentClient
   channelId: string
-  /** The owner's person client. */
-  person: PersonClient
-  /** The tokens behind `agent` and `person`, for raw requests. */
   agentToken: string
+  /** The owner's person client and token ('' without an owner). */
+  person: PersonClient
   personToken: string
-  ownerEmail: string
-  /** Raw clients with no token, or with any token given. */
+  /** The transport with no token or with any token given, for requests by hand. */
   raw(token?: string): ReturnType<typeof createTransport>
   agentClient(token?: string): AgentClient
   personClient(token?: string): PersonClient
-  /** Another channel of the owner (or of another person, with `email`). */
+  /** Another channel of the owner (or of another person, made if new, with `email`). */
   addChannel(
     label?: string,
     email?: string,
   ): { agent: AgentClient; channelId: string; token: string }
-  /** Another person with their own token. */
+  /** Another person (made if new) with a person token of their own. */
   addPerson(email: string): PersonClient
+  /** A fresh browser session for `email` (the owner by default), made on the server. */
+  session(email?: string, userAgent?: string): TestSession
   /**
    * A person client logged in as a browser is (a session cookie, the app's Origin): for what a
-   * person token may not do (minting agent tokens, passkeys).
+   * person token may not do (minting tokens, passkeys, approving pairings).
    */
   sessionClient(email?: string): PersonClient
-  /** Closes the context (settling long-polls) and removes the data dir. */
-  close(): void
-  /** Closes and opens the same data dir again, as a restart would. */
-  restart(): TestServer
+  /** One request by hand: any method, body, credentials and Origin. */
+  request(method: string, path: string, options?: RequestOptions): Promise<Reply>
+  /** Stops the server (answering held long-polls, closing the database); the data dir stays. */
+  stop(): Promise<void>
+  /** Opens the same data dir again (on the same port when listening), as a restart would. */
+  start(): Promise<void>
+  /** `stop()` then `start()`; the clients and tokens keep working. */
+  restart(): Promise<TestServer>
+  /** Stops and removes the data dir. */
+  close(): Promise<void>
 }
 
-/**
- * A real server on a real SQLite file in a temporary directory, driven through `app.handle()`:
- * everything but the socket. Provisioned like `hark admin` does it: an owner and one channel.
- */
-export function startTestServer(
-  overrides: Partial<Config> = {},
-  options: {
-    clock?: Clock
-    dir?: string
-    reuse?: { agent?: string; person?: string; channelId: string }
-  } = {},
-): TestServer {
-  const dir = options.dir ?? tempDir()
+const isTrap = (m: Mailer | MailTrap): m is MailTrap => 'next' in m
+
+/** A real server on a real SQLite file, started one way for every suite (see the options). */
+export function startTestServer(options: TestServerOptions = {}): TestServer {
+  const {
+    owner = true,
+    label = 'Test agent',
+    mailer,
+    clock,
+    log = silentLogger,
+    listen = false,
+    idleTimeout,
+    ...overrides
+  } = options
+  const dir = overrides.dataDir ?? tempDir()
   const config: Config = {
-    dataDir: dir,
+    ...DEFAULTS,
     host: '127.0.0.1',
     port: 0,
-    baseUrl: BASE,
+    baseUrl: listen ? 'http://127.0.0.1' : BASE,
     writeLimit: 0,
-    maxFileSize: DEFAULTS.maxFileSize,
     ...overrides,
+    dataDir: dir,
   }
-  const ctx = createContext(config, { clock: options.clock, log: silentLogger })
-  const app = buildApp(ctx)
-  // What the server runs: the lean long-poll routes, then the app.
-  const fetch = handlerOf(ctx, app)
-  const opts = (token?: string) => ({ baseUrl: BASE, token, fetch })
+  const smtp = mailer && isTrap(mailer) ? createSmtpMailer(mailer.url, MAIL_FROM) : mailer
+
+  // Set by boot(), at once and again on every start.
+  let ctx!: Ctx
+  let app: App | undefined
+  let handler!: (request: Request) => Promise<Response>
+  let running: Running | undefined
+  let open = false
+  const boot = () => {
+    ctx = createContext(config, { clock, log, mailer: smtp })
+    if (listen) {
+      running = startServer(ctx, { idleTimeout })
+      app = undefined
+      handler = (request) => fetch(request)
+      if (config.port === 0) {
+        // Port 0 picks a free port; the base URL names it, and a restart comes back on it.
+        config.port = running.server.port as number
+        const base = new URL(config.baseUrl)
+        if (!base.port) base.port = String(config.port)
+        config.baseUrl = base.origin
+      }
+    } else {
+      app = buildApp(ctx)
+      // What the server runs: the lean long-poll routes, then the app.
+      handler = handlerOf(ctx, app)
+    }
+    open = true
+  }
+  boot()
+
+  const url = () => config.baseUrl.replace(/\/+$/, '')
+  // Clients go through the current handler, so they outlive a restart.
+  const handle = (request: Request) => handler(request)
+  const opts = (token?: string) => ({ baseUrl: url(), token, fetch: handle })
   const agentClient = (token?: string) => createAgentClient(opts(token))
   const personClient = (token?: string) => createPersonClient(opts(token))
-  const ownerEmail = 'owner@example.com'
-  let channelId = options.reuse?.channelId ?? ''
-  let agentToken = options.reuse?.agent
-  let personToken = options.reuse?.person
-  if (!options.reuse) {
-    if (!ctx.store.users.byEmail(ownerEmail)) addUser(ctx, { email: ownerEmail, owner: true })
-    const made = addChannel(ctx, { email: ownerEmail, label: 'Test agent' })
+  const userOf = (email: string) => {
+    const user = ctx.store.users.byEmail(email)
+    if (!user) throw new Error(`no user ${email}`)
+    return user
+  }
+
+  let channelId = ''
+  let agentToken = ''
+  let personToken = ''
+  if (owner) {
+    // A data dir opened again (a restored backup) has its owner already.
+    if (!ctx.store.users.byEmail(OWNER)) addUser(ctx, { email: OWNER, owner: true })
+    const made = addChannel(ctx, { email: OWNER, label })
     channelId = made.channel.id
     agentToken = made.token
-    personToken = addPersonToken(ctx, { email: ownerEmail }).token
+    personToken = addPersonToken(ctx, { email: OWNER }).token
   }
-  let closed = false
+
+  // In-process, stopping and closing are done by the time they return: a test may go on at once.
+  const stop = (): Promise<void> => {
+    if (!open) return Promise.resolve()
+    open = false
+    if (running) return running.stop()
+    closeContext(ctx)
+    return Promise.resolve()
+  }
+  const remove = () => rmSync(dir, { recursive: true, force: true })
+
   const server: TestServer = {
-    ctx,
-    app,
+    get ctx() {
+      return ctx
+    },
+    get app() {
+      // A listening server keeps its app inside; one on the same context answers the same.
+      app ??= buildApp(ctx)
+      return app
+    },
+    handle,
     dir,
+    get url() {
+      return url()
+    },
+    get port() {
+      return listen ? config.port : 0
+    },
+    get running() {
+      return running
+    },
+    ownerEmail: OWNER,
     agent: agentClient(agentToken),
     channelId,
+    agentToken,
     person: personClient(personToken),
-    agentToken: agentToken ?? '',
-    personToken: personToken ?? '',
-    ownerEmail,
+    personToken,
     raw: (token) => createTransport(opts(token)),
     agentClient,
     personClient,
-    addChannel(label = 'Other agent', email = ownerEmail) {
+    addChannel(channelLabel = 'Other agent', email = OWNER) {
       if (!ctx.store.users.byEmail(email)) addUser(ctx, { email })
-      const made = addChannel(ctx, { email, label })
+      const made = addChannel(ctx, { email, label: channelLabel })
       return { agent: agentClient(made.token), channelId: made.channel.id, token: made.token }
-    },
-    sessionClient(email = ownerEmail) {
-      const user = ctx.store.users.byEmail(email)
-      if (!user) throw new Error(`no user ${email}`)
-      const cookie = startSession(ctx, user, 'test-browser').setCookie.split(';')[0] as string
-      return createPersonClient({ baseUrl: BASE, fetch, headers: { cookie, origin: BASE } })
     },
     addPerson(email) {
       if (!ctx.store.users.byEmail(email)) addUser(ctx, { email })
       return personClient(addPersonToken(ctx, { email }).token)
     },
-    close() {
-      if (!closed) closeContext(ctx)
-      closed = true
-      rmSync(dir, { recursive: true, force: true })
+    session(email = OWNER, userAgent = 'test-agent') {
+      const user = userOf(email)
+      const { session, setCookie } = startSession(ctx, user, userAgent)
+      // `hark_session=SECRET; Path=/; ...` → `hark_session=SECRET`
+      const cookie = setCookie.split(';')[0] as string
+      return { cookie, sessionId: session.id, user, setCookie }
     },
-    restart() {
-      if (!closed) closeContext(ctx)
-      closed = true
-      return startTestServer(overrides, {
-        ...options,
-        dir,
-        reuse: { agent: agentToken, person: personToken, channelId },
+    sessionClient(email = OWNER) {
+      const { cookie } = server.session(email, 'test-browser')
+      return createPersonClient({
+        baseUrl: url(),
+        fetch: handle,
+        headers: { cookie, origin: new URL(url()).origin },
       })
+    },
+    request: (method, path, o = {}) => request(server, method, path, o),
+    stop,
+    async start() {
+      if (!open) boot()
+    },
+    async restart() {
+      await stop()
+      boot()
+      return server
+    },
+    close() {
+      if (listen) return stop().then(remove)
+      stop()
+      remove()
+      return Promise.resolve()
     },
   }
   return server
+}
+
+/** One request by hand, through the server's handler (or socket). */
+async function request(
+  s: Pick<TestServer, 'handle' | 'url'>,
+  method: string,
+  path: string,
+  o: RequestOptions,
+): Promise<Reply> {
+  const headers: Record<string, string> = { ...o.headers }
+  if (o.token !== undefined) headers.authorization = `Bearer ${o.token}`
+  if (o.cookie) headers.cookie = o.cookie
+  const origin = o.origin === undefined ? new URL(s.url).origin : o.origin
+  if (origin !== null) headers.origin = origin
+  let body = o.body
+  if (o.json !== undefined) {
+    headers['content-type'] = 'application/json'
+    body = JSON.stringify(o.json)
+  }
+  const response = await s.handle(new Request(s.url + path, { method, headers, body }))
+  const text = await response.text()
+  let parsed: unknown
+  try {
+    parsed = text ? JSON.parse(text) : undefined
+  } catch {
+    parsed = text
+  }
+  const setCookie = response.headers.get('set-cookie')
+  return {
+    status: response.status,
+    body: parsed,
+    headers: response.headers,
+    setCookie,
+    cookie: setCookie?.split(';')[0],
+  }
 }
 
 /** Resolves after `ms`; for ordering, never as a performance assertion. */

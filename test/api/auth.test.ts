@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { addPersonToken } from '../../src/people/service.ts'
-import { startTestServer, type TestServer } from '../harness.ts'
+import { startTestServer, TestClock, type TestServer } from '../harness.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -406,8 +406,8 @@ describe('token storage', () => {
 
 describe('write rate limit (counted by the agent guard)', () => {
   test('beyond the limit: 429 with Retry-After; reads go on; other channels are independent', async () => {
-    let now = 1_000_000
-    s = startTestServer({ writeLimit: 3 }, { clock: { now: () => now } })
+    const clock = new TestClock(1_000_000)
+    s = startTestServer({ writeLimit: 3, clock })
     const other = s.addChannel('Other')
     for (let i = 0; i < 3; i++) await s.agent.send({ body: { text: `m${i}` } })
     const res = await s.agent.raw('POST', '/v1/messages', { json: { body: { text: 'one more' } } })
@@ -422,12 +422,12 @@ describe('write rate limit (counted by the agent guard)', () => {
     // Refused writes wrote nothing.
     expect((await s.agent.feed({ peek: true })).messages).toHaveLength(3)
     // After Retry-After seconds (on the test's clock), writing works again.
-    now += retry * 1000
+    clock.advance(retry * 1000)
     await s.agent.send({ body: { text: 'later' } })
   })
 
   test('a stranger or a person token does not use up the channel budget', async () => {
-    s = startTestServer({ writeLimit: 1 }, { clock: { now: () => 5_000_000 } })
+    s = startTestServer({ writeLimit: 1, clock: new TestClock(5_000_000) })
     const person = addPersonToken(s.ctx, { email: s.ownerEmail }).token
     const send = { method: 'POST', path: '/v1/messages', json: { body: { text: 'x' } } }
     for (let i = 0; i < 5; i++) {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import type { Block } from '../../src/messages/schema.ts'
-import { failsWith, sleep, startTestServer, type TestServer } from '../harness.ts'
+import { failsWith, sleep, startTestServer, TestClock, type TestServer } from '../harness.ts'
 import { cursorNow, question, timed, until } from './fixtures.ts'
 
 let s: TestServer
@@ -211,7 +211,7 @@ describe('expiry across restarts and clocks', () => {
     s.ctx.expiry.stop()
     await sleep(400)
     expect(s.ctx.store.messages.byId(message.id)?.ask_status).toBe('open')
-    s = s.restart()
+    await s.restart()
     expect(s.ctx.store.messages.byId(message.id)?.ask_status).toBe('expired')
     const read = await s.agent.ask(message.id)
     expect(read.message.ask?.status).toBe('expired')
@@ -223,20 +223,20 @@ describe('expiry across restarts and clocks', () => {
     const message = await question(s, [{ type: 'number_input', id: 'n', default: 7 }], {
       expires_in: 0.5,
     })
-    s = s.restart()
+    await s.restart()
     const read = await s.agent.ask(message.id, 5)
     expect(read.message.ask?.status).toBe('expired')
     expect(read.answer).toBe(7)
   })
 
   test('an overdue question is expired when read, before the timer fires', async () => {
-    let offset = 0
-    s = startTestServer({}, { clock: { now: () => Date.now() + offset } })
+    const clock = new TestClock()
+    s = startTestServer({ clock })
     const message = await question(s, [{ type: 'text_input', id: 't', default: 'late' }], {
       expires_in: 3600,
     })
     const other = await question(s, [{ type: 'text_input', id: 't' }], { expires_in: 3600 })
-    offset = 2 * 3600 * 1000
+    clock.advance(2 * 3600 * 1000)
     const read = await s.agent.ask(message.id)
     expect(read.message.ask?.status).toBe('expired')
     expect(read.answer).toBe('late')
@@ -246,14 +246,14 @@ describe('expiry across restarts and clocks', () => {
   })
 
   test('a long-poll held past the expiry returns the expired question', async () => {
-    let offset = 0
-    s = startTestServer({}, { clock: { now: () => Date.now() + offset } })
+    const clock = new TestClock()
+    s = startTestServer({ clock })
     const message = await question(s, [{ type: 'toggle', id: 't', label: 'T' }], {
       expires_in: 3600,
     })
     const poll = s.agent.ask(message.id, 0.3)
     await until(() => s.ctx.waiters.size === 1)
-    offset = 2 * 3600 * 1000
+    clock.advance(2 * 3600 * 1000)
     const read = await poll
     expect(read.message.ask?.status).toBe('expired')
     expect(read.answer).toBe(false)

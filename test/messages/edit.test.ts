@@ -33,7 +33,7 @@ async function sendQuestion(extra: object = {}): Promise<Message> {
 describe('PATCH /v1/messages/:id', () => {
   test('title and text are replaced; the rest stays; updated_at moves, created_at does not', async () => {
     const clock = manualClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     const m = await sendBoard()
     clock.advance(5000)
     const { message } = await s.agent.edit(m.id, { title: 'T2', text: 'new text' })
@@ -316,7 +316,7 @@ describe('PATCH /v1/messages/:id', () => {
 
     test('editing the inputs of an expired question → 409', async () => {
       const clock = manualClock()
-      s = startTestServer({}, { clock })
+      s = startTestServer({ clock })
       const q = await sendQuestion({ expires_in: 60 })
       clock.advance(61_000)
       // Reading the question settles it as expired.
@@ -326,7 +326,7 @@ describe('PATCH /v1/messages/:id', () => {
 
     test('editing the inputs of an overdue question → 409, before any timer expired it', async () => {
       const clock = manualClock()
-      s = startTestServer({}, { clock })
+      s = startTestServer({ clock })
       const q = await sendQuestion({ expires_in: 60 })
       clock.advance(61_000)
       // The expiry timer runs on real time and has not fired: only the clock says it is due.

@@ -66,7 +66,7 @@ describe('write rate limit', () => {
 
   test('the bucket refills with time: one write per 20 s at 3 per minute', async () => {
     const clock = manualClock()
-    s = startTestServer({ writeLimit: 3 }, { clock })
+    s = startTestServer({ writeLimit: 3, clock })
     for (let i = 0; i < 3; i++) await s.agent.send({ body: { text: `m${i}` } })
     const e = await rejects(s, () => s.agent.send({ body: { text: 'x' } }), 429)
     expect(e.headers.get('retry-after')).toBe('20')

@@ -34,7 +34,7 @@ describe('POST /v1/messages: plain messages', () => {
 
   test('created_at is the server clock, in milliseconds', async () => {
     const clock = manualClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     const { message } = await s.agent.send({ body: { text: 'x' } })
     expect(message.created_at).toBe(clock.now())
     expect(message.updated_at).toBe(clock.now())
@@ -253,7 +253,7 @@ describe('POST /v1/messages: questions', () => {
 
   test('expires_in on a question sets ask.expires_at from the server clock', async () => {
     const clock = manualClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     const { message } = await s.agent.send({
       body: { blocks: [{ type: 'confirm', id: 'go', label: 'Go' }] },
       expires_in: 90,
@@ -263,7 +263,7 @@ describe('POST /v1/messages: questions', () => {
 
   test('a fractional expires_in is kept to the millisecond', async () => {
     const clock = manualClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     const { message } = await s.agent.send({
       body: { blocks: [{ type: 'toggle', id: 't', label: 'T' }] },
       expires_in: 0.25,

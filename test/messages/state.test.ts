@@ -15,7 +15,7 @@ const fromPerson = async (text = 'please do it') =>
 describe('POST /v1/messages/:id/state', () => {
   test('seen, working, done answer { message } with the new state', async () => {
     const clock = manualClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     const h = await fromPerson()
     for (const state of ['seen', 'working', 'done'] as const) {
       clock.advance(1000)

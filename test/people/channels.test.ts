@@ -6,8 +6,8 @@ import type { FileInfo } from '../../src/files/schema.ts'
 import { LIMITS } from '../../src/messages/limits.ts'
 import type { Pin } from '../../src/messages/pin-schema.ts'
 import type { Message } from '../../src/messages/schema.ts'
-import { failsWith, startTestServer, type TestServer } from '../harness.ts'
-import { browser, count, fieldOf, logIn, settledWithin, TestClock } from './util.ts'
+import { failsWith, startTestServer, TestClock, type TestServer } from '../harness.ts'
+import { count, fieldOf, settledWithin } from './util.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -42,7 +42,7 @@ const say = (text: string) => s.agent.send({ body: { text } }).then((r) => r.mes
 describe('GET /v1/app/channels', () => {
   test('lists my channels only, oldest first, each with unread and the last message', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     clock.advance(1) // creation times are in ms: a tie would order by id
     const other = s.addChannel('Second')
     s.addChannel('Bob agent', 'bob@example.com')
@@ -129,15 +129,15 @@ describe('PATCH /v1/app/channels/:id', () => {
       s.agent.call('PATCH', `/v1/app/channels/${s.channelId}`, { json: { label: 'x' } }),
       403,
     )
-    const { cookie } = logIn(s)
-    const foreign = await browser(s, 'PATCH', `/v1/app/channels/${s.channelId}`, {
+    const { cookie } = s.session()
+    const foreign = await s.request('PATCH', `/v1/app/channels/${s.channelId}`, {
       cookie,
       origin: 'https://evil.example',
       json: { label: 'x' },
     })
     expect(foreign.status).toBe(403)
     expect((await s.agent.channel()).channel.label).toBe('Test agent')
-    const ok = await browser(s, 'PATCH', `/v1/app/channels/${s.channelId}`, {
+    const ok = await s.request('PATCH', `/v1/app/channels/${s.channelId}`, {
       cookie,
       json: { label: 'From the app' },
     })
@@ -221,16 +221,16 @@ describe('DELETE /v1/app/channels/:id', () => {
 
   test('from the web app it needs the app origin', async () => {
     s = startTestServer()
-    const { cookie } = logIn(s)
+    const { cookie } = s.session()
     for (const origin of [null, 'null', 'https://evil.example']) {
-      const res = await browser(s, 'DELETE', `/v1/app/channels/${s.channelId}`, {
+      const res = await s.request('DELETE', `/v1/app/channels/${s.channelId}`, {
         cookie,
         origin,
       })
       expect(res.status).toBe(403)
     }
     await s.agent.channel()
-    const ok = await browser(s, 'DELETE', `/v1/app/channels/${s.channelId}`, { cookie })
+    const ok = await s.request('DELETE', `/v1/app/channels/${s.channelId}`, { cookie })
     expect(ok.status).toBe(200)
     await failsWith(s.agent.channel(), 401)
   })
@@ -346,14 +346,14 @@ describe('unread counts', () => {
     await failsWith(s.raw().call('POST', `/v1/app/channels/${s.channelId}/read`), 401)
     await failsWith(s.agent.call('POST', `/v1/app/channels/${s.channelId}/read`), 403)
     await say('x')
-    const { cookie } = logIn(s)
-    const foreign = await browser(s, 'POST', `/v1/app/channels/${s.channelId}/read`, {
+    const { cookie } = s.session()
+    const foreign = await s.request('POST', `/v1/app/channels/${s.channelId}/read`, {
       cookie,
       origin: null,
     })
     expect(foreign.status).toBe(403)
     expect((await summary()).unread).toBe(1)
-    const ok = await browser(s, 'POST', `/v1/app/channels/${s.channelId}/read`, { cookie })
+    const ok = await s.request('POST', `/v1/app/channels/${s.channelId}/read`, { cookie })
     expect(ok.body.channel.unread).toBe(0)
   })
 })
@@ -481,8 +481,8 @@ describe("the person's files", () => {
         .call('POST', `/v1/app/channels/${s.channelId}/files`, { query: { name: 'x' }, body: 'x' }),
       401,
     )
-    const { cookie } = logIn(s)
-    const foreign = await browser(s, 'POST', `/v1/app/channels/${s.channelId}/files?name=x.txt`, {
+    const { cookie } = s.session()
+    const foreign = await s.request('POST', `/v1/app/channels/${s.channelId}/files?name=x.txt`, {
       cookie,
       origin: 'https://evil.example',
       body: 'x',
@@ -490,21 +490,16 @@ describe("the person's files", () => {
     })
     expect(foreign.status).toBe(403)
     expect(count(s.ctx, 'files')).toBe(1)
-    const ok = await browser(s, 'POST', `/v1/app/channels/${s.channelId}/files?name=x.txt`, {
+    const ok = await s.request('POST', `/v1/app/channels/${s.channelId}/files?name=x.txt`, {
       cookie,
       body: 'x',
       headers: { 'content-type': 'text/plain' },
     })
     expect(ok.status).toBe(200)
-    const got = await browser(
-      s,
-      'GET',
-      `/v1/app/channels/${s.channelId}/files/${ok.body.file_id}`,
-      {
-        cookie,
-        origin: null,
-      },
-    )
+    const got = await s.request('GET', `/v1/app/channels/${s.channelId}/files/${ok.body.file_id}`, {
+      cookie,
+      origin: null,
+    })
     expect(got.status).toBe(200)
     expect(got.body).toBe('x')
   })

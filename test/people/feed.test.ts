@@ -115,7 +115,7 @@ describe('GET /v1/app/feed', () => {
     s = startTestServer()
     const { cursor } = await list()
     await s.agent.rename('Renamed while the app was away')
-    s = s.restart()
+    await s.restart()
     const answer = await feed({ since: String(cursor), wait: '10' })
     expect(answer).toMatchObject({ messages: [], has_more: false })
     expect(answer.cursor).toBeGreaterThan(cursor)

@@ -3,8 +3,8 @@ import { issueToken } from '../../src/access/tokens/service.ts'
 import type { ChannelRow } from '../../src/channels/store.ts'
 import { LIMITS } from '../../src/messages/limits.ts'
 import type { UserRow } from '../../src/people/store.ts'
-import { BASE, failsWith, startTestServer, type TestServer } from '../harness.ts'
-import { browser, count, fieldOf, logIn, TestClock } from './util.ts'
+import { BASE, failsWith, startTestServer, TestClock, type TestServer } from '../harness.ts'
+import { count, fieldOf } from './util.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -32,7 +32,7 @@ const redeem = (code: unknown) => s.raw().call<Joined>('POST', '/v1/join', { jso
 describe('POST /v1/app/join-links', () => {
   test('makes a single-use link that lives 15 minutes, the code in the fragment', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     const { join_link } = await makeLink({ label: 'CI runner' })
     expect(join_link.id).toStartWith('join_')
     expect(join_link.code).toMatch(/^[0-9A-Za-z]{32}$/)
@@ -101,13 +101,13 @@ describe('POST /v1/app/join-links', () => {
 
   test('from the web app it needs the app origin', async () => {
     s = startTestServer()
-    const { cookie } = logIn(s)
+    const { cookie } = s.session()
     for (const origin of [null, 'null', 'https://evil.example']) {
-      const res = await browser(s, 'POST', '/v1/app/join-links', { cookie, origin, json: {} })
+      const res = await s.request('POST', '/v1/app/join-links', { cookie, origin, json: {} })
       expect(res.status).toBe(403)
     }
     expect(count(s.ctx, 'join_links')).toBe(0)
-    const ok = await browser(s, 'POST', '/v1/app/join-links', { cookie, json: { label: 'App' } })
+    const ok = await s.request('POST', '/v1/app/join-links', { cookie, json: { label: 'App' } })
     expect(ok.status).toBe(200)
     expect((await redeem(ok.body.join_link.code)).channel.label).toBe('App')
   })
@@ -155,7 +155,7 @@ describe('POST /v1/join: a new channel', () => {
 
   test('expires after 15 minutes (403)', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     const early = await makeLink({ label: 'early' })
     const late = await makeLink({ label: 'late' })
     clock.advance(15 * MINUTE - 1)
@@ -194,7 +194,7 @@ describe('POST /v1/join: a new channel', () => {
 
   test('redeeming is rate-limited: the 21st try in a minute is 429 with Retry-After', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     const { join_link } = await makeLink()
     for (let i = 0; i < 20; i++) await failsWith(redeem(`guess${i}`), 403)
     const err = await failsWith(redeem(join_link.code), 429)
@@ -258,7 +258,7 @@ describe('POST /v1/join: re-keying a channel', () => {
 
   test('is single use and expires like any link', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     const a = await makeLink({ channel_id: s.channelId })
     const b = await makeLink({ channel_id: s.channelId })
     const joined = await redeem(a.join_link.code)

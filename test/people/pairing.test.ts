@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import type { PairingStart } from '../../src/access/enrol/pairing.ts'
 import { LIMITS } from '../../src/messages/limits.ts'
-import { BASE, failsWith, startTestServer, type TestServer } from '../harness.ts'
-import { browser, count, fieldOf, logIn, settledWithin, TestClock } from './util.ts'
+import { BASE, failsWith, startTestServer, TestClock, type TestServer } from '../harness.ts'
+import { count, fieldOf, settledWithin } from './util.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -98,7 +98,7 @@ describe('POST /v1/pair/start', () => {
 
   test('is rate-limited: the 11th start in a minute is 429 with Retry-After', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     for (let i = 0; i < 10; i++) await start()
     const err = await failsWith(start(), 429)
     const retry = Number(err.headers.get('retry-after'))
@@ -112,7 +112,7 @@ describe('POST /v1/pair/start', () => {
 
   test('the limit is its own: agent writes are not counted against it', async () => {
     const clock = new TestClock()
-    s = startTestServer({ writeLimit: 120 }, { clock })
+    s = startTestServer({ writeLimit: 120, clock })
     for (let i = 0; i < 10; i++) await start()
     await s.agent.send({ body: { text: 'still fine' } })
   })
@@ -232,7 +232,7 @@ describe('the whole device flow', () => {
 
   test('expires after 10 minutes: the poll says expired, the user code is 404', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     const p = await start()
     clock.advance(10 * MINUTE - 1)
     expect((await poll(p.device_code)).status).toBe('pending')
@@ -248,7 +248,7 @@ describe('the whole device flow', () => {
 
   test('an expired pairing still says expired after later starts sweep the table', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     const p = await start()
     clock.advance(10 * MINUTE)
     await start()
@@ -360,25 +360,25 @@ describe('the person side of pairing', () => {
   test('from the web app: GET with the cookie alone, approve only from the app origin', async () => {
     s = startTestServer()
     const p = await start()
-    const { cookie } = logIn(s)
-    const seen = await browser(s, 'GET', `/v1/app/pairings/${p.user_code}`, {
+    const { cookie } = s.session()
+    const seen = await s.request('GET', `/v1/app/pairings/${p.user_code}`, {
       cookie,
       origin: null,
     })
     expect(seen.status).toBe(200)
     for (const origin of [null, 'null', 'https://evil.example']) {
-      const res = await browser(s, 'POST', `/v1/app/pairings/${p.user_code}/approve`, {
+      const res = await s.request('POST', `/v1/app/pairings/${p.user_code}/approve`, {
         cookie,
         origin,
       })
       expect(res.status).toBe(403)
     }
-    const denied = await browser(s, 'POST', `/v1/app/pairings/${p.user_code}/deny`, {
+    const denied = await s.request('POST', `/v1/app/pairings/${p.user_code}/deny`, {
       cookie,
       origin: 'https://evil.example',
     })
     expect(denied.status).toBe(403)
-    const ok = await browser(s, 'POST', `/v1/app/pairings/${p.user_code}/approve`, {
+    const ok = await s.request('POST', `/v1/app/pairings/${p.user_code}/approve`, {
       cookie,
       json: { label: 'From the app' },
     })

@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { HarkError } from '../../src/core/errors.ts'
 import { createAdmittedPerson } from '../../src/people/admission.ts'
-import { BASE, failsWith, startTestServer, type TestServer } from '../harness.ts'
-import { browser, count, fieldOf, logIn, settledWithin, TestClock } from './util.ts'
+import { BASE, failsWith, startTestServer, TestClock, type TestServer } from '../harness.ts'
+import { count, fieldOf, settledWithin } from './util.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -41,7 +41,7 @@ const invites = (person: Person = s.person) =>
   person.call<{ invites: InviteView[] }>('GET', '/v1/app/invites').then((r) => r.invites)
 /** The first step of signing up with a passkey: admission is decided here. */
 const signUpOptions = (json: unknown) =>
-  browser(s, 'POST', '/v1/auth/passkey/register/options', { json })
+  s.request('POST', '/v1/auth/passkey/register/options', { json })
 
 describe('GET /v1/app/me', () => {
   test('tells who I am', async () => {
@@ -69,7 +69,7 @@ describe('GET /v1/app/me', () => {
 describe('GET /v1/app/people', () => {
   test('the owner sees everyone, in order of arrival', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     // Creation times are in ms: a tie would order by id.
     clock.advance(1)
     s.addPerson('bob@example.com')
@@ -105,7 +105,7 @@ describe('DELETE /v1/app/people/:id', () => {
     const bobs = s.addChannel('Bob agent', 'bob@example.com')
     const bob = s.addPerson('bob@example.com')
     const bobId = userId('bob@example.com')
-    const session = logIn(s, 'bob@example.com')
+    const session = s.session('bob@example.com')
     await bobs.agent.send({ body: { text: 'hi' } })
     const file = await bobs.agent.upload('notes.txt', 'hello', 'text/plain')
     await setRegistration('invite')
@@ -120,7 +120,7 @@ describe('DELETE /v1/app/people/:id', () => {
 
     await failsWith(bobs.agent.channel(), 401)
     await failsWith(bob.channels(), 401)
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: session.cookie })).status).toBe(401)
+    expect((await s.request('GET', '/v1/app/me', { cookie: session.cookie })).status).toBe(401)
     expect(existsSync(filesDir)).toBe(false)
     expect(count(s.ctx, 'channels', 'user_id = ?1', bobId)).toBe(0)
     expect(count(s.ctx, 'tokens', 'user_id = ?1', bobId)).toBe(0)
@@ -190,13 +190,13 @@ describe('DELETE /v1/app/people/:id', () => {
     s = startTestServer()
     s.addPerson('bob@example.com')
     const bobId = userId('bob@example.com')
-    const { cookie } = logIn(s)
+    const { cookie } = s.session()
     for (const origin of [null, 'null', 'https://evil.example']) {
-      const res = await browser(s, 'DELETE', `/v1/app/people/${bobId}`, { cookie, origin })
+      const res = await s.request('DELETE', `/v1/app/people/${bobId}`, { cookie, origin })
       expect(res.status).toBe(403)
     }
     expect(await people()).toHaveLength(2)
-    expect((await browser(s, 'DELETE', `/v1/app/people/${bobId}`, { cookie })).status).toBe(200)
+    expect((await s.request('DELETE', `/v1/app/people/${bobId}`, { cookie })).status).toBe(200)
   })
 
   test('needs a login (401); an agent token is 403', async () => {
@@ -260,15 +260,15 @@ describe('settings: the registration mode', () => {
       s.agent.call('PATCH', '/v1/app/settings', { json: { registration: 'open' } }),
       403,
     )
-    const { cookie } = logIn(s)
-    const foreign = await browser(s, 'PATCH', '/v1/app/settings', {
+    const { cookie } = s.session()
+    const foreign = await s.request('PATCH', '/v1/app/settings', {
       cookie,
       origin: 'https://evil.example',
       json: { registration: 'open' },
     })
     expect(foreign.status).toBe(403)
     expect((await s.raw().info()).registration).toBe('closed')
-    const ok = await browser(s, 'PATCH', '/v1/app/settings', {
+    const ok = await s.request('PATCH', '/v1/app/settings', {
       cookie,
       json: { registration: 'open' },
     })
@@ -290,7 +290,7 @@ describe('settings: the registration mode', () => {
 describe('POST /v1/app/invites', () => {
   test('the owner can always invite, even when registration is closed', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     const { invite: inv } = await invite({ email: 'new@example.com' })
     expect(inv.id).toStartWith('inv_')
     expect(inv.email).toBe('new@example.com')
@@ -304,7 +304,7 @@ describe('POST /v1/app/invites', () => {
 
   test('an invite without an email is for anyone; expires_in sets its life', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     const { invite: inv } = await invite({ expires_in: 3600 })
     expect(inv.email).toBeNull()
     expect(inv.expires_at).toBe(clock.ms + 3600_000)
@@ -343,11 +343,11 @@ describe('POST /v1/app/invites', () => {
     s = startTestServer()
     await failsWith(s.raw().call('POST', '/v1/app/invites'), 401)
     await failsWith(s.agent.call('POST', '/v1/app/invites'), 403)
-    const { cookie } = logIn(s)
-    const res = await browser(s, 'POST', '/v1/app/invites', { cookie, origin: null, json: {} })
+    const { cookie } = s.session()
+    const res = await s.request('POST', '/v1/app/invites', { cookie, origin: null, json: {} })
     expect(res.status).toBe(403)
     expect(count(s.ctx, 'invites')).toBe(0)
-    const ok = await browser(s, 'POST', '/v1/app/invites', { cookie, json: {} })
+    const ok = await s.request('POST', '/v1/app/invites', { cookie, json: {} })
     expect(ok.status).toBe(200)
   })
 })
@@ -395,7 +395,7 @@ describe('an invite lets one person sign up', () => {
 
   test('an unknown, expired or revoked invite is 403', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     expect((await signUpOptions({ email: 'a@example.com', invite: 'nope' })).status).toBe(403)
     const short = await invite({ expires_in: 60 })
     const revoked = await invite()
@@ -432,7 +432,7 @@ describe('an invite lets one person sign up', () => {
 describe('GET /v1/app/invites', () => {
   test('lists open invites, newest first, without their codes; used and expired ones drop out', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     const short = await invite({ expires_in: 60 })
     clock.advance(1)
     const used = await invite()
@@ -513,8 +513,8 @@ describe('DELETE /v1/app/invites/:id', () => {
     const { invite: inv } = await invite()
     await failsWith(s.raw().call('DELETE', `/v1/app/invites/${inv.id}`), 401)
     await failsWith(s.agent.call('DELETE', `/v1/app/invites/${inv.id}`), 403)
-    const { cookie } = logIn(s)
-    const res = await browser(s, 'DELETE', `/v1/app/invites/${inv.id}`, {
+    const { cookie } = s.session()
+    const res = await s.request('DELETE', `/v1/app/invites/${inv.id}`, {
       cookie,
       origin: 'null',
     })

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { failsWith, startTestServer, type TestServer } from '../harness.ts'
-import { browser, count, logIn, TestClock } from './util.ts'
+import { failsWith, startTestServer, TestClock, type TestServer } from '../harness.ts'
+import { count } from './util.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -18,17 +18,17 @@ interface SessionView {
 describe('the session cookie', () => {
   test('logs the person in on /v1/app routes', async () => {
     s = startTestServer()
-    const { cookie, user } = logIn(s)
-    const me = await browser(s, 'GET', '/v1/app/me', { cookie })
+    const { cookie, user } = s.session()
+    const me = await s.request('GET', '/v1/app/me', { cookie })
     expect(me.status).toBe(200)
     expect(me.body.user).toMatchObject({ id: user.id, email: s.ownerEmail, is_owner: true })
-    const channels = await browser(s, 'GET', '/v1/app/channels', { cookie })
+    const channels = await s.request('GET', '/v1/app/channels', { cookie })
     expect(channels.body.channels.map((c: { id: string }) => c.id)).toEqual([s.channelId])
   })
 
   test('is set HttpOnly, SameSite=Strict, Path=/ for 30 days, without Secure over http', () => {
     s = startTestServer()
-    const { setCookie } = logIn(s)
+    const { setCookie } = s.session()
     const parts = setCookie.split('; ')
     expect(parts[0]).toMatch(/^hark_session=[0-9A-Za-z]{43}$/)
     expect(parts).toContain('HttpOnly')
@@ -41,29 +41,29 @@ describe('the session cookie', () => {
 
   test('over https it is __Host-hark_session with Secure, and only that name is read', async () => {
     s = startTestServer({ baseUrl: 'https://hark.example.com' })
-    const { setCookie, cookie } = logIn(s)
+    const { setCookie, cookie } = s.session()
     expect(setCookie).toStartWith('__Host-hark_session=')
     expect(setCookie.split('; ')).toContain('Secure')
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie })).status).toBe(200)
+    expect((await s.request('GET', '/v1/app/me', { cookie })).status).toBe(200)
     const plain = cookie.replace('__Host-hark_session=', 'hark_session=')
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: plain })).status).toBe(401)
+    expect((await s.request('GET', '/v1/app/me', { cookie: plain })).status).toBe(401)
     // Writes need the https origin of the base URL.
     const write = (origin: string) =>
-      browser(s, 'POST', '/v1/app/channels/x/read', { cookie, origin })
+      s.request('POST', '/v1/app/channels/x/read', { cookie, origin })
     expect((await write('http://hark.example.com')).status).toBe(403)
     expect((await write('https://hark.example.com')).status).toBe(404)
   })
 
   test('is found among other cookies', async () => {
     s = startTestServer()
-    const { cookie } = logIn(s)
-    const res = await browser(s, 'GET', '/v1/app/me', { cookie: `theme=dark; ${cookie}; x=1` })
+    const { cookie } = s.session()
+    const res = await s.request('GET', '/v1/app/me', { cookie: `theme=dark; ${cookie}; x=1` })
     expect(res.status).toBe(200)
   })
 
   test('no cookie, an unknown one, an empty one or a look-alike name is 401', async () => {
     s = startTestServer()
-    const { cookie } = logIn(s)
+    const { cookie } = s.session()
     const secret = cookie.split('=')[1] as string
     for (const c of [
       undefined,
@@ -73,7 +73,7 @@ describe('the session cookie', () => {
       `Hark_Session=${secret}`,
       `hark_session=${secret}x`,
     ]) {
-      const res = await browser(s, 'GET', '/v1/app/me', { cookie: c })
+      const res = await s.request('GET', '/v1/app/me', { cookie: c })
       expect(res.status).toBe(401)
       expect(res.body.error).toBeString()
     }
@@ -81,7 +81,7 @@ describe('the session cookie', () => {
 
   test('is never stored: the table holds only its hash', () => {
     s = startTestServer()
-    const { cookie } = logIn(s)
+    const { cookie } = s.session()
     const secret = cookie.split('=')[1] as string
     const rows = s.ctx.db.query('SELECT * FROM sessions').all()
     expect(JSON.stringify(rows)).not.toContain(secret)
@@ -89,24 +89,24 @@ describe('the session cookie', () => {
 
   test('expires 30 days after its last use; use extends it', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
-    const a = logIn(s)
-    const b = logIn(s)
+    s = startTestServer({ clock })
+    const a = s.session()
+    const b = s.session()
     clock.advance(20 * DAY)
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
+    expect((await s.request('GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
     clock.advance(10 * DAY)
     // b was last used 30 days ago; a 10 days ago.
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: b.cookie })).status).toBe(401)
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
+    expect((await s.request('GET', '/v1/app/me', { cookie: b.cookie })).status).toBe(401)
+    expect((await s.request('GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
     clock.advance(30 * DAY)
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
+    expect((await s.request('GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
   })
 
   test('when use extends the session, the reply re-sends the cookie with a fresh Max-Age', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
-    const a = logIn(s)
-    const me = () => browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })
+    s = startTestServer({ clock })
+    const a = s.session()
+    const me = () => s.request('GET', '/v1/app/me', { cookie: a.cookie })
     // Within the hour after login (or after the last extension) nothing is re-sent.
     expect((await me()).headers.get('set-cookie')).toBeNull()
     clock.advance(3600_000)
@@ -117,7 +117,7 @@ describe('the session cookie', () => {
     expect((await me()).headers.get('set-cookie')).toBeNull()
     // Any route behind the person guard does it, writes too.
     clock.advance(2 * 3600_000)
-    const write = await browser(s, 'PATCH', `/v1/app/channels/${s.channelId}`, {
+    const write = await s.request('PATCH', `/v1/app/channels/${s.channelId}`, {
       cookie: a.cookie,
       json: { label: 'Renamed' },
     })
@@ -131,15 +131,15 @@ describe('the session cookie', () => {
 
   test('a person active every day stays logged in past 30 days, as the browser keeps the cookie', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
-    const a = logIn(s)
+    s = startTestServer({ clock })
+    const a = s.session()
     const maxAge = (setCookie: string) => Number(/Max-Age=(\d+)/.exec(setCookie)?.[1])
     // The browser's view: the cookie is dropped Max-Age seconds after it was last set.
     let dropAt = clock.ms + maxAge(a.setCookie) * 1000
     for (let day = 1; day <= 45; day++) {
       clock.advance(DAY)
       expect(clock.ms).toBeLessThan(dropAt)
-      const res = await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })
+      const res = await s.request('GET', '/v1/app/me', { cookie: a.cookie })
       expect(res.status).toBe(200)
       const set = res.headers.get('set-cookie')
       if (set) dropAt = clock.ms + maxAge(set) * 1000
@@ -148,19 +148,19 @@ describe('the session cookie', () => {
 
   test('logging out after an extension still clears the cookie', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
-    const a = logIn(s)
+    s = startTestServer({ clock })
+    const a = s.session()
     clock.advance(2 * 3600_000)
-    const out = await browser(s, 'POST', '/v1/app/logout', { cookie: a.cookie })
+    const out = await s.request('POST', '/v1/app/logout', { cookie: a.cookie })
     expect(out.status).toBe(200)
     expect(out.headers.get('set-cookie')).toContain('Max-Age=0')
   })
 
   test('an agent token on /v1/app is 403, whatever cookie comes with it', async () => {
     s = startTestServer()
-    const { cookie } = logIn(s)
+    const { cookie } = s.session()
     const { token } = s.addChannel('Extra')
-    const res = await browser(s, 'GET', '/v1/app/me', {
+    const res = await s.request('GET', '/v1/app/me', {
       cookie,
       headers: { authorization: `Bearer ${token}` },
     })
@@ -169,8 +169,8 @@ describe('the session cookie', () => {
 
   test('an Authorization header wins over the cookie: a bad token is 401 despite a good cookie', async () => {
     s = startTestServer()
-    const { cookie } = logIn(s)
-    const res = await browser(s, 'GET', '/v1/app/me', {
+    const { cookie } = s.session()
+    const res = await s.request('GET', '/v1/app/me', {
       cookie,
       headers: { authorization: 'Bearer hark_person_nope' },
     })
@@ -181,21 +181,21 @@ describe('the session cookie', () => {
   test("a removed person's sessions end with them", async () => {
     s = startTestServer()
     s.addPerson('bob@example.com')
-    const bob = logIn(s, 'bob@example.com')
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: bob.cookie })).status).toBe(200)
-    const owner = logIn(s)
-    const del = await browser(s, 'DELETE', `/v1/app/people/${bob.user.id}`, {
+    const bob = s.session('bob@example.com')
+    expect((await s.request('GET', '/v1/app/me', { cookie: bob.cookie })).status).toBe(200)
+    const owner = s.session()
+    const del = await s.request('DELETE', `/v1/app/people/${bob.user.id}`, {
       cookie: owner.cookie,
     })
     expect(del.status).toBe(200)
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: bob.cookie })).status).toBe(401)
+    expect((await s.request('GET', '/v1/app/me', { cookie: bob.cookie })).status).toBe(401)
     expect(count(s.ctx, 'sessions', 'user_id = ?1', bob.user.id)).toBe(0)
   })
 })
 
 describe('cookie writes and the Origin check', () => {
   const write = (cookie: string, origin: string | null) =>
-    browser(s, 'POST', `/v1/app/channels/${s.channelId}/messages`, {
+    s.request('POST', `/v1/app/channels/${s.channelId}/messages`, {
       cookie,
       origin,
       json: { body: { text: 'hi' } },
@@ -203,7 +203,7 @@ describe('cookie writes and the Origin check', () => {
 
   test('the app origin may write', async () => {
     s = startTestServer()
-    const { cookie } = logIn(s)
+    const { cookie } = s.session()
     const res = await write(cookie, 'http://hark.test')
     expect(res.status).toBe(200)
     expect(res.body.message.sender).toBe('human')
@@ -211,7 +211,7 @@ describe('cookie writes and the Origin check', () => {
 
   test('no Origin, a foreign one, `null`, or another scheme or port: 403 and nothing written', async () => {
     s = startTestServer()
-    const { cookie } = logIn(s)
+    const { cookie } = s.session()
     for (const origin of [
       null,
       'https://evil.example',
@@ -231,7 +231,7 @@ describe('cookie writes and the Origin check', () => {
 
   test('every cookie write is checked: PATCH, DELETE and POST', async () => {
     s = startTestServer()
-    const { cookie } = logIn(s)
+    const { cookie } = s.session()
     const other = s.addChannel('Other')
     const cases: [string, string, unknown][] = [
       ['PATCH', `/v1/app/channels/${s.channelId}`, { label: 'x' }],
@@ -242,22 +242,22 @@ describe('cookie writes and the Origin check', () => {
       ['PATCH', '/v1/app/settings', { registration: 'open' }],
     ]
     for (const [method, path, json] of cases) {
-      const res = await browser(s, method, path, { cookie, origin: 'https://evil.example', json })
+      const res = await s.request(method, path, { cookie, origin: 'https://evil.example', json })
       expect(`${method} ${path} ${res.status}`).toBe(`${method} ${path} 403`)
     }
     // Nothing happened: the session lives, the channel kept its name, the other still exists.
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie })).status).toBe(200)
+    expect((await s.request('GET', '/v1/app/me', { cookie })).status).toBe(200)
     const { channels } = await s.person.channels()
     expect(channels.map((c) => c.label).sort()).toEqual(['Other', 'Test agent'])
-    expect((await browser(s, 'GET', '/v1/app/settings', { cookie })).body.registration).toBe(
+    expect((await s.request('GET', '/v1/app/settings', { cookie })).body.registration).toBe(
       'closed',
     )
   })
 
   test('a malformed body from a foreign origin is 403, not a parse error', async () => {
     s = startTestServer()
-    const { cookie } = logIn(s)
-    const res = await browser(s, 'POST', '/v1/app/tokens', {
+    const { cookie } = s.session()
+    const res = await s.request('POST', '/v1/app/tokens', {
       cookie,
       origin: 'https://evil.example',
       body: '{not json',
@@ -268,10 +268,10 @@ describe('cookie writes and the Origin check', () => {
 
   test('GETs need no Origin, and a foreign one does not matter', async () => {
     s = startTestServer()
-    const { cookie } = logIn(s)
+    const { cookie } = s.session()
     for (const origin of [null, 'https://evil.example', 'null']) {
-      expect((await browser(s, 'GET', '/v1/app/me', { cookie, origin })).status).toBe(200)
-      expect((await browser(s, 'GET', '/v1/app/sessions', { cookie, origin })).status).toBe(200)
+      expect((await s.request('GET', '/v1/app/me', { cookie, origin })).status).toBe(200)
+      expect((await s.request('GET', '/v1/app/sessions', { cookie, origin })).status).toBe(200)
     }
   })
 
@@ -287,13 +287,13 @@ describe('cookie writes and the Origin check', () => {
 describe('GET /v1/app/sessions', () => {
   test('lists my sessions, newest use first, marking the current one, with no secret', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
-    const laptop = logIn(s, s.ownerEmail, 'Firefox on a laptop')
+    s = startTestServer({ clock })
+    const laptop = s.session(s.ownerEmail, 'Firefox on a laptop')
     clock.advance(1000)
-    const phone = logIn(s, s.ownerEmail, 'Safari on a phone')
+    const phone = s.session(s.ownerEmail, 'Safari on a phone')
     s.addPerson('bob@example.com')
-    logIn(s, 'bob@example.com')
-    const res = await browser(s, 'GET', '/v1/app/sessions', { cookie: laptop.cookie })
+    s.session('bob@example.com')
+    const res = await s.request('GET', '/v1/app/sessions', { cookie: laptop.cookie })
     expect(res.status).toBe(200)
     const sessions = res.body.sessions as SessionView[]
     expect(sessions.map((x) => x.id)).toEqual([phone.sessionId, laptop.sessionId])
@@ -308,7 +308,7 @@ describe('GET /v1/app/sessions', () => {
     const text = JSON.stringify(res.body)
     expect(text).not.toContain(laptop.cookie.split('=')[1])
     expect(text).not.toContain('hash')
-    const fromPhone = await browser(s, 'GET', '/v1/app/sessions', { cookie: phone.cookie })
+    const fromPhone = await s.request('GET', '/v1/app/sessions', { cookie: phone.cookie })
     expect((fromPhone.body.sessions as SessionView[]).find((x) => x.current)?.id).toBe(
       phone.sessionId,
     )
@@ -316,18 +316,18 @@ describe('GET /v1/app/sessions', () => {
 
   test('leaves out expired sessions, and a new login sweeps them away', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
-    logIn(s, s.ownerEmail, 'old laptop')
+    s = startTestServer({ clock })
+    s.session(s.ownerEmail, 'old laptop')
     clock.advance(30 * DAY)
-    const fresh = logIn(s, s.ownerEmail, 'new phone')
-    const res = await browser(s, 'GET', '/v1/app/sessions', { cookie: fresh.cookie })
+    const fresh = s.session(s.ownerEmail, 'new phone')
+    const res = await s.request('GET', '/v1/app/sessions', { cookie: fresh.cookie })
     expect((res.body.sessions as SessionView[]).map((x) => x.user_agent)).toEqual(['new phone'])
     expect(count(s.ctx, 'sessions')).toBe(1)
   })
 
   test('with a person token, none is current', async () => {
     s = startTestServer()
-    logIn(s)
+    s.session()
     const { sessions } = await s.person.call<{ sessions: SessionView[] }>('GET', '/v1/app/sessions')
     expect(sessions).toHaveLength(1)
     expect(sessions[0]?.current).toBe(false)
@@ -335,7 +335,7 @@ describe('GET /v1/app/sessions', () => {
 
   test('keeps at most 300 characters of the user agent', async () => {
     s = startTestServer()
-    logIn(s, s.ownerEmail, 'x'.repeat(1000))
+    s.session(s.ownerEmail, 'x'.repeat(1000))
     const { sessions } = await s.person.call<{ sessions: SessionView[] }>('GET', '/v1/app/sessions')
     expect(sessions[0]?.user_agent).toHaveLength(300)
   })
@@ -349,132 +349,132 @@ describe('GET /v1/app/sessions', () => {
 describe('DELETE /v1/app/sessions/:id', () => {
   test('ends another of my sessions at once', async () => {
     s = startTestServer()
-    const laptop = logIn(s)
-    const phone = logIn(s)
-    const res = await browser(s, 'DELETE', `/v1/app/sessions/${phone.sessionId}`, {
+    const laptop = s.session()
+    const phone = s.session()
+    const res = await s.request('DELETE', `/v1/app/sessions/${phone.sessionId}`, {
       cookie: laptop.cookie,
     })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ ok: true })
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: phone.cookie })).status).toBe(401)
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: laptop.cookie })).status).toBe(200)
+    expect((await s.request('GET', '/v1/app/me', { cookie: phone.cookie })).status).toBe(401)
+    expect((await s.request('GET', '/v1/app/me', { cookie: laptop.cookie })).status).toBe(200)
   })
 
   test('an unknown id, or one already ended, is 404', async () => {
     s = startTestServer()
-    const a = logIn(s)
-    const b = logIn(s)
+    const a = s.session()
+    const b = s.session()
     await s.person.call('DELETE', `/v1/app/sessions/${b.sessionId}`)
     await failsWith(s.person.call('DELETE', `/v1/app/sessions/${b.sessionId}`), 404)
     await failsWith(s.person.call('DELETE', '/v1/app/sessions/ses_nope'), 404)
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
+    expect((await s.request('GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
   })
 
   test("another person's session id is 404, and their session lives on", async () => {
     s = startTestServer()
     s.addPerson('bob@example.com')
-    const bob = logIn(s, 'bob@example.com')
-    const owner = logIn(s)
-    const res = await browser(s, 'DELETE', `/v1/app/sessions/${bob.sessionId}`, {
+    const bob = s.session('bob@example.com')
+    const owner = s.session()
+    const res = await s.request('DELETE', `/v1/app/sessions/${bob.sessionId}`, {
       cookie: owner.cookie,
     })
     expect(res.status).toBe(404)
     await failsWith(s.person.call('DELETE', `/v1/app/sessions/${bob.sessionId}`), 404)
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: bob.cookie })).status).toBe(200)
+    expect((await s.request('GET', '/v1/app/me', { cookie: bob.cookie })).status).toBe(200)
   })
 
   test('ending the current session logs this browser out', async () => {
     s = startTestServer()
-    const a = logIn(s)
-    const res = await browser(s, 'DELETE', `/v1/app/sessions/${a.sessionId}`, { cookie: a.cookie })
+    const a = s.session()
+    const res = await s.request('DELETE', `/v1/app/sessions/${a.sessionId}`, { cookie: a.cookie })
     expect(res.status).toBe(200)
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
+    expect((await s.request('GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
   })
 
   test('needs the app origin with a cookie', async () => {
     s = startTestServer()
-    const a = logIn(s)
-    const b = logIn(s)
-    const res = await browser(s, 'DELETE', `/v1/app/sessions/${b.sessionId}`, {
+    const a = s.session()
+    const b = s.session()
+    const res = await s.request('DELETE', `/v1/app/sessions/${b.sessionId}`, {
       cookie: a.cookie,
       origin: null,
     })
     expect(res.status).toBe(403)
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: b.cookie })).status).toBe(200)
+    expect((await s.request('GET', '/v1/app/me', { cookie: b.cookie })).status).toBe(200)
   })
 })
 
 describe('POST /v1/app/logout', () => {
   test('ends this session and clears the cookie; other sessions live on', async () => {
     s = startTestServer()
-    const a = logIn(s)
-    const b = logIn(s)
-    const res = await browser(s, 'POST', '/v1/app/logout', { cookie: a.cookie })
+    const a = s.session()
+    const b = s.session()
+    const res = await s.request('POST', '/v1/app/logout', { cookie: a.cookie })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ ok: true })
     const cleared = res.headers.get('set-cookie') as string
     expect(cleared).toStartWith('hark_session=;')
     expect(cleared).toContain('Max-Age=0')
     expect(cleared).toContain('Path=/')
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: b.cookie })).status).toBe(200)
+    expect((await s.request('GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
+    expect((await s.request('GET', '/v1/app/me', { cookie: b.cookie })).status).toBe(200)
   })
 
   test('a second logout with the dead cookie is 401', async () => {
     s = startTestServer()
-    const a = logIn(s)
-    await browser(s, 'POST', '/v1/app/logout', { cookie: a.cookie })
-    expect((await browser(s, 'POST', '/v1/app/logout', { cookie: a.cookie })).status).toBe(401)
+    const a = s.session()
+    await s.request('POST', '/v1/app/logout', { cookie: a.cookie })
+    expect((await s.request('POST', '/v1/app/logout', { cookie: a.cookie })).status).toBe(401)
   })
 
   test('with a person token, it answers ok and the token keeps working', async () => {
     s = startTestServer()
-    const a = logIn(s)
+    const a = s.session()
     const res = await s.person.raw('POST', '/v1/app/logout')
     expect(res.status).toBe(200)
     expect(res.headers.get('set-cookie')).toContain('Max-Age=0')
     expect((await s.person.channels()).channels).toHaveLength(1)
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
+    expect((await s.request('GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
   })
 
   test('without a login it is 401; from a foreign origin 403 and the session lives', async () => {
     s = startTestServer()
-    expect((await browser(s, 'POST', '/v1/app/logout')).status).toBe(401)
-    const a = logIn(s)
-    const res = await browser(s, 'POST', '/v1/app/logout', {
+    expect((await s.request('POST', '/v1/app/logout')).status).toBe(401)
+    const a = s.session()
+    const res = await s.request('POST', '/v1/app/logout', {
       cookie: a.cookie,
       origin: 'https://evil.example',
     })
     expect(res.status).toBe(403)
     expect(res.headers.get('set-cookie')).toBeNull()
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
+    expect((await s.request('GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
   })
 })
 
 describe('POST /v1/app/logout-all', () => {
   test("ends every one of my sessions, and only mine, and clears this browser's cookie", async () => {
     s = startTestServer()
-    const a = logIn(s)
-    const b = logIn(s)
-    const c = logIn(s)
+    const a = s.session()
+    const b = s.session()
+    const c = s.session()
     s.addPerson('bob@example.com')
-    const bob = logIn(s, 'bob@example.com')
-    const res = await browser(s, 'POST', '/v1/app/logout-all', { cookie: a.cookie })
+    const bob = s.session('bob@example.com')
+    const res = await s.request('POST', '/v1/app/logout-all', { cookie: a.cookie })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ ok: true })
     expect(res.headers.get('set-cookie')).toContain('Max-Age=0')
     for (const x of [a, b, c]) {
-      expect((await browser(s, 'GET', '/v1/app/me', { cookie: x.cookie })).status).toBe(401)
+      expect((await s.request('GET', '/v1/app/me', { cookie: x.cookie })).status).toBe(401)
     }
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: bob.cookie })).status).toBe(200)
+    expect((await s.request('GET', '/v1/app/me', { cookie: bob.cookie })).status).toBe(200)
     expect(count(s.ctx, 'sessions', 'user_id = ?1', a.user.id)).toBe(0)
   })
 
   test('from a person token it ends every session; tokens are managed apart', async () => {
     s = startTestServer()
-    const a = logIn(s)
+    const a = s.session()
     await s.person.call('POST', '/v1/app/logout-all')
-    expect((await browser(s, 'GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
+    expect((await s.request('GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
     expect((await s.person.channels()).channels).toHaveLength(1)
   })
 

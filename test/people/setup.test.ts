@@ -9,10 +9,9 @@ import {
   SETUP_KEY,
   setupTokenFile,
 } from '../../src/people/setup.ts'
-import { BASE } from '../harness.ts'
-import { browser, type FreshServer, startFreshServer, TestClock } from './util.ts'
+import { BASE, startTestServer, TestClock, type TestServer } from '../harness.ts'
 
-let f: FreshServer
+let f: TestServer
 afterEach(() => f?.close())
 
 const HOUR = 3600 * 1000
@@ -37,7 +36,7 @@ const becomeOwner = (token: string | undefined, email = 'first@example.com') =>
 
 describe('the setup token', () => {
   test('is written 0600 to setup-token in the data dir, holding the setup link', () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     const link = issueSetupToken(f.ctx) as string
     expect(link).toStartWith(`${BASE}/setup#token=`)
     const token = tokenOf(link)
@@ -49,7 +48,7 @@ describe('the setup token', () => {
   })
 
   test('is stored only as a hash: the database never holds the token itself', () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     const token = tokenOf(issueSetupToken(f.ctx) as string)
     const stored = f.ctx.store.settings.get(SETUP_KEY) as string
     expect(stored).toBeString()
@@ -59,7 +58,7 @@ describe('the setup token', () => {
   })
 
   test('the live token passes; a wrong, empty, missing or non-string one is 403', () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     const token = tokenOf(issueSetupToken(f.ctx) as string)
     expect(statusOf(() => checkSetupToken(f.ctx, token))).toBe(0)
     for (const bad of [`${token}x`, token.slice(1), '', undefined, null, 42, [token], { token }]) {
@@ -68,13 +67,13 @@ describe('the setup token', () => {
   })
 
   test('before any token was issued, nothing passes', () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     expect(statusOf(() => checkSetupToken(f.ctx, 'anything'))).toBe(403)
     expect(statusOf(() => checkSetupToken(f.ctx, undefined))).toBe(403)
   })
 
   test('a new token replaces the old one, in the database and in the file', () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     const first = issueSetupToken(f.ctx) as string
     const second = issueSetupToken(f.ctx) as string
     expect(second).not.toBe(first)
@@ -86,7 +85,7 @@ describe('the setup token', () => {
 
   test('expires after one hour', () => {
     const clock = new TestClock()
-    f = startFreshServer(clock)
+    f = startTestServer({ owner: false, clock })
     const token = tokenOf(issueSetupToken(f.ctx) as string)
     clock.advance(HOUR - 1)
     expect(statusOf(() => checkSetupToken(f.ctx, token))).toBe(0)
@@ -98,7 +97,7 @@ describe('the setup token', () => {
   })
 
   test('is refused (409) once an owner exists, and is then gone from the database and disk', () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     const token = tokenOf(issueSetupToken(f.ctx) as string)
     const { user } = becomeOwner(token)
     expect(user.is_owner).toBe(1)
@@ -108,7 +107,7 @@ describe('the setup token', () => {
   })
 
   test('is not issued once there is an owner, and a stale file is removed', () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     issueSetupToken(f.ctx)
     // An owner made out of band (`hark admin user add --owner`) while the file lay there.
     addUser(f.ctx, { email: 'admin@example.com', owner: true })
@@ -121,7 +120,7 @@ describe('the setup token', () => {
 
 describe('creating the owner', () => {
   test('needs the setup token: without one or with a wrong one it is 403 and nobody is made', () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     const token = tokenOf(issueSetupToken(f.ctx) as string)
     expect(statusOf(() => becomeOwner(undefined))).toBe(403)
     expect(statusOf(() => becomeOwner(`${token}!`))).toBe(403)
@@ -130,7 +129,7 @@ describe('creating the owner', () => {
   })
 
   test('with the token, makes exactly one owner: a second use of the token is 409', () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     const token = tokenOf(issueSetupToken(f.ctx) as string)
     becomeOwner(token, 'first@example.com')
     expect(statusOf(() => becomeOwner(token, 'second@example.com'))).toBe(409)
@@ -139,7 +138,7 @@ describe('creating the owner', () => {
   })
 
   test('an invalid email is 400 naming email, and the token still works afterwards', () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     const token = tokenOf(issueSetupToken(f.ctx) as string)
     for (const email of ['', 'not-an-email', 'a@b', ' @x.y']) {
       let field: string | undefined
@@ -156,7 +155,7 @@ describe('creating the owner', () => {
   })
 
   test('a failure inside the transaction leaves the token in place and no owner behind', () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     const token = tokenOf(issueSetupToken(f.ctx) as string)
     expect(() =>
       createAdmittedPerson(f.ctx, { setup_token: token }, { email: 'a@example.com' }, () => {
@@ -171,30 +170,30 @@ describe('creating the owner', () => {
 
 describe('GET /v1/info during first run', () => {
   test('says needs_setup until the owner exists, and shows the registration mode', async () => {
-    f = startFreshServer()
-    const before = await browser(f, 'GET', '/v1/info')
+    f = startTestServer({ owner: false })
+    const before = await f.request('GET', '/v1/info')
     expect(before.status).toBe(200)
     expect(before.body.needs_setup).toBe(true)
     expect(before.body.registration).toBe('closed')
     becomeOwner(tokenOf(issueSetupToken(f.ctx) as string))
-    const after = await browser(f, 'GET', '/v1/info')
+    const after = await f.request('GET', '/v1/info')
     expect(after.body.needs_setup).toBe(false)
   })
 
   test('never reveals the setup token', async () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     const token = tokenOf(issueSetupToken(f.ctx) as string)
-    const info = await browser(f, 'GET', '/v1/info')
+    const info = await f.request('GET', '/v1/info')
     expect(JSON.stringify(info.body)).not.toContain(token)
   })
 })
 
 describe('the setup wizard over HTTP (passkey sign-up options)', () => {
   const options = (json: unknown, origin?: string | null) =>
-    browser(f, 'POST', '/v1/auth/passkey/register/options', { json, origin })
+    f.request('POST', '/v1/auth/passkey/register/options', { json, origin })
 
   test('a stranger without the setup token is 403; with it the ceremony starts', async () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     const token = tokenOf(issueSetupToken(f.ctx) as string)
     expect((await options({ email: 'me@example.com' })).status).toBe(403)
     expect((await options({ email: 'me@example.com', setup_token: 'guess' })).status).toBe(403)
@@ -205,14 +204,14 @@ describe('the setup wizard over HTTP (passkey sign-up options)', () => {
   })
 
   test('a foreign Origin is 403 even with the token', async () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     const token = tokenOf(issueSetupToken(f.ctx) as string)
     const res = await options({ email: 'me@example.com', setup_token: token }, 'https://evil.test')
     expect(res.status).toBe(403)
   })
 
   test('once an owner exists, the setup token is 409', async () => {
-    f = startFreshServer()
+    f = startTestServer({ owner: false })
     const token = tokenOf(issueSetupToken(f.ctx) as string)
     becomeOwner(token)
     const res = await options({ email: 'me@example.com', setup_token: token })
@@ -222,7 +221,7 @@ describe('the setup wizard over HTTP (passkey sign-up options)', () => {
 
   test('after an hour the link no longer starts a sign-up', async () => {
     const clock = new TestClock()
-    f = startFreshServer(clock)
+    f = startTestServer({ owner: false, clock })
     const token = tokenOf(issueSetupToken(f.ctx) as string)
     clock.advance(HOUR)
     expect((await options({ email: 'me@example.com', setup_token: token })).status).toBe(403)

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import type { TokenInfo } from '../../src/access/tokens/service.ts'
 import { LIMITS } from '../../src/messages/limits.ts'
-import { failsWith, startTestServer, type TestServer } from '../harness.ts'
-import { browser, count, logIn, TestClock } from './util.ts'
+import { failsWith, startTestServer, TestClock, type TestServer } from '../harness.ts'
+import { count } from './util.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -19,8 +19,8 @@ const revoke = (id: string, person: Person = s.person) =>
  * the client does, so `failsWith` reads it. Making and rotating tokens need such a session.
  */
 async function inApp<T>(method: string, path: string, json?: unknown): Promise<T> {
-  const { cookie } = logIn(s)
-  const res = await browser(s, method, path, { cookie, json })
+  const { cookie } = s.session()
+  const res = await s.request(method, path, { cookie, json })
   if (res.status !== 200) {
     throw Object.assign(new Error(res.body?.error), { ...res.body, status: res.status })
   }
@@ -72,7 +72,7 @@ describe('GET /v1/app/tokens', () => {
 
   test('records when a token was last used, at most once a minute', async () => {
     const clock = new TestClock()
-    s = startTestServer({}, { clock })
+    s = startTestServer({ clock })
     expect((await agentTokenInfo()).last_used_at).toBeNull()
     await s.agent.channel()
     expect((await agentTokenInfo()).last_used_at).toBe(clock.ms)
@@ -94,8 +94,8 @@ describe('GET /v1/app/tokens', () => {
 
   test('works from the web app with the cookie', async () => {
     s = startTestServer()
-    const { cookie } = logIn(s)
-    const res = await browser(s, 'GET', '/v1/app/tokens', { cookie, origin: null })
+    const { cookie } = s.session()
+    const res = await s.request('GET', '/v1/app/tokens', { cookie, origin: null })
     expect(res.status).toBe(200)
     expect(res.body.tokens).toHaveLength(2)
   })
@@ -150,13 +150,13 @@ describe('POST /v1/app/tokens', () => {
     const before = count(s.ctx, 'tokens')
     await failsWith(s.raw().call('POST', '/v1/app/tokens'), 401)
     await failsWith(s.agent.call('POST', '/v1/app/tokens'), 403)
-    const { cookie } = logIn(s)
+    const { cookie } = s.session()
     for (const origin of [null, 'null', 'https://evil.example']) {
-      const res = await browser(s, 'POST', '/v1/app/tokens', { cookie, origin, json: {} })
+      const res = await s.request('POST', '/v1/app/tokens', { cookie, origin, json: {} })
       expect(res.status).toBe(403)
     }
     expect(count(s.ctx, 'tokens')).toBe(before)
-    const ok = await browser(s, 'POST', '/v1/app/tokens', { cookie, json: { label: 'app' } })
+    const ok = await s.request('POST', '/v1/app/tokens', { cookie, json: { label: 'app' } })
     expect(ok.status).toBe(200)
     expect(ok.body.token).toStartWith('hark_person_')
   })
@@ -204,13 +204,13 @@ describe('DELETE /v1/app/tokens/:id', () => {
   test('from the web app it needs the app origin', async () => {
     s = startTestServer()
     const info = await agentTokenInfo()
-    const { cookie } = logIn(s)
+    const { cookie } = s.session()
     for (const origin of [null, 'null', 'https://evil.example']) {
-      const res = await browser(s, 'DELETE', `/v1/app/tokens/${info.id}`, { cookie, origin })
+      const res = await s.request('DELETE', `/v1/app/tokens/${info.id}`, { cookie, origin })
       expect(res.status).toBe(403)
     }
     await s.agent.channel()
-    const ok = await browser(s, 'DELETE', `/v1/app/tokens/${info.id}`, { cookie })
+    const ok = await s.request('DELETE', `/v1/app/tokens/${info.id}`, { cookie })
     expect(ok.status).toBe(200)
     await failsWith(s.agent.channel(), 401)
   })
@@ -303,8 +303,8 @@ describe('POST /v1/app/tokens/:id/rotate', () => {
   test('from the web app it needs the app origin; 401 without a login; 403 for an agent', async () => {
     s = startTestServer()
     const info = await agentTokenInfo()
-    const { cookie } = logIn(s)
-    const res = await browser(s, 'POST', `/v1/app/tokens/${info.id}/rotate`, {
+    const { cookie } = s.session()
+    const res = await s.request('POST', `/v1/app/tokens/${info.id}/rotate`, {
       cookie,
       origin: 'https://evil.example',
     })
@@ -312,7 +312,7 @@ describe('POST /v1/app/tokens/:id/rotate', () => {
     await failsWith(s.raw().call('POST', `/v1/app/tokens/${info.id}/rotate`), 401)
     await failsWith(s.agent.call('POST', `/v1/app/tokens/${info.id}/rotate`), 403)
     await s.agent.channel()
-    const ok = await browser(s, 'POST', `/v1/app/tokens/${info.id}/rotate`, { cookie })
+    const ok = await s.request('POST', `/v1/app/tokens/${info.id}/rotate`, { cookie })
     expect(ok.status).toBe(200)
     await failsWith(s.agent.channel(), 401)
   })

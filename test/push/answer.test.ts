@@ -79,7 +79,7 @@ describe('answering from the notification', () => {
 
   test('an expired capability fails', async () => {
     const clock = { t: Date.now(), now: () => clock.t }
-    f = startPushServer({}, { clock })
+    f = startPushServer({ clock })
     await f.subscribe('phone')
     const { got } = await askAndReceive(f, [{ type: 'confirm', id: 'go', label: 'Go' }])
     const capability = (got[0]?.payload as { capability: string } | undefined)?.capability ?? ''

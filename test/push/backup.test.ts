@@ -45,7 +45,7 @@ describe('backup and restore keep the VAPID keys', () => {
     expect(readFileSync(vapidFile(dir), 'utf8')).toBe(keysBefore)
     expect(statSync(vapidFile(dir)).mode & 0o777).toBe(0o600)
 
-    restored = startTestServer({ pushAllowHosts: ['127.0.0.1'] }, { dir })
+    restored = startTestServer({ pushAllowHosts: ['127.0.0.1'], dataDir: dir })
     expect((await restored.raw().info()).vapid_public_key).toBe(before)
     expect(
       restored.ctx.store.push.countByUser(

@@ -216,7 +216,7 @@ describe('deleted while waiting for a retry', () => {
   /** A frozen clock: a failed push waits for its retry until the test moves time on. */
   async function failOnce(text: string) {
     const clock = { t: Date.now(), now: () => clock.t }
-    f = startPushServer({}, { clock })
+    f = startPushServer({ clock })
     await f.subscribe('phone')
     f.receiver.answer('phone', 503)
     const { message } = await f.s.agent.send({ body: { title: 'Secret', text } })
@@ -278,7 +278,7 @@ describe('durability', () => {
     for (const text of ['one', 'two', 'three']) await f.s.agent.send({ body: { text } })
     expect(queued(f)).toBe(3)
     const receiver = f.receiver
-    f.s = f.s.restart()
+    await f.s.restart()
     f.s.ctx.push.retryBaseMs = 20
     const got = await receiver.waitFor(3)
     expect(got.map((r) => r.payload.text).sort()).toEqual(['one', 'three', 'two'])

@@ -1,6 +1,4 @@
-import type { Clock } from '../../src/core/clock.ts'
-import type { Config } from '../../src/server/config.ts'
-import { startTestServer, type TestServer } from '../harness.ts'
+import { startTestServer, type TestServer, type TestServerOptions } from '../harness.ts'
 import { type Receiver, startReceiver, type TestSubscription } from './receiver.ts'
 
 export interface PushFixture {
@@ -8,16 +6,14 @@ export interface PushFixture {
   receiver: Receiver
   /** Makes a browser-side subscription on the receiver and registers it for the owner. */
   subscribe(id: string, name?: string): Promise<{ device: { id: string }; sub: TestSubscription }>
-  close(): void
+  close(): Promise<void>
 }
 
 /** A test server whose pushes go to a local receiver (allowed by `pushAllowHosts`). */
-export function startPushServer(
-  overrides: Partial<Config> = {},
-  options: { clock?: Clock } = {},
-): PushFixture {
+export function startPushServer(options: TestServerOptions = {}): PushFixture {
   const receiver = startReceiver()
-  const s = startTestServer({ pushAllowHosts: ['127.0.0.1'], ...overrides }, options)
+  const s = startTestServer({ pushAllowHosts: ['127.0.0.1'], ...options })
+  // Retries come quickly, so a failed push is retried within a test.
   s.ctx.push.retryBaseMs = 20
   return {
     s,
@@ -31,8 +27,8 @@ export function startPushServer(
       )
       return { device: subscription, sub }
     },
-    close() {
-      s.close()
+    async close() {
+      await s.close()
       receiver.close()
     },
   }

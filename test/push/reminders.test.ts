@@ -20,7 +20,7 @@ const setMinutes = (fx: PushFixture, minutes: unknown) =>
 describe('email reminders', () => {
   test('a question open N minutes is mailed once, with a link that opens it', async () => {
     const clock = { t: Date.now(), now: () => clock.t }
-    f = startPushServer({}, { clock })
+    f = startPushServer({ clock })
     trap = await startMailTrap()
     f.s.ctx.mailer = createSmtpMailer(trap.url, 'hark@example.com')
     expect(await setMinutes(f, 10)).toEqual({ minutes: 10 })
@@ -55,7 +55,7 @@ describe('email reminders', () => {
 
   test('only a proven address is mailed: none while the account is unverified', async () => {
     const clock = { t: Date.now(), now: () => clock.t }
-    f = startPushServer({}, { clock })
+    f = startPushServer({ clock })
     trap = await startMailTrap()
     f.s.ctx.mailer = createSmtpMailer(trap.url, 'hark@example.com')
     await setMinutes(f, 1)
@@ -72,7 +72,7 @@ describe('email reminders', () => {
 
   test('null turns it off; bad values are 400; without SMTP it is 503', async () => {
     const clock = { t: Date.now(), now: () => clock.t }
-    f = startPushServer({}, { clock })
+    f = startPushServer({ clock })
     await failsWith(setMinutes(f, 5), 503)
     trap = await startMailTrap()
     f.s.ctx.mailer = createSmtpMailer(trap.url, 'hark@example.com')
@@ -89,7 +89,7 @@ describe('email reminders', () => {
 
   test('questions asked before the setting was turned on are not mailed', async () => {
     const clock = { t: Date.now(), now: () => clock.t }
-    f = startPushServer({}, { clock })
+    f = startPushServer({ clock })
     trap = await startMailTrap()
     f.s.ctx.mailer = createSmtpMailer(trap.url, 'hark@example.com')
     await f.s.agent.send({ body: { blocks: [{ type: 'confirm', id: 'c', label: 'Old' }] } })

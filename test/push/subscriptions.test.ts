@@ -206,7 +206,7 @@ describe('VAPID keys and GET /v1/info, GET /v1/channel', () => {
     const info = await f.s.raw().info()
     expect(info.features.push).toBe(true)
     expect(Buffer.from(info.vapid_public_key, 'base64url')).toHaveLength(65)
-    f.s = f.s.restart()
+    await f.s.restart()
     expect((await f.s.raw().info()).vapid_public_key).toBe(info.vapid_public_key)
   })
 

@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { PairingStart } from '../../src/access/enrol/pairing.ts'
 import { PAIRING_LIMITS } from '../../src/access/enrol/pairing-limits.ts'
 import { addUser } from '../../src/people/service.ts'
-import { startTestServer, type TestServer } from '../harness.ts'
-import { browser, count, logIn, type Reply, TestClock } from '../people/util.ts'
+import { type Reply, startTestServer, TestClock, type TestServer } from '../harness.ts'
+import { count } from '../people/util.ts'
 
 /**
  * Attack pass, finding 6: a logged-in person could try pairing codes without limit, and a hit
@@ -16,7 +16,7 @@ let clock: TestClock
 beforeEach(() => {
   clock = new TestClock()
   // Client addresses from X-Forwarded-For, as behind a reverse proxy.
-  s = startTestServer({ trustProxy: true }, { clock })
+  s = startTestServer({ trustProxy: true, clock })
 })
 afterEach(() => s.close())
 
@@ -25,7 +25,7 @@ const HOME = '203.0.113.5'
 /** A pairing started by a CLI somewhere (its own address, so start limits never interfere). */
 let starts = 0
 async function startPairing(): Promise<PairingStart> {
-  const reply = await browser(s, 'POST', '/v1/pair/start', {
+  const reply = await s.request('POST', '/v1/pair/start', {
     origin: null,
     json: {},
     headers: { 'x-forwarded-for': `198.51.100.${++starts % 250}` },
@@ -48,22 +48,22 @@ const guess = (i: number) => {
 
 function person(email: string) {
   if (!s.ctx.store.users.byEmail(email)) addUser(s.ctx, { email })
-  return logIn(s, email).cookie
+  return s.session(email).cookie
 }
 
 const look = (cookie: string, code: string, ip = HOME): Promise<Reply> =>
-  browser(s, 'GET', `/v1/app/pairings/${encodeURIComponent(code)}`, {
+  s.request('GET', `/v1/app/pairings/${encodeURIComponent(code)}`, {
     cookie,
     headers: { 'x-forwarded-for': ip },
   })
 const approve = (cookie: string, code: string, ip = HOME): Promise<Reply> =>
-  browser(s, 'POST', `/v1/app/pairings/${encodeURIComponent(code)}/approve`, {
+  s.request('POST', `/v1/app/pairings/${encodeURIComponent(code)}/approve`, {
     cookie,
     json: {},
     headers: { 'x-forwarded-for': ip },
   })
 const deny = (cookie: string, code: string, ip = HOME): Promise<Reply> =>
-  browser(s, 'POST', `/v1/app/pairings/${encodeURIComponent(code)}/deny`, {
+  s.request('POST', `/v1/app/pairings/${encodeURIComponent(code)}/deny`, {
     cookie,
     headers: { 'x-forwarded-for': ip },
   })
@@ -84,7 +84,9 @@ describe('guessing pairing codes', () => {
     expect(hit.headers.get('retry-after')).toBe('60')
     expect((await deny(mallory, victim.user_code)).status).toBe(429)
     expect(s.ctx.store.pairings.byUserCode(victim.user_code)?.status).toBe('pending')
-    expect(count(s.ctx, 'channels', 'user_id = ?', logIn(s, 'mallory@example.com').user.id)).toBe(0)
+    expect(count(s.ctx, 'channels', 'user_id = ?', s.session('mallory@example.com').user.id)).toBe(
+      0,
+    )
 
     // The limit refills one miss a minute.
     clock.advance(60_000)
@@ -102,7 +104,7 @@ describe('guessing pairing codes', () => {
   })
 
   test('a person looking up and approving their own code is never held up', async () => {
-    const me = logIn(s).cookie
+    const me = s.session().cookie
     const mine = await startPairing()
     for (let i = 0; i < 100; i++) expect((await look(me, mine.user_code)).status).toBe(200)
     // A few typos first, then the right code.
@@ -115,7 +117,7 @@ describe('guessing pairing codes', () => {
     const mallory = person('mallory@example.com')
     for (let i = 0; i <= PAIRING_LIMITS.missesPerPerson; i++) await look(mallory, guess(i))
     expect((await look(mallory, guess(50))).status).toBe(429)
-    const me = logIn(s).cookie
+    const me = s.session().cookie
     const mine = await startPairing()
     expect((await look(me, mine.user_code, '192.0.2.1')).status).toBe(200)
     expect((await approve(me, mine.user_code, '192.0.2.1')).status).toBe(200)
@@ -140,7 +142,7 @@ describe('guessing pairing codes', () => {
   })
 
   test('an expired or already answered code is a miss too', async () => {
-    const me = logIn(s).cookie
+    const me = s.session().cookie
     const answered = await startPairing()
     expect((await deny(me, answered.user_code)).status).toBe(200)
     const expiring = await startPairing()
