@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { Spinner } from './components/ui.tsx'
-import { ApiError, errorText, get } from './lib/api.ts'
+import { ApiError, errorText } from './lib/api.ts'
+import * as client from './lib/client.ts'
 import { onLinkClick, useLocation } from './lib/router.ts'
 import { type Session, SessionContext } from './lib/session.ts'
 import type { Info, Me } from './lib/types.ts'
@@ -20,12 +21,12 @@ export function App() {
   const [error, setError] = useState<string | null>(null)
   const loc = useLocation()
 
-  const refreshInfo = async () => setInfo(await get<Info>('/v1/info'))
+  const refreshInfo = async () => setInfo(await client.serverInfo())
   useEffect(() => {
     Promise.all([
       refreshInfo(),
-      get<{ user: Me }>('/v1/app/me').then(
-        (r) => setMe(r.user),
+      client.me().then(
+        (user) => setMe(user),
         (e) => {
           if (e instanceof ApiError && e.status === 401) setMe(null)
           else throw e

@@ -1,3 +1,4 @@
+import { fileUrl } from '../lib/client.ts'
 import { bytes } from '../lib/format.ts'
 import type { Block } from '../lib/types.ts'
 import { HtmlEmbed } from './html-embed.tsx'
@@ -10,9 +11,6 @@ export const INPUT_TYPES = new Set(['choice', 'text_input', 'number_input', 'tog
 
 export const isInput = (b: Block) =>
   INPUT_TYPES.has(b.type) || (b.type === 'html' && b.question === true)
-
-export const fileUrl = (channelId: string, fileId: string) =>
-  `/v1/app/channels/${encodeURIComponent(channelId)}/files/${encodeURIComponent(fileId)}`
 
 const str = (v: unknown) =>
   typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v)

@@ -1,7 +1,9 @@
 import { useRef, useState } from 'preact/hooks'
-import { api, enc, errorText, post } from '../lib/api.ts'
+import { errorText } from '../lib/api.ts'
+import * as client from '../lib/client.ts'
 import { bytes } from '../lib/format.ts'
-import type { Block, FileInfo, Message } from '../lib/types.ts'
+import type { Block, Message, MessageBody } from '../lib/types.ts'
+import { Form } from './form.tsx'
 import { Button, ErrorNote } from './ui.tsx'
 
 /**
@@ -31,12 +33,7 @@ export function Composer({
     try {
       const blocks: Block[] = []
       for (const file of files) {
-        const info = await api<FileInfo>(
-          'POST',
-          `/v1/app/channels/${enc(channelId)}/files?name=${enc(file.name)}`,
-          undefined,
-          { raw: file, contentType: file.type },
-        )
+        const info = await client.uploadFile(channelId, file)
         blocks.push(
           INLINE_IMAGES.test(info.mime)
             ? { type: 'image', file_id: info.file_id, name: info.name }
@@ -49,13 +46,10 @@ export function Composer({
               },
         )
       }
-      const body: Record<string, unknown> = {}
+      const body: MessageBody = {}
       if (text.trim()) body.text = text
       if (blocks.length) body.blocks = blocks
-      const { message } = await post<{ message: Message }>(
-        `/v1/app/channels/${enc(channelId)}/messages`,
-        { body },
-      )
+      const message = await client.sendMessage(channelId, body)
       setText('')
       setFiles([])
       onSent(message)
@@ -68,13 +62,7 @@ export function Composer({
   }
 
   return (
-    <form
-      class="composer"
-      onSubmit={(e) => {
-        e.preventDefault()
-        void send()
-      }}
-    >
+    <Form class="composer" onSubmit={() => void send()}>
       {files.length > 0 && (
         <ul class="attachments" aria-label="Attachments">
           {files.map((f, i) => (
@@ -146,6 +134,6 @@ export function Composer({
           Send
         </Button>
       </div>
-    </form>
+    </Form>
   )
 }

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
-import { post } from '../lib/api.ts'
+import * as client from '../lib/client.ts'
 import type { Me } from '../lib/types.ts'
+import { Form } from './form.tsx'
 import { Button, ErrorNote, Field, useAction } from './ui.tsx'
 
 /**
@@ -16,30 +17,23 @@ export function EmailCode({
   purpose: 'login' | 'signup'
   /** Known already (the sign-up form asked): skip straight to sending. */
   email?: string
-  extra?: Record<string, string | undefined>
+  extra?: Omit<client.EmailCodeRequest, 'email' | 'purpose'>
   onSignedIn: (me: Me) => void
 }) {
   const [email, setEmail] = useState(givenEmail ?? '')
   const [sent, setSent] = useState(false)
   const [code, setCode] = useState('')
   const [start, starting, startError] = useAction(async () => {
-    await post('/v1/auth/email/start', { email, purpose, ...extra })
+    await client.startEmailCode({ email, purpose, ...extra })
     setSent(true)
   })
   const [verify, verifying, verifyError] = useAction(async () => {
-    const { user } = await post<{ user: Me }>('/v1/auth/email/verify', { email, purpose, code })
-    onSignedIn(user)
+    onSignedIn(await client.verifyEmailCode({ email, purpose, code }))
   })
 
   if (!sent) {
     return (
-      <form
-        class="stack"
-        onSubmit={(e) => {
-          e.preventDefault()
-          void start()
-        }}
-      >
+      <Form class="stack" onSubmit={() => void start()}>
         {givenEmail === undefined && (
           <Field label="Email">
             <input
@@ -55,17 +49,11 @@ export function EmailCode({
           Email me a code
         </Button>
         <ErrorNote error={startError} />
-      </form>
+      </Form>
     )
   }
   return (
-    <form
-      class="stack"
-      onSubmit={(e) => {
-        e.preventDefault()
-        void verify()
-      }}
-    >
+    <Form class="stack" onSubmit={() => void verify()}>
       <p>We sent a code to {email}. It works for a few minutes.</p>
       <Field label="Code from the email">
         <input
@@ -83,6 +71,6 @@ export function EmailCode({
       <Button variant="quiet" onClick={() => setSent(false)}>
         Send another code
       </Button>
-    </form>
+    </Form>
   )
 }

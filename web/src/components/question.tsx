@@ -1,6 +1,7 @@
 import { Fragment } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { ApiError, errorText, post } from '../lib/api.ts'
+import { ApiError, errorText } from '../lib/api.ts'
+import * as client from '../lib/client.ts'
 import { fromNow } from '../lib/format.ts'
 import type { Block, Message } from '../lib/types.ts'
 import { DisplayBlock, isInput } from './blocks.tsx'
@@ -156,11 +157,7 @@ export function Question({
     setBusy(true)
     setError(null)
     try {
-      const res = await post<{ message: Message }>(
-        `/v1/app/messages/${encodeURIComponent(message.id)}/answer`,
-        { answer },
-      )
-      onAnswered(res.message)
+      onAnswered(await client.answer(message.id, answer))
     } catch (e) {
       sending.current = false
       setError(

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks'
 import { encryptSecret, fingerprint } from '../../../src/shared/secret-crypto.ts'
-import { enc, errorText, get, post } from '../lib/api.ts'
-import type { Block } from '../lib/types.ts'
+import { errorText } from '../lib/api.ts'
+import * as client from '../lib/client.ts'
+import type { Block, SecretRecord } from '../lib/types.ts'
 import { Button, ErrorNote } from './ui.tsx'
 
 /**
@@ -10,14 +11,6 @@ import { Button, ErrorNote } from './ui.tsx'
  * fingerprint shown is computed here from that same key — not read from the message — so what
  * the person compares with the agent's terminal is the key their secret is really sealed to.
  */
-
-interface SecretRecord {
-  id: string
-  name: string
-  description?: string
-  public_key: string
-  status: 'pending' | 'fulfilled' | 'delivered' | 'cancelled'
-}
 
 const OUTCOME: Record<Exclude<SecretRecord['status'], 'pending'>, string> = {
   fulfilled: 'Sent, encrypted. Waiting for the agent to pick it up.',
@@ -37,11 +30,12 @@ export function SecretRequest({ block }: { block: Block }) {
   // The message's block carries the status, so a change in the feed fetches the record again.
   useEffect(() => {
     let live = true
-    get<{ secret_request: SecretRecord }>(`/v1/app/secrets/${enc(id)}`)
-      .then(async ({ secret_request }) => {
-        const computed = canEncrypt ? await fingerprint(secret_request.public_key) : null
+    client
+      .secretRequest(id)
+      .then(async (found) => {
+        const computed = canEncrypt ? await fingerprint(found.public_key) : null
         if (!live) return
-        setRecord(secret_request)
+        setRecord(found)
         setPrint(computed)
       })
       .catch((e) => live && setError(errorText(e)))
@@ -57,12 +51,9 @@ export function SecretRequest({ block }: { block: Block }) {
     setError(null)
     try {
       const ciphertext = await encryptSecret(record.public_key, record.id, value)
-      const answer = await post<{ secret_request: SecretRecord }>(
-        `/v1/app/secrets/${enc(record.id)}/fulfil`,
-        { ciphertext },
-      )
+      const fulfilled = await client.fulfilSecret(record.id, ciphertext)
       setValue('')
-      setRecord(answer.secret_request)
+      setRecord(fulfilled)
     } catch (err) {
       setError(errorText(err))
     } finally {

@@ -3,6 +3,7 @@ import { signUpWithPasskey } from '../lib/passkey.ts'
 import { useSession } from '../lib/session.ts'
 import type { Me } from '../lib/types.ts'
 import { EmailCode } from './email-code.tsx'
+import { Form } from './form.tsx'
 import { Button, ErrorNote, Field, useAction } from './ui.tsx'
 
 /**
@@ -28,10 +29,9 @@ export function SignUpForm({
 
   return (
     <div class="stack">
-      <form
+      <Form
         class="stack"
-        onSubmit={(e) => {
-          e.preventDefault()
+        onSubmit={() => {
           if (!byEmail) void create()
         }}
       >
@@ -58,7 +58,7 @@ export function SignUpForm({
           </Button>
         )}
         <ErrorNote error={error} />
-      </form>
+      </Form>
       {info.features.email &&
         (byEmail ? (
           <EmailCode

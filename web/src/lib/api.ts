@@ -1,6 +1,7 @@
 /**
  * Talking to the server: JSON in and out, the session cookie rides along (same origin), and
  * every failure becomes an `ApiError` carrying the server's own message, which names the field.
+ * The app calls the server through client.ts, which holds every path; this is its transport.
  */
 export class ApiError extends Error {
   constructor(
@@ -64,14 +65,6 @@ export async function api<T>(
   }
   return data as T
 }
-
-export const get = <T>(path: string, signal?: AbortSignal) =>
-  api<T>('GET', path, undefined, { signal })
-export const post = <T>(path: string, json: unknown = {}) => api<T>('POST', path, json)
-export const patch = <T>(path: string, json: unknown) => api<T>('PATCH', path, json)
-export const del = <T>(path: string) => api<T>('DELETE', path)
-
-export const enc = encodeURIComponent
 
 /** A human sentence for any error thrown at the UI. */
 export function errorText(error: unknown): string {

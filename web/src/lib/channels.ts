@@ -1,10 +1,10 @@
 import { useEffect, useState } from 'preact/hooks'
-import { get, post } from './api.ts'
-import type { ChannelSummary, FeedResponse } from './types.ts'
+import * as client from './client.ts'
+import type { ChannelSummary } from './types.ts'
 
 /**
  * The person's channels, shared by the list and the thread header, kept live by one long-poll
- * on the person-wide feed (`/v1/app/feed`) while anything shows them. The list's numbers
+ * on the person-wide feed (`client.personFeed`) while anything shows them. The list's numbers
  * (unread, open questions, last message) are the server's, so every answer of the feed —
  * a message changed anywhere, or a channel added, renamed, read or deleted — refetches it.
  */
@@ -28,7 +28,7 @@ function publish(next: ChannelSummary[]) {
 export async function refreshChannels(): Promise<number | undefined> {
   const read = ++reads
   try {
-    const r = await get<{ channels: ChannelSummary[]; cursor: number }>('/v1/app/channels')
+    const r = await client.channels()
     if (read === reads) publish(r.channels)
     return r.cursor
   } catch {
@@ -46,8 +46,9 @@ export function forgetChannel(id: string) {
 }
 
 export const markRead = (id: string) =>
-  post<{ channel: ChannelSummary }>(`/v1/app/channels/${encodeURIComponent(id)}/read`)
-    .then((r) => updateChannel(r.channel))
+  client
+    .markChannelRead(id)
+    .then(updateChannel)
     .catch(() => {})
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -64,10 +65,7 @@ async function follow(signal: AbortSignal) {
       continue
     }
     try {
-      const page = await get<FeedResponse>(
-        `/v1/app/feed?since=${cursor}&wait=${WAIT_SECONDS}`,
-        signal,
-      )
+      const page = await client.personFeed(cursor, WAIT_SECONDS, signal)
       backoff = 1000
       // An empty answer is a timeout or a change to the channels themselves: cheap either way.
       if (!page.has_more) await refreshChannels()

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
-import { ApiError, get } from './api.ts'
-import type { DeletedMessage, FeedResponse, Message } from './types.ts'
+import { ApiError } from './api.ts'
+import * as client from './client.ts'
+import type { DeletedMessage, Message } from './types.ts'
 
 /**
  * A channel's messages. Opening reads only the newest page (`?tail=`) and the pins, then
@@ -27,7 +28,6 @@ export interface ChannelFeed {
 }
 
 const byTime = (a: Message, b: Message) => a.created_at - b.created_at || (a.id < b.id ? -1 : 1)
-const path = (id: string) => `/v1/app/channels/${encodeURIComponent(id)}`
 
 export function useChannelFeed(channelId: string, onChange?: () => void): ChannelFeed {
   const [map, setMap] = useState(() => new Map<string, Message>())
@@ -69,21 +69,18 @@ export function useChannelFeed(channelId: string, onChange?: () => void): Channe
         try {
           if (cursor === undefined) {
             const [page, pins] = await Promise.all([
-              get<FeedResponse>(`${path(channelId)}/messages?tail=${PAGE}`, abort.signal),
-              get<{ pins: { message: Message }[] }>(`${path(channelId)}/pins`, abort.signal),
+              client.latestMessages(channelId, PAGE, { signal: abort.signal }),
+              client.pinnedMessages(channelId, abort.signal),
             ])
             const first = page.messages as Message[]
             oldest.current = first[0]
-            setMap(new Map([...first, ...pins.pins.map((p) => p.message)].map((m) => [m.id, m])))
+            setMap(new Map([...first, ...pins].map((m) => [m.id, m])))
             setHasOlder(page.has_more)
             cursor = page.cursor
             setLoaded(true)
             changed.current?.()
           }
-          const page: FeedResponse = await get<FeedResponse>(
-            `${path(channelId)}/messages?since=${cursor}&wait=${WAIT_SECONDS}`,
-            abort.signal,
-          )
+          const page = await client.channelFeed(channelId, cursor, WAIT_SECONDS, abort.signal)
           apply(page.messages as (Message | DeletedMessage)[])
           cursor = page.cursor
           setOffline(false)
@@ -114,9 +111,7 @@ export function useChannelFeed(channelId: string, onChange?: () => void): Channe
     if (!before || loadingOlder) return
     setLoadingOlder(true)
     try {
-      const page = await get<FeedResponse>(
-        `${path(channelId)}/messages?tail=${PAGE}&before=${encodeURIComponent(before.id)}`,
-      )
+      const page = await client.latestMessages(channelId, PAGE, { before: before.id })
       const older = page.messages as Message[]
       if (oldest.current !== before) return // the channel changed meanwhile
       oldest.current = older[0] ?? before

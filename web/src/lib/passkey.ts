@@ -1,22 +1,13 @@
-import type {
-  PublicKeyCredentialCreationOptionsJSON,
-  PublicKeyCredentialRequestOptionsJSON,
-} from '@simplewebauthn/browser'
 import {
   browserSupportsWebAuthn,
   startAuthentication,
   startRegistration,
 } from '@simplewebauthn/browser'
 import { deviceLabel } from '../../../src/shared/device.ts'
-import { post } from './api.ts'
+import * as client from './client.ts'
 import type { Me, Passkey } from './types.ts'
 
 /** The passkey ceremonies: options from the server, the browser's prompt, the server verifies. */
-
-interface Ceremony<O> {
-  challenge_id: string
-  options: O
-}
 
 export const passkeysSupported = () => browserSupportsWebAuthn()
 
@@ -24,48 +15,20 @@ export const passkeysSupported = () => browserSupportsWebAuthn()
 export const deviceName = (): string => deviceLabel(navigator.userAgent) ?? 'Browser'
 
 export async function logInWithPasskey(): Promise<Me> {
-  const { challenge_id, options } = await post<Ceremony<PublicKeyCredentialRequestOptionsJSON>>(
-    '/v1/auth/passkey/login/options',
-  )
+  const { challenge_id, options } = await client.passkeyLoginOptions()
   const response = await startAuthentication({ optionsJSON: options })
-  const { user } = await post<{ user: Me }>('/v1/auth/passkey/login/verify', {
-    challenge_id,
-    response,
-  })
-  return user
-}
-
-export interface SignUpRequest {
-  email: string
-  name?: string
-  setup_token?: string
-  invite?: string
+  return client.passkeyLogin(challenge_id, response)
 }
 
 /** Creates the account and its first passkey in one go; the server starts a session. */
-export async function signUpWithPasskey(req: SignUpRequest): Promise<Me> {
-  const { challenge_id, options } = await post<Ceremony<PublicKeyCredentialCreationOptionsJSON>>(
-    '/v1/auth/passkey/register/options',
-    req,
-  )
+export async function signUpWithPasskey(request: client.SignUpRequest): Promise<Me> {
+  const { challenge_id, options } = await client.passkeySignUpOptions(request)
   const response = await startRegistration({ optionsJSON: options })
-  const { user } = await post<{ user: Me }>('/v1/auth/passkey/register/verify', {
-    challenge_id,
-    response,
-    name: deviceName(),
-  })
-  return user
+  return client.passkeySignUp(challenge_id, response, deviceName())
 }
 
 export async function addPasskey(): Promise<Passkey> {
-  const { challenge_id, options } = await post<Ceremony<PublicKeyCredentialCreationOptionsJSON>>(
-    '/v1/app/passkeys/options',
-  )
+  const { challenge_id, options } = await client.newPasskeyOptions()
   const response = await startRegistration({ optionsJSON: options })
-  const { passkey } = await post<{ passkey: Passkey }>('/v1/app/passkeys/verify', {
-    challenge_id,
-    response,
-    name: deviceName(),
-  })
-  return passkey
+  return client.newPasskey(challenge_id, response, deviceName())
 }

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
+import { API_PREFIX } from './client.ts'
 
 /**
  * History routing without a framework: the path decides the screen, and secrets that must
@@ -39,7 +40,7 @@ export function onLinkClick(event: MouseEvent): void {
   if (!a || event.defaultPrevented || event.button !== 0) return
   if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return
   if (a.target || a.hasAttribute('download') || a.origin !== location.origin) return
-  if (a.pathname.startsWith('/v1/')) return
+  if (a.pathname.startsWith(API_PREFIX)) return
   event.preventDefault()
   navigate(a.pathname + a.search + a.hash)
 }

@@ -1,18 +1,23 @@
 /**
- * The records the app reads, taken from the server's own schemas (type-only imports: nothing
- * of the server ends up in the bundle), so a change on one side breaks the build on the other.
+ * The records the app reads. Those the server has a schema for come from it, through
+ * src/shared/api-types.ts (type-only: nothing of the server ends up in the bundle); the rest
+ * are the shapes its routes answer with, written out here.
  */
 
-export type { Passkey } from '../../../src/access/passkeys/schema.ts'
-export type { ChannelSummary } from '../../../src/channels/schema.ts'
 export type {
   AskInfo,
   Block,
+  ChannelSummary,
   DeletedMessage,
   FeedResponse,
+  FileInfo,
+  Me,
   Message,
   MessageBody,
-} from '../../../src/messages/schema.ts'
+  Passkey,
+  PushDevice,
+  SecretRecord,
+} from '../../../src/shared/api-types.ts'
 
 export interface Info {
   name: string
@@ -28,16 +33,48 @@ export interface Info {
 
 export type RegistrationMode = 'closed' | 'invite' | 'open'
 
-export interface Me {
+/** Someone on this server, as the owner's people list shows them. */
+export interface Person {
   id: string
   email: string
   name: string | null
   is_owner: boolean
+  created_at: number
 }
 
-export interface FileInfo {
-  file_id: string
-  name: string
-  mime: string
-  size: number
+export interface Invite {
+  id: string
+  email: string | null
+  created_at: number
+  expires_at: number
+}
+
+export interface TokenInfo {
+  id: string
+  kind: 'agent' | 'person'
+  label: string | null
+  channel_id: string | null
+  created_at: number
+  last_used_at: number | null
+}
+
+export interface SessionInfo {
+  id: string
+  user_agent: string | null
+  created_at: number
+  last_seen_at: number
+  current: boolean
+}
+
+/** A `hark init` waiting for approval, looked up by the code its terminal shows. */
+export interface Pairing {
+  user_code: string
+  label: string | null
+  expires_at: number
+}
+
+/** The channel an approved pairing made. */
+export interface PairedChannel {
+  id: string
+  label: string
 }

@@ -1,41 +1,35 @@
 import { useEffect, useState } from 'preact/hooks'
+import { Form, InlineForm } from '../components/form.tsx'
 import { Button, ErrorNote, Field, useAction } from '../components/ui.tsx'
-import { enc, get, post } from '../lib/api.ts'
 import { refreshChannels } from '../lib/channels.ts'
+import * as client from '../lib/client.ts'
+import type { PairedChannel, Pairing } from '../lib/types.ts'
 
 /**
  * Approving `hark init`: the CLI shows a code (and a link with it); the person checks it is
  * the code their terminal shows, names the agent, and approves. The CLI then gets its token.
  */
-interface Pairing {
-  user_code: string
-  label: string | null
-  expires_at: number
-}
 
 export function PairApproval({ initialCode = '' }: { initialCode?: string }) {
   const [code, setCode] = useState(initialCode)
   const [pairing, setPairing] = useState<Pairing | null>(null)
   const [label, setLabel] = useState('')
   const [result, setResult] = useState<
-    { kind: 'approved'; channel: { id: string; label: string } } | { kind: 'denied' } | null
+    { kind: 'approved'; channel: PairedChannel } | { kind: 'denied' } | null
   >(null)
   const [lookUp, looking, lookError] = useAction(async (c: string) => {
     setPairing(null)
-    const r = await get<{ pairing: Pairing }>(`/v1/app/pairings/${enc(c.trim())}`)
-    setPairing(r.pairing)
-    setLabel(r.pairing.label ?? '')
+    const found = await client.pairing(c.trim())
+    setPairing(found)
+    setLabel(found.label ?? '')
   })
   const [approve, approving, approveError] = useAction(async () => {
-    const r = await post<{ channel: { id: string; label: string } }>(
-      `/v1/app/pairings/${enc(pairing?.user_code ?? '')}/approve`,
-      label.trim() ? { label: label.trim() } : {},
-    )
-    setResult({ kind: 'approved', channel: r.channel })
+    const channel = await client.approvePairing(pairing?.user_code ?? '', label.trim())
+    setResult({ kind: 'approved', channel })
     void refreshChannels()
   })
   const [deny, denying, denyError] = useAction(async () => {
-    await post(`/v1/app/pairings/${enc(pairing?.user_code ?? '')}/deny`)
+    await client.denyPairing(pairing?.user_code ?? '')
     setResult({ kind: 'denied' })
   })
 
@@ -51,7 +45,7 @@ export function PairApproval({ initialCode = '' }: { initialCode?: string }) {
           Approved. <strong>{result.channel.label}</strong> is connected; its terminal carries on by
           itself.
         </p>
-        <a class="btn primary" href={`/c/${enc(result.channel.id)}`}>
+        <a class="btn primary" href={`/c/${encodeURIComponent(result.channel.id)}`}>
           Open {result.channel.label}
         </a>
       </div>
@@ -62,35 +56,19 @@ export function PairApproval({ initialCode = '' }: { initialCode?: string }) {
   }
   return (
     <div class="stack">
-      <form
-        class="inline-form"
-        onSubmit={(e) => {
-          e.preventDefault()
-          void lookUp(code)
-        }}
-      >
-        <input
-          type="text"
-          aria-label="Pairing code"
-          placeholder="ABCD-EFGH"
-          autocapitalize="characters"
-          autocomplete="off"
-          value={code}
-          onInput={(e) => setCode(e.currentTarget.value)}
-        />
-        <Button type="submit" busy={looking}>
-          Look up
-        </Button>
-      </form>
-      <ErrorNote error={lookError} />
+      <InlineForm
+        label="Pairing code"
+        placeholder="ABCD-EFGH"
+        code
+        value={code}
+        onValue={setCode}
+        action="Look up"
+        busy={looking}
+        onSubmit={() => void lookUp(code)}
+        error={lookError}
+      />
       {pairing && (
-        <form
-          class="stack pairing"
-          onSubmit={(e) => {
-            e.preventDefault()
-            void approve()
-          }}
-        >
+        <Form class="stack pairing" onSubmit={() => void approve()}>
           <p>
             Check that the agent’s terminal shows <strong class="code">{pairing.user_code}</strong>.
           </p>
@@ -112,7 +90,7 @@ export function PairApproval({ initialCode = '' }: { initialCode?: string }) {
             </Button>
           </div>
           <ErrorNote error={approveError ?? denyError} />
-        </form>
+        </Form>
       )}
     </div>
   )

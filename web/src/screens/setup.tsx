@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks'
+import { Form, InlineForm } from '../components/form.tsx'
 import { SignUpForm } from '../components/sign-up-form.tsx'
 import { Button, CopyText, ErrorNote, useAction } from '../components/ui.tsx'
-import { patch, post } from '../lib/api.ts'
+import * as client from '../lib/client.ts'
 import { navigate } from '../lib/router.ts'
 import { useSession } from '../lib/session.ts'
 import type { RegistrationMode } from '../lib/types.ts'
@@ -109,18 +110,12 @@ function RegistrationStep({ onDone }: { onDone: () => void }) {
   const { info, refreshInfo } = useSession()
   const [mode, setMode] = useState<RegistrationMode>(info.registration)
   const [save, saving, error] = useAction(async () => {
-    await patch('/v1/app/settings', { registration: mode })
+    await client.setRegistration(mode)
     await refreshInfo()
     onDone()
   })
   return (
-    <form
-      class="card stack"
-      onSubmit={(e) => {
-        e.preventDefault()
-        void save()
-      }}
-    >
+    <Form class="card stack" onSubmit={() => void save()}>
       <fieldset class="stack">
         <legend>
           <h2>Who can create an account?</h2>
@@ -145,7 +140,7 @@ function RegistrationStep({ onDone }: { onDone: () => void }) {
         Continue
       </Button>
       <ErrorNote error={error} />
-    </form>
+    </Form>
   )
 }
 
@@ -216,27 +211,20 @@ export function JoinLinkMaker() {
   const [label, setLabel] = useState('')
   const [link, setLink] = useState<string | null>(null)
   const [make, making, error] = useAction(async () => {
-    const r = await post<{ join_link: { link: string } }>(
-      '/v1/app/join-links',
-      label.trim() ? { label: label.trim() } : {},
-    )
-    setLink(r.join_link.link)
+    setLink(await client.createJoinLink(label.trim() ? { label: label.trim() } : {}))
   })
   return (
     <div class="stack">
-      <div class="inline-form">
-        <input
-          type="text"
-          aria-label="Agent name (optional)"
-          placeholder="Agent name (optional)"
-          value={label}
-          onInput={(e) => setLabel(e.currentTarget.value)}
-        />
-        <Button busy={making} onClick={() => make()}>
-          Make a join link
-        </Button>
-      </div>
-      <ErrorNote error={error} />
+      <InlineForm
+        label="Agent name (optional)"
+        placeholder="Agent name (optional)"
+        value={label}
+        onValue={setLabel}
+        action="Make a join link"
+        busy={making}
+        onSubmit={() => void make()}
+        error={error}
+      />
       {link && (
         <>
           <CopyText label="join command" text={`hark join ${link}`} />

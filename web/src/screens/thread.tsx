@@ -2,8 +2,8 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { Composer } from '../components/composer.tsx'
 import { MessageView } from '../components/message.tsx'
 import { Button, CopyText, ErrorNote, Spinner, useAction } from '../components/ui.tsx'
-import { del, enc, patch, post } from '../lib/api.ts'
 import { forgetChannel, markRead, updateChannel, useChannels } from '../lib/channels.ts'
+import * as client from '../lib/client.ts'
 import { useChannelFeed } from '../lib/feed.ts'
 import { navigate } from '../lib/router.ts'
 import type { ChannelSummary } from '../lib/types.ts'
@@ -132,12 +132,10 @@ function ThreadHeader({ id, channel }: { id: string; channel?: ChannelSummary })
   const [rename, renaming, renameError] = useAction(async () => {
     const label = prompt('Name this agent', channel?.label ?? '')
     if (label === null || !label.trim()) return
-    const r = await patch<{ channel: ChannelSummary }>(`/v1/app/channels/${enc(id)}`, { label })
-    updateChannel(r.channel)
+    updateChannel(await client.renameChannel(id, label))
   })
   const [rekey, rekeying, rekeyError] = useAction(async () => {
-    const r = await post<{ join_link: { link: string } }>('/v1/app/join-links', { channel_id: id })
-    setJoinLink(r.join_link.link)
+    setJoinLink(await client.createJoinLink({ channel_id: id }))
   })
   const [remove, removing, removeError] = useAction(async () => {
     if (
@@ -146,7 +144,7 @@ function ThreadHeader({ id, channel }: { id: string; channel?: ChannelSummary })
       )
     )
       return
-    await del(`/v1/app/channels/${enc(id)}`)
+    await client.deleteChannel(id)
     forgetChannel(id)
     navigate('/')
   })

@@ -1,21 +1,21 @@
 import { useState } from 'preact/hooks'
 import { Button, ErrorNote, useAction } from '../components/ui.tsx'
-import { post } from '../lib/api.ts'
+import * as client from '../lib/client.ts'
 import { useSession } from '../lib/session.ts'
 import { applyTheme, savedTheme, type Theme } from '../lib/theme.ts'
+import { SettingsCard } from './card.tsx'
 
 /** Who is logged in, the theme, and logging out (here or everywhere). */
 export function AccountSettings() {
   const { me, signedOut } = useSession()
   const [theme, setTheme] = useState<Theme>(savedTheme())
   const [logOut, out, outError] = useAction(async (everywhere: boolean) => {
-    await post(everywhere ? '/v1/app/logout-all' : '/v1/app/logout')
+    await client.logOut(everywhere)
     signedOut()
   })
   if (!me) return null
   return (
-    <section class="card stack" aria-labelledby="account">
-      <h2 id="account">Account</h2>
+    <SettingsCard id="account" title="Account">
       <p>
         {me.name ? `${me.name} · ` : ''}
         {me.email}
@@ -47,6 +47,6 @@ export function AccountSettings() {
         </Button>
       </div>
       <ErrorNote error={outError} />
-    </section>
+    </SettingsCard>
   )
 }

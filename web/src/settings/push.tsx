@@ -1,18 +1,14 @@
 import { useEffect, useState } from 'preact/hooks'
+import { Form } from '../components/form.tsx'
 import { Button, ErrorNote, useAction } from '../components/ui.tsx'
-import { ApiError, del, enc, get, patch, post } from '../lib/api.ts'
+import { ApiError } from '../lib/api.ts'
+import * as client from '../lib/client.ts'
 import { fromNow } from '../lib/format.ts'
 import { deviceName } from '../lib/passkey.ts'
 import { useSession } from '../lib/session.ts'
+import type { PushDevice } from '../lib/types.ts'
+import { ListRow, SettingsCard } from './card.tsx'
 import { useList } from './use-list.ts'
-
-interface Device {
-  id: string
-  name: string | null
-  browser: string
-  created_at: number
-  last_success_at: number | null
-}
 
 /** The VAPID public key (base64url) as the bytes `pushManager.subscribe` wants. */
 function keyBytes(base64url: string): Uint8Array<ArrayBuffer> {
@@ -52,7 +48,7 @@ export async function enablePush(vapidKey: string, name: string): Promise<void> 
   }
   subscription ??= await subscribe()
   try {
-    await post('/v1/app/push/subscriptions', { ...subscription.toJSON(), name })
+    await client.addPushDevice(subscription.toJSON(), name)
   } catch (error) {
     // 409 on `endpoint`: this browser's endpoint is registered to another account (someone else
     // signed in here before); a new subscription has a new endpoint of its own. Any other 409
@@ -61,7 +57,7 @@ export async function enablePush(vapidKey: string, name: string): Promise<void> 
       throw error
     }
     await subscription.unsubscribe()
-    await post('/v1/app/push/subscriptions', { ...(await subscribe()).toJSON(), name })
+    await client.addPushDevice((await subscribe()).toJSON(), name)
   }
 }
 
@@ -94,31 +90,30 @@ export function EnablePushButton({ onEnabled }: { onEnabled?: () => void }) {
 /** Notifications: this device on or off, every device, a test, and email reminders. */
 export function PushSettings() {
   const { info } = useSession()
-  const { items, error, reload } = useList<Device>('/v1/app/push/subscriptions', 'subscriptions')
-  const [remove, , removeError] = useAction(async (d: Device) => {
+  const { items, error, reload } = useList(client.pushDevices)
+  const [remove, , removeError] = useAction(async (d: PushDevice) => {
     if (!confirm(`Stop notifications to “${d.name ?? d.browser}”?`)) return
-    await del(`/v1/app/push/subscriptions/${enc(d.id)}`)
+    await client.removePushDevice(d.id)
     await reload()
   })
-  const [test, , testError] = useAction(async (d: Device) => {
-    await post(`/v1/app/push/subscriptions/${enc(d.id)}/test`)
-  })
+  const [test, , testError] = useAction((d: PushDevice) => client.testPushDevice(d.id))
   return (
-    <section class="card stack" aria-labelledby="notifications">
-      <h2 id="notifications">Notifications</h2>
+    <SettingsCard id="notifications" title="Notifications">
       <ErrorNote error={error ?? removeError ?? testError} />
       {!pushSupported() && <p class="muted">This browser cannot receive notifications.</p>}
       {items?.length === 0 && <p class="muted">No device gets notifications yet.</p>}
       <ul class="rows">
         {items?.map((d) => (
-          <li key={d.id}>
-            <div>
-              <strong>{d.name ?? d.browser}</strong>
-              <span class="muted">
+          <ListRow
+            key={d.id}
+            title={d.name ?? d.browser}
+            detail={
+              <>
                 {d.browser} · added {fromNow(d.created_at)}
                 {d.last_success_at ? ` · last sent ${fromNow(d.last_success_at)}` : ''}
-              </span>
-            </div>
+              </>
+            }
+          >
             <div class="row">
               <Button
                 variant="quiet"
@@ -135,12 +130,12 @@ export function PushSettings() {
                 Remove
               </Button>
             </div>
-          </li>
+          </ListRow>
         ))}
       </ul>
       <EnablePushButton onEnabled={reload} />
       {info.features.email && <EmailReminders />}
-    </section>
+    </SettingsCard>
   )
 }
 
@@ -148,22 +143,17 @@ export function PushSettings() {
 function EmailReminders() {
   const [minutes, setMinutes] = useState<string>('')
   useEffect(() => {
-    get<{ minutes: number | null }>('/v1/app/push/email-reminders')
-      .then((r) => setMinutes(r.minutes === null ? '' : String(r.minutes)))
+    client
+      .emailReminderMinutes()
+      .then((m) => setMinutes(m === null ? '' : String(m)))
       .catch(() => undefined)
   }, [])
   const [save, saving, saveError] = useAction(async () => {
     const value = minutes.trim() === '' ? null : Number(minutes)
-    await patch('/v1/app/push/email-reminders', { minutes: value })
+    await client.setEmailReminderMinutes(value)
   })
   return (
-    <form
-      class="stack"
-      onSubmit={(e) => {
-        e.preventDefault()
-        void save()
-      }}
-    >
+    <Form class="stack" onSubmit={() => void save()}>
       <label>
         Email me questions that wait unanswered for{' '}
         <input
@@ -181,6 +171,6 @@ function EmailReminders() {
       <Button busy={saving} onClick={() => save()}>
         Save
       </Button>
-    </form>
+    </Form>
   )
 }

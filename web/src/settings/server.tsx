@@ -1,9 +1,11 @@
 import { useEffect, useState } from 'preact/hooks'
+import { InlineForm } from '../components/form.tsx'
 import { Button, CopyText, ErrorNote, useAction } from '../components/ui.tsx'
-import { del, enc, patch, post } from '../lib/api.ts'
+import * as client from '../lib/client.ts'
 import { fromNow } from '../lib/format.ts'
 import { useSession } from '../lib/session.ts'
-import type { Me, RegistrationMode } from '../lib/types.ts'
+import type { Invite, Person, RegistrationMode } from '../lib/types.ts'
+import { ListRow, SettingsCard } from './card.tsx'
 import { useList } from './use-list.ts'
 
 /** The owner's registration mode and people; invites for whoever may invite. */
@@ -14,15 +16,14 @@ export function RegistrationSettings() {
   const [save, saving, error] = useAction(async (next: RegistrationMode) => {
     setMode(next)
     try {
-      await patch('/v1/app/settings', { registration: next })
+      await client.setRegistration(next)
     } finally {
       await refreshInfo().catch(() => {})
     }
   })
   useEffect(() => setMode(info.registration), [info.registration])
   return (
-    <section class="card stack" aria-labelledby="registration">
-      <h2 id="registration">Registration</h2>
+    <SettingsCard id="registration" title="Registration">
       <fieldset class="segmented" disabled={saving}>
         <legend>Who can create an account</legend>
         {(['closed', 'invite', 'open'] as RegistrationMode[]).map((m) => (
@@ -35,107 +36,84 @@ export function RegistrationSettings() {
         ))}
       </fieldset>
       <ErrorNote error={error} />
-    </section>
+    </SettingsCard>
   )
 }
 
-interface Person extends Me {
-  created_at: number
-}
-
 export function PeopleSettings() {
-  const { items, error, reload } = useList<Person>('/v1/app/people', 'people')
+  const { items, error, reload } = useList(client.people)
   const [remove, , removeError] = useAction(async (p: Person) => {
     if (!confirm(`Remove ${p.email} with all their channels, messages and files?`)) return
-    await del(`/v1/app/people/${enc(p.id)}`)
+    await client.removePerson(p.id)
     await reload()
   })
   return (
-    <section class="card stack" aria-labelledby="people">
-      <h2 id="people">People</h2>
+    <SettingsCard id="people" title="People">
       <ErrorNote error={error ?? removeError} />
       <ul class="rows">
         {items?.map((p) => (
-          <li key={p.id}>
-            <div>
-              <strong>{p.name ?? p.email}</strong>
-              <span class="muted">
+          <ListRow
+            key={p.id}
+            title={p.name ?? p.email}
+            detail={
+              <>
                 {p.name ? `${p.email} · ` : ''}
                 {p.is_owner ? 'Owner' : `joined ${fromNow(p.created_at)}`}
-              </span>
-            </div>
+              </>
+            }
+          >
             {!p.is_owner && (
               <Button variant="quiet" onClick={() => remove(p)} aria-label={`Remove ${p.email}`}>
                 Remove
               </Button>
             )}
-          </li>
+          </ListRow>
         ))}
       </ul>
-    </section>
+    </SettingsCard>
   )
 }
 
-interface Invite {
-  id: string
-  email: string | null
-  created_at: number
-  expires_at: number
-}
-
 export function InviteSettings() {
-  const { items, error, reload } = useList<Invite>('/v1/app/invites', 'invites')
+  const { items, error, reload } = useList(client.invites)
   const [email, setEmail] = useState('')
   const [link, setLink] = useState<string | null>(null)
   const [create, creating, createError] = useAction(async () => {
-    const r = await post<{ invite: { link: string } }>(
-      '/v1/app/invites',
-      email.trim() ? { email: email.trim() } : {},
-    )
-    setLink(r.invite.link)
+    setLink(await client.createInvite(email.trim() || undefined))
     setEmail('')
     await reload()
   })
   const [revoke, , revokeError] = useAction(async (i: Invite) => {
-    await del(`/v1/app/invites/${enc(i.id)}`)
+    await client.revokeInvite(i.id)
     await reload()
   })
   return (
-    <section class="card stack" aria-labelledby="invites">
-      <h2 id="invites">Invites</h2>
-      <form
-        class="inline-form"
-        onSubmit={(e) => {
-          e.preventDefault()
-          void create()
-        }}
-      >
-        <input
-          type="email"
-          aria-label="Invitee's email (optional)"
-          placeholder="Their email (optional)"
-          value={email}
-          onInput={(e) => setEmail(e.currentTarget.value)}
-        />
-        <Button type="submit" busy={creating}>
-          Make an invite link
-        </Button>
-      </form>
+    <SettingsCard id="invites" title="Invites">
+      <InlineForm
+        type="email"
+        label="Invitee's email (optional)"
+        placeholder="Their email (optional)"
+        value={email}
+        onValue={setEmail}
+        action="Make an invite link"
+        busy={creating}
+        onSubmit={() => void create()}
+      />
       {link && <CopyText label="invite link" text={link} />}
       <ErrorNote error={error ?? createError ?? revokeError} />
       <ul class="rows">
         {items?.map((i) => (
-          <li key={i.id}>
-            <div>
-              <strong>{i.email ?? 'Anyone with the link'}</strong>
-              <span class="muted">expires {fromNow(i.expires_at)}</span>
-            </div>
+          <ListRow
+            key={i.id}
+            title={i.email ?? 'Anyone with the link'}
+            detail={`expires ${fromNow(i.expires_at)}`}
+          >
             <Button variant="quiet" onClick={() => revoke(i)}>
               Revoke
             </Button>
-          </li>
+          </ListRow>
         ))}
       </ul>
-    </section>
+    </SettingsCard>
   )
 }

@@ -1,25 +1,19 @@
 import { useState } from 'preact/hooks'
+import { InlineForm } from '../components/form.tsx'
 import { Button, CopyText, ErrorNote, useAction } from '../components/ui.tsx'
-import { del, enc, post } from '../lib/api.ts'
 import { useChannels } from '../lib/channels.ts'
+import * as client from '../lib/client.ts'
 import { fromNow } from '../lib/format.ts'
+import type { TokenInfo } from '../lib/types.ts'
+import { ListRow, SettingsCard } from './card.tsx'
 import { useList } from './use-list.ts'
-
-interface TokenInfo {
-  id: string
-  kind: 'agent' | 'person'
-  label: string | null
-  channel_id: string | null
-  created_at: number
-  last_used_at: number | null
-}
 
 /**
  * Tokens: each agent's (one per channel) and the person's own for scripts. Revoking stops a
  * token at once; rotating gives a new secret for the same purpose, shown here once.
  */
 export function TokenSettings() {
-  const { items, error, reload } = useList<TokenInfo>('/v1/app/tokens', 'tokens')
+  const { items, error, reload } = useList(client.tokens)
   const channels = useChannels()
   const [fresh, setFresh] = useState<{ label: string; token: string } | null>(null)
   const [label, setLabel] = useState('')
@@ -29,24 +23,22 @@ export function TokenSettings() {
       : (t.label ?? 'Script')
   const [revoke, , revokeError] = useAction(async (t: TokenInfo) => {
     if (!confirm(`Revoke the token of “${name(t)}”? Whatever uses it stops working now.`)) return
-    await del(`/v1/app/tokens/${enc(t.id)}`)
+    await client.revokeToken(t.id)
     await reload()
   })
   const [rotate, , rotateError] = useAction(async (t: TokenInfo) => {
     if (!confirm(`Replace the token of “${name(t)}”? The old one stops working now.`)) return
-    const r = await post<{ token: string }>(`/v1/app/tokens/${enc(t.id)}/rotate`)
-    setFresh({ label: name(t), token: r.token })
+    setFresh({ label: name(t), token: await client.rotateToken(t.id) })
     await reload()
   })
   const [create, creating, createError] = useAction(async () => {
-    const r = await post<{ token: string }>('/v1/app/tokens', label.trim() ? { label } : {})
-    setFresh({ label: label.trim() || 'Script', token: r.token })
+    const token = await client.createPersonToken(label.trim() ? label : undefined)
+    setFresh({ label: label.trim() || 'Script', token })
     setLabel('')
     await reload()
   })
   return (
-    <section class="card stack" aria-labelledby="tokens">
-      <h2 id="tokens">Tokens</h2>
+    <SettingsCard id="tokens" title="Tokens">
       <ErrorNote error={error ?? revokeError ?? rotateError ?? createError} />
       {fresh && (
         <div class="fresh-token" role="status">
@@ -58,14 +50,16 @@ export function TokenSettings() {
       )}
       <ul class="rows">
         {items?.map((t) => (
-          <li key={t.id}>
-            <div>
-              <strong>{name(t)}</strong>
-              <span class="muted">
+          <ListRow
+            key={t.id}
+            title={name(t)}
+            detail={
+              <>
                 {t.kind === 'agent' ? 'Agent' : 'Person (scripts)'} · made {fromNow(t.created_at)}
                 {t.last_used_at ? ` · used ${fromNow(t.last_used_at)}` : ' · never used'}
-              </span>
-            </div>
+              </>
+            }
+          >
             <div class="row">
               <Button variant="quiet" onClick={() => rotate(t)} aria-label={`Rotate ${name(t)}`}>
                 Rotate
@@ -74,27 +68,18 @@ export function TokenSettings() {
                 Revoke
               </Button>
             </div>
-          </li>
+          </ListRow>
         ))}
       </ul>
-      <form
-        class="inline-form"
-        onSubmit={(e) => {
-          e.preventDefault()
-          void create()
-        }}
-      >
-        <input
-          type="text"
-          aria-label="Name of the new person token"
-          placeholder="Script name"
-          value={label}
-          onInput={(e) => setLabel(e.currentTarget.value)}
-        />
-        <Button type="submit" busy={creating}>
-          Make a person token
-        </Button>
-      </form>
-    </section>
+      <InlineForm
+        label="Name of the new person token"
+        placeholder="Script name"
+        value={label}
+        onValue={setLabel}
+        action="Make a person token"
+        busy={creating}
+        onSubmit={() => void create()}
+      />
+    </SettingsCard>
   )
 }

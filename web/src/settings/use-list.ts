@@ -1,19 +1,21 @@
 import { useCallback, useEffect, useState } from 'preact/hooks'
-import { errorText, get } from '../lib/api.ts'
+import { errorText } from '../lib/api.ts'
 
-/** A list from the server (`{ [key]: [...] }`), with reload after every change. */
-export function useList<T>(path: string, key: string) {
+/**
+ * A list from the server (one of the client's list calls, a module function so it stays the
+ * same across renders), with reload after every change.
+ */
+export function useList<T>(load: () => Promise<T[]>) {
   const [items, setItems] = useState<T[] | null>(null)
   const [error, setError] = useState<string | null>(null)
   const reload = useCallback(async () => {
     try {
-      const r = await get<Record<string, T[]>>(path)
-      setItems(r[key] ?? [])
+      setItems(await load())
       setError(null)
     } catch (e) {
       setError(errorText(e))
     }
-  }, [path, key])
+  }, [load])
   useEffect(() => {
     void reload()
   }, [reload])
