@@ -1,20 +1,11 @@
 import type { Env } from '../../agent/profiles.ts'
 import { openSession, type Session } from '../../agent/session.ts'
 import { type ParsedArgs, UsageError } from '../args.ts'
+import type { Command } from '../command.ts'
 import type { Io } from './io.ts'
 
-/** One agent command: its flags, its help, and what it does. */
-export interface Command {
-  name: string
-  /** One line for the command list. */
-  summary: string
-  /** The whole of `hark help NAME`, from its usage line on. */
-  help: string
-  valued?: readonly string[]
-  booleans?: readonly string[]
-  /** Resolves to the exit code (0 when nothing is returned). */
-  run(c: CommandContext): Promise<number | undefined>
-}
+/** One agent command: its `help` is the whole of `hark help NAME`, from its usage line on. */
+export type AgentCommand = Command<CommandContext>
 
 export interface CommandContext {
   args: ParsedArgs

@@ -1,7 +1,14 @@
 import { describeFailure, EXIT } from '../../agent/failures.ts'
 import { profileName } from '../../agent/session.ts'
-import { flagString, parseArgs, UsageError } from '../args.ts'
-import { type Command, contextFor, GLOBAL_BOOLEANS, GLOBAL_HELP, GLOBAL_VALUED } from './command.ts'
+import { flagString, UsageError } from '../args.ts'
+import { parseFor } from '../command.ts'
+import {
+  type AgentCommand,
+  contextFor,
+  GLOBAL_BOOLEANS,
+  GLOBAL_HELP,
+  GLOBAL_VALUED,
+} from './command.ts'
 import { ask, cancel, wait } from './commands/asks.ts'
 import { rename, status } from './commands/channel.ts'
 import { init, join, logout } from './commands/connect.ts'
@@ -16,7 +23,7 @@ import { processIo } from './io.ts'
  * The agent's side of `hark`: connecting (init, join), talking to the person (send, ask, inbox,
  * ...), and `hark mcp`, the same as an MCP server. `src/main.ts` routes these names here.
  */
-const mcp: Command = {
+const mcp: AgentCommand = {
   name: 'mcp',
   summary: 'run as an MCP server on stdio (for Claude Code and other MCP clients)',
   help: `Usage: hark mcp
@@ -31,7 +38,7 @@ read_messages, acknowledge, pin, unpin, progress, upload and request_secret, usi
   },
 }
 
-const COMMANDS: readonly Command[] = [
+const COMMANDS: readonly AgentCommand[] = [
   init,
   join,
   status,
@@ -78,7 +85,7 @@ export function isAgentCommand(command: string | undefined, rest: readonly strin
   return byName.has(command)
 }
 
-const helpOf = (c: Command) => `${c.help}\n\n${GLOBAL_HELP}`
+const helpOf = (c: AgentCommand) => `${c.help}\n\n${GLOBAL_HELP}`
 
 /** Runs an agent command; never throws: failures are printed and become the exit code. */
 export async function runAgentCli(command: string, rest: readonly string[]): Promise<number> {
@@ -101,11 +108,7 @@ export async function runAgentCli(command: string, rest: readonly string[]): Pro
       process.stdout.write(`${helpOf(cmd)}\n`)
       return EXIT.ok
     }
-    const args = parseArgs(
-      rest,
-      [...(cmd.valued ?? []), ...GLOBAL_VALUED],
-      [...(cmd.booleans ?? []), ...GLOBAL_BOOLEANS],
-    )
+    const args = parseFor(cmd, rest, GLOBAL_VALUED, GLOBAL_BOOLEANS)
     const profile = profileName(flagString(args, 'profile'), env)
     return (await cmd.run(contextFor(args, io, env, profile))) ?? EXIT.ok
   } catch (error) {

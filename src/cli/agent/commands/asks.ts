@@ -3,7 +3,7 @@ import { EXIT } from '../../../agent/failures.ts'
 import { type AskOutcome, askQuestion, waitForAnswer } from '../../../agent/questions.ts'
 import { flagString, flagStrings } from '../../args.ts'
 import {
-  type Command,
+  type AgentCommand,
   type CommandContext,
   messageText,
   positionals,
@@ -35,7 +35,7 @@ is answered, expired (the inputs' defaults) or cancelled (exit 1); a timeout pri
 {"id","status":"timeout"} and exits 124. The wait survives server restarts and lost
 connections (it keeps polling until its timeout).`
 
-export const ask: Command = {
+export const ask: AgentCommand = {
   name: 'ask',
   summary: 'ask the person a question and wait for the answer',
   help: `Usage: hark ask [TEXT...] INPUT... [flags]
@@ -107,7 +107,7 @@ ${ANSWER_HELP}`,
   },
 }
 
-export const wait: Command = {
+export const wait: AgentCommand = {
   name: 'wait',
   summary: 'wait for the answer to a question',
   help: `Usage: hark wait ID [--timeout SECONDS]
@@ -127,7 +127,7 @@ ${ANSWER_HELP}`,
   },
 }
 
-export const cancel: Command = {
+export const cancel: AgentCommand = {
   name: 'cancel',
   summary: 'withdraw an open question',
   help: `Usage: hark cancel ID

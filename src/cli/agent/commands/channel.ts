@@ -2,7 +2,7 @@ import { describeFailure, EXIT } from '../../../agent/failures.ts'
 import { updateConfig } from '../../../agent/profiles.ts'
 import { agentClientFor, resolveConnection } from '../../../agent/session.ts'
 import type { Channel } from '../../../channels/schema.ts'
-import { type Command, positionals } from '../command.ts'
+import { type AgentCommand, positionals } from '../command.ts'
 
 interface StatusReport {
   profile: string
@@ -13,7 +13,7 @@ interface StatusReport {
   error?: string
 }
 
-export const status: Command = {
+export const status: AgentCommand = {
   name: 'status',
   summary: 'check the connection: server reachable, token valid, channel name',
   help: `Usage: hark status
@@ -69,7 +69,7 @@ when there is no token or the server refuses it.`,
   },
 }
 
-export const rename: Command = {
+export const rename: AgentCommand = {
   name: 'rename',
   summary: 'rename this agent (the channel name the person sees)',
   help: `Usage: hark rename LABEL

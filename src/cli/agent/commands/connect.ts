@@ -4,7 +4,7 @@ import { updateConfig } from '../../../agent/profiles.ts'
 import { enrolmentClient, normaliseUrl, resolveConnection } from '../../../agent/session.ts'
 import { pollUntil } from '../../../agent/waiting.ts'
 import { flagString, UsageError } from '../../args.ts'
-import { type Command, type CommandContext, positionals } from '../command.ts'
+import { type AgentCommand, type CommandContext, positionals } from '../command.ts'
 
 /** Stores a new token in the profile, replacing whatever connection it had. */
 function remember(c: CommandContext, url: string, issued: IssuedToken): number {
@@ -18,7 +18,7 @@ function remember(c: CommandContext, url: string, issued: IssuedToken): number {
   return 0
 }
 
-export const init: Command = {
+export const init: AgentCommand = {
   name: 'init',
   summary: 'connect this machine: pair with the server, approved in the app',
   help: `Usage: hark init URL [--label LABEL]
@@ -67,7 +67,7 @@ export function parseJoinLink(link: string, fallbackUrl: string | undefined) {
   )
 }
 
-export const join: Command = {
+export const join: AgentCommand = {
   name: 'join',
   summary: 'connect this machine with a join link made in the app',
   help: `Usage: hark join LINK [--url URL]
@@ -86,7 +86,7 @@ The token is stored in the profile.
   },
 }
 
-export const logout: Command = {
+export const logout: AgentCommand = {
   name: 'logout',
   summary: "forget the profile's token",
   help: `Usage: hark logout

@@ -3,9 +3,9 @@ import { basename, join } from 'node:path'
 import { uploadPath } from '../../../agent/bodies.ts'
 import { apiError } from '../../../agent/client.ts'
 import { flagString } from '../../args.ts'
-import { type Command, positionals } from '../command.ts'
+import { type AgentCommand, positionals } from '../command.ts'
 
-export const upload: Command = {
+export const upload: AgentCommand = {
   name: 'upload',
   summary: 'upload a file; prints its id for image and file blocks',
   help: `Usage: hark upload PATH [--name NAME] [--mime TYPE]
@@ -41,7 +41,7 @@ export function offeredName(disposition: string | null, fallback: string): strin
   return safe === '' || safe === '.' || safe === '..' ? fallback : safe
 }
 
-export const download: Command = {
+export const download: AgentCommand = {
   name: 'download',
   summary: 'download a file of this channel',
   help: `Usage: hark download FILE_ID [PATH]

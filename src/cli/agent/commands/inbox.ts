@@ -1,10 +1,10 @@
 import { Inbox } from '../../../agent/inbox.ts'
 import { ackState } from '../../../agent/messages.ts'
 import { UsageError } from '../../args.ts'
-import { type Command, positionals, secondsFlag } from '../command.ts'
+import { type AgentCommand, positionals, secondsFlag } from '../command.ts'
 import { messageLine } from '../format.ts'
 
-export const inbox: Command = {
+export const inbox: AgentCommand = {
   name: 'inbox',
   summary: "read the person's messages",
   help: `Usage: hark inbox [--follow] [--peek] [--wait SECONDS] [--all]
@@ -40,7 +40,7 @@ agent already marked working or done are left out), and marks them seen. With --
   },
 }
 
-export const ack: Command = {
+export const ack: AgentCommand = {
   name: 'ack',
   summary: "acknowledge a person's message: seen, working or done",
   help: `Usage: hark ack ID seen|working|done

@@ -2,7 +2,7 @@ import { type BodySpec, parseBlocks, parseJson } from '../../../agent/bodies.ts'
 import { sendMessage } from '../../../agent/messages.ts'
 import type { EditRequest } from '../../../messages/schema.ts'
 import { flagString, flagStrings, UsageError } from '../../args.ts'
-import { type Command, type CommandContext, messageText, positionals } from '../command.ts'
+import { type AgentCommand, type CommandContext, messageText, positionals } from '../command.ts'
 
 /** The body flags `send` and `pin` share. */
 export const BODY_VALUED = ['title', 'markdown', 'block', 'file', 'image'] as const
@@ -42,7 +42,7 @@ async function readTextFile(path: string): Promise<string> {
   return file.text()
 }
 
-export const send: Command = {
+export const send: AgentCommand = {
   name: 'send',
   summary: 'send the person a message',
   help: `Usage: hark send [TEXT...] [flags]
@@ -91,7 +91,7 @@ export function parseBlockPatches(values: string[]) {
   return patches
 }
 
-export const edit: Command = {
+export const edit: AgentCommand = {
   name: 'edit',
   summary: 'edit a message in place',
   help: `Usage: hark edit ID [--title T] [--text T] [--block-patch JSON]... [--block JSON]...
@@ -124,7 +124,7 @@ Edits one of this agent's messages in place (the person sees the update).
   },
 }
 
-export const rm: Command = {
+export const rm: AgentCommand = {
   name: 'rm',
   summary: 'delete a message',
   help: `Usage: hark rm ID

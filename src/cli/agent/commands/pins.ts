@@ -1,11 +1,11 @@
 import type { ProgressSpec } from '../../../agent/bodies.ts'
 import { pinMessage, showProgress } from '../../../agent/messages.ts'
 import { flagString } from '../../args.ts'
-import { type Command, positionals } from '../command.ts'
+import { type AgentCommand, positionals } from '../command.ts'
 import { pinLine } from '../format.ts'
 import { BODY_HELP, BODY_VALUED, bodySpecFromFlags, silentFlag } from './messages.ts'
 
-export const pin: Command = {
+export const pin: AgentCommand = {
   name: 'pin',
   summary: 'keep a pinned status message under KEY',
   help: `Usage: hark pin KEY [TEXT...] [flags]
@@ -26,7 +26,7 @@ ${BODY_HELP}
   },
 }
 
-export const unpin: Command = {
+export const unpin: AgentCommand = {
   name: 'unpin',
   summary: 'remove the pinned message KEY',
   help: `Usage: hark unpin KEY
@@ -40,7 +40,7 @@ Removes the pinned message KEY.`,
   },
 }
 
-export const pins: Command = {
+export const pins: AgentCommand = {
   name: 'pins',
   summary: 'list the pinned messages',
   help: `Usage: hark pins
@@ -54,7 +54,7 @@ Lists this agent's pinned messages, one per line: KEY and its text. With --json:
   },
 }
 
-export const progress: Command = {
+export const progress: AgentCommand = {
   name: 'progress',
   summary: 'show a progress bar, pinned under KEY',
   help: `Usage: hark progress KEY VALUE [--max N] [--label LABEL] [--title TITLE]

@@ -2,7 +2,7 @@ import { constants } from 'node:os'
 import { CliError, EXIT } from '../../../agent/failures.ts'
 import { fingerprintLine, requestSecret, writeSecretFile } from '../../../agent/secrets.ts'
 import { flagString, UsageError } from '../../args.ts'
-import { type Command, secondsFlag } from '../command.ts'
+import { type AgentCommand, secondsFlag } from '../command.ts'
 
 const USAGE = `hark secret NAME [--description TEXT] [--timeout SECONDS]
          (--env VAR -- COMMAND [ARG...] | --out FILE | --print)`
@@ -33,7 +33,7 @@ async function runWith(command: string[], name: string, value: string): Promise<
   return exitCodeOf(proc)
 }
 
-export const secret: Command = {
+export const secret: AgentCommand = {
   name: 'secret',
   summary: 'ask the person for a secret, end-to-end encrypted, and use it',
   help: `Usage: ${USAGE}

@@ -1,0 +1,58 @@
+import { statSync } from 'node:fs'
+import { systemClock } from '../../core/clock.ts'
+import { databasePath, openStores, prepareDataDir } from '../../server/context.ts'
+import { openDatabase } from '../../server/db/database.ts'
+import { type ParsedArgs, UsageError } from '../args.ts'
+import type { Command } from '../command.ts'
+
+/**
+ * One operator command (`hark admin NAME ...`): its `help` is its usage line and its summary the
+ * lines under it in `hark admin --help`. It works on the data directory directly.
+ */
+export type AdminCommand = Command<AdminContext>
+
+export interface AdminContext {
+  args: ParsedArgs
+  env: Record<string, string | undefined>
+  /** One line of the command's report, on stdout. */
+  out: (line: string) => void
+  /** From --data, HARK_DATA or the config file; checked to be this user's to write. */
+  dataDir: string
+}
+
+/** The database of the data directory, open for `work`, with what the people service needs. */
+export function withDatabase<T>(
+  dataDir: string,
+  work: (p: {
+    db: ReturnType<typeof openDatabase>
+    store: ReturnType<typeof openStores>
+    clock: typeof systemClock
+  }) => T,
+): T {
+  prepareDataDir(dataDir)
+  const db = openDatabase(databasePath(dataDir))
+  try {
+    return work({ db, store: openStores(db), clock: systemClock })
+  } finally {
+    db.close()
+  }
+}
+
+/**
+ * Run as root on a data directory someone else owns (the `hark` service user), an admin command
+ * would leave root-owned files the server cannot open. Refuse, saying how to run it instead.
+ */
+export function refuseForeignRoot(dataDir: string): void {
+  if (process.getuid?.() !== 0) return
+  let owner: number
+  try {
+    owner = statSync(dataDir).uid
+  } catch {
+    return
+  }
+  if (owner !== 0) {
+    throw new UsageError(
+      `${dataDir} belongs to uid ${owner}, not root: run this as that user (sudo -u hark hark admin ...)`,
+    )
+  }
+}

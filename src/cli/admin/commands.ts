@@ -1,0 +1,143 @@
+import { addChannel, addPersonToken, addUser } from '../../people/service.ts'
+import { rotateVapid } from '../../push/vapid.ts'
+import { flagString, UsageError } from '../args.ts'
+import { backup, restore } from './backup.ts'
+import { type AdminCommand, type AdminContext, withDatabase } from './command.ts'
+
+/**
+ * The operator's commands. Those that change records all take the same flags, as they always
+ * have (a flag one of them does not use is ignored); backup and restore take only --data and
+ * --config.
+ */
+const RECORD_VALUED = ['data', 'name', 'user', 'label', 'config'] as const
+const RECORD_BOOLEANS = ['owner'] as const
+const ARCHIVE_VALUED = ['data', 'config'] as const
+
+function needUser(c: AdminContext, command: string): string {
+  const user = flagString(c.args, 'user')
+  if (!user) throw new UsageError(`hark admin ${command} needs --user EMAIL`)
+  return user
+}
+
+export const userAdd: AdminCommand = {
+  name: 'user add',
+  summary: '',
+  help: 'hark admin user add EMAIL [--name NAME] [--owner] [--data DIR]',
+  valued: RECORD_VALUED,
+  booleans: RECORD_BOOLEANS,
+  async run(c) {
+    const [email] = c.args.positionals
+    if (!email || c.args.positionals.length > 1) {
+      throw new UsageError('usage: hark admin user add EMAIL')
+    }
+    const user = withDatabase(c.dataDir, (p) =>
+      addUser(p, { email, name: flagString(c.args, 'name'), owner: c.args.flags.has('owner') }),
+    )
+    c.out(`Added ${user.email}${user.is_owner ? ' as the owner' : ''} (${user.id}).`)
+    return 0
+  },
+}
+
+export const channelAdd: AdminCommand = {
+  name: 'channel add',
+  summary: 'prints the new agent token alone on the last line',
+  help: 'hark admin channel add --user EMAIL [--label LABEL] [--data DIR]',
+  valued: RECORD_VALUED,
+  booleans: RECORD_BOOLEANS,
+  async run(c) {
+    const email = needUser(c, 'channel add')
+    const { channel, token } = withDatabase(c.dataDir, (p) =>
+      addChannel(p, { email, label: flagString(c.args, 'label') }),
+    )
+    c.out(`Created channel ${channel.id} "${channel.label}" for ${email}.`)
+    c.out('Agent token (shown once, store it now):')
+    c.out(token)
+    return 0
+  },
+}
+
+export const tokenAdd: AdminCommand = {
+  name: 'token add',
+  summary: 'prints a new person token alone on the last line',
+  help: 'hark admin token add --user EMAIL [--label LABEL] [--data DIR]',
+  valued: RECORD_VALUED,
+  booleans: RECORD_BOOLEANS,
+  async run(c) {
+    const email = needUser(c, 'token add')
+    const { token, row } = withDatabase(c.dataDir, (p) =>
+      addPersonToken(p, { email, label: flagString(c.args, 'label') }),
+    )
+    c.out(`Created person token ${row.id} for ${email}.`)
+    c.out('Person token (shown once, store it now):')
+    c.out(token)
+    return 0
+  },
+}
+
+/** The archive's FILE, the one argument backup and restore take. */
+function archivePath(c: AdminContext, name: string): string {
+  const [file] = c.args.positionals
+  if (!file || c.args.positionals.length > 1) {
+    throw new UsageError(`usage: hark admin ${name} FILE [--data DIR]`)
+  }
+  return file
+}
+
+const sizeText = (n: number) =>
+  n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`
+
+export const backupCommand: AdminCommand = {
+  name: 'backup',
+  summary: 'a consistent snapshot of the database and files, while the server runs',
+  help: 'hark admin backup FILE [--data DIR]',
+  valued: ARCHIVE_VALUED,
+  async run(c) {
+    const file = archivePath(c, 'backup')
+    const m = await backup(c.dataDir, file)
+    const bytes = m.files.reduce((a, f) => a + f.size, m.database.size)
+    c.out(
+      `Backed up ${c.dataDir} to ${file}: database (schema ${m.schema_version}, integrity ok) and ${m.files.length} files, ${sizeText(bytes)}, all checksummed.`,
+    )
+    return 0
+  },
+}
+
+export const restoreCommand: AdminCommand = {
+  name: 'restore',
+  summary: 'into an empty or new data directory; start the server afterwards',
+  help: 'hark admin restore FILE [--data DIR]',
+  valued: ARCHIVE_VALUED,
+  async run(c) {
+    const file = archivePath(c, 'restore')
+    const m = await restore(file, c.dataDir)
+    c.out(
+      `Restored ${file} (hark ${m.hark_version}, schema ${m.schema_version}, ${m.files.length} files) into ${c.dataDir}; integrity and checksums verified.`,
+    )
+    if (!m.vapid) {
+      c.out('The backup holds no VAPID keys (an older hark made it): push subscriptions were')
+      c.out('dropped; every device must turn notifications on again (Settings, Notifications).')
+    }
+    c.out('Start the server on it; a newer hark upgrades the schema at start.')
+    return 0
+  },
+}
+
+export const vapidRotate: AdminCommand = {
+  name: 'vapid rotate',
+  summary: `new web push (VAPID) keys; drops every device's subscription: each must turn
+notifications on again`,
+  help: 'hark admin vapid rotate [--data DIR]',
+  valued: RECORD_VALUED,
+  booleans: RECORD_BOOLEANS,
+  async run(c) {
+    const dropped = withDatabase(c.dataDir, (p) => {
+      // Push services bind each subscription to the key it was made with: none survives.
+      c.out('Warning: rotating the VAPID keys drops every push subscription; every device must')
+      c.out('turn notifications on again (Settings, Notifications).')
+      rotateVapid(c.dataDir)
+      return p.db.transaction(() => p.store.push.removeAll()).immediate()
+    })
+    c.out(`Rotated the VAPID keys in ${c.dataDir}; dropped ${dropped} subscriptions.`)
+    return 0
+  },
+}
