@@ -9,7 +9,6 @@
  * transaction, stored files never change once recorded, and the keys are read before and after
  * the snapshot (a rotation in between makes the backup start over).
  */
-import { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
 import {
   chmodSync,
@@ -27,8 +26,9 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { FatalError } from '../../core/errors.ts'
 import { VERSION } from '../../core/version.ts'
 import { vapidFile } from '../../push/vapid.ts'
-import { SchemaTooNewError, schemaVersion } from '../../server/db/database.ts'
+import { SchemaTooNewError } from '../../server/db/database.ts'
 import { latestVersion } from '../../server/db/migrations/index.ts'
+import { dropSubscriptions, fileRecords, integrityOf, snapshotInto } from './backup-store.ts'
 import { readTar, TarWriter } from './tar.ts'
 
 export class BackupError extends FatalError {}
@@ -60,58 +60,19 @@ export interface Manifest {
   files: ManifestEntry[]
 }
 
-interface FileRecord {
-  id: string
-  channel_id: string
-  size: number
-  sha256: string
-}
-
 const sha256File = async (path: string): Promise<string> => {
   const hash = createHash('sha256')
   for await (const chunk of Bun.file(path).stream()) hash.update(chunk)
   return hash.digest('hex')
 }
 
-/** `PRAGMA integrity_check` on a database file; throws unless it says "ok". */
-export function checkIntegrity(path: string): number {
-  const db = new Database(path, { readonly: true })
-  try {
-    const rows = db.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all()
-    const problems = rows.map((r) => r.integrity_check).filter((r) => r !== 'ok')
-    if (problems.length > 0) {
-      throw new BackupError(
-        `${path} failed the integrity check: ${problems.slice(0, 5).join('; ')}`,
-      )
-    }
-    return schemaVersion(db)
-  } finally {
-    db.close()
+/** `PRAGMA integrity_check` on a copy of the database; throws unless it says "ok". */
+function checkIntegrity(path: string): number {
+  const { problems, schema } = integrityOf(path)
+  if (problems.length > 0) {
+    throw new BackupError(`${path} failed the integrity check: ${problems.slice(0, 5).join('; ')}`)
   }
-}
-
-function fileRecords(path: string): FileRecord[] {
-  const db = new Database(path, { readonly: true })
-  try {
-    return db
-      .query<FileRecord, []>(
-        'SELECT id, channel_id, size, sha256 FROM files ORDER BY channel_id, id',
-      )
-      .all()
-  } finally {
-    db.close()
-  }
-}
-
-/** A consistent copy of the live database, made inside one read transaction. */
-function snapshot(livePath: string, into: string): void {
-  const db = new Database(livePath, { readwrite: true, create: false })
-  try {
-    db.run('PRAGMA busy_timeout = 5000')
-    db.query('VACUUM INTO ?').run(into)
-  } finally {
-    db.close()
-  }
+  return schema
 }
 
 async function fsyncDir(dir: string) {
@@ -177,7 +138,7 @@ export async function backup(dataDir: string, outFile: string): Promise<Manifest
 async function backupOnce(dataDir: string, out: string, work: string): Promise<Manifest> {
   const snap = join(work, DB_NAME)
   const keys = readVapid(dataDir)
-  snapshot(join(dataDir, DB_NAME), snap)
+  snapshotInto(join(dataDir, DB_NAME), snap)
   // `hark admin vapid rotate` between the two reads: the snapshot may hold subscriptions made
   // under either pair, so take both again.
   const keysAfter = readVapid(dataDir)
@@ -342,20 +303,6 @@ export async function restore(archive: string, dataDir: string): Promise<Manifes
     for (const name of readdirSync(dataDir))
       rmSync(join(dataDir, name), { recursive: true, force: true })
     throw error
-  }
-}
-
-function dropSubscriptions(path: string): void {
-  const db = new Database(path, { readwrite: true, create: false })
-  try {
-    const table = db
-      .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'push_subscriptions'")
-      .get()
-    if (!table) return
-    db.run('PRAGMA foreign_keys = ON')
-    db.run('DELETE FROM push_subscriptions')
-  } finally {
-    db.close()
   }
 }
 
