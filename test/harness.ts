@@ -53,8 +53,10 @@ export interface TestServerOptions extends Partial<Config> {
    * (default); false: nobody at all yet, as on first run.
    */
   owner?: boolean
-  /** The first channel's label. */
+  /** The owner's first channel's label. */
   label?: string
+  /** false: the owner has no channel yet, as after signing up. */
+  channel?: boolean
   /** Where the server's mail goes: a mailer, or a mail trap it then talks SMTP to. */
   mailer?: Mailer | MailTrap
   clock?: Clock
@@ -157,6 +159,7 @@ export function startTestServer(options: TestServerOptions = {}): TestServer {
   const {
     owner = true,
     label = 'Test agent',
+    channel = true,
     mailer,
     clock,
     log = silentLogger,
@@ -222,9 +225,11 @@ export function startTestServer(options: TestServerOptions = {}): TestServer {
   if (owner) {
     // A data dir opened again (a restored backup) has its owner already.
     if (!ctx.store.users.byEmail(OWNER)) addUser(ctx, { email: OWNER, owner: true })
-    const made = addChannel(ctx, { email: OWNER, label })
-    channelId = made.channel.id
-    agentToken = made.token
+    if (channel) {
+      const made = addChannel(ctx, { email: OWNER, label })
+      channelId = made.channel.id
+      agentToken = made.token
+    }
     personToken = addPersonToken(ctx, { email: OWNER }).token
   }
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import type { Block, Message } from '../../src/messages/schema.ts'
-import { failsWith, startTestServer, type TestServer } from '../harness.ts'
-import { agentCall, current, invalid, manualClock, rejects } from './util.ts'
+import { failsWith, startTestServer, TestClock, type TestServer } from '../harness.ts'
+import { agentCall, current, invalid, rejects } from './util.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -32,7 +32,7 @@ async function sendQuestion(extra: object = {}): Promise<Message> {
 
 describe('PATCH /v1/messages/:id', () => {
   test('title and text are replaced; the rest stays; updated_at moves, created_at does not', async () => {
-    const clock = manualClock()
+    const clock = new TestClock()
     s = startTestServer({ clock })
     const m = await sendBoard()
     clock.advance(5000)
@@ -315,7 +315,7 @@ describe('PATCH /v1/messages/:id', () => {
     })
 
     test('editing the inputs of an expired question → 409', async () => {
-      const clock = manualClock()
+      const clock = new TestClock()
       s = startTestServer({ clock })
       const q = await sendQuestion({ expires_in: 60 })
       clock.advance(61_000)
@@ -325,7 +325,7 @@ describe('PATCH /v1/messages/:id', () => {
     })
 
     test('editing the inputs of an overdue question → 409, before any timer expired it', async () => {
-      const clock = manualClock()
+      const clock = new TestClock()
       s = startTestServer({ clock })
       const q = await sendQuestion({ expires_in: 60 })
       clock.advance(61_000)

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { startTestServer, type TestServer } from '../harness.ts'
-import { manualClock, rejects } from './util.ts'
+import { startTestServer, TestClock, type TestServer } from '../harness.ts'
+import { rejects } from './util.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -65,7 +65,7 @@ describe('write rate limit', () => {
   })
 
   test('the bucket refills with time: one write per 20 s at 3 per minute', async () => {
-    const clock = manualClock()
+    const clock = new TestClock()
     s = startTestServer({ writeLimit: 3, clock })
     for (let i = 0; i < 3; i++) await s.agent.send({ body: { text: `m${i}` } })
     const e = await rejects(s, () => s.agent.send({ body: { text: 'x' } }), 429)

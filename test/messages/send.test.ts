@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import type { Block } from '../../src/messages/schema.ts'
-import { startTestServer, type TestServer } from '../harness.ts'
-import { current, invalid, manualClock, post } from './util.ts'
+import { startTestServer, TestClock, type TestServer } from '../harness.ts'
+import { current, invalid, post } from './util.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -33,7 +33,7 @@ describe('POST /v1/messages: plain messages', () => {
   })
 
   test('created_at is the server clock, in milliseconds', async () => {
-    const clock = manualClock()
+    const clock = new TestClock()
     s = startTestServer({ clock })
     const { message } = await s.agent.send({ body: { text: 'x' } })
     expect(message.created_at).toBe(clock.now())
@@ -252,7 +252,7 @@ describe('POST /v1/messages: questions', () => {
   })
 
   test('expires_in on a question sets ask.expires_at from the server clock', async () => {
-    const clock = manualClock()
+    const clock = new TestClock()
     s = startTestServer({ clock })
     const { message } = await s.agent.send({
       body: { blocks: [{ type: 'confirm', id: 'go', label: 'Go' }] },
@@ -262,7 +262,7 @@ describe('POST /v1/messages: questions', () => {
   })
 
   test('a fractional expires_in is kept to the millisecond', async () => {
-    const clock = manualClock()
+    const clock = new TestClock()
     s = startTestServer({ clock })
     const { message } = await s.agent.send({
       body: { blocks: [{ type: 'toggle', id: 't', label: 'T' }] },

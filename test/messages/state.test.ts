@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import type { Message } from '../../src/messages/schema.ts'
-import { startTestServer, type TestServer } from '../harness.ts'
-import { agentCall, current, invalid, manualClock, rejects, snapshot } from './util.ts'
+import { startTestServer, TestClock, type TestServer } from '../harness.ts'
+import { agentCall, current, invalid, rejects, snapshot } from './util.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -14,7 +14,7 @@ const fromPerson = async (text = 'please do it') =>
 
 describe('POST /v1/messages/:id/state', () => {
   test('seen, working, done answer { message } with the new state', async () => {
-    const clock = manualClock()
+    const clock = new TestClock()
     s = startTestServer({ clock })
     const h = await fromPerson()
     for (const state of ['seen', 'working', 'done'] as const) {

@@ -62,14 +62,3 @@ export async function current(s: TestServer, id: string): Promise<Message> {
   if (!found || 'deleted' in found) throw new Error(`message ${id} is not in the feed`)
   return found as Message
 }
-
-/** A manual clock, for expiry and the write limit's refill without sleeping. */
-export function manualClock(start = 1_700_000_000_000) {
-  let now = start
-  return {
-    now: () => now,
-    advance(ms: number) {
-      now += ms
-    },
-  }
-}

@@ -10,13 +10,13 @@ afterEach(() => s.close())
 describe('logging in with a passkey', () => {
   test('a discoverable passkey logs in without an email; the cookie works', async () => {
     const owner = await s.setUpOwner()
-    const options = await s.call('POST', '/v1/auth/passkey/login/options', { json: {} })
+    const options = await s.request('POST', '/v1/auth/passkey/login/options', { json: {} })
     expect(options.status).toBe(200)
     expect(options.body.options.userVerification).toBe('required')
     expect(options.body.options.allowCredentials ?? []).toEqual([])
 
     const response = await owner.authenticator.login(options.body.options)
-    const login = await s.call('POST', '/v1/auth/passkey/login/verify', {
+    const login = await s.request('POST', '/v1/auth/passkey/login/verify', {
       json: { challenge_id: options.body.challenge_id, response },
     })
     expect(login.status).toBe(200)
@@ -24,15 +24,15 @@ describe('logging in with a passkey', () => {
     expect(login.cookie).toStartWith('__Host-hark_session=')
     expect(login.cookie).not.toBe(owner.cookie) // a login always gets a new session
 
-    const channels = await s.call('GET', '/v1/app/channels', { cookie: login.cookie })
+    const channels = await s.request('GET', '/v1/app/channels', { cookie: login.cookie })
     expect(channels.status).toBe(200)
     expect(channels.body.channels).toEqual([])
     // Without the cookie there is no way in.
-    expect((await s.call('GET', '/v1/app/channels')).status).toBe(401)
+    expect((await s.request('GET', '/v1/app/channels')).status).toBe(401)
   })
 
   test('login/options needs no body', async () => {
-    const reply = await s.call('POST', '/v1/auth/passkey/login/options')
+    const reply = await s.request('POST', '/v1/auth/passkey/login/options')
     expect(reply.status).toBe(200)
     expect(reply.body.challenge_id).toStartWith('chal_')
   })
@@ -71,7 +71,7 @@ describe('logging in with a passkey', () => {
   test('an unknown passkey is refused (401)', async () => {
     await s.setUpOwner()
     const stranger = s.authenticator()
-    const options = await s.call('POST', '/v1/auth/passkey/login/options', { json: {} })
+    const options = await s.request('POST', '/v1/auth/passkey/login/options', { json: {} })
     // A credential made for this rpID but never registered here.
     await stranger.register({
       challenge: 'x',
@@ -79,7 +79,7 @@ describe('logging in with a passkey', () => {
       user: { id: 'dXNlcg', name: 'u', displayName: 'u' },
     })
     const response = await stranger.login(options.body.options)
-    const reply = await s.call('POST', '/v1/auth/passkey/login/verify', {
+    const reply = await s.request('POST', '/v1/auth/passkey/login/verify', {
       json: { challenge_id: options.body.challenge_id, response },
     })
     expect(reply.status).toBe(401)
@@ -88,7 +88,7 @@ describe('logging in with a passkey', () => {
 
   test('a signature by another key is refused', async () => {
     const owner = await s.setUpOwner()
-    const options = await s.call('POST', '/v1/auth/passkey/login/options', { json: {} })
+    const options = await s.request('POST', '/v1/auth/passkey/login/options', { json: {} })
     const forger = s.authenticator()
     await forger.register({
       challenge: 'x',
@@ -96,7 +96,7 @@ describe('logging in with a passkey', () => {
       user: { id: 'dXNlcg', name: 'u', displayName: 'u' },
     })
     const forged = await forger.login(options.body.options)
-    const reply = await s.call('POST', '/v1/auth/passkey/login/verify', {
+    const reply = await s.request('POST', '/v1/auth/passkey/login/verify', {
       json: {
         challenge_id: options.body.challenge_id,
         response: { ...forged, id: owner.authenticator.id, rawId: owner.authenticator.id },
@@ -110,13 +110,13 @@ describe('logging in with a passkey', () => {
 describe('what a login response must be', () => {
   test('a replayed login response fails: the challenge is single-use', async () => {
     const owner = await s.setUpOwner()
-    const options = await s.call('POST', '/v1/auth/passkey/login/options', { json: {} })
+    const options = await s.request('POST', '/v1/auth/passkey/login/options', { json: {} })
     const json = {
       challenge_id: options.body.challenge_id,
       response: await owner.authenticator.login(options.body.options),
     }
-    expect((await s.call('POST', '/v1/auth/passkey/login/verify', { json })).status).toBe(200)
-    const replay = await s.call('POST', '/v1/auth/passkey/login/verify', { json })
+    expect((await s.request('POST', '/v1/auth/passkey/login/verify', { json })).status).toBe(200)
+    const replay = await s.request('POST', '/v1/auth/passkey/login/verify', { json })
     expect(replay.status).toBe(400)
     expect(replay.body.field).toBe('challenge_id')
     expect(replay.setCookie).toBeNull()
@@ -124,14 +124,14 @@ describe('what a login response must be', () => {
 
   test('a failed attempt uses up the challenge too', async () => {
     const owner = await s.setUpOwner()
-    const options = await s.call('POST', '/v1/auth/passkey/login/options', { json: {} })
+    const options = await s.request('POST', '/v1/auth/passkey/login/options', { json: {} })
     const bad = await owner.authenticator.login(options.body.options, { uv: false })
-    const first = await s.call('POST', '/v1/auth/passkey/login/verify', {
+    const first = await s.request('POST', '/v1/auth/passkey/login/verify', {
       json: { challenge_id: options.body.challenge_id, response: bad },
     })
     expect(first.status).toBe(401)
     const good = await owner.authenticator.login(options.body.options)
-    const second = await s.call('POST', '/v1/auth/passkey/login/verify', {
+    const second = await s.request('POST', '/v1/auth/passkey/login/verify', {
       json: { challenge_id: options.body.challenge_id, response: good },
     })
     expect(second.status).toBe(400)
@@ -140,10 +140,10 @@ describe('what a login response must be', () => {
 
   test('a challenge older than five minutes is refused', async () => {
     const owner = await s.setUpOwner()
-    const options = await s.call('POST', '/v1/auth/passkey/login/options', { json: {} })
+    const options = await s.request('POST', '/v1/auth/passkey/login/options', { json: {} })
     const response = await owner.authenticator.login(options.body.options)
     s.clock.advance(5 * 60_000)
-    const reply = await s.call('POST', '/v1/auth/passkey/login/verify', {
+    const reply = await s.request('POST', '/v1/auth/passkey/login/verify', {
       json: { challenge_id: options.body.challenge_id, response },
     })
     expect(reply.status).toBe(400)
@@ -152,10 +152,10 @@ describe('what a login response must be', () => {
 
   test('a response signed for another challenge is refused', async () => {
     const owner = await s.setUpOwner()
-    const one = await s.call('POST', '/v1/auth/passkey/login/options', { json: {} })
-    const two = await s.call('POST', '/v1/auth/passkey/login/options', { json: {} })
+    const one = await s.request('POST', '/v1/auth/passkey/login/options', { json: {} })
+    const two = await s.request('POST', '/v1/auth/passkey/login/options', { json: {} })
     const response = await owner.authenticator.login(one.body.options)
-    const reply = await s.call('POST', '/v1/auth/passkey/login/verify', {
+    const reply = await s.request('POST', '/v1/auth/passkey/login/verify', {
       json: { challenge_id: two.body.challenge_id, response },
     })
     expect(reply.status).toBe(401)
@@ -165,14 +165,14 @@ describe('what a login response must be', () => {
   test('a sign-up challenge cannot be used to log in', async () => {
     const owner = await s.setUpOwner()
     s.ctx.store.settings.set('registration', 'open')
-    const signUp = await s.call('POST', '/v1/auth/passkey/register/options', {
+    const signUp = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'new@example.com' },
     })
     const response = await owner.authenticator.login({
       challenge: signUp.body.options.challenge,
       rpId: signUp.body.options.rp.id,
     })
-    const reply = await s.call('POST', '/v1/auth/passkey/login/verify', {
+    const reply = await s.request('POST', '/v1/auth/passkey/login/verify', {
       json: { challenge_id: signUp.body.challenge_id, response },
     })
     expect(reply.status).toBe(400)
@@ -196,13 +196,13 @@ describe('what a login response must be', () => {
   }
 
   test('a malformed login body is 400 naming the field', async () => {
-    const options = await s.call('POST', '/v1/auth/passkey/login/options', { json: {} })
-    const missing = await s.call('POST', '/v1/auth/passkey/login/verify', {
+    const options = await s.request('POST', '/v1/auth/passkey/login/options', { json: {} })
+    const missing = await s.request('POST', '/v1/auth/passkey/login/verify', {
       json: { challenge_id: options.body.challenge_id },
     })
     expect(missing.status).toBe(400)
     expect(missing.body.field).toBe('response')
-    const wrongType = await s.call('POST', '/v1/auth/passkey/login/verify', {
+    const wrongType = await s.request('POST', '/v1/auth/passkey/login/verify', {
       json: {
         challenge_id: options.body.challenge_id,
         response: { id: 'a', rawId: 'a', type: 'password', response: {} },
@@ -210,7 +210,7 @@ describe('what a login response must be', () => {
     })
     expect(wrongType.status).toBe(400)
     expect(wrongType.body.field).toStartWith('response')
-    const noChallenge = await s.call('POST', '/v1/auth/passkey/login/verify', {
+    const noChallenge = await s.request('POST', '/v1/auth/passkey/login/verify', {
       json: { response: {} },
     })
     expect(noChallenge.status).toBe(400)
@@ -218,9 +218,9 @@ describe('what a login response must be', () => {
 
   test('a foreign Origin on login is refused (login CSRF)', async () => {
     const owner = await s.setUpOwner()
-    const options = await s.call('POST', '/v1/auth/passkey/login/options', { json: {} })
+    const options = await s.request('POST', '/v1/auth/passkey/login/options', { json: {} })
     const response = await owner.authenticator.login(options.body.options)
-    const reply = await s.call('POST', '/v1/auth/passkey/login/verify', {
+    const reply = await s.request('POST', '/v1/auth/passkey/login/verify', {
       json: { challenge_id: options.body.challenge_id, response },
       origin: 'https://evil.example',
     })
@@ -232,15 +232,15 @@ describe('what a login response must be', () => {
 describe('what a registration response must be', () => {
   test('a replayed registration response fails', async () => {
     const token = s.setupToken()
-    const options = await s.call('POST', '/v1/auth/passkey/register/options', {
+    const options = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'o@example.com', setup_token: token },
     })
     const json = {
       challenge_id: options.body.challenge_id,
       response: await s.authenticator().register(options.body.options),
     }
-    expect((await s.call('POST', '/v1/auth/passkey/register/verify', { json })).status).toBe(200)
-    const replay = await s.call('POST', '/v1/auth/passkey/register/verify', { json })
+    expect((await s.request('POST', '/v1/auth/passkey/register/verify', { json })).status).toBe(200)
+    const replay = await s.request('POST', '/v1/auth/passkey/register/verify', { json })
     expect(replay.status).toBe(400)
     expect(replay.body.field).toBe('challenge_id')
     expect(s.ctx.store.users.all()).toHaveLength(1)
@@ -261,7 +261,7 @@ describe('what a registration response must be', () => {
       expect(reply.body.field).toBe('response')
       expect(reply.body.error).toContain(words)
       expect(s.ctx.store.users.all()).toEqual([])
-      expect((await s.call('GET', '/v1/info')).body.needs_setup).toBe(true)
+      expect((await s.request('GET', '/v1/info')).body.needs_setup).toBe(true)
     })
   }
 })

@@ -21,7 +21,7 @@ describe("the person's passkeys", () => {
   test('add a second passkey, list, rename, remove', async () => {
     s = startFreshServer()
     const owner = await s.setUpOwner()
-    const first = await s.call('GET', '/v1/app/passkeys', { cookie: owner.cookie })
+    const first = await s.request('GET', '/v1/app/passkeys', { cookie: owner.cookie })
     expect(first.status).toBe(200)
     expect(first.body.passkeys).toEqual([
       {
@@ -36,7 +36,7 @@ describe("the person's passkeys", () => {
 
     const phone = s.authenticator()
     s.clock.advance(1000) // listed in the order they were added
-    const options = await s.call('POST', '/v1/app/passkeys/options', { cookie: owner.cookie })
+    const options = await s.request('POST', '/v1/app/passkeys/options', { cookie: owner.cookie })
     expect(options.status).toBe(200)
     // The person's existing passkeys are excluded, so one authenticator is not registered twice.
     expect(options.body.options.excludeCredentials.map((c: { id: string }) => c.id)).toEqual([
@@ -45,7 +45,7 @@ describe("the person's passkeys", () => {
     expect(options.body.options.user.name).toBe('owner@example.com')
     await expect(owner.authenticator.register(options.body.options)).rejects.toThrow()
     const response = await phone.register(options.body.options)
-    const added = await s.call('POST', '/v1/app/passkeys/verify', {
+    const added = await s.request('POST', '/v1/app/passkeys/verify', {
       cookie: owner.cookie,
       json: { challenge_id: options.body.challenge_id, response, name: '  Phone ' },
     })
@@ -57,21 +57,23 @@ describe("the person's passkeys", () => {
     expect(login.status).toBe(200)
     expect(login.body.user.id).toBe(owner.user.id)
 
-    const list = await s.call('GET', '/v1/app/passkeys', { cookie: owner.cookie })
+    const list = await s.request('GET', '/v1/app/passkeys', { cookie: owner.cookie })
     expect(list.body.passkeys.map((p: { name: string }) => p.name)).toEqual(['Passkey', 'Phone'])
     expect(list.body.passkeys[1].last_used_at).toBe(s.clock.now())
 
-    const renamed = await s.call('PATCH', `/v1/app/passkeys/${owner.authenticator.id}`, {
+    const renamed = await s.request('PATCH', `/v1/app/passkeys/${owner.authenticator.id}`, {
       cookie: owner.cookie,
       json: { name: 'Laptop' },
     })
     expect(renamed.status).toBe(200)
     expect(renamed.body.passkey).toMatchObject({ id: owner.authenticator.id, name: 'Laptop' })
 
-    const removed = await s.call('DELETE', `/v1/app/passkeys/${phone.id}`, { cookie: owner.cookie })
+    const removed = await s.request('DELETE', `/v1/app/passkeys/${phone.id}`, {
+      cookie: owner.cookie,
+    })
     expect(removed.status).toBe(200)
     expect(removed.body).toEqual({ ok: true })
-    const after = await s.call('GET', '/v1/app/passkeys', { cookie: owner.cookie })
+    const after = await s.request('GET', '/v1/app/passkeys', { cookie: owner.cookie })
     expect(after.body.passkeys.map((p: { name: string }) => p.name)).toEqual(['Laptop'])
     // A removed passkey no longer logs in.
     expect((await s.logIn(phone)).status).toBe(401)
@@ -80,7 +82,7 @@ describe("the person's passkeys", () => {
   test('removing the last passkey is refused (409) without email login', async () => {
     s = startFreshServer()
     const owner = await s.setUpOwner()
-    const reply = await s.call('DELETE', `/v1/app/passkeys/${owner.authenticator.id}`, {
+    const reply = await s.request('DELETE', `/v1/app/passkeys/${owner.authenticator.id}`, {
       cookie: owner.cookie,
     })
     expect(reply.status).toBe(409)
@@ -91,7 +93,7 @@ describe("the person's passkeys", () => {
   test('with email login available, the last passkey may go', async () => {
     s = startFreshServer({ mailer: fakeMailer })
     const owner = await s.setUpOwner()
-    const reply = await s.call('DELETE', `/v1/app/passkeys/${owner.authenticator.id}`, {
+    const reply = await s.request('DELETE', `/v1/app/passkeys/${owner.authenticator.id}`, {
       cookie: owner.cookie,
     })
     expect(reply.status).toBe(200)
@@ -103,14 +105,14 @@ describe("the person's passkeys", () => {
     const owner = await s.setUpOwner()
     const bea = await otherPerson()
     const path = `/v1/app/passkeys/${owner.authenticator.id}`
-    const rename = await s.call('PATCH', path, { cookie: bea.cookie, json: { name: 'Mine' } })
+    const rename = await s.request('PATCH', path, { cookie: bea.cookie, json: { name: 'Mine' } })
     expect(rename.status).toBe(404)
     expect(rename.body.error).toBe('passkey not found')
-    const remove = await s.call('DELETE', path, { cookie: bea.cookie })
+    const remove = await s.request('DELETE', path, { cookie: bea.cookie })
     expect(remove.status).toBe(404)
-    const unknown = await s.call('DELETE', '/v1/app/passkeys/nope', { cookie: bea.cookie })
+    const unknown = await s.request('DELETE', '/v1/app/passkeys/nope', { cookie: bea.cookie })
     expect(unknown).toMatchObject({ status: 404, body: { error: 'passkey not found' } })
-    const list = await s.call('GET', '/v1/app/passkeys', { cookie: bea.cookie })
+    const list = await s.request('GET', '/v1/app/passkeys', { cookie: bea.cookie })
     expect(list.body.passkeys.map((p: { id: string }) => p.id)).toEqual([bea.authenticator.id])
     expect(s.ctx.store.passkeys.byId(owner.authenticator.id)?.name).toBe('Passkey')
   })
@@ -119,9 +121,9 @@ describe("the person's passkeys", () => {
     s = startFreshServer()
     const owner = await s.setUpOwner()
     const bea = await otherPerson()
-    const options = await s.call('POST', '/v1/app/passkeys/options', { cookie: owner.cookie })
+    const options = await s.request('POST', '/v1/app/passkeys/options', { cookie: owner.cookie })
     const response = await s.authenticator().register(options.body.options)
-    const reply = await s.call('POST', '/v1/app/passkeys/verify', {
+    const reply = await s.request('POST', '/v1/app/passkeys/verify', {
       cookie: bea.cookie,
       json: { challenge_id: options.body.challenge_id, response },
     })
@@ -134,15 +136,15 @@ describe("the person's passkeys", () => {
   test('an added passkey is verified like any other: replay and wrong origin fail', async () => {
     s = startFreshServer()
     const owner = await s.setUpOwner()
-    const options = await s.call('POST', '/v1/app/passkeys/options', { cookie: owner.cookie })
+    const options = await s.request('POST', '/v1/app/passkeys/options', { cookie: owner.cookie })
     const bad = await s.authenticator().register(options.body.options, {
       origin: 'https://evil.example',
     })
     const json = { challenge_id: options.body.challenge_id, response: bad }
-    const first = await s.call('POST', '/v1/app/passkeys/verify', { cookie: owner.cookie, json })
+    const first = await s.request('POST', '/v1/app/passkeys/verify', { cookie: owner.cookie, json })
     expect(first.status).toBe(400)
     expect(first.body.field).toBe('response')
-    const again = await s.call('POST', '/v1/app/passkeys/verify', { cookie: owner.cookie, json })
+    const again = await s.request('POST', '/v1/app/passkeys/verify', { cookie: owner.cookie, json })
     expect(again.status).toBe(400)
     expect(again.body.field).toBe('challenge_id')
     expect(s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(1)
@@ -151,12 +153,12 @@ describe("the person's passkeys", () => {
   test('the same credential cannot be registered twice (409)', async () => {
     s = startFreshServer()
     const owner = await s.setUpOwner()
-    const options = await s.call('POST', '/v1/app/passkeys/options', { cookie: owner.cookie })
+    const options = await s.request('POST', '/v1/app/passkeys/options', { cookie: owner.cookie })
     // An authenticator that ignores excludeCredentials and presents the same credential id.
     const clone = s.authenticator()
     Object.defineProperty(clone, 'credentialId', { value: owner.authenticator.credentialId })
     const response = await clone.register({ ...options.body.options, excludeCredentials: [] })
-    const reply = await s.call('POST', '/v1/app/passkeys/verify', {
+    const reply = await s.request('POST', '/v1/app/passkeys/verify', {
       cookie: owner.cookie,
       json: { challenge_id: options.body.challenge_id, response },
     })
@@ -175,11 +177,11 @@ describe("the person's passkeys", () => {
       { name: 'x'.repeat(101) },
       { name: 5 },
     ]) {
-      const reply = await s.call('PATCH', path, { cookie: owner.cookie, json })
+      const reply = await s.request('PATCH', path, { cookie: owner.cookie, json })
       expect(reply.status).toBe(400)
       expect(reply.body.field).toBe('name')
     }
-    const verify = await s.call('POST', '/v1/app/passkeys/verify', {
+    const verify = await s.request('POST', '/v1/app/passkeys/verify', {
       cookie: owner.cookie,
       json: { challenge_id: 'chal_x' },
     })
@@ -190,15 +192,15 @@ describe("the person's passkeys", () => {
   test('the routes need a session or a person token; cookie writes need our Origin', async () => {
     s = startFreshServer()
     const owner = await s.setUpOwner()
-    expect((await s.call('GET', '/v1/app/passkeys')).status).toBe(401)
-    expect((await s.call('POST', '/v1/app/passkeys/options')).status).toBe(401)
-    const foreign = await s.call('DELETE', `/v1/app/passkeys/${owner.authenticator.id}`, {
+    expect((await s.request('GET', '/v1/app/passkeys')).status).toBe(401)
+    expect((await s.request('POST', '/v1/app/passkeys/options')).status).toBe(401)
+    const foreign = await s.request('DELETE', `/v1/app/passkeys/${owner.authenticator.id}`, {
       cookie: owner.cookie,
       origin: 'https://evil.example',
     })
     expect(foreign.status).toBe(403)
     const { token } = addPersonToken(s.ctx, { email: 'owner@example.com' })
-    const byToken = await s.call('GET', '/v1/app/passkeys', { token, origin: null })
+    const byToken = await s.request('GET', '/v1/app/passkeys', { token, origin: null })
     expect(byToken.status).toBe(200)
     expect(byToken.body.passkeys).toHaveLength(1)
   })
@@ -207,14 +209,16 @@ describe("the person's passkeys", () => {
     s = startFreshServer()
     const owner = await s.setUpOwner()
     const { token } = addPersonToken(s.ctx, { email: 'owner@example.com' })
-    const options = await s.call('POST', '/v1/app/passkeys/options', { token, origin: null })
+    const options = await s.request('POST', '/v1/app/passkeys/options', { token, origin: null })
     expect(options.status).toBe(403)
     expect(options.body.error).toContain('browser session')
     // Not even with options a session fetched: the token cannot finish the ceremony.
-    const fromSession = await s.call('POST', '/v1/app/passkeys/options', { cookie: owner.cookie })
+    const fromSession = await s.request('POST', '/v1/app/passkeys/options', {
+      cookie: owner.cookie,
+    })
     expect(fromSession.status).toBe(200)
     const response = await s.authenticator().register(fromSession.body.options)
-    const verify = await s.call('POST', '/v1/app/passkeys/verify', {
+    const verify = await s.request('POST', '/v1/app/passkeys/verify', {
       token,
       origin: null,
       json: { challenge_id: fromSession.body.challenge_id, response },
@@ -223,7 +227,7 @@ describe("the person's passkeys", () => {
     expect(verify.body.error).toContain('browser session')
     expect(s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(1)
     // Renaming and removing stay open to the token.
-    const renamed = await s.call('PATCH', `/v1/app/passkeys/${owner.authenticator.id}`, {
+    const renamed = await s.request('PATCH', `/v1/app/passkeys/${owner.authenticator.id}`, {
       token,
       origin: null,
       json: { name: 'Laptop' },

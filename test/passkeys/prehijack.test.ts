@@ -33,7 +33,7 @@ const verified = (email: string) => s.ctx.store.users.byEmail(email)?.email_veri
 
 /** Logs in by email code as the mailbox's owner would; returns the reply (cookie set). */
 async function emailLogIn(sent: OutgoingMail[], email: string) {
-  const started = await s.call('POST', '/v1/auth/email/start', {
+  const started = await s.request('POST', '/v1/auth/email/start', {
     json: { email, purpose: 'login' },
   })
   expect(started.status).toBe(200)
@@ -41,7 +41,7 @@ async function emailLogIn(sent: OutgoingMail[], email: string) {
   const mail = sent.filter((m) => m.to === email).at(-1)
   const code = /^\s+(\d{8})$/m.exec(mail?.text ?? '')?.[1]
   if (!code) throw new Error(`no login code mailed to ${email}`)
-  return s.call('POST', '/v1/auth/email/verify', { json: { email, purpose: 'login', code } })
+  return s.request('POST', '/v1/auth/email/verify', { json: { email, purpose: 'login', code } })
 }
 
 /** A passkey sign-up; returns its authenticator and session cookie. */
@@ -52,7 +52,7 @@ async function passkeySignUp(email: string, invite?: string) {
   return { authenticator, cookie: reply.cookie as string, id: reply.body.user.id as string }
 }
 
-const me = (cookie: string) => s.call('GET', '/v1/app/me', { cookie, origin: null })
+const me = (cookie: string) => s.request('GET', '/v1/app/me', { cookie, origin: null })
 
 describe('users.email_verified', () => {
   test('a passkey sign-up in open mode or with an unbound invite is unverified', async () => {
@@ -68,12 +68,12 @@ describe('users.email_verified', () => {
     expect(verified('owner@example.com')).toBe(1)
     await passkeySignUp('bound@example.com', s.invite(owner.user.id, 'Bound@example.com'))
     expect(verified('bound@example.com')).toBe(1)
-    const started = await s.call('POST', '/v1/auth/email/start', {
+    const started = await s.request('POST', '/v1/auth/email/start', {
       json: { email: 'coded@example.com', purpose: 'signup' },
     })
     expect(started.status).toBe(200)
     const code = /^\s+(\d{8})$/m.exec(sent.at(-1)?.text ?? '')?.[1]
-    const signedUp = await s.call('POST', '/v1/auth/email/verify', {
+    const signedUp = await s.request('POST', '/v1/auth/email/verify', {
       json: { email: 'coded@example.com', purpose: 'signup', code },
     })
     expect(signedUp.status).toBe(200)
@@ -86,7 +86,7 @@ describe("an unverified account's first email-code login", () => {
   /** The attacker signs up with the victim's address and entrenches: token, push device. */
   async function preHijack(sent: OutgoingMail[]) {
     const attacker = await passkeySignUp(VICTIM)
-    const made = await s.call('POST', '/v1/app/tokens', {
+    const made = await s.request('POST', '/v1/app/tokens', {
       cookie: attacker.cookie,
       json: { label: 'backdoor' },
     })
@@ -114,7 +114,7 @@ describe("an unverified account's first email-code login", () => {
     // The victim's new session works; nothing the attacker held does.
     expect((await me(victim.cookie as string)).status).toBe(200)
     expect((await me(attacker.cookie)).status).toBe(401)
-    expect((await s.call('GET', '/v1/app/me', { token, origin: null })).status).toBe(401)
+    expect((await s.request('GET', '/v1/app/me', { token, origin: null })).status).toBe(401)
     expect((await s.logIn(attacker.authenticator)).status).toBe(401)
     expect(count(s.ctx, 'passkeys', 'user_id = ?1', attacker.id)).toBe(0)
     expect(count(s.ctx, 'sessions', 'user_id = ?1', attacker.id)).toBe(1)

@@ -16,7 +16,7 @@ describe('first-run setup with a passkey', () => {
   test('the setup token creates the owner, their passkey and a session', async () => {
     const token = s.setupToken()
     const authenticator = s.authenticator()
-    const options = await s.call('POST', '/v1/auth/passkey/register/options', {
+    const options = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'owner@example.com', name: 'Olga', setup_token: token },
     })
     expect(options.status).toBe(200)
@@ -32,7 +32,7 @@ describe('first-run setup with a passkey', () => {
     expect(o.pubKeyCredParams.map((p: { alg: number }) => p.alg)).toContain(-7)
 
     const response = await authenticator.register(o)
-    const verify = await s.call('POST', '/v1/auth/passkey/register/verify', {
+    const verify = await s.request('POST', '/v1/auth/passkey/register/verify', {
       json: { challenge_id: options.body.challenge_id, response, name: 'Laptop' },
     })
     expect(verify.status).toBe(200)
@@ -48,17 +48,17 @@ describe('first-run setup with a passkey', () => {
     const [passkey] = s.ctx.store.passkeys.byUser(verify.body.user.id)
     expect(passkey).toMatchObject({ id: authenticator.id, name: 'Laptop', counter: 0 })
     // The session works on the person's routes.
-    const channels = await s.call('GET', '/v1/app/channels', { cookie: verify.cookie })
+    const channels = await s.request('GET', '/v1/app/channels', { cookie: verify.cookie })
     expect(channels.status).toBe(200)
     expect(channels.body.channels).toEqual([])
     // Setup is closed: the token is gone from the database and the disk.
     expect(existsSync(setupTokenFile(s.ctx))).toBe(false)
-    expect((await s.call('GET', '/v1/info')).body.needs_setup).toBe(false)
+    expect((await s.request('GET', '/v1/info')).body.needs_setup).toBe(false)
   })
 
   test('without the setup token: 403 before any ceremony, and nobody is created', async () => {
     s.setupToken()
-    const reply = await s.call('POST', '/v1/auth/passkey/register/options', {
+    const reply = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'stranger@example.com' },
     })
     expect(reply.status).toBe(403)
@@ -86,13 +86,13 @@ describe('first-run setup with a passkey', () => {
     // well within the challenge's five minutes: verification re-checks admission.
     const fresh = s.setupToken()
     s.clock.advance(3600_000 - 2000)
-    const options = await s.call('POST', '/v1/auth/passkey/register/options', {
+    const options = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'o@example.com', setup_token: fresh },
     })
     expect(options.status).toBe(200)
     const response = await s.authenticator().register(options.body.options)
     s.clock.advance(3000)
-    const verify = await s.call('POST', '/v1/auth/passkey/register/verify', {
+    const verify = await s.request('POST', '/v1/auth/passkey/register/verify', {
       json: { challenge_id: options.body.challenge_id, response },
     })
     expect(verify.status).toBe(403)
@@ -104,10 +104,10 @@ describe('first-run setup with a passkey', () => {
     const token = s.setupToken()
     const a = s.authenticator()
     const b = s.authenticator()
-    const optionsA = await s.call('POST', '/v1/auth/passkey/register/options', {
+    const optionsA = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'a@example.com', setup_token: token },
     })
-    const optionsB = await s.call('POST', '/v1/auth/passkey/register/options', {
+    const optionsB = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'b@example.com', setup_token: token },
     })
     const [responseA, responseB] = await Promise.all([
@@ -115,10 +115,10 @@ describe('first-run setup with a passkey', () => {
       b.register(optionsB.body.options),
     ])
     const replies = await Promise.all([
-      s.call('POST', '/v1/auth/passkey/register/verify', {
+      s.request('POST', '/v1/auth/passkey/register/verify', {
         json: { challenge_id: optionsA.body.challenge_id, response: responseA },
       }),
-      s.call('POST', '/v1/auth/passkey/register/verify', {
+      s.request('POST', '/v1/auth/passkey/register/verify', {
         json: { challenge_id: optionsB.body.challenge_id, response: responseB },
       }),
     ])
@@ -146,7 +146,7 @@ describe('first-run setup with a passkey', () => {
 
   test('a ceremony in flight keeps the setup token sealed, not readable in the database', async () => {
     const token = s.setupToken()
-    const options = await s.call('POST', '/v1/auth/passkey/register/options', {
+    const options = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'o@example.com', setup_token: token },
     })
     expect(options.status).toBe(200)
@@ -159,24 +159,24 @@ describe('first-run setup with a passkey', () => {
 
   test('an Origin other than the base URL is refused (403); none at all is allowed', async () => {
     const token = s.setupToken()
-    const foreign = await s.call('POST', '/v1/auth/passkey/register/options', {
+    const foreign = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'o@example.com', setup_token: token },
       origin: 'https://evil.example',
     })
     expect(foreign.status).toBe(403)
     // Checked before the body: a foreign page learns nothing about what it sent.
-    const foreignBadBody = await s.call('POST', '/v1/auth/passkey/register/verify', {
+    const foreignBadBody = await s.request('POST', '/v1/auth/passkey/register/verify', {
       json: {},
       origin: 'https://evil.example',
     })
     expect(foreignBadBody.status).toBe(403)
-    const forwarded = await s.call('POST', '/v1/auth/passkey/login/options', {
+    const forwarded = await s.request('POST', '/v1/auth/passkey/login/options', {
       json: {},
       origin: 'http://hark.test',
       headers: { 'x-forwarded-host': 'hark.test', 'x-forwarded-proto': 'http' },
     })
     expect(forwarded.status).toBe(403)
-    const none = await s.call('POST', '/v1/auth/passkey/register/options', {
+    const none = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'o@example.com', setup_token: token },
       origin: null,
     })
@@ -184,7 +184,7 @@ describe('first-run setup with a passkey', () => {
   })
 
   test('the rpID and origin come from the base URL, never from Host or X-Forwarded-*', async () => {
-    const reply = await s.call('POST', '/v1/auth/passkey/login/options', {
+    const reply = await s.request('POST', '/v1/auth/passkey/login/options', {
       json: {},
       origin: null,
       headers: { host: 'evil.example', 'x-forwarded-host': 'evil.example' },
@@ -198,7 +198,7 @@ describe('bad input on sign-up', () => {
   test('missing or malformed email is 400 naming email', async () => {
     const token = s.setupToken()
     for (const json of [{ setup_token: token }, { email: 'nope', setup_token: token }]) {
-      const reply = await s.call('POST', '/v1/auth/passkey/register/options', { json })
+      const reply = await s.request('POST', '/v1/auth/passkey/register/options', { json })
       expect(reply.status).toBe(400)
       expect(reply.body.field).toBe('email')
     }
@@ -206,15 +206,15 @@ describe('bad input on sign-up', () => {
 
   test('a malformed response or unknown challenge is 400 naming the field', async () => {
     const token = s.setupToken()
-    const options = await s.call('POST', '/v1/auth/passkey/register/options', {
+    const options = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'o@example.com', setup_token: token },
     })
-    const noResponse = await s.call('POST', '/v1/auth/passkey/register/verify', {
+    const noResponse = await s.request('POST', '/v1/auth/passkey/register/verify', {
       json: { challenge_id: options.body.challenge_id },
     })
     expect(noResponse.status).toBe(400)
     expect(noResponse.body.field).toBe('response')
-    const garbage = await s.call('POST', '/v1/auth/passkey/register/verify', {
+    const garbage = await s.request('POST', '/v1/auth/passkey/register/verify', {
       json: {
         challenge_id: options.body.challenge_id,
         response: {
@@ -227,7 +227,7 @@ describe('bad input on sign-up', () => {
     })
     expect(garbage.status).toBe(400)
     expect(garbage.body.field).toBe('response')
-    const unknown = await s.call('POST', '/v1/auth/passkey/register/verify', {
+    const unknown = await s.request('POST', '/v1/auth/passkey/register/verify', {
       json: {
         challenge_id: 'chal_nope',
         response: await s.authenticator().register(options.body.options),
@@ -235,17 +235,15 @@ describe('bad input on sign-up', () => {
     })
     expect(unknown.status).toBe(400)
     expect(unknown.body.field).toBe('challenge_id')
-    const badName = await s.call('POST', '/v1/auth/passkey/register/verify', {
+    const badName = await s.request('POST', '/v1/auth/passkey/register/verify', {
       json: { challenge_id: 'chal_nope', response: {}, name: '' },
     })
     expect(badName.status).toBe(400)
-    const notJson = await s.app.handle(
-      new Request('http://hark.test/v1/auth/passkey/register/options', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{',
-      }),
-    )
+    const notJson = await s.request('POST', '/v1/auth/passkey/register/options', {
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+      origin: null,
+    })
     expect(notJson.status).toBe(400)
     expect(s.ctx.store.users.all()).toEqual([])
   })

@@ -17,7 +17,7 @@ const people = () =>
 
 describe('signing up with a passkey after setup', () => {
   test('closed mode (the default) refuses sign-up with 403, before any ceremony', async () => {
-    const reply = await s.call('POST', '/v1/auth/passkey/register/options', {
+    const reply = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'new@example.com' },
     })
     expect(reply.status).toBe(403)
@@ -27,13 +27,13 @@ describe('signing up with a passkey after setup', () => {
 
   test('a mode closed between options and verify refuses the verification', async () => {
     s.ctx.store.settings.set('registration', 'open')
-    const options = await s.call('POST', '/v1/auth/passkey/register/options', {
+    const options = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'new@example.com' },
     })
     expect(options.status).toBe(200)
     s.ctx.store.settings.set('registration', 'closed')
     const response = await s.authenticator().register(options.body.options)
-    const reply = await s.call('POST', '/v1/auth/passkey/register/verify', {
+    const reply = await s.request('POST', '/v1/auth/passkey/register/verify', {
       json: { challenge_id: options.body.challenge_id, response },
     })
     expect(reply.status).toBe(403)
@@ -50,7 +50,7 @@ describe('signing up with a passkey after setup', () => {
       name: 'Nia',
       is_owner: false,
     })
-    expect((await s.call('GET', '/v1/app/channels', { cookie: reply.cookie })).status).toBe(200)
+    expect((await s.request('GET', '/v1/app/channels', { cookie: reply.cookie })).status).toBe(200)
     expect((await s.logIn(authenticator)).body.user.email).toBe('new@example.com')
   })
 
@@ -82,12 +82,12 @@ describe('signing up with a passkey after setup', () => {
     s.ctx.store.settings.set('registration', 'invite')
     const secret = s.invite(ownerId)
     const start = (email: string) =>
-      s.call('POST', '/v1/auth/passkey/register/options', { json: { email, invite: secret } })
+      s.request('POST', '/v1/auth/passkey/register/options', { json: { email, invite: secret } })
     const a = await start('a@example.com')
     const b = await start('b@example.com')
     expect([a.status, b.status]).toEqual([200, 200])
     const finish = async (options: typeof a) =>
-      s.call('POST', '/v1/auth/passkey/register/verify', {
+      s.request('POST', '/v1/auth/passkey/register/verify', {
         json: {
           challenge_id: options.body.challenge_id,
           response: await s.authenticator().register(options.body.options),

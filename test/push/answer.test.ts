@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { hashToken } from '../../src/core/ids.ts'
+import { TestClock } from '../harness.ts'
 import { type PushFixture, startPushServer } from './fixture.ts'
 
 let f: PushFixture
@@ -78,12 +79,12 @@ describe('answering from the notification', () => {
   })
 
   test('an expired capability fails', async () => {
-    const clock = { t: Date.now(), now: () => clock.t }
+    const clock = new TestClock()
     f = startPushServer({ clock })
     await f.subscribe('phone')
     const { got } = await askAndReceive(f, [{ type: 'confirm', id: 'go', label: 'Go' }])
     const capability = (got[0]?.payload as { capability: string } | undefined)?.capability ?? ''
-    clock.t += 24 * 3600_000 + 1
+    clock.advance(24 * 3600_000 + 1)
     expect((await answerRaw(f, { capability, answer: true })).status).toBe(403)
   })
 

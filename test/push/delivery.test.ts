@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { generateKeyPair } from '../../src/shared/secret-crypto.ts'
-import { sleep } from '../harness.ts'
+import { sleep, TestClock } from '../harness.ts'
 import { type PushFixture, startPushServer } from './fixture.ts'
 
 let f: PushFixture
@@ -215,7 +215,7 @@ describe('failures', () => {
 describe('deleted while waiting for a retry', () => {
   /** A frozen clock: a failed push waits for its retry until the test moves time on. */
   async function failOnce(text: string) {
-    const clock = { t: Date.now(), now: () => clock.t }
+    const clock = new TestClock()
     f = startPushServer({ clock })
     await f.subscribe('phone')
     f.receiver.answer('phone', 503)
@@ -224,7 +224,7 @@ describe('deleted while waiting for a retry', () => {
     await f.s.ctx.push.idle()
     expect(queued(f)).toBe(1) // waiting for its retry
     const recover = async () => {
-      clock.t += 60 * 60_000
+      clock.advance(60 * 60_000)
       f.s.ctx.push.kick()
       await sleep(20)
       await f.s.ctx.push.idle()

@@ -27,19 +27,19 @@ describe('starting passkey ceremonies', () => {
   test('300 anonymous login starts from one address store 30 challenges; the rest are 429', async () => {
     const statuses: number[] = []
     for (let i = 0; i < 300; i++) {
-      statuses.push((await s.call('POST', LOGIN, { headers: from('203.0.113.5') })).status)
+      statuses.push((await s.request('POST', LOGIN, { headers: from('203.0.113.5') })).status)
     }
     expect(statuses.slice(0, PASSKEY_LIMITS.startsPerIp).every((x) => x === 200)).toBe(true)
     expect(statuses.slice(PASSKEY_LIMITS.startsPerIp).every((x) => x === 429)).toBe(true)
     expect(challenges()).toBe(PASSKEY_LIMITS.startsPerIp)
 
-    const refused = await s.call('POST', LOGIN, { headers: from('203.0.113.5') })
+    const refused = await s.request('POST', LOGIN, { headers: from('203.0.113.5') })
     expect(refused.status).toBe(429)
     expect(refused.body).toEqual({
       error: 'too many passkey logins or sign-ups started from your network address; retry in 10 s',
     })
     // Sign-up starts count against the same limit, and are refused before the body is read.
-    const signUp = await s.call('POST', REGISTER, {
+    const signUp = await s.request('POST', REGISTER, {
       headers: from('203.0.113.5'),
       json: { nonsense: true },
     })
@@ -47,14 +47,14 @@ describe('starting passkey ceremonies', () => {
     expect(challenges()).toBe(PASSKEY_LIMITS.startsPerIp)
 
     // Another address is not held up; the limited one gets one more every 10 seconds.
-    expect((await s.call('POST', LOGIN, { headers: from('198.51.100.7') })).status).toBe(200)
+    expect((await s.request('POST', LOGIN, { headers: from('198.51.100.7') })).status).toBe(200)
     s.clock.advance(10_000)
-    expect((await s.call('POST', LOGIN, { headers: from('203.0.113.5') })).status).toBe(200)
-    expect((await s.call('POST', LOGIN, { headers: from('203.0.113.5') })).status).toBe(429)
+    expect((await s.request('POST', LOGIN, { headers: from('203.0.113.5') })).status).toBe(200)
+    expect((await s.request('POST', LOGIN, { headers: from('203.0.113.5') })).status).toBe(429)
   })
 
   test('the 429 says when to retry', async () => {
-    for (let i = 0; i < PASSKEY_LIMITS.startsPerIp; i++) await s.call('POST', LOGIN)
+    for (let i = 0; i < PASSKEY_LIMITS.startsPerIp; i++) await s.request('POST', LOGIN)
     const response = await s.app.handle(
       new Request('http://hark.test/v1/auth/passkey/login/options', { method: 'POST' }),
     )
@@ -64,10 +64,10 @@ describe('starting passkey ceremonies', () => {
   })
 
   test('expired challenges are swept by the next start', async () => {
-    for (let i = 0; i < 5; i++) await s.call('POST', LOGIN)
+    for (let i = 0; i < 5; i++) await s.request('POST', LOGIN)
     expect(challenges()).toBe(5)
     s.clock.advance(CHALLENGE_TTL_MS)
-    expect((await s.call('POST', LOGIN)).status).toBe(200)
+    expect((await s.request('POST', LOGIN)).status).toBe(200)
     expect(challenges()).toBe(1)
   })
 
@@ -90,18 +90,18 @@ describe('starting passkey ceremonies', () => {
     s.clock.advance(60_000)
     for (let i = 0; i < asked; i++) {
       const ip = `192.0.2.${Math.floor(i / PASSKEY_LIMITS.startsPerIp)}`
-      expect((await s.call('POST', LOGIN, { headers: from(ip) })).status).toBe(200)
+      expect((await s.request('POST', LOGIN, { headers: from(ip) })).status).toBe(200)
     }
     expect(challenges()).toBe(PASSKEY_LIMITS.pendingAnonymous)
 
-    const full = await s.call('POST', LOGIN, { headers: from('198.51.100.1') })
+    const full = await s.request('POST', LOGIN, { headers: from('198.51.100.1') })
     expect(full.status).toBe(503)
     expect(full.body).toEqual({
       error:
         'too many passkey logins and sign-ups are waiting to finish on this server; retry in 240 s',
     })
     const token = s.setupToken()
-    const signUp = await s.call('POST', REGISTER, {
+    const signUp = await s.request('POST', REGISTER, {
       headers: from('198.51.100.2'),
       json: { email: 'ada@example.com', setup_token: token },
     })
@@ -118,7 +118,7 @@ describe('starting passkey ceremonies', () => {
 
     // Once the first ones expire, they are swept and starts work again.
     s.clock.advance(240_000)
-    expect((await s.call('POST', LOGIN, { headers: from('198.51.100.1') })).status).toBe(200)
+    expect((await s.request('POST', LOGIN, { headers: from('198.51.100.1') })).status).toBe(200)
     expect(challenges()).toBe(asked + 1)
   })
 
@@ -136,7 +136,7 @@ describe('starting passkey ceremonies', () => {
         })
       }
     })()
-    expect((await s.call('POST', LOGIN)).status).toBe(503)
+    expect((await s.request('POST', LOGIN)).status).toBe(503)
     expect((await s.addPasskey(owner.cookie, s.authenticator(), 'Second')).status).toBe(200)
   })
 })
