@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs'
 import { systemClock } from '../../core/clock.ts'
+import type { Provisioning } from '../../people/service.ts'
 import { databasePath, openStores, prepareDataDir } from '../../server/context.ts'
 import { openDatabase } from '../../server/db/database.ts'
 import { type ParsedArgs, UsageError } from '../args.ts'
@@ -21,14 +22,7 @@ export interface AdminContext {
 }
 
 /** The database of the data directory, open for `work`, with what the people service needs. */
-export function withDatabase<T>(
-  dataDir: string,
-  work: (p: {
-    db: ReturnType<typeof openDatabase>
-    store: ReturnType<typeof openStores>
-    clock: typeof systemClock
-  }) => T,
-): T {
+export function withDatabase<T>(dataDir: string, work: (p: Provisioning) => T): T {
   prepareDataDir(dataDir)
   const db = openDatabase(databasePath(dataDir))
   try {

@@ -1,4 +1,4 @@
-import { addChannel, addPersonToken, addUser } from '../../people/service.ts'
+import { addChannel, addPersonToken, addUser, type Provisioning } from '../../people/service.ts'
 import { rotateVapid } from '../../push/vapid.ts'
 import { flagString, UsageError } from '../args.ts'
 import { backup, restore } from './backup.ts'
@@ -38,41 +38,57 @@ export const userAdd: AdminCommand = {
   },
 }
 
-export const channelAdd: AdminCommand = {
+/**
+ * A command that makes a token for --user's person and shows it once: what was made, then the
+ * token alone on the last line, where scripts take it from.
+ */
+function tokenCommand(definition: {
+  name: string
+  summary: string
+  help: string
+  kind: 'Agent' | 'Person'
+  issue(p: Provisioning, input: { email: string; label?: string }): { made: string; token: string }
+}): AdminCommand {
+  return {
+    name: definition.name,
+    summary: definition.summary,
+    help: definition.help,
+    valued: RECORD_VALUED,
+    booleans: RECORD_BOOLEANS,
+    async run(c) {
+      const email = needUser(c, definition.name)
+      const { made, token } = withDatabase(c.dataDir, (p) =>
+        definition.issue(p, { email, label: flagString(c.args, 'label') }),
+      )
+      c.out(`${made} for ${email}.`)
+      c.out(`${definition.kind} token (shown once, store it now):`)
+      c.out(token)
+      return 0
+    },
+  }
+}
+
+export const channelAdd = tokenCommand({
   name: 'channel add',
   summary: 'prints the new agent token alone on the last line',
   help: 'hark admin channel add --user EMAIL [--label LABEL] [--data DIR]',
-  valued: RECORD_VALUED,
-  booleans: RECORD_BOOLEANS,
-  async run(c) {
-    const email = needUser(c, 'channel add')
-    const { channel, token } = withDatabase(c.dataDir, (p) =>
-      addChannel(p, { email, label: flagString(c.args, 'label') }),
-    )
-    c.out(`Created channel ${channel.id} "${channel.label}" for ${email}.`)
-    c.out('Agent token (shown once, store it now):')
-    c.out(token)
-    return 0
+  kind: 'Agent',
+  issue(p, input) {
+    const { channel, token } = addChannel(p, input)
+    return { made: `Created channel ${channel.id} "${channel.label}"`, token }
   },
-}
+})
 
-export const tokenAdd: AdminCommand = {
+export const tokenAdd = tokenCommand({
   name: 'token add',
   summary: 'prints a new person token alone on the last line',
   help: 'hark admin token add --user EMAIL [--label LABEL] [--data DIR]',
-  valued: RECORD_VALUED,
-  booleans: RECORD_BOOLEANS,
-  async run(c) {
-    const email = needUser(c, 'token add')
-    const { token, row } = withDatabase(c.dataDir, (p) =>
-      addPersonToken(p, { email, label: flagString(c.args, 'label') }),
-    )
-    c.out(`Created person token ${row.id} for ${email}.`)
-    c.out('Person token (shown once, store it now):')
-    c.out(token)
-    return 0
+  kind: 'Person',
+  issue(p, input) {
+    const { token, row } = addPersonToken(p, input)
+    return { made: `Created person token ${row.id}`, token }
   },
-}
+})
 
 /** The archive's FILE, the one argument backup and restore take. */
 function archivePath(c: AdminContext, name: string): string {

@@ -1,4 +1,4 @@
-import { parseBlocks, splitOptions } from '../../../agent/bodies.ts'
+import { parseBlocks, type QuestionSpec, splitOptions } from '../../../agent/bodies.ts'
 import { EXIT } from '../../../agent/failures.ts'
 import { type AskOutcome, askQuestion, waitForAnswer } from '../../../agent/questions.ts'
 import { flagString, flagStrings } from '../../args.ts'
@@ -81,7 +81,7 @@ ${ANSWER_HELP}`,
     const title = flagString(args, 'title')
     const text = await messageText(c, args.positionals, false)
     const { client } = c.session()
-    const question = {
+    const question: QuestionSpec = {
       text,
       title,
       blocks: parseBlocks(flagStrings(args, 'block')),
