@@ -134,17 +134,25 @@ worker.addEventListener('push', (event) => {
   event.waitUntil(worker.registration.showNotification(payload.channel_label ?? 'Hark', options))
 })
 
+/**
+ * The worker's one API call: it runs apart from the app, so not through the app's client. No
+ * cookie is needed: the capability the push carried is the credential.
+ */
+function answerByCapability(capability: string, answer: unknown): Promise<Response> {
+  return fetch('/v1/push/answer', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ capability, answer }),
+  })
+}
+
 /** Answers with the push's capability; the person sees the outcome as a new notification. */
 async function answerFromNotification(payload: PushPayload, action: string): Promise<void> {
   const chosen = payload.actions?.find((a) => a.action === action)
   if (!chosen || !payload.capability) return
   let result: string
   try {
-    const response = await fetch('/v1/push/answer', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ capability: payload.capability, answer: chosen.answer }),
-    })
+    const response = await answerByCapability(payload.capability, chosen.answer)
     // 403: the capability is unknown, used (this button was tapped before, or another device
     // answered) or expired; whether the question was answered is not known here.
     result = response.ok

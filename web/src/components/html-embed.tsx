@@ -6,7 +6,7 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks'
  * own CSP forbids any network request. Messages from the frame are believed only when they
  * come from this very frame's window, and `reply` is passed on only for this block's question.
  * A reply never answers anything: it only stages a value, which the question shows outside
- * the frame with its own Send button, and a later reply replaces it (question.tsx). Nothing
+ * the frame with its own Send button, and a later reply replaces it (question/). Nothing
  * the frame does can answer without the person's click or key press in the app.
  *
  * The frame must also stay on `/embed`. Nothing can stop a frame navigating itself, but the

@@ -1,7 +1,7 @@
 import { fullDate, stamp } from '../lib/format.ts'
 import type { Block, Message } from '../lib/types.ts'
 import { DisplayBlock } from './blocks.tsx'
-import { Question } from './question.tsx'
+import { Question } from './question/index.tsx'
 
 /** One message in a thread (or a pin): title, text, blocks, and its state line. */
 
