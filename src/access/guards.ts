@@ -1,6 +1,8 @@
 import { Elysia } from 'elysia'
+import { requestIp } from '../core/client-address.ts'
 import { fail } from '../core/errors.ts'
 import { pathOf } from '../core/http/front-door.ts'
+import type { RateLimiter } from '../core/rate-limit.ts'
 import type { Ctx } from '../server/context.ts'
 import { checkOrigin, sessionFromCookie } from './sessions/service.ts'
 import {
@@ -55,8 +57,7 @@ export const agentAuth = (ctx: Ctx) =>
 export function agentOf(ctx: Ctx, request: Request): AgentAuth {
   const agent = authenticateAgent(ctx, request.headers.get('authorization') ?? undefined)
   if (WRITES.has(request.method)) {
-    const retryAfter = ctx.limiter.take(agent.channel.id)
-    if (retryAfter > 0) throw fail.rateLimited(retryAfter)
+    ctx.limits.writes.take(agent.channel.id)
   }
   return agent
 }
@@ -76,8 +77,7 @@ export function personOf(ctx: Ctx, request: Request, set?: ResponseHeaders): Per
   // The same write limit as an agent's channel, for the person across all their clients: a
   // script with a person token must not be able to write without bound either.
   if (WRITES.has(request.method)) {
-    const retryAfter = ctx.limiter.take(`person:${person.user.id}`)
-    if (retryAfter > 0) throw fail.rateLimited(retryAfter)
+    ctx.limits.writes.take(`person:${person.user.id}`)
   }
   return person
 }
@@ -98,3 +98,13 @@ export const personAuth = (ctx: Ctx) =>
   new Elysia({ name: 'hark/person-auth' }).derive({ as: 'scoped' }, ({ request, set }) => ({
     person: personOf(ctx, request, set),
   }))
+
+/**
+ * The one rate-limit guard of the public routes (a transform hook, so it runs before the body
+ * is read): `limiter` counts the request's client address, and past it the answer is 429 with
+ * Retry-After, whatever was sent.
+ */
+export const limitedByAddress =
+  (ctx: Ctx, limiter: RateLimiter) =>
+  ({ request }: { request: Request }): void =>
+    limiter.take(requestIp(ctx, request))

@@ -1,4 +1,5 @@
 import type { Server } from 'bun'
+import { socketRequest } from './http/front-door.ts'
 
 /**
  * The address of the client behind a request.
@@ -51,4 +52,38 @@ function normalize(raw: string): string | undefined {
     return stripMappedV4(a.toLowerCase())
   }
   return undefined
+}
+
+/** What finding a request's client address needs of the server. */
+export interface AddressHost {
+  server?: Pick<Server<unknown>, 'requestIP'>
+  config: { trustProxy?: boolean }
+}
+
+/**
+ * Who a per-IP limit counts a request against: the socket's peer (or, behind a trusted proxy,
+ * the address it forwarded), with IPv6 addresses cut to their /64 — one client usually holds a
+ * whole /64 and could otherwise use a fresh address per request. Without a listening server
+ * (tests driving `app.handle()`), every request shares one bucket.
+ */
+export const requestIp = (host: AddressHost, request: Request): string =>
+  limitKey(
+    clientIp(socketRequest(request), host.server, host.config.trustProxy === true) ?? 'local',
+  )
+
+/** `2001:db8:1:2:aaaa::1` → `2001:db8:1:2::/64`; IPv4 and anything else unchanged. */
+export function limitKey(address: string): string {
+  if (!address.includes(':')) return address
+  const [head = '', tail] = address.split('::') as [string, string | undefined]
+  const left = head ? head.split(':') : []
+  const right = tail ? tail.split(':') : []
+  const groups =
+    tail === undefined
+      ? left
+      : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
+  const prefix = groups
+    .slice(0, 4)
+    .map((g) => (Number.parseInt(g, 16) || 0).toString(16))
+    .join(':')
+  return `${prefix}::/64`
 }

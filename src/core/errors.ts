@@ -31,10 +31,6 @@ export const fail = {
   conflict: (message: string) => new HarkError(409, message),
   tooLarge: (message: string) => new HarkError(413, message),
   unsupportedMedia: (message: string) => new HarkError(415, message),
-  rateLimited: (retryAfterSeconds: number) =>
-    new HarkError(429, `write rate limit reached; retry in ${retryAfterSeconds} s`, undefined, {
-      'Retry-After': String(retryAfterSeconds),
-    }),
   unavailable: (message: string) => new HarkError(503, message),
 }
 

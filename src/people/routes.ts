@@ -4,7 +4,6 @@ import type { PersonAuth } from '../access/tokens/service.ts'
 import { channelsGone, heldKeys } from '../channels/service.ts'
 import { doc } from '../core/docs.ts'
 import { fail } from '../core/errors.ts'
-import { optionalJson } from '../core/http/optional-body.ts'
 import type { Ctx } from '../server/context.ts'
 import { createInvite, listInvites, revokeInvite } from './invites.ts'
 import { registrationMode, setRegistrationMode } from './settings.ts'
@@ -77,7 +76,6 @@ export const peopleRoutes = (ctx: Ctx) =>
       detail: doc('people', 'Open invites'),
     })
     .post('/invites', ({ person, body }) => createInvite(ctx, person, body), {
-      parse: optionalJson,
       body: t.Object({ email: t.Optional(t.String()), expires_in: t.Optional(t.Number()) }),
       detail: doc('people', 'Make a single-use invite link'),
     })

@@ -1,5 +1,4 @@
 import type { Database } from 'bun:sqlite'
-import type { TokenKind } from '../core/ids.ts'
 
 export interface UserRow {
   id: string

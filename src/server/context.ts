@@ -5,6 +5,7 @@ import type { Server } from 'bun'
 import { emailCodeStore } from '../access/email/store.ts'
 import { joinLinkStore } from '../access/enrol/join-store.ts'
 import { pairingStore } from '../access/enrol/store.ts'
+import { createLimits, type Limits } from '../access/limits.ts'
 import { challengeStore, passkeyStore } from '../access/passkeys/store.ts'
 import { sessionStore } from '../access/sessions/store.ts'
 import { tokenStore } from '../access/tokens/store.ts'
@@ -16,7 +17,6 @@ import { FatalError } from '../core/errors.ts'
 import { HeldPolls } from '../core/holds.ts'
 import { type Logger, stderrLogger } from '../core/log.ts'
 import type { Mailer } from '../core/mailer.ts'
-import { WriteLimiter } from '../core/rate-limit.ts'
 import { Waiters } from '../core/waiters.ts'
 import { sweepFiles } from '../files/service.ts'
 import { fileStore } from '../files/store.ts'
@@ -40,7 +40,8 @@ export interface Ctx {
   waiters: Waiters
   /** Long-polls held right now, by token or session (capped). */
   holds: HeldPolls
-  limiter: WriteLimiter
+  /** Every rate limit (docs/security.md). */
+  limits: Limits
   expiry: ExpiryScheduler
   filesDir: string
   store: ReturnType<typeof openStores>
@@ -105,7 +106,7 @@ export function createContext(
     log: options.log ?? stderrLogger,
     waiters: new Waiters(),
     holds: new HeldPolls(),
-    limiter: new WriteLimiter(config.writeLimit, () => clock.now()),
+    limits: createLimits(config, () => clock.now()),
     expiry: new ExpiryScheduler(),
     filesDir,
     store: openStores(db),

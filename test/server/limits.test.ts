@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test'
-import { WriteLimiter } from '../../src/core/rate-limit.ts'
-import { limitKey } from '../../src/core/request-ip.ts'
+import { limitKey } from '../../src/core/client-address.ts'
+import { RateLimiter } from '../../src/core/rate-limit.ts'
 
 test('IPv6 addresses count against their /64; IPv4 as they are', () => {
   expect(limitKey('2001:db8:1:2:aaaa:bbbb:cccc:dddd')).toBe('2001:db8:1:2::/64')
@@ -15,10 +15,10 @@ test('IPv6 addresses count against their /64; IPv4 as they are', () => {
 
 test('a limiter forgets idle keys even when nobody is refused', () => {
   let now = 0
-  const limiter = new WriteLimiter(10, () => now)
+  const limiter = new RateLimiter(10, 60_000, () => now, 'too many')
   for (let i = 0; i < 5000; i++) {
     now += 100 // each key is seen once, and a new one every 100 ms
-    expect(limiter.take(`client-${i}`)).toBe(0)
+    expect(limiter.tryTake(`client-${i}`)).toBe(true)
   }
   // Only keys touched within the last minute (about 600) may remain, not all 5000.
   expect(limiter.size).toBeLessThan(2000)
@@ -26,9 +26,16 @@ test('a limiter forgets idle keys even when nobody is refused', () => {
 
 test('a limiter refuses past its rate with the seconds to wait', () => {
   const now = 0
-  const limiter = new WriteLimiter(2, () => now)
-  expect(limiter.take('a')).toBe(0)
-  expect(limiter.take('a')).toBe(0)
-  expect(limiter.take('a')).toBe(30)
-  expect(limiter.take('b')).toBe(0)
+  const limiter = new RateLimiter(2, 60_000, () => now, 'write rate limit reached')
+  limiter.take('a')
+  limiter.take('a')
+  expect(() => limiter.take('a')).toThrow('write rate limit reached; retry in 30 s')
+  expect(limiter.wait('a')).toBe(30)
+  limiter.take('b')
+})
+
+test('a limit of 0 is off', () => {
+  const limiter = new RateLimiter(0, 60_000, () => 0, 'never')
+  for (let i = 0; i < 1000; i++) limiter.take('a')
+  expect(limiter.size).toBe(0)
 })

@@ -1,4 +1,4 @@
-import { WindowLimiter } from '../../core/window-limiter.ts'
+import { RateLimiter } from '../../core/rate-limit.ts'
 
 const QUARTER_HOUR = 15 * 60 * 1000
 const HOUR = 60 * 60 * 1000
@@ -25,31 +25,31 @@ export const EMAIL_LIMITS = {
 
 /** The limiters of one server, made with its routes; in memory: they guard the server, not data. */
 export class EmailLimits {
-  readonly startsPerIp: WindowLimiter
-  readonly startsPerAddressFromIp: WindowLimiter
-  readonly codesPerAddress: WindowLimiter
-  readonly verifiesPerIp: WindowLimiter
+  readonly startsPerIp: RateLimiter
+  readonly startsPerAddressFromIp: RateLimiter
+  readonly codesPerAddress: RateLimiter
+  readonly verifiesPerIp: RateLimiter
 
   constructor(now: () => number) {
-    this.startsPerIp = new WindowLimiter(
+    this.startsPerIp = new RateLimiter(
       EMAIL_LIMITS.startsPerIp,
       QUARTER_HOUR,
       now,
       'too many codes asked from your network address',
     )
-    this.startsPerAddressFromIp = new WindowLimiter(
+    this.startsPerAddressFromIp = new RateLimiter(
       EMAIL_LIMITS.startsPerAddressFromIp,
       QUARTER_HOUR,
       now,
       'too many codes asked for this email address from your network address',
     )
-    this.codesPerAddress = new WindowLimiter(
+    this.codesPerAddress = new RateLimiter(
       EMAIL_LIMITS.codesPerAddress,
       HOUR,
       now,
       'too many codes asked for this email address',
     )
-    this.verifiesPerIp = new WindowLimiter(
+    this.verifiesPerIp = new RateLimiter(
       EMAIL_LIMITS.verifiesPerIp,
       QUARTER_HOUR,
       now,

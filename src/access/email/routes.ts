@@ -1,16 +1,16 @@
 import { Elysia } from 'elysia'
+import { requestIp } from '../../core/client-address.ts'
 import { doc } from '../../core/docs.ts'
-import { requestIp } from '../../core/request-ip.ts'
 import { SignedInUser, signedIn } from '../../people/schema.ts'
 import type { Ctx } from '../../server/context.ts'
+import { limitedByAddress } from '../guards.ts'
 import { checkOrigin } from '../sessions/service.ts'
-import { EmailLimits } from './limits.ts'
 import { StartRequest, StartResponse, VerifyRequest } from './schema.ts'
 import { requireMailer, startEmailCode, verifyEmailCode } from './service.ts'
 
 /** Email login codes: public routes, the way in for people without a passkey. */
 export const emailRoutes = (ctx: Ctx) => {
-  const limits = new EmailLimits(() => ctx.clock.now())
+  const limits = ctx.limits.email
 
   /**
    * Checks that run before the body is read (Elysia's transform stage), so that a foreign page,
@@ -20,7 +20,7 @@ export const emailRoutes = (ctx: Ctx) => {
   const guard = (request: Request, limit: 'startsPerIp' | 'verifiesPerIp') => {
     if (request.headers.has('origin')) checkOrigin(ctx, request)
     requireMailer(ctx)
-    limits[limit].take(requestIp(ctx, request))
+    limitedByAddress(ctx, limits[limit])({ request })
   }
   const requester = (request: Request) => ({ ip: requestIp(ctx, request) })
 

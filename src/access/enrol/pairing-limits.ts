@@ -1,6 +1,5 @@
 import { HarkError } from '../../core/errors.ts'
-import { WindowLimiter } from '../../core/window-limiter.ts'
-import type { Ctx } from '../../server/context.ts'
+import { RateLimiter } from '../../core/rate-limit.ts'
 
 /**
  * Misses allowed per 10 minutes when looking up, approving or denying a pairing by its user code:
@@ -25,19 +24,18 @@ export const PAIRING_LIMITS = {
  * a miss (404: unknown, expired or no longer pending) is counted against both after it.
  */
 export class PairingCodeGuard {
-  private readonly byPerson: WindowLimiter
-  private readonly byIp: WindowLimiter
+  private readonly byPerson: RateLimiter
+  private readonly byIp: RateLimiter
 
-  constructor(ctx: Ctx) {
-    const now = () => ctx.clock.now()
+  constructor(now: () => number) {
     const { missesPerPerson, missesPerIp, windowMs } = PAIRING_LIMITS
-    this.byPerson = new WindowLimiter(
+    this.byPerson = new RateLimiter(
       missesPerPerson,
       windowMs,
       now,
       'too many unknown pairing codes tried',
     )
-    this.byIp = new WindowLimiter(
+    this.byIp = new RateLimiter(
       missesPerIp,
       windowMs,
       now,

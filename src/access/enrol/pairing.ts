@@ -123,7 +123,7 @@ function redeem(ctx: Ctx, row: PairingRow): PairingResult {
 /** The person's view of a pending pairing, by its user code. */
 export function findPendingPairing(ctx: Ctx, code: string): PairingRow {
   const row = ctx.store.pairings.byUserCode(normaliseUserCode(code))
-  if (!row || row.status !== 'pending' || !isLive(ctx, row)) throw fail.notFound('pairing code')
+  if (row?.status !== 'pending' || !isLive(ctx, row)) throw fail.notFound('pairing code')
   return row
 }
 

@@ -1,15 +1,12 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { Elysia } from 'elysia'
 import { doc } from '../../core/docs.ts'
-import { requestIp } from '../../core/request-ip.ts'
-import { WindowLimiter } from '../../core/window-limiter.ts'
 import { Ok } from '../../messages/schema.ts'
 import { SignedInUser, signedIn } from '../../people/schema.ts'
 import type { UserRow } from '../../people/store.ts'
 import type { Ctx } from '../../server/context.ts'
-import { personAuth } from '../guards.ts'
+import { limitedByAddress, personAuth } from '../guards.ts'
 import { checkOrigin, requireSession } from '../sessions/service.ts'
-import { PASSKEY_LIMITS } from './ceremony.ts'
 import {
   CeremonyOptions,
   LoginVerifyRequest,
@@ -48,13 +45,7 @@ const userAgent = (request: Request) => request.headers.get('user-agent')
  * starting ceremonies per client address (`PASSKEY_LIMITS`): over it, 429 whatever is sent.
  */
 const ceremonies = (ctx: Ctx) => {
-  const starts = new WindowLimiter(
-    PASSKEY_LIMITS.startsPerIp,
-    PASSKEY_LIMITS.windowMs,
-    () => ctx.clock.now(),
-    'too many passkey logins or sign-ups started from your network address',
-  )
-  const limited = ({ request }: { request: Request }) => starts.take(requestIp(ctx, request))
+  const limited = limitedByAddress(ctx, ctx.limits.passkeyStarts)
   return new Elysia({ prefix: '/v1/auth/passkey' })
     .onTransform(({ request }) => {
       if (request.headers.has('origin')) checkOrigin(ctx, request)

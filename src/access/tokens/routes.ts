@@ -1,6 +1,5 @@
 import { Elysia, t } from 'elysia'
 import { doc } from '../../core/docs.ts'
-import { optionalJson } from '../../core/http/optional-body.ts'
 import type { Ctx } from '../../server/context.ts'
 import { personAuth } from '../guards.ts'
 import { createPersonToken, listTokens, revokeToken, rotateToken } from './service.ts'
@@ -18,7 +17,6 @@ export const tokenRoutes = (ctx: Ctx) =>
       detail: doc('tokens', 'List my live tokens'),
     })
     .post('/tokens', ({ person, body }) => createPersonToken(ctx, person, body.label), {
-      parse: optionalJson,
       body: t.Object({ label: t.Optional(t.String()) }),
       detail: doc('tokens', 'Make a person token (shown once; browser session only)'),
     })
