@@ -1,7 +1,7 @@
 import { render } from 'preact'
 import { App } from './app.tsx'
 import { applyTheme, savedTheme } from './lib/theme.ts'
-import './styles.css'
+import './styles/index.css'
 
 applyTheme(savedTheme())
 render(<App />, document.getElementById('app') as HTMLElement)
