@@ -354,6 +354,15 @@ async function request(
 /** Resolves after `ms`; for ordering, never as a performance assertion. */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/** Waits until `cond` holds (a poll parked, say); an ordering aid, not a timing assertion. */
+export async function until(cond: () => boolean, ms = 3000): Promise<void> {
+  const deadline = performance.now() + ms
+  while (!cond()) {
+    if (performance.now() > deadline) throw new Error('condition not reached in time')
+    await sleep(5)
+  }
+}
+
 /** Expects a promise to reject with a HarkApiError of `status`; returns the error. */
 export async function failsWith(
   promise: Promise<unknown>,

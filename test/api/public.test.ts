@@ -1,20 +1,10 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { rmSync } from 'node:fs'
-import { silentLogger } from '../../src/core/log.ts'
 import { VERSION } from '../../src/core/version.ts'
 import { addUser } from '../../src/people/service.ts'
-import { buildApp } from '../../src/server/app.ts'
-import { DEFAULTS } from '../../src/server/config.ts'
-import { closeContext, createContext } from '../../src/server/context.ts'
-import { BASE, startTestServer, type TestServer, tempDir } from '../harness.ts'
+import { startTestServer, type TestServer } from '../harness.ts'
 
 let s: TestServer
-let cleanup: (() => void) | undefined
-afterEach(() => {
-  s?.close()
-  cleanup?.()
-  cleanup = undefined
-})
+afterEach(() => s?.close())
 
 interface OpenApi {
   openapi: string
@@ -33,28 +23,6 @@ interface JsonSchema {
   $ref?: string
   required?: string[]
   properties?: Record<string, JsonSchema>
-}
-
-/** A server with no owner: a fresh data directory, nothing provisioned. */
-function freshServer() {
-  const dir = tempDir()
-  const ctx = createContext(
-    {
-      dataDir: dir,
-      host: '127.0.0.1',
-      port: 0,
-      baseUrl: BASE,
-      writeLimit: 0,
-      maxFileSize: DEFAULTS.maxFileSize,
-    },
-    { log: silentLogger },
-  )
-  const app = buildApp(ctx)
-  cleanup = () => {
-    closeContext(ctx)
-    rmSync(dir, { recursive: true, force: true })
-  }
-  return { ctx, get: (path: string) => app.handle(new Request(`${BASE}${path}`)) }
 }
 
 /** Resolves a `$ref` into `components.schemas`, or returns the inline schema. */
@@ -110,19 +78,15 @@ describe('GET /v1/info', () => {
   })
 
   test('needs_setup is true on a fresh server with no owner, and false once there is one', async () => {
-    const fresh = freshServer()
-    const before = await fresh.get('/v1/info')
+    s = startTestServer({ owner: false })
+    const before = await s.request('GET', '/v1/info')
     expect(before.status).toBe(200)
-    expect(((await before.json()) as { needs_setup: boolean }).needs_setup).toBe(true)
+    expect(before.body.needs_setup).toBe(true)
     // A person who is not the owner does not complete setup.
-    addUser(fresh.ctx, { email: 'someone@example.com' })
-    expect(
-      ((await (await fresh.get('/v1/info')).json()) as { needs_setup: boolean }).needs_setup,
-    ).toBe(true)
-    addUser(fresh.ctx, { email: 'owner@example.com', owner: true })
-    expect(
-      ((await (await fresh.get('/v1/info')).json()) as { needs_setup: boolean }).needs_setup,
-    ).toBe(false)
+    addUser(s.ctx, { email: 'someone@example.com' })
+    expect((await s.request('GET', '/v1/info')).body.needs_setup).toBe(true)
+    addUser(s.ctx, { email: 'owner@example.com', owner: true })
+    expect((await s.request('GET', '/v1/info')).body.needs_setup).toBe(false)
   })
 
   test('needs_setup turns true again when the owner is removed', async () => {
@@ -139,8 +103,9 @@ describe('GET /v1/info', () => {
   })
 
   test('health and info answer on a fresh server too', async () => {
-    const fresh = freshServer()
-    expect(await (await fresh.get('/health')).json()).toEqual({ ok: true })
+    s = startTestServer({ owner: false })
+    expect((await s.request('GET', '/health')).body).toEqual({ ok: true })
+    expect((await s.request('GET', '/v1/info')).status).toBe(200)
   })
 })
 

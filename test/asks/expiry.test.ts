@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import type { Block } from '../../src/messages/schema.ts'
-import { failsWith, sleep, startTestServer, TestClock, type TestServer } from '../harness.ts'
-import { cursorNow, question, timed, until } from './fixtures.ts'
+import { failsWith, sleep, startTestServer, TestClock, type TestServer, until } from '../harness.ts'
+import { cursorNow, question, timed } from './fixtures.ts'
 
 let s: TestServer
 afterEach(() => s?.close())

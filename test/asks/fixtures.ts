@@ -1,5 +1,5 @@
 import type { Block, Message, SendRequest } from '../../src/messages/schema.ts'
-import { sleep, type TestServer } from '../harness.ts'
+import type { TestServer } from '../harness.ts'
 
 /** Sends a question made of `blocks` from the first channel's agent. */
 export async function question(
@@ -16,15 +16,6 @@ export async function timed<T>(promise: Promise<T>): Promise<{ value: T; ms: num
   const started = performance.now()
   const value = await promise
   return { value, ms: performance.now() - started }
-}
-
-/** Waits until `cond` holds (a poll parked, say); an ordering aid, not a timing assertion. */
-export async function until(cond: () => boolean, ms = 3000): Promise<void> {
-  const deadline = performance.now() + ms
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error('condition not reached in time')
-    await sleep(5)
-  }
 }
 
 /** Tracks whether a promise has settled yet, without consuming its outcome. */

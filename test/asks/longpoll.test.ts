@@ -3,8 +3,8 @@ import { issueToken } from '../../src/access/tokens/service.ts'
 import type { ChannelRow } from '../../src/channels/store.ts'
 import type { Block } from '../../src/messages/schema.ts'
 import type { UserRow } from '../../src/people/store.ts'
-import { failsWith, sleep, startTestServer, type TestServer } from '../harness.ts'
-import { cursorNow, question, timed, track, until } from './fixtures.ts'
+import { failsWith, sleep, startTestServer, type TestServer, until } from '../harness.ts'
+import { cursorNow, question, timed, track } from './fixtures.ts'
 
 let s: TestServer
 beforeEach(() => {

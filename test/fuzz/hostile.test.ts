@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import { MAX_JSON_DEPTH } from '../../src/core/http/json-body.ts'
-import { rawHttp, startSocketServer } from '../security/util.ts'
+import { startTestServer } from '../harness.ts'
+import { rawHttp } from '../security/util.ts'
 import { probe, RUNS } from './fuzz.ts'
 import { type FuzzServer, fuzzServer } from './setup.ts'
 
@@ -100,7 +101,7 @@ test('any UTF-16 text, escaped as JSON does: strings that are not Unicode are al
 })
 
 test('any Host header: 200 or a 400, the server stays up', async () => {
-  const server = startSocketServer()
+  const server = startTestServer({ listen: true })
   try {
     const printable = fc.string({
       unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
@@ -127,6 +128,6 @@ test('any Host header: 200 or a 400, the server stays up', async () => {
     const health = await rawHttp(server.port, 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n')
     expect(health.status).toBe(200)
   } finally {
-    await server.stop()
+    await server.close()
   }
 })

@@ -1,11 +1,7 @@
 import { afterEach, expect, test } from 'bun:test'
-import { rmSync } from 'node:fs'
 import { clientIp } from '../../src/core/client-address.ts'
 import type { Logger } from '../../src/core/log.ts'
-import { DEFAULTS } from '../../src/server/config.ts'
-import { createContext } from '../../src/server/context.ts'
-import { type Running, startServer } from '../../src/server/serve.ts'
-import { tempDir } from '../harness.ts'
+import { startTestServer, type TestServer } from '../harness.ts'
 
 const peer = (address: string) => ({
   requestIP: () => ({ address, family: 'IPv4' as const, port: 1 }),
@@ -31,30 +27,23 @@ test('with trust, only the last entry (added by the proxy) is believed', () => {
   expect(clientIp(req('1.2.3.999'), peer('127.0.0.1'), true)).toBe('127.0.0.1')
 })
 
-let running: Running | undefined
-let dir = ''
+let server: TestServer | undefined
 afterEach(async () => {
-  await running?.stop()
-  running = undefined
-  rmSync(dir, { recursive: true, force: true })
+  await server?.close()
+  server = undefined
 })
 
+/** The request log's line for a GET /health that claims 6.6.6.6, trusting a proxy or not. */
 async function logLineFor(trustProxy: boolean): Promise<string> {
-  dir = tempDir()
+  await server?.close()
   const lines: string[] = []
   const log: Logger = { info: (m) => lines.push(m), warn: () => {}, error: () => {} }
-  const ctx = createContext(
-    { ...DEFAULTS, dataDir: dir, host: '127.0.0.1', port: 0, baseUrl: 'http://x', trustProxy },
-    { log },
-  )
-  running = startServer(ctx)
-  await fetch(`${running.url}/health?secret=1`, { headers: { 'x-forwarded-for': '6.6.6.6' } })
+  server = startTestServer({ listen: true, owner: false, trustProxy, log })
+  await fetch(`${server.url}/health?secret=1`, { headers: { 'x-forwarded-for': '6.6.6.6' } })
   return lines.find((l) => l.includes('/health')) ?? ''
 }
 
 test('the request log names the client by the same rule', async () => {
   expect(await logLineFor(false)).toMatch(/^127\.0\.0\.1 GET \/health 200 /)
-  await running?.stop()
-  running = undefined
   expect(await logLineFor(true)).toMatch(/^6\.6\.6\.6 GET \/health 200 /)
 })

@@ -1,6 +1,6 @@
 import { afterEach, expect, test } from 'bun:test'
 import { MAX_HELD_POLLS } from '../../src/core/holds.ts'
-import { startTestServer, type TestServer } from '../harness.ts'
+import { startTestServer, type TestServer, until } from '../harness.ts'
 
 /**
  * Finding 10 of the attack pass: nothing bounded the long-polls one token held at once (each a
@@ -12,11 +12,6 @@ import { startTestServer, type TestServer } from '../harness.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 300 && !condition(); i++) await Bun.sleep(10)
-  expect(condition()).toBe(true)
-}
 
 test(`an agent token holds at most ${MAX_HELD_POLLS} long-polls: a new one ends the oldest, empty`, async () => {
   s = startTestServer()

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { JSON_BODY_LIMIT } from '../../src/core/http/body-limit.ts'
-import { rawHttp, startSocketServer } from './util.ts'
+import { startTestServer, type TestServer } from '../harness.ts'
+import { rawHttp } from './util.ts'
 
 /**
  * Finding 9 of the attack pass, over a real socket (Bun builds a request's URL from its Host
@@ -8,9 +9,9 @@ import { rawHttp, startSocketServer } from './util.ts'
  * to three characters gave 404 on every route, and a body over Bun's own cap got an empty 413.
  */
 
-let server: ReturnType<typeof startSocketServer> | undefined
+let server: TestServer | undefined
 afterEach(async () => {
-  await server?.stop()
+  await server?.close()
   server = undefined
 })
 
@@ -20,7 +21,7 @@ const get = (port: number, path: string, host: string, extra = '') =>
 describe('Host headers', () => {
   for (const host of ['[', '%zz', '[::1', 'a b', 'x:99999999']) {
     test(`Host: ${JSON.stringify(host)} → 400 JSON, and the server goes on`, async () => {
-      server = startSocketServer()
+      server = startTestServer({ listen: true })
       const answer = await get(server.port, '/v1/info', host)
       expect(answer.status).toBe(400)
       expect(answer.headers).toMatch(/content-type: application\/json/i)
@@ -31,7 +32,7 @@ describe('Host headers', () => {
   }
 
   test('a control character in Host is refused by the HTTP parser itself (400, closed)', async () => {
-    server = startSocketServer()
+    server = startTestServer({ listen: true })
     const answer = await get(server.port, '/v1/info', '\u0001')
     expect(answer.status).toBe(400)
     expect((await get(server.port, '/health', 'localhost')).status).toBe(200)
@@ -39,11 +40,11 @@ describe('Host headers', () => {
 
   for (const host of ['a', 'pi', 'nas', 'a:1', 'localhost', '127.0.0.1', '[::1]:8080']) {
     test(`Host: ${host} reaches every route: public, agent and long-poll`, async () => {
-      server = startSocketServer()
+      server = startTestServer({ listen: true })
       const info = await get(server.port, '/v1/info', host)
       expect(info.status).toBe(200)
       expect(JSON.parse(info.body).name).toBe('Hark')
-      const auth = `Authorization: Bearer ${server.token}\r\n`
+      const auth = `Authorization: Bearer ${server.agentToken}\r\n`
       const feed = await get(server.port, '/v1/messages?since=0&wait=1', host, auth)
       expect(feed.status).toBe(200)
       expect(JSON.parse(feed.body)).toEqual({ messages: [], cursor: 0, has_more: false })
@@ -65,10 +66,10 @@ describe('Host headers', () => {
 
 describe('bodies over the caps', () => {
   test('an upload declaring more than the upload limit: 413 with a JSON error, before reading', async () => {
-    server = startSocketServer({ maxFileSize: 1024 * 1024 })
+    server = startTestServer({ listen: true, maxFileSize: 1024 * 1024 })
     const answer = await rawHttp(
       server.port,
-      `POST /v1/files?name=big.bin HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${server.token}\r\n` +
+      `POST /v1/files?name=big.bin HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${server.agentToken}\r\n` +
         'Content-Type: application/octet-stream\r\nContent-Length: 10000000000\r\n\r\n',
     )
     expect(answer.status).toBe(413)
@@ -76,7 +77,7 @@ describe('bodies over the caps', () => {
   })
 
   test('a JSON body declaring 10 GB: 413 with a JSON error, before reading', async () => {
-    server = startSocketServer()
+    server = startTestServer({ listen: true })
     const answer = await rawHttp(
       server.port,
       'POST /v1/pair/start HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +

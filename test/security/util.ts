@@ -1,12 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { rmSync } from 'node:fs'
 import { connect } from 'node:net'
-import { silentLogger } from '../../src/core/log.ts'
-import { addChannel, addUser } from '../../src/people/service.ts'
-import { type Config, DEFAULTS } from '../../src/server/config.ts'
-import { createContext } from '../../src/server/context.ts'
-import { type Running, startServer } from '../../src/server/serve.ts'
-import { tempDir } from '../harness.ts'
 
 /**
  * Every row of every table, as text: a request that was refused must leave this unchanged
@@ -69,43 +62,4 @@ export function rawHttp(
       resolve({ status, headers: text.slice(0, end), body: text.slice(end + 4) })
     })
   })
-}
-
-/** A real server on a loopback socket, with an owner, one channel and its agent token. */
-export function startSocketServer(
-  overrides: Partial<Config> = {},
-  options: { idleTimeout?: number } = {},
-): {
-  running: Running
-  port: number
-  token: string
-  dir: string
-  stop(): Promise<void>
-} {
-  const dir = tempDir()
-  const ctx = createContext(
-    {
-      ...DEFAULTS,
-      dataDir: dir,
-      host: '127.0.0.1',
-      port: 0,
-      baseUrl: 'http://127.0.0.1',
-      writeLimit: 0,
-      ...overrides,
-    },
-    { log: silentLogger },
-  )
-  addUser(ctx, { email: 'o@example.com', owner: true })
-  const { token } = addChannel(ctx, { email: 'o@example.com' })
-  const running = startServer(ctx, options)
-  return {
-    running,
-    port: running.server.port as number,
-    token,
-    dir,
-    async stop() {
-      await running.stop()
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
 }

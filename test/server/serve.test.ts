@@ -1,39 +1,17 @@
 import { afterEach, expect, test } from 'bun:test'
-import { rmSync } from 'node:fs'
-import { createAgentClient } from '../../src/agent/client.ts'
-import { type Logger, silentLogger } from '../../src/core/log.ts'
-import { addChannel, addUser } from '../../src/people/service.ts'
-import { DEFAULTS } from '../../src/server/config.ts'
-import { createContext } from '../../src/server/context.ts'
-import { type Running, startServer } from '../../src/server/serve.ts'
-import { sleep, tempDir } from '../harness.ts'
+import type { Logger } from '../../src/core/log.ts'
+import { startTestServer, type TestServer, until } from '../harness.ts'
 
 /** Tests over a real loopback socket: what `app.handle()` cannot show. */
-let running: Running | undefined
-let dir = ''
+let server: TestServer | undefined
 afterEach(async () => {
-  await running?.stop()
-  running = undefined
-  rmSync(dir, { recursive: true, force: true })
+  await server?.close()
+  server = undefined
 })
 
-function start(idleTimeout: number, log: Logger = silentLogger) {
-  dir = tempDir()
-  const ctx = createContext(
-    {
-      ...DEFAULTS,
-      dataDir: dir,
-      host: '127.0.0.1',
-      port: 0,
-      baseUrl: 'http://127.0.0.1',
-      writeLimit: 0,
-    },
-    { log },
-  )
-  addUser(ctx, { email: 'o@example.com', owner: true })
-  const { token } = addChannel(ctx, { email: 'o@example.com' })
-  running = startServer(ctx, { idleTimeout })
-  return { running, agent: createAgentClient({ baseUrl: running.url, token }) }
+function start(idleTimeout: number, log?: Logger) {
+  server = startTestServer({ listen: true, idleTimeout, log })
+  return server
 }
 
 test("a long-poll outlives Bun's idle timeout", async () => {
@@ -47,37 +25,35 @@ test("a long-poll outlives Bun's idle timeout", async () => {
 })
 
 test('a long-poll is answered by a send on another connection', async () => {
-  const { agent } = start(30)
+  const s = start(30)
+  const { agent } = s
   const held = agent.feed({ since: 0, wait: 20 })
-  await sleep(100)
+  await until(() => s.ctx.waiters.size === 1)
   const { message } = await agent.send({ body: { text: 'wake up' } })
   const answer = await held
   expect(answer.messages.map((m) => m.id)).toEqual([message.id])
 })
 
 test('a client that disconnects leaves no waiter behind', async () => {
-  const { running, agent } = start(30)
+  const s = start(30)
   const abort = new AbortController()
-  const held = agent.feed({ since: 0, wait: 30 }, abort.signal).catch((e: Error) => e)
-  await sleep(150)
-  expect(running.ctx.waiters.size).toBe(1)
+  const held = s.agent.feed({ since: 0, wait: 30 }, abort.signal).catch((e: Error) => e)
+  await until(() => s.ctx.waiters.size === 1)
   abort.abort()
   expect(await held).toBeInstanceOf(Error)
-  for (let i = 0; i < 50 && running.ctx.waiters.size > 0; i++) await sleep(20)
-  expect(running.ctx.waiters.size).toBe(0)
+  await until(() => s.ctx.waiters.size === 0)
 })
 
 test('stop() answers held long-polls before closing', async () => {
-  const { running: r, agent } = start(30)
-  const held = agent.feed({ since: 0, wait: 30 })
-  await sleep(100)
-  await r.stop()
-  running = undefined
+  const s = start(30)
+  const held = s.agent.feed({ since: 0, wait: 30 })
+  await until(() => s.ctx.waiters.size === 1)
+  await s.stop()
   expect(await held).toEqual({ messages: [], cursor: 0, has_more: false })
 })
 
 test('a stranger cannot make the server buffer a large body: 413 before reading it', async () => {
-  const { running: r } = start(30)
+  const r = start(30)
   const big = 'x'.repeat(2 * 1024 * 1024)
   const res = await fetch(`${r.url}/v1/messages`, {
     method: 'POST',
@@ -96,7 +72,8 @@ test('a stranger cannot make the server buffer a large body: 413 before reading 
 })
 
 test('a JSON body of unknown length is refused (411); a small normal one goes through', async () => {
-  const { running: r, agent } = start(30)
+  const r = start(30)
+  const { agent } = r
   const chunked = new ReadableStream<Uint8Array>({
     start(c) {
       c.enqueue(new TextEncoder().encode('{"body":{"text":"hi"}}'))
@@ -119,7 +96,7 @@ test('one log line per request, without query strings or pairing codes', async (
     warn: (m) => lines.push(m),
     error: (m) => lines.push(m),
   }
-  const { running: r } = start(30, log)
+  const r = start(30, log)
   await fetch(`${r.url}/v1/app/pairings/BCDF-GHJK?secret=1`)
   await fetch(`${r.url}/health?x=secret`)
   const requests = lines.filter((l) => / (GET|POST) /.test(l))
