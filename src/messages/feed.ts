@@ -2,8 +2,9 @@ import type { ChannelRow } from '../channels/store.ts'
 import { fail } from '../core/errors.ts'
 import { pollFor, userKey } from '../core/waiters.ts'
 import type { Ctx } from '../server/context.ts'
+import { toRecord } from './records.ts'
 import type { DeletedMessage, FeedResponse, Message } from './schema.ts'
-import { type MessageRow, toRecord } from './store.ts'
+import type { MessageRow } from './store.ts'
 
 /**
  * The person's side of the feed: one change feed across all their channels (what keeps the

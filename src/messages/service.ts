@@ -6,8 +6,9 @@ import { askKey, channelKey, pollFor, userKey } from '../core/waiters.ts'
 import { enqueueMessagePush } from '../push/service.ts'
 import type { Ctx } from '../server/context.ts'
 import { type BlockRules, inputBlocks, validateBody } from './blocks.ts'
+import { feedJson, toRecord } from './records.ts'
 import type { AckState, Block, EditRequest, Message, MessageBody, SendRequest } from './schema.ts'
-import { feedJson, type MessageRow, toRecord } from './store.ts'
+import type { MessageRow } from './store.ts'
 
 export type Sender = 'agent' | 'human'
 
@@ -106,38 +107,46 @@ interface FeedPage {
 /**
  * Pages read since the last change, shared by identical reads. One change wakes every poll of
  * its channel at once, and they mostly ask for the same page: the first reads it, the others
- * reuse it. A page is kept only while no change happened (every change calls
- * `waiters.wake`) and only until the current turn of the event loop ends.
+ * reuse it. A page is kept only while no change happened (every change calls `waiters.wake`)
+ * and only until the current turn of the event loop ends. One per context (`ctx.feedPages`).
  */
-const sharedPages = new WeakMap<Ctx, { wakes: number; pages: Map<string, FeedPage> }>()
+export class SharedPages {
+  private wakes = -1
+  private pages = new Map<string, FeedPage>()
+
+  /** The page under `key`, read by `read` unless an identical read made it since the last change. */
+  get(wakes: number, key: string, read: () => FeedPage): FeedPage {
+    if (wakes !== this.wakes) {
+      this.wakes = wakes
+      const pages = new Map<string, FeedPage>()
+      this.pages = pages
+      // Dropped at the end of this turn: a page is shared by the polls one change woke, and an
+      // idle server holds none.
+      setImmediate(() => {
+        if (this.pages !== pages) return
+        this.pages = new Map()
+        this.wakes = -1
+      })
+    }
+    let page = this.pages.get(key)
+    if (!page) {
+      page = read()
+      this.pages.set(key, page)
+    }
+    return page
+  }
+}
 
 function feedPage(ctx: Ctx, channelId: string, opts: FeedOptions): FeedPage {
-  let shared = sharedPages.get(ctx)
-  if (!shared || shared.wakes !== ctx.waiters.wakes) {
-    shared = { wakes: ctx.waiters.wakes, pages: new Map() }
-    sharedPages.set(ctx, shared)
-    const stale = shared
-    setImmediate(() => {
-      if (sharedPages.get(ctx) === stale) sharedPages.delete(ctx)
-    })
-  }
   const key = `${channelId}\n${opts.since}\n${opts.limit}\n${opts.sender ?? ''}`
-  let page = shared.pages.get(key)
-  if (!page) {
+  return ctx.feedPages.get(ctx.waiters.wakes, key, () => {
     const rows = ctx.store.messages.feed(channelId, opts.since, opts.limit + 1, opts.sender)
     const hasMore = rows.length > opts.limit
     if (hasMore) rows.pop()
-    page = { rows, hasMore }
-    shared.pages.set(key, page)
-  }
-  return page
+    return { rows, hasMore }
+  })
 }
 
-/**
- * The change feed: messages created or changed after `since`, each once in its latest form,
- * oldest change first. Holds up to `waitMs` when there is nothing yet. Answers the JSON text of
- * a `FeedResponse` (built straight from the rows: `feedJson`), ready to be a response body.
- */
 export async function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions): Promise<string> {
   const read = (): string | undefined => {
     const page = feedPage(ctx, channel.id, opts)

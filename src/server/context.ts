@@ -20,6 +20,7 @@ import type { Mailer } from '../core/mailer.ts'
 import { Waiters } from '../core/waiters.ts'
 import { sweepFiles } from '../files/service.ts'
 import { fileStore } from '../files/store.ts'
+import { SharedPages } from '../messages/service.ts'
 import { messageStore } from '../messages/store.ts'
 import { settingsStore } from '../people/settings-store.ts'
 import { inviteStore, userStore } from '../people/store.ts'
@@ -42,6 +43,8 @@ export interface Ctx {
   holds: HeldPolls
   /** Every rate limit (docs/security.md). */
   limits: Limits
+  /** Feed pages shared by the polls one change wakes. */
+  feedPages: SharedPages
   expiry: ExpiryScheduler
   filesDir: string
   store: ReturnType<typeof openStores>
@@ -107,6 +110,7 @@ export function createContext(
     waiters: new Waiters(),
     holds: new HeldPolls(),
     limits: createLimits(config, () => clock.now()),
+    feedPages: new SharedPages(),
     expiry: new ExpiryScheduler(),
     filesDir,
     store: openStores(db),
