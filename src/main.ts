@@ -4,8 +4,8 @@
 // in the compiled binary nothing else provides it.
 import 'reflect-metadata'
 import { AGENT_COMMANDS_HELP, isAgentCommand, runAgentCli } from './cli/agent/index.ts'
-import { parseArgs, UsageError } from './cli/args.ts'
-import { FatalError, HarkError } from './core/errors.ts'
+import { parseArgs } from './cli/args.ts'
+import { FatalError, HarkError, UsageError } from './core/errors.ts'
 import { VERSION } from './core/version.ts'
 
 // Elysia reads this once, when it loads (lazily, below). Outside production it builds every

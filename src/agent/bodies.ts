@@ -1,5 +1,5 @@
 import { basename } from 'node:path'
-import { UsageError } from '../cli/args.ts'
+import { UsageError } from '../core/errors.ts'
 import type { FileInfo } from '../files/schema.ts'
 import { isInput } from '../messages/blocks.ts'
 import type { Block, MessageBody } from '../messages/schema.ts'

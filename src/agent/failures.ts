@@ -1,4 +1,4 @@
-import { UsageError } from '../cli/args.ts'
+import { UsageError } from '../core/errors.ts'
 import { HarkApiError } from './client.ts'
 import { isNetworkError, networkErrorCode } from './retry.ts'
 

@@ -1,4 +1,4 @@
-import { UsageError } from '../cli/args.ts'
+import { UsageError } from '../core/errors.ts'
 import type { AckState } from '../messages/schema.ts'
 import { type BodySpec, composeBody, type ProgressSpec, progressBody } from './bodies.ts'
 import type { AgentClient } from './client.ts'

@@ -1,4 +1,4 @@
-import { UsageError } from '../cli/args.ts'
+import { UsageError } from '../core/errors.ts'
 import {
   type AgentClient,
   createAgentClient,

@@ -1,5 +1,4 @@
-/** A usage mistake on the command line: printed with the command's help, exit code 2. */
-export class UsageError extends Error {}
+import { UsageError } from '../core/errors.ts'
 
 export interface ParsedArgs {
   positionals: string[]

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { UsageError } from '../core/errors.ts'
 import { type Config, DEFAULTS } from '../server/config.ts'
-import { flagString, type ParsedArgs, UsageError } from './args.ts'
+import { flagString, type ParsedArgs } from './args.ts'
 
 type Env = Record<string, string | undefined>
 

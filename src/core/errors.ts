@@ -20,6 +20,9 @@ export class HarkError extends Error {
  */
 export class FatalError extends Error {}
 
+/** A command line that cannot be run as written (exit 2): an unknown flag, a missing value. */
+export class UsageError extends Error {}
+
 /** The catalogue: every status the API gives, with its wording in one place. */
 export const fail = {
   invalid: (field: string, message: string) => new HarkError(400, message, field),

@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { parseArgs, UsageError } from '../../src/cli/args.ts'
+import { parseArgs } from '../../src/cli/args.ts'
 import {
   printConfig,
   resolveConfig,
@@ -10,6 +10,7 @@ import {
   SETTINGS,
   type Setting,
 } from '../../src/cli/settings.ts'
+import { UsageError } from '../../src/core/errors.ts'
 import { HARK, requireBinary, run } from '../binary/process.ts'
 import { tempDir } from '../harness.ts'
 

@@ -1,9 +1,10 @@
 import { statSync } from 'node:fs'
 import { systemClock } from '../../core/clock.ts'
+import { UsageError } from '../../core/errors.ts'
 import type { Provisioning } from '../../people/service.ts'
 import { databasePath, openStores, prepareDataDir } from '../../server/context.ts'
 import { openDatabase } from '../../server/db/database.ts'
-import { type ParsedArgs, UsageError } from '../args.ts'
+import type { ParsedArgs } from '../args.ts'
 import type { Command } from '../command.ts'
 
 /**

@@ -1,6 +1,7 @@
+import { UsageError } from '../../core/errors.ts'
 import { addChannel, addPersonToken, addUser, type Provisioning } from '../../people/service.ts'
 import { rotateVapid } from '../../push/vapid.ts'
-import { flagString, UsageError } from '../args.ts'
+import { flagString } from '../args.ts'
 import { backup, restore } from './backup.ts'
 import { type AdminCommand, type AdminContext, withDatabase } from './command.ts'
 

@@ -1,4 +1,4 @@
-import { UsageError } from '../args.ts'
+import { UsageError } from '../../core/errors.ts'
 import { parseFor } from '../command.ts'
 import { dataDirFrom } from '../settings.ts'
 import { type AdminCommand, refuseForeignRoot } from './command.ts'

@@ -1,6 +1,7 @@
 import type { Env } from '../../agent/profiles.ts'
 import { openSession, type Session } from '../../agent/session.ts'
-import { type ParsedArgs, UsageError } from '../args.ts'
+import { UsageError } from '../../core/errors.ts'
+import type { ParsedArgs } from '../args.ts'
 import type { Command } from '../command.ts'
 import type { Io } from './io.ts'
 

@@ -1,6 +1,7 @@
 import { describeFailure, EXIT } from '../../agent/failures.ts'
 import { profileName } from '../../agent/session.ts'
-import { flagString, UsageError } from '../args.ts'
+import { UsageError } from '../../core/errors.ts'
+import { flagString } from '../args.ts'
 import { parseFor } from '../command.ts'
 import {
   type AgentCommand,

@@ -3,7 +3,8 @@ import { CliError } from '../../../agent/failures.ts'
 import { updateConfig } from '../../../agent/profiles.ts'
 import { enrolmentClient, normaliseUrl, resolveConnection } from '../../../agent/session.ts'
 import { pollUntil } from '../../../agent/waiting.ts'
-import { flagString, UsageError } from '../../args.ts'
+import { UsageError } from '../../../core/errors.ts'
+import { flagString } from '../../args.ts'
 import { type AgentCommand, type CommandContext, positionals } from '../command.ts'
 
 /** Stores a new token in the profile, replacing whatever connection it had. */

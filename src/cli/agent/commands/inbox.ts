@@ -1,6 +1,6 @@
 import { Inbox } from '../../../agent/inbox.ts'
 import { ackState } from '../../../agent/messages.ts'
-import { UsageError } from '../../args.ts'
+import { UsageError } from '../../../core/errors.ts'
 import { type AgentCommand, positionals, secondsFlag } from '../command.ts'
 import { messageLine } from '../format.ts'
 

@@ -1,7 +1,8 @@
 import { type BodySpec, parseBlocks, parseJson } from '../../../agent/bodies.ts'
 import { sendMessage } from '../../../agent/messages.ts'
+import { UsageError } from '../../../core/errors.ts'
 import type { EditRequest } from '../../../messages/schema.ts'
-import { flagString, flagStrings, UsageError } from '../../args.ts'
+import { flagString, flagStrings } from '../../args.ts'
 import { type AgentCommand, type CommandContext, messageText, positionals } from '../command.ts'
 
 /** The body flags `send` and `pin` share. */

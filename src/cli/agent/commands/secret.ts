@@ -1,7 +1,8 @@
 import { constants } from 'node:os'
 import { CliError, EXIT } from '../../../agent/failures.ts'
 import { fingerprintLine, requestSecret, writeSecretFile } from '../../../agent/secrets.ts'
-import { flagString, UsageError } from '../../args.ts'
+import { UsageError } from '../../../core/errors.ts'
+import { flagString } from '../../args.ts'
 import { type AgentCommand, secondsFlag } from '../command.ts'
 
 const USAGE = `hark secret NAME [--description TEXT] [--timeout SECONDS]
