@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
 import * as client from '../lib/client.ts'
 import type { Me } from '../lib/types.ts'
-import { Form } from './form.tsx'
+import { EmailField, Form } from './form.tsx'
 import { Button, ErrorNote, Field, useAction } from './ui.tsx'
 
 /**
@@ -34,17 +34,7 @@ export function EmailCode({
   if (!sent) {
     return (
       <Form class="stack" onSubmit={() => void start()}>
-        {givenEmail === undefined && (
-          <Field label="Email">
-            <input
-              type="email"
-              autocomplete="email"
-              required
-              value={email}
-              onInput={(e) => setEmail(e.currentTarget.value)}
-            />
-          </Field>
-        )}
+        {givenEmail === undefined && <EmailField value={email} onValue={setEmail} />}
         <Button type="submit" busy={starting}>
           Email me a code
         </Button>

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact'
-import { Button, ErrorNote } from './ui.tsx'
+import { Button, ErrorNote, Field } from './ui.tsx'
 
 /** A form that runs `onSubmit` in the page: submitting never navigates. */
 export function Form({
@@ -74,5 +74,26 @@ export function InlineForm({
       </Form>
       {error !== undefined && <ErrorNote error={error} />}
     </>
+  )
+}
+
+/** The email field of logging in and signing up; the browser may fill it in. */
+export function EmailField({
+  value,
+  onValue,
+}: {
+  value: string
+  onValue: (value: string) => void
+}) {
+  return (
+    <Field label="Email">
+      <input
+        type="email"
+        autocomplete="email"
+        required
+        value={value}
+        onInput={(e) => onValue(e.currentTarget.value)}
+      />
+    </Field>
   )
 }

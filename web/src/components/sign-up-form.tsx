@@ -3,7 +3,7 @@ import { signUpWithPasskey } from '../lib/passkey.ts'
 import { useSession } from '../lib/session.ts'
 import type { Me } from '../lib/types.ts'
 import { EmailCode } from './email-code.tsx'
-import { Form } from './form.tsx'
+import { EmailField, Form } from './form.tsx'
 import { Button, ErrorNote, Field, useAction } from './ui.tsx'
 
 /**
@@ -35,15 +35,7 @@ export function SignUpForm({
           if (!byEmail) void create()
         }}
       >
-        <Field label="Email">
-          <input
-            type="email"
-            autocomplete="email"
-            required
-            value={email}
-            onInput={(e) => setEmail(e.currentTarget.value)}
-          />
-        </Field>
+        <EmailField value={email} onValue={setEmail} />
         <Field label="Your name" hint="Optional">
           <input
             type="text"

@@ -56,34 +56,32 @@ export const logOut = (everywhere: boolean) =>
 export const setRegistration = (registration: RegistrationMode) =>
   done(patch(`${APP}/settings`, { registration }))
 
-// Emailed codes: ask for one, then trade it for a session.
-
-export interface EmailCodeRequest {
+/** Creating an account: the email, a name if given, and the admission (setup token or invite). */
+export interface SignUpRequest {
   email: string
-  purpose: 'login' | 'signup'
-  /** Sign-ups only: how the person is called, and the admission (setup token or invite). */
   name?: string
   setup_token?: string
   invite?: string
 }
 
+// Emailed codes: ask for one, then trade it for a session.
+
+/** Logging in needs only the email; a sign-up carries the rest of its request too. */
+export interface EmailCodeRequest extends SignUpRequest {
+  purpose: 'login' | 'signup'
+}
+
 export const startEmailCode = (request: EmailCodeRequest) =>
   done(post('/v1/auth/email/start', request))
-export const verifyEmailCode = (request: { email: string; purpose: string; code: string }) =>
-  post<{ user: Me }>('/v1/auth/email/verify', request).then((r) => r.user)
+export const verifyEmailCode = (
+  request: Pick<EmailCodeRequest, 'email' | 'purpose'> & { code: string },
+) => post<{ user: Me }>('/v1/auth/email/verify', request).then((r) => r.user)
 
 // Passkeys: each ceremony is options from the server, the browser's prompt, then a verify.
 
 export interface Ceremony<O> {
   challenge_id: string
   options: O
-}
-
-export interface SignUpRequest {
-  email: string
-  name?: string
-  setup_token?: string
-  invite?: string
 }
 
 type CreationCeremony = Ceremony<PublicKeyCredentialCreationOptionsJSON>
