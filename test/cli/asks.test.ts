@@ -1,35 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { Message } from '../../src/messages/schema.ts'
-import {
-  type Cli,
-  connectedEnv,
-  type LiveServer,
-  makeCli,
-  removeHome,
-  type Spawned,
-  startLiveServer,
-} from './live.ts'
+import { liveCli, type Spawned } from './live.ts'
 
-let server: LiveServer
-let cli: Cli
-let env: Record<string, string>
-const hark = (args: string[], stdin?: string) => cli.run(args, { env, stdin })
+const live = liveCli()
 
-beforeAll(async () => {
-  server = await startLiveServer()
-  cli = makeCli()
-  env = connectedEnv(server)
-})
-afterAll(async () => {
-  await server.close()
-  removeHome(cli)
-})
+const hark = (args: string[], stdin?: string) => live.cli.run(args, { env: live.env, stdin })
 
 /** Starts `hark ask ...` and resolves with the process and the question it sent. */
 async function asking(args: string[]): Promise<{ run: Spawned; id: string; message: Message }> {
-  const run = cli.spawn(['ask', ...args], { env })
+  const run = live.cli.spawn(['ask', ...args], { env: live.env })
   const [, id] = await run.stderrMatch(/asked (msg_\w+)/)
-  const { messages } = await server.person.feed(server.channelId)
+  const { messages } = await live.server.person.feed(live.server.channelId)
   const message = messages.find((m) => m.id === id) as Message
   return { run, id: id as string, message }
 }
@@ -43,7 +24,7 @@ describe('hark ask', () => {
     })
     expect(message.ask?.status).toBe('open')
     await Bun.sleep(200)
-    await server.person.answer(id, 'yes')
+    await live.server.person.answer(id, 'yes')
     const done = await run.finished()
     expect(done.code).toBe(0)
     expect(done.stdout).toBe('yes\n')
@@ -61,7 +42,7 @@ describe('hark ask', () => {
     ])
     expect(message.body.title).toBe('Targets')
     expect(message.body.blocks?.[0]).toMatchObject({ multi: true })
-    await server.person.answer(id, ['a', 'c'])
+    await live.server.person.answer(id, ['a', 'c'])
     const done = await run.finished()
     expect(done.code).toBe(0)
     expect(done.json()).toEqual({ id, status: 'answered', answer: ['a', 'c'] })
@@ -87,21 +68,21 @@ describe('hark ask', () => {
       'toggle:toggle',
     ])
     const answer = { confirm: true, text: 'go', number: 3, toggle: true }
-    await server.person.answer(id, answer)
+    await live.server.person.answer(id, answer)
     expect((await run.finished()).json()).toEqual({ id, status: 'answered', answer })
   })
 
   test('the question text may come from stdin; --block gives any input', async () => {
-    const out = cli.spawn(['ask', '--block', '{"type":"confirm","id":"go","label":"Go"}'], {
-      env,
+    const out = live.cli.spawn(['ask', '--block', '{"type":"confirm","id":"go","label":"Go"}'], {
+      env: live.env,
     })
     const [, id] = await out.stderrMatch(/asked (msg_\w+)/)
-    await server.person.answer(id as string, true)
+    await live.server.person.answer(id as string, true)
     const done = await out.finished()
     expect(done.stdout).toBe('true\n')
     const piped = await hark(['ask', '--confirm', 'OK', '--timeout', '0', '--json'], 'Piped?\n')
     const asked = piped.json<{ id: string }>()
-    const { messages } = await server.person.feed(server.channelId)
+    const { messages } = await live.server.person.feed(live.server.channelId)
     expect((messages.find((m) => m.id === asked.id) as Message).body.text).toBe('Piped?')
   })
 
@@ -145,9 +126,9 @@ describe('hark wait and cancel', () => {
   test('wait returns the answer, at once when it is already answered', async () => {
     const sent = await hark(['send', '--block', '{"type":"text_input","id":"t","label":"Name"}'])
     const id = sent.stdout.trim()
-    const waiting = cli.spawn(['wait', id, '--json'], { env })
+    const waiting = live.cli.spawn(['wait', id, '--json'], { env: live.env })
     await Bun.sleep(300)
-    await server.person.answer(id, 'Ada')
+    await live.server.person.answer(id, 'Ada')
     const done = await waiting.finished()
     expect(done.code).toBe(0)
     expect(done.json()).toEqual({ id, status: 'answered', answer: 'Ada' })
@@ -169,7 +150,7 @@ describe('hark wait and cancel', () => {
     const id = (
       await hark(['send', '--block', '{"type":"confirm","id":"c","label":"OK"}'])
     ).stdout.trim()
-    const waiting = cli.spawn(['wait', id, '--json'], { env })
+    const waiting = live.cli.spawn(['wait', id, '--json'], { env: live.env })
     await Bun.sleep(300)
     const cancelled = await hark(['cancel', id, '--json'])
     expect(cancelled.code).toBe(0)
@@ -191,7 +172,7 @@ describe('hark wait and cancel', () => {
     const id = (
       await hark(['send', '--block', '{"type":"confirm","id":"c","label":"OK"}'])
     ).stdout.trim()
-    const waiting = cli.spawn(['wait', id], { env })
+    const waiting = live.cli.spawn(['wait', id], { env: live.env })
     await Bun.sleep(400)
     waiting.proc.kill('SIGINT')
     expect((await waiting.finished()).code).toBe(130)

@@ -3,17 +3,17 @@ import { rmSync } from 'node:fs'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { HARK, requireBinary, run } from '../binary/process.ts'
-import { tempDir } from '../harness.ts'
-import { connectedEnv, type LiveServer, startLiveServer } from './live.ts'
+import { startTestServer, type TestServer, tempDir } from '../harness.ts'
+import { connectedEnv } from './live.ts'
 
 /** The compiled `dist/hark` carries the agent CLI and the MCP server (SDK bundled). */
-let server: LiveServer
+let server: TestServer
 let home: string
 let env: Record<string, string>
 
 beforeAll(async () => {
   requireBinary()
-  server = await startLiveServer()
+  server = startTestServer({ listen: true })
   home = tempDir('hark-bin-')
   env = { ...connectedEnv(server), HOME: home, XDG_CONFIG_HOME: home }
 })

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { type Cli, type LiveServer, makeCli, removeHome, startLiveServer } from './live.ts'
+import { startTestServer, type TestServer } from '../harness.ts'
+import { type Cli, makeCli, removeHome } from './live.ts'
 
-let server: LiveServer
+let server: TestServer
 const clis: Cli[] = []
 const cli = () => {
   const c = makeCli()
@@ -12,7 +13,7 @@ const cli = () => {
 }
 
 beforeAll(async () => {
-  server = await startLiveServer()
+  server = startTestServer({ listen: true })
 })
 afterAll(async () => {
   await server.close()
@@ -33,7 +34,7 @@ describe('hark init (device pairing)', () => {
     await init.stderrMatch(new RegExp(`approve the code ${code}`))
     // The approval comes from the person while the CLI is held in its long-poll.
     await Bun.sleep(300)
-    const approved = await server.browser.approvePairing(code as string)
+    const approved = await server.sessionClient().approvePairing(code as string)
     expect(approved.channel.label).toBe('Laptop build')
     const done = await init.finished()
     expect(done.code).toBe(0)
@@ -61,7 +62,7 @@ describe('hark init (device pairing)', () => {
     const c = cli()
     const init = c.spawn(['init', `${server.url}/`, '--json', '--profile', 'work'])
     const [, code] = await init.stderrMatch(/approve the code (\w{4}-\w{4})/)
-    await server.browser.approvePairing(code as string, 'Named in the app')
+    await server.sessionClient().approvePairing(code as string, 'Named in the app')
     const done = await init.finished()
     expect(done.code).toBe(0)
     const out = done.json()
@@ -99,7 +100,7 @@ describe('hark init (device pairing)', () => {
 describe('hark join', () => {
   test('redeems a link once and stores the token', async () => {
     const c = cli()
-    const { join_link } = await server.browser.createJoinLink({ label: 'CI runner' })
+    const { join_link } = await server.sessionClient().createJoinLink({ label: 'CI runner' })
     const joined = await c.run(['join', join_link.link, '--json'])
     expect(joined.code).toBe(0)
     expect(joined.json()).toMatchObject({ url: server.url, channel: { label: 'CI runner' } })
@@ -112,7 +113,7 @@ describe('hark join', () => {
 
   test('a bare code works with --url; junk is a usage error', async () => {
     const c = cli()
-    const { join_link } = await server.browser.createJoinLink()
+    const { join_link } = await server.sessionClient().createJoinLink()
     const joined = await c.run(['join', join_link.code, '--url', server.url])
     expect(joined.code).toBe(0)
     expect((await c.run(['join', 'not a link'])).code).toBe(2)
@@ -120,10 +121,10 @@ describe('hark join', () => {
 
   test('re-keying an existing channel: the old token stops working', async () => {
     const c = cli()
-    const first = await server.browser.createJoinLink({ label: 'Rekeyed' })
+    const first = await server.sessionClient().createJoinLink({ label: 'Rekeyed' })
     await c.run(['join', first.join_link.link, '--profile', 'old'])
     const channelId = stored(c).profiles.old?.channel.id as string
-    const second = await server.browser.createJoinLink({ channel_id: channelId })
+    const second = await server.sessionClient().createJoinLink({ channel_id: channelId })
     expect((await c.run(['join', second.join_link.link])).code).toBe(0)
     expect(stored(c).profiles.default?.channel.id).toBe(channelId)
     expect((await c.run(['status'])).code).toBe(0)
@@ -159,7 +160,7 @@ describe('hark status and logout', () => {
 
   test('logout forgets the profile; the next command is exit 4', async () => {
     const c = cli()
-    const { join_link } = await server.browser.createJoinLink()
+    const { join_link } = await server.sessionClient().createJoinLink()
     await c.run(['join', join_link.link])
     expect((await c.run(['send', 'hello'])).code).toBe(0)
     const out = await c.run(['logout', '--json'])

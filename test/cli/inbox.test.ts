@@ -1,33 +1,22 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { Message } from '../../src/messages/schema.ts'
-import {
-  type Cli,
-  connectedEnv,
-  type LiveServer,
-  makeCli,
-  removeHome,
-  startLiveServer,
-} from './live.ts'
+import type { TestServer } from '../harness.ts'
+import { type Cli, type LiveCli, startLiveCli } from './live.ts'
 
 // Each test gets a fresh server and home: the inbox's place is state.
-let server: LiveServer
+let server: TestServer
 let cli: Cli
 let env: Record<string, string>
 const hark = (args: string[]) => cli.run(args, { env })
-const cleanups: (() => Promise<void> | void)[] = []
+const started: LiveCli[] = []
 
 beforeEach(async () => {
-  server = await startLiveServer()
-  cli = makeCli()
-  env = connectedEnv(server)
-  const [s, c] = [server, cli]
-  cleanups.push(
-    () => s.close(),
-    () => removeHome(c),
-  )
+  const live = await startLiveCli()
+  started.push(live)
+  ;({ server, cli, env } = live)
 })
 afterAll(async () => {
-  for (const cleanup of cleanups) await cleanup()
+  for (const live of started) await live.close()
 })
 
 const say = async (text: string) =>

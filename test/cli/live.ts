@@ -1,92 +1,8 @@
+import { afterAll, beforeAll } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { startSession } from '../../src/access/sessions/service.ts'
-import { createPersonClient, type PersonClient } from '../../src/agent/client.ts'
-import { type Logger, silentLogger } from '../../src/core/log.ts'
-import { addChannel, addPersonToken, addUser } from '../../src/people/service.ts'
-import type { UserRow } from '../../src/people/store.ts'
-import { type Config, DEFAULTS } from '../../src/server/config.ts'
-import { createContext } from '../../src/server/context.ts'
-import { type Running, startServer } from '../../src/server/serve.ts'
-import { tempDir } from '../harness.ts'
-
-/**
- * A real server on loopback (a real socket, a real data dir) and the CLI as a real process
- * against it, with its own config dir: what an agent on another machine would see.
- */
-export interface LiveServer {
-  url: string
-  dir: string
-  running: Running
-  /** The first channel's agent token, made like `hark admin channel add`. */
-  agentToken: string
-  channelId: string
-  person: PersonClient
-  /** The owner logged in as the web app is (session cookie, app Origin): approves, makes links. */
-  browser: PersonClient
-  /** Stops the server (answering held long-polls first); the data dir stays. */
-  stop(): Promise<void>
-  /** Starts again on the same port and data dir, as a restart would. */
-  start(): Promise<void>
-  /** Stops and removes the data dir. */
-  close(): Promise<void>
-}
-
-const OWNER = 'owner@example.com'
-
-export async function startLiveServer(
-  overrides: Partial<Config> = {},
-  options: { log?: Logger } = {},
-): Promise<LiveServer> {
-  const dir = tempDir('hark-cli-')
-  const config: Config = {
-    dataDir: dir,
-    host: '127.0.0.1',
-    port: 0,
-    baseUrl: 'http://127.0.0.1',
-    writeLimit: 0,
-    maxFileSize: DEFAULTS.maxFileSize,
-    ...overrides,
-  }
-  const open = () => {
-    const running = startServer(createContext(config, { log: options.log ?? silentLogger }))
-    // Port 0 picks a free port; a restart must come back on the same one.
-    config.port = running.server.port as number
-    config.baseUrl = running.url
-    return running
-  }
-  let running = open()
-  addUser(running.ctx, { email: OWNER, owner: true })
-  const made = addChannel(running.ctx, { email: OWNER, label: 'Test agent' })
-  const personToken = addPersonToken(running.ctx, { email: OWNER }).token
-  const owner = running.ctx.store.users.byEmail(OWNER) as UserRow
-  const cookie = startSession(running.ctx, owner, 'test-browser').setCookie.split(';')[0] as string
-  let stopped = false
-  const live: LiveServer = {
-    url: running.url,
-    dir,
-    running,
-    agentToken: made.token,
-    channelId: made.channel.id,
-    person: createPersonClient({ baseUrl: running.url, token: personToken }),
-    browser: createPersonClient({ baseUrl: running.url, headers: { cookie, origin: running.url } }),
-    async stop() {
-      if (!stopped) await running.stop()
-      stopped = true
-    },
-    async start() {
-      running = open()
-      live.running = running
-      stopped = false
-    },
-    async close() {
-      await live.stop()
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
-  return live
-}
+import { startTestServer, type TestServer, type TestServerOptions, tempDir } from '../harness.ts'
 
 const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts')
 
@@ -222,8 +138,59 @@ export function makeCli(): Cli {
 }
 
 /** A CLI already connected to `server`'s first channel through HARK_URL and HARK_TOKEN. */
-export function connectedEnv(server: LiveServer): Record<string, string> {
+export function connectedEnv(server: TestServer): Record<string, string> {
   return { HARK_URL: server.url, HARK_TOKEN: server.agentToken }
 }
 
 export const removeHome = (cli: Cli) => rmSync(cli.home, { recursive: true, force: true })
+
+/**
+ * The test server on a real loopback socket and the CLI as a real process against it, with its
+ * own home: what an agent on another machine would see. `env` connects it to the first channel.
+ */
+export interface LiveCli {
+  server: TestServer
+  cli: Cli
+  env: Record<string, string>
+  /** Stops the server, removes its data and the CLI's home. */
+  close(): Promise<void>
+}
+
+export async function startLiveCli(options: TestServerOptions = {}): Promise<LiveCli> {
+  const server = startTestServer({ listen: true, ...options })
+  const cli = makeCli()
+  return {
+    server,
+    cli,
+    env: connectedEnv(server),
+    async close() {
+      await server.close()
+      removeHome(cli)
+    },
+  }
+}
+
+/** A `LiveCli` for all the tests of a file: started before them, closed after them. */
+export function liveCli(options: TestServerOptions = {}): LiveCli {
+  let live: LiveCli | undefined
+  beforeAll(async () => {
+    live = await startLiveCli(options)
+  })
+  afterAll(() => live?.close())
+  const started = () => {
+    if (!live) throw new Error('the live server starts in beforeAll')
+    return live
+  }
+  return {
+    get server() {
+      return started().server
+    },
+    get cli() {
+      return started().cli
+    },
+    get env() {
+      return started().env
+    },
+    close: () => started().close(),
+  }
+}

@@ -1,34 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Message } from '../../src/messages/schema.ts'
-import {
-  type Cli,
-  connectedEnv,
-  type LiveServer,
-  makeCli,
-  removeHome,
-  startLiveServer,
-} from './live.ts'
+import { liveCli } from './live.ts'
 
-let server: LiveServer
-let cli: Cli
-let env: Record<string, string>
-const hark = (args: string[], stdin?: string) => cli.run(args, { env, stdin })
+const live = liveCli()
 
-beforeAll(async () => {
-  server = await startLiveServer()
-  cli = makeCli()
-  env = connectedEnv(server)
-})
-afterAll(async () => {
-  await server.close()
-  removeHome(cli)
-})
+const hark = (args: string[], stdin?: string) => live.cli.run(args, { env: live.env, stdin })
 
 /** The message as the person's app reads it. */
 async function seen(id: string): Promise<Message> {
-  const { messages } = await server.person.feed(server.channelId)
+  const { messages } = await live.server.person.feed(live.server.channelId)
   const m = messages.find((x) => x.id === id)
   if (!m || 'deleted' in m) throw new Error(`${id} is not in the feed`)
   return m as Message
@@ -58,7 +40,7 @@ describe('hark send', () => {
   })
 
   test('--markdown, repeated --block, --silent', async () => {
-    const md = join(cli.home, 'notes.md')
+    const md = join(live.cli.home, 'notes.md')
     writeFileSync(md, '# Done\n\n- a\n- b\n')
     const out = await hark([
       'send',
@@ -79,8 +61,8 @@ describe('hark send', () => {
   })
 
   test('--file and --image upload first, then attach', async () => {
-    const report = join(cli.home, 'report.txt')
-    const shot = join(cli.home, 'shot.png')
+    const report = join(live.cli.home, 'report.txt')
+    const shot = join(live.cli.home, 'shot.png')
     writeFileSync(report, 'all good')
     writeFileSync(shot, new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
     const out = await hark(['send', 'see attached', '--file', report, '--image', shot, '--json'])
@@ -105,14 +87,14 @@ describe('hark send', () => {
       ['send', '--block', '{"no":"type"}'],
       ['send', 'x', '--bogus'],
       ['send', '--title'],
-      ['send', 'x', '--markdown', join(cli.home, 'missing.md')],
+      ['send', 'x', '--markdown', join(live.cli.home, 'missing.md')],
     ]) {
       const out = await hark(args)
       expect({ args, code: out.code }).toEqual({ args, code: 2 })
       expect(out.stdout).toBe('')
       expect(out.stderr).toStartWith('hark: ')
     }
-    const missing = await hark(['send', 'x', '--file', join(cli.home, 'missing.bin')])
+    const missing = await hark(['send', 'x', '--file', join(live.cli.home, 'missing.bin')])
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain('no such file')
   })
@@ -166,7 +148,7 @@ describe('hark edit and rm', () => {
     const out = await hark(['rm', id, '--json'])
     expect(out.code).toBe(0)
     expect(out.json()).toEqual({ ok: true })
-    const { messages } = await server.person.feed(server.channelId)
+    const { messages } = await live.server.person.feed(live.server.channelId)
     expect(messages.find((m) => m.id === id)).toEqual({ id, deleted: true })
     expect((await hark(['rm', id])).code).toBe(1)
     expect((await hark(['rm'])).code).toBe(2)
@@ -175,14 +157,14 @@ describe('hark edit and rm', () => {
 
 describe('help', () => {
   test('hark help COMMAND and COMMAND --help print the command help; exit 0', async () => {
-    const a = await cli.run(['help', 'ask'])
-    const b = await cli.run(['ask', '--help'])
+    const a = await live.cli.run(['help', 'ask'])
+    const b = await live.cli.run(['ask', '--help'])
     expect(a.code).toBe(0)
     expect(a.stdout).toContain('Usage: hark ask')
     expect(a.stdout).toContain('--choice')
     expect(b.stdout).toBe(a.stdout)
     for (const name of ['init', 'join', 'status', 'logout', 'send', 'wait', 'cancel', 'inbox']) {
-      expect((await cli.run(['help', name])).stdout).toContain(`Usage: hark ${name}`)
+      expect((await live.cli.run(['help', name])).stdout).toContain(`Usage: hark ${name}`)
     }
   })
 })

@@ -1,31 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createAgentClient } from '../../src/agent/client.ts'
 import type { Pin } from '../../src/messages/pin-schema.ts'
-import {
-  type Cli,
-  connectedEnv,
-  type LiveServer,
-  makeCli,
-  removeHome,
-  startLiveServer,
-} from './live.ts'
+import { liveCli } from './live.ts'
 
-let server: LiveServer
-let cli: Cli
-let env: Record<string, string>
-const hark = (args: string[]) => cli.run(args, { env, cwd: cli.home })
+const live = liveCli()
 
-beforeAll(async () => {
-  server = await startLiveServer()
-  cli = makeCli()
-  env = connectedEnv(server)
-})
-afterAll(async () => {
-  await server.close()
-  removeHome(cli)
-})
+const hark = (args: string[]) => live.cli.run(args, { env: live.env, cwd: live.cli.home })
 
 describe('pins', () => {
   test('pin, replace in place, list, unpin', async () => {
@@ -72,8 +54,8 @@ describe('pins', () => {
     const moved = await hark(['progress', 'tests', '80', '--max', '120'])
     expect(moved.stdout.trim()).toBe('tests: 80 / 120')
     const { pins } = await createAgentClient({
-      baseUrl: server.url,
-      token: server.agentToken,
+      baseUrl: live.server.url,
+      token: live.server.agentToken,
     }).pins()
     const bar = pins.find((p) => p.key === 'tests')
     expect(bar?.message.id).toBe(pin.message.id)
@@ -85,7 +67,7 @@ describe('pins', () => {
 
 describe('files', () => {
   test('upload prints the id; download writes it back, by name, to a path, to stdout', async () => {
-    const src = join(cli.home, 'data.csv')
+    const src = join(live.cli.home, 'data.csv')
     writeFileSync(src, 'a,b\n1,2\n')
     const up = await hark(['upload', src, '--json'])
     expect(up.code).toBe(0)
@@ -94,7 +76,7 @@ describe('files', () => {
     const plain = await hark(['upload', src, '--name', 'renamed.csv'])
     expect(plain.stdout.trim()).toMatch(/^file_/)
 
-    const out = join(cli.home, 'out')
+    const out = join(live.cli.home, 'out')
     mkdirSync(out)
     const intoDir = await hark(['download', info.file_id, out, '--json'])
     expect(intoDir.code).toBe(0)
@@ -107,9 +89,9 @@ describe('files', () => {
 
     const named = await hark(['download', plain.stdout.trim()])
     expect(named.stdout.trim()).toBe('renamed.csv')
-    expect(readFileSync(join(cli.home, 'renamed.csv'), 'utf8')).toBe('a,b\n1,2\n')
+    expect(readFileSync(join(live.cli.home, 'renamed.csv'), 'utf8')).toBe('a,b\n1,2\n')
 
-    const toFile = join(cli.home, 'copy.bin')
+    const toFile = join(live.cli.home, 'copy.bin')
     expect((await hark(['download', info.file_id, toFile])).stdout.trim()).toBe(toFile)
     expect(readFileSync(toFile, 'utf8')).toBe('a,b\n1,2\n')
 
@@ -119,7 +101,7 @@ describe('files', () => {
 
   test('unknown file: exit 1; missing local file: exit 1; no argument: exit 2', async () => {
     expect((await hark(['download', 'file_nope'])).code).toBe(1)
-    expect((await hark(['upload', join(cli.home, 'missing')])).code).toBe(1)
+    expect((await hark(['upload', join(live.cli.home, 'missing')])).code).toBe(1)
     expect((await hark(['upload'])).code).toBe(2)
   })
 })
@@ -129,8 +111,8 @@ describe('rename', () => {
     const out = await hark(['rename', 'Nightly', 'build', '--json'])
     expect(out.code).toBe(0)
     expect(out.json()).toMatchObject({ agent: { label: 'Nightly build' } })
-    const { channels } = await server.person.channels()
-    expect(channels.find((c) => c.id === server.channelId)?.label).toBe('Nightly build')
+    const { channels } = await live.server.person.channels()
+    expect(channels.find((c) => c.id === live.server.channelId)?.label).toBe('Nightly build')
     expect((await hark(['status'])).stdout).toContain('"Nightly build"')
     expect((await hark(['rename'])).code).toBe(2)
   })

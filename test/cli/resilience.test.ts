@@ -1,30 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { createAgentClient } from '../../src/agent/client.ts'
 import { addPersonToken } from '../../src/people/service.ts'
-import {
-  type Cli,
-  connectedEnv,
-  type LiveServer,
-  makeCli,
-  removeHome,
-  startLiveServer,
-} from './live.ts'
+import { startTestServer } from '../harness.ts'
+import { connectedEnv, liveCli } from './live.ts'
 
-let server: LiveServer
-let cli: Cli
-let env: Record<string, string>
+const live = liveCli()
+
 const hark = (args: string[], extra: Record<string, string> = {}) =>
-  cli.run(args, { env: { ...env, ...extra } })
-
-beforeAll(async () => {
-  server = await startLiveServer()
-  cli = makeCli()
-  env = connectedEnv(server)
-})
-afterAll(async () => {
-  await server.close()
-  removeHome(cli)
-})
+  live.cli.run(args, { env: { ...live.env, ...extra } })
 
 const question = async () =>
   (await hark(['send', '--block', '{"type":"confirm","id":"c","label":"OK"}'])).stdout.trim()
@@ -35,11 +18,11 @@ describe('authentication failures exit 4', () => {
     expect(wrong.code).toBe(4)
     expect(wrong.stdout).toBe('')
     expect(wrong.stderr).toContain('invalid or revoked token')
-    const person = addPersonToken(server.running.ctx, { email: 'owner@example.com' }).token
+    const person = addPersonToken(live.server.ctx, { email: 'owner@example.com' }).token
     const refused = await hark(['inbox'], { HARK_TOKEN: person })
     expect(refused.code).toBe(4)
     expect(refused.stderr).toContain('agent token')
-    const none = await cli.run(['pins'], { env: { HARK_URL: server.url } })
+    const none = await live.cli.run(['pins'], { env: { HARK_URL: live.server.url } })
     expect(none.code).toBe(4)
     expect(none.stderr).toContain('not connected')
   })
@@ -48,13 +31,13 @@ describe('authentication failures exit 4', () => {
 describe('outages', () => {
   test('a wait outlives a server restart and still gets the answer', async () => {
     const id = await question()
-    const waiting = cli.spawn(['wait', id, '--timeout', '60', '--json'], { env })
+    const waiting = live.cli.spawn(['wait', id, '--timeout', '60', '--json'], { env: live.env })
     await Bun.sleep(500)
-    await server.stop()
+    await live.server.stop()
     await waiting.stderrMatch(/cannot reach the server|lost the server/)
     await Bun.sleep(300)
-    await server.start()
-    await server.person.answer(id, true)
+    await live.server.start()
+    await live.server.person.answer(id, true)
     const done = await waiting.finished()
     expect(done.code).toBe(0)
     expect(done.json()).toEqual({ id, status: 'answered', answer: true })
@@ -63,11 +46,11 @@ describe('outages', () => {
   test('a wait whose server stays down ends at its timeout with 124', async () => {
     const id = await question()
     const started = Date.now()
-    const waiting = cli.spawn(['wait', id, '--timeout', '3', '--json'], { env })
+    const waiting = live.cli.spawn(['wait', id, '--timeout', '3', '--json'], { env: live.env })
     await Bun.sleep(300)
-    await server.stop()
+    await live.server.stop()
     const done = await waiting.finished()
-    await server.start()
+    await live.server.start()
     expect(done.code).toBe(124)
     expect(done.json()).toEqual({ id, status: 'timeout' })
     // The retries inside do not carry it far past its deadline.
@@ -76,8 +59,8 @@ describe('outages', () => {
 
   test('a plain command retries a bounded number of times, then exits 1', async () => {
     const started = Date.now()
-    const out = await cli.run(['send', 'x'], {
-      env: { HARK_URL: 'http://127.0.0.1:1', HARK_TOKEN: server.agentToken },
+    const out = await live.cli.run(['send', 'x'], {
+      env: { HARK_URL: 'http://127.0.0.1:1', HARK_TOKEN: live.server.agentToken },
     })
     expect(out.code).toBe(1)
     expect(out.stderr).toContain('retrying in')
@@ -88,7 +71,7 @@ describe('outages', () => {
 
 describe('rate limits', () => {
   test('a 429 is retried after its Retry-After', async () => {
-    const limited = await startLiveServer({ writeLimit: 60 })
+    const limited = startTestServer({ listen: true, writeLimit: 60 })
     try {
       const agent = createAgentClient({ baseUrl: limited.url, token: limited.agentToken })
       // The bucket holds a minute's worth: empty it.
@@ -96,7 +79,7 @@ describe('rate limits', () => {
       while (status !== 429) {
         status = (await agent.raw('POST', '/v1/messages', { json: { body: { text: 'x' } } })).status
       }
-      const out = await cli.run(['send', 'after the limit', '--json'], {
+      const out = await live.cli.run(['send', 'after the limit', '--json'], {
         env: connectedEnv(limited),
       })
       expect(out.code).toBe(0)

@@ -1,47 +1,30 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createAgentClient } from '../../src/agent/client.ts'
 import { encryptSecret, fingerprint } from '../../src/shared/secret-crypto.ts'
 import { canary, captureLog, expectNoPlaintext } from '../secrets/canary.ts'
-import {
-  type Cli,
-  connectedEnv,
-  type LiveServer,
-  makeCli,
-  removeHome,
-  type Spawned,
-  startLiveServer,
-} from './live.ts'
+import { liveCli, type Spawned } from './live.ts'
 
-let server: LiveServer
-let cli: Cli
-let env: Record<string, string>
 const log = captureLog()
-
-beforeAll(async () => {
-  server = await startLiveServer({}, { log })
-  cli = makeCli()
-  env = connectedEnv(server)
-})
-afterAll(async () => {
-  await server.close()
-  removeHome(cli)
-})
+const live = liveCli({ log })
 
 /** Starts `hark secret ...`; resolves once it printed its request id and fingerprint. */
 async function requesting(args: string[]): Promise<{ run: Spawned; id: string; print: string }> {
-  const run = cli.spawn(['secret', ...args], { env })
+  const run = live.cli.spawn(['secret', ...args], { env: live.env })
   const [, id, print] = await run.stderrMatch(/\((sec_\w+)\); fingerprint ([0-9a-f ]{19})/)
   return { run, id: id as string, print: print as string }
 }
 
 /** The person, as the app would: fetch the key, check the fingerprint, send only ciphertext. */
 async function fulfil(id: string, print: string, secret: string): Promise<void> {
-  const { secret_request } = await server.person.secret(id)
+  const { secret_request } = await live.server.person.secret(id)
   expect(await fingerprint(secret_request.public_key)).toBe(print)
-  await server.person.fulfilSecret(id, await encryptSecret(secret_request.public_key, id, secret))
+  await live.server.person.fulfilSecret(
+    id,
+    await encryptSecret(secret_request.public_key, id, secret),
+  )
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -69,13 +52,13 @@ describe('hark secret', () => {
     expect(done.stdout).toBe(`${sha256(secret)}\narg=--help\n`)
     expect(done.stderr).toContain(`fingerprint ${print}`)
     expect(done.stdout + done.stderr).not.toContain(secret)
-    expect((await server.person.secret(id)).secret_request.status).toBe('delivered')
-    expectNoPlaintext(server.dir, secret, log.text())
+    expect((await live.server.person.secret(id)).secret_request.status).toBe('delivered')
+    expectNoPlaintext(live.server.dir, secret, log.text())
   })
 
   test('--out writes the file with mode 0600, replacing an existing one', async () => {
     const secret = canary()
-    const path = join(cli.home, 'token.txt')
+    const path = join(live.cli.home, 'token.txt')
     writeFileSync(path, 'old', { mode: 0o644 })
     const { run, id, print } = await requesting(['API_KEY', '--out', path, '--json'])
     await fulfil(id, print, secret)
@@ -85,7 +68,7 @@ describe('hark secret', () => {
     expect(readFileSync(path, 'utf8')).toBe(secret)
     expect(statSync(path).mode & 0o777).toBe(0o600)
     expect(done.stdout + done.stderr).not.toContain(secret)
-    expectNoPlaintext(server.dir, secret, log.text())
+    expectNoPlaintext(live.server.dir, secret, log.text())
   })
 
   test('--print is the only way it reaches stdout', async () => {
@@ -95,7 +78,7 @@ describe('hark secret', () => {
     const done = await run.finished()
     expect(done.code).toBe(0)
     expect(done.stdout).toBe(`${secret}\n`)
-    expectNoPlaintext(server.dir, secret, log.text())
+    expectNoPlaintext(live.server.dir, secret, log.text())
   })
 
   test('--timeout exits 124 and withdraws the request', async () => {
@@ -105,12 +88,12 @@ describe('hark secret', () => {
     expect(done.code).toBe(124)
     expect(Date.now() - started).toBeLessThan(10_000)
     expect(done.stdout).toBe('')
-    expect((await server.person.secret(id)).secret_request.status).toBe('cancelled')
+    expect((await live.server.person.secret(id)).secret_request.status).toBe('cancelled')
   })
 
   test('a request cancelled elsewhere exits 1', async () => {
     const { run, id } = await requesting(['GONE', '--print'])
-    const agent = createAgentClient({ baseUrl: server.url, token: server.agentToken })
+    const agent = createAgentClient({ baseUrl: live.server.url, token: live.server.agentToken })
     await agent.cancelSecret(id)
     const done = await run.finished()
     expect(done.code).toBe(1)
@@ -120,7 +103,7 @@ describe('hark secret', () => {
   test('usage errors exit 2 before asking anything', async () => {
     const count = () =>
       (
-        server.running.ctx.db.query('SELECT count(*) AS n FROM secret_requests').get() as {
+        live.server.ctx.db.query('SELECT count(*) AS n FROM secret_requests').get() as {
           n: number
         }
       ).n
@@ -134,11 +117,11 @@ describe('hark secret', () => {
       ['secret', 'X', '--print', 'extra'],
     ]
     for (const args of cases) {
-      const done = await cli.run(args, { env })
+      const done = await live.cli.run(args, { env: live.env })
       expect({ args, code: done.code }).toEqual({ args, code: 2 })
     }
     expect(count()).toBe(before)
-    const help = await cli.run(['help', 'secret'])
+    const help = await live.cli.run(['help', 'secret'])
     expect(help.code).toBe(0)
     expect(help.stdout).toContain('--env VAR -- COMMAND')
   })

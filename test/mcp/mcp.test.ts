@@ -5,19 +5,18 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Message } from '../../src/messages/schema.ts'
 import { encryptSecret, fingerprint } from '../../src/shared/secret-crypto.ts'
-import { type LiveServer, startLiveServer } from '../cli/live.ts'
-import { tempDir } from '../harness.ts'
+import { startTestServer, type TestServer, tempDir } from '../harness.ts'
 
 /**
  * `hark mcp` as an MCP client sees it: a process on stdio, driven by the official SDK's Client,
  * against a real server on loopback. The person answers through the person API.
  */
-let server: LiveServer
+let server: TestServer
 let client: Client
 let home: string
 
 beforeAll(async () => {
-  server = await startLiveServer()
+  server = startTestServer({ listen: true })
   home = tempDir('hark-mcp-')
   client = new Client({ name: 'hark-test', version: '1.0.0' })
   await client.connect(
