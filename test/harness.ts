@@ -109,7 +109,7 @@ export interface TestServer {
   handle(request: Request): Promise<Response>
   dir: string
   /** The base URL, where clients and browsers go. */
-  readonly url: string
+  url: string
   /** The listening port; 0 in-process. */
   readonly port: number
   /** The running server, when listening. */
@@ -206,11 +206,12 @@ export function startTestServer(options: TestServerOptions = {}): TestServer {
     open = true
   }
   boot()
-
-  const url = () => config.baseUrl.replace(/\/+$/, '')
+  // Where requests go, fixed once the port is known: a test may change the configured base URL
+  // (to see what the app makes of a mismatch) without moving the server.
+  const baseUrl = config.baseUrl.replace(/\/+$/, '')
   // Clients go through the current handler, so they outlive a restart.
   const handle = (request: Request) => handler(request)
-  const opts = (token?: string) => ({ baseUrl: url(), token, fetch: handle })
+  const opts = (token?: string) => ({ baseUrl, token, fetch: handle })
   const agentClient = (token?: string) => createAgentClient(opts(token))
   const personClient = (token?: string) => createPersonClient(opts(token))
   const userOf = (email: string) => {
@@ -254,9 +255,7 @@ export function startTestServer(options: TestServerOptions = {}): TestServer {
     },
     handle,
     dir,
-    get url() {
-      return url()
-    },
+    url: baseUrl,
     get port() {
       return listen ? config.port : 0
     },
@@ -291,9 +290,9 @@ export function startTestServer(options: TestServerOptions = {}): TestServer {
     sessionClient(email = OWNER) {
       const { cookie } = server.session(email, 'test-browser')
       return createPersonClient({
-        baseUrl: url(),
+        baseUrl,
         fetch: handle,
-        headers: { cookie, origin: new URL(url()).origin },
+        headers: { cookie, origin: new URL(baseUrl).origin },
       })
     },
     request: (method, path, o = {}) => request(server, method, path, o),

@@ -1,38 +1,28 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
+import type { TestServer } from '../harness.ts'
 import { sendEveryBlock } from './fixtures.ts'
-import {
-  launchBrowser,
-  loggedInContext,
-  PHONE,
-  type Provisioned,
-  provision,
-  screenshot,
-  startWebServer,
-  type WebServer,
-} from './harness.ts'
+import { launchBrowser, loggedInContext, PHONE, screenshot, startWebServer } from './harness.ts'
 
 /**
  * Using the app without a mouse and with a screen reader: a question reached and answered with
  * the keyboard alone, focus always visible, every control named; and both themes at phone size.
  */
 let chrome: { browser: Browser; close(): Promise<void> }
-let server: WebServer
-let p: Provisioned
+let server: TestServer
 
 beforeAll(async () => {
   chrome = await launchBrowser()
-  server = await startWebServer()
-  p = provision(server, 'Release bot')
+  server = startWebServer({ label: 'Release bot' })
 })
 
 afterAll(async () => {
   await chrome?.close()
-  await server?.stop()
+  await server?.close()
 })
 
 async function open(path: string, colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
-  const context = await loggedInContext(chrome.browser, server, p.owner, { viewport: PHONE })
+  const context = await loggedInContext(chrome.browser, server, { viewport: PHONE })
   const page = await context.newPage()
   await page.emulateMedia({ colorScheme })
   await page.goto(`${server.url}${path}`)
@@ -54,13 +44,13 @@ async function unnamedControls(page: Page): Promise<string[]> {
 
 describe('keyboard and screen reader', () => {
   test('a question is reached and answered with the keyboard alone, focus visible', async () => {
-    const sent = await p.agent.send({
+    const sent = await server.agent.send({
       body: {
         title: 'Deploy to production?',
         blocks: [{ type: 'confirm', id: 'go', label: 'Deploy' }],
       },
     })
-    const page = await open(`/c/${p.channelId}`)
+    const page = await open(`/c/${server.channelId}`)
     const button = page.getByRole('button', { name: 'Deploy' })
     await button.waitFor()
     let reached = false
@@ -85,8 +75,8 @@ describe('keyboard and screen reader', () => {
   })
 
   test('every control has an accessible name: thread with every block, list, settings', async () => {
-    await sendEveryBlock(p.agent)
-    for (const path of [`/c/${p.channelId}`, '/', '/settings']) {
+    await sendEveryBlock(server.agent)
+    for (const path of [`/c/${server.channelId}`, '/', '/settings']) {
       const page = await open(path)
       await page.waitForSelector('main, .thread, .channel-list, .card')
       await Bun.sleep(300)
@@ -111,7 +101,7 @@ const THEMES = {
 describe('themes', () => {
   test('light and dark at phone size', async () => {
     for (const scheme of ['light', 'dark'] as const) {
-      const page = await open(`/c/${p.channelId}`, scheme)
+      const page = await open(`/c/${server.channelId}`, scheme)
       await page.locator('.messages .msg').first().waitFor()
       await Bun.sleep(300)
       await screenshot(page, `thread-phone-${scheme}`)

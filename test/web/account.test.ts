@@ -1,18 +1,17 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { startSession } from '../../src/access/sessions/service.ts'
-import { createSmtpMailer } from '../../src/core/mailer.ts'
 import { createInvite } from '../../src/people/invites.ts'
 import { addUser } from '../../src/people/service.ts'
 import { setRegistrationMode } from '../../src/people/settings.ts'
 import { type MailTrap, startMailTrap } from '../email/mail-trap.ts'
+import type { TestServer } from '../harness.ts'
 import {
   addVirtualAuthenticator,
   launchBrowser,
   loggedInContext,
   PHONE,
   startWebServer,
-  type WebServer,
   watchErrors,
 } from './harness.ts'
 
@@ -21,21 +20,21 @@ import {
  * SMTP listener, an invite link with a passkey, passkeys and sessions in settings.
  */
 let chrome: { browser: Browser; close(): Promise<void> }
-let server: WebServer
+let server: TestServer
 let trap: MailTrap
 const contexts: BrowserContext[] = []
 
 beforeAll(async () => {
   chrome = await launchBrowser()
   trap = await startMailTrap()
-  server = await startWebServer({ mailer: createSmtpMailer(trap.url, 'hark@example.com') })
+  server = startWebServer({ owner: false, mailer: trap })
   addUser(server.ctx, { email: 'owner@example.com', owner: true })
 })
 
 afterAll(async () => {
   for (const c of contexts) await c.close()
   await chrome?.close()
-  await server?.stop()
+  await server?.close()
   await trap?.close()
 })
 
@@ -49,7 +48,7 @@ async function freshPage(): Promise<{ page: Page; errors: string[] }> {
 
 const owner = () =>
   server.ctx.store.users.byEmail('owner@example.com') as NonNullable<
-    ReturnType<WebServer['ctx']['store']['users']['byEmail']>
+    ReturnType<TestServer['ctx']['store']['users']['byEmail']>
   >
 
 describe('email codes', () => {
@@ -127,7 +126,7 @@ describe('invites', () => {
 
 describe('settings: passkeys and sessions', () => {
   test('adding, renaming and removing a passkey', async () => {
-    const context = await loggedInContext(chrome.browser, server, owner(), { viewport: PHONE })
+    const context = await loggedInContext(chrome.browser, server, { viewport: PHONE })
     contexts.push(context)
     const page = await context.newPage()
     await addVirtualAuthenticator(page)
@@ -149,7 +148,7 @@ describe('settings: passkeys and sessions', () => {
 
   test('ending another session, then logging out everywhere', async () => {
     const other = startSession(server.ctx, owner(), 'Mozilla/5.0 (Linux; Android 14) Chrome/120')
-    const context = await loggedInContext(chrome.browser, server, owner(), { viewport: PHONE })
+    const context = await loggedInContext(chrome.browser, server, { viewport: PHONE })
     contexts.push(context)
     const page = await context.newPage()
     page.on('dialog', (d) => void d.accept())
@@ -162,7 +161,7 @@ describe('settings: passkeys and sessions', () => {
       other.session.id,
     )
 
-    const third = await loggedInContext(chrome.browser, server, owner(), { viewport: PHONE })
+    const third = await loggedInContext(chrome.browser, server, { viewport: PHONE })
     contexts.push(third)
     await page.getByRole('button', { name: 'Log out everywhere' }).click()
     await page.getByRole('button', { name: 'Log in with a passkey' }).waitFor()

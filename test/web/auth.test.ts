@@ -4,13 +4,13 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { createEnrolmentClient } from '../../src/agent/client.ts'
 import { registrationMode } from '../../src/people/settings.ts'
 import { issueSetupToken, setupTokenFile } from '../../src/people/setup.ts'
+import type { TestServer } from '../harness.ts'
 import {
   addVirtualAuthenticator,
   launchBrowser,
   PHONE,
   screenshot,
   startWebServer,
-  type WebServer,
   watchErrors,
 } from './harness.ts'
 
@@ -20,14 +20,14 @@ import {
  * passkey login on a fresh session, and approving `hark init`'s pairing code.
  */
 let chrome: { browser: Browser; close(): Promise<void> }
-let server: WebServer
+let server: TestServer
 let context: BrowserContext
 let page: Page
 let errors: string[]
 
 beforeAll(async () => {
   chrome = await launchBrowser()
-  server = await startWebServer()
+  server = startWebServer({ owner: false })
   context = await chrome.browser.newContext({ viewport: PHONE, serviceWorkers: 'block' })
   page = await context.newPage()
   errors = watchErrors(page)
@@ -37,7 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await context?.close()
   await chrome?.close()
-  await server?.stop()
+  await server?.close()
 })
 
 describe('first run and login', () => {

@@ -1,30 +1,20 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
-import {
-  DESKTOP,
-  launchBrowser,
-  loggedInContext,
-  type Provisioned,
-  provision,
-  startWebServer,
-  type WebServer,
-  watchErrors,
-} from './harness.ts'
+import type { TestServer } from '../harness.ts'
+import { DESKTOP, launchBrowser, loggedInContext, startWebServer, watchErrors } from './harness.ts'
 
 /** The person writes to the agent with text and attachments; the agent gets them as blocks. */
 let chrome: { browser: Browser; close(): Promise<void> }
-let server: WebServer
-let p: Provisioned
+let server: TestServer
 
 beforeAll(async () => {
   chrome = await launchBrowser()
-  server = await startWebServer()
-  p = provision(server)
+  server = startWebServer()
 })
 
 afterAll(async () => {
   await chrome?.close()
-  await server?.stop()
+  await server?.close()
 })
 
 // A 1×1 transparent PNG.
@@ -34,10 +24,10 @@ const PNG = Buffer.from(
 )
 
 test('text with a file and an image: uploaded, sent as blocks, shown, downloadable', async () => {
-  const context = await loggedInContext(chrome.browser, server, p.owner, { viewport: DESKTOP })
+  const context = await loggedInContext(chrome.browser, server, { viewport: DESKTOP })
   const page = await context.newPage()
   const errors = watchErrors(page)
-  await page.goto(`${server.url}/c/${p.channelId}`)
+  await page.goto(`${server.url}/c/${server.channelId}`)
   await page.getByRole('textbox', { name: /message/i }).fill('Here are the logs')
   const chooser = page.waitForEvent('filechooser')
   await page.getByRole('button', { name: 'Attach files' }).click()
@@ -49,9 +39,9 @@ test('text with a file and an image: uploaded, sent as blocks, shown, downloadab
   await page.getByRole('button', { name: /^send$/i }).click()
 
   // The agent reads one message from the person with the text and both files as blocks.
-  let sent: Awaited<ReturnType<typeof p.agent.feed>>['messages'][number] | undefined
+  let sent: Awaited<ReturnType<typeof server.agent.feed>>['messages'][number] | undefined
   for (let i = 0; i < 50 && !sent; i++) {
-    const { messages } = await p.agent.feed({ since: 0, sender: 'human', peek: true })
+    const { messages } = await server.agent.feed({ since: 0, sender: 'human', peek: true })
     sent = messages[0]
     if (!sent) await Bun.sleep(100)
   }
@@ -61,7 +51,7 @@ test('text with a file and an image: uploaded, sent as blocks, shown, downloadab
   expect(blocks.map((b) => b.type)).toEqual(['file', 'image'])
   const fileBlock = blocks[0] as unknown as { file_id: string; name: string; size: number }
   expect(fileBlock).toMatchObject({ name: 'build.log', size: 14 })
-  const download = await p.agent.download(fileBlock.file_id)
+  const download = await server.agent.download(fileBlock.file_id)
   expect(await download.text()).toBe('line 1\nline 2\n')
 
   // The thread shows the message with its file (name and size) and the image.

@@ -1,16 +1,8 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
-import { cookieName, startSession } from '../../src/access/sessions/service.ts'
-import { type AgentClient, createAgentClient } from '../../src/agent/client.ts'
-import { type Logger, silentLogger } from '../../src/core/log.ts'
-import type { Mailer } from '../../src/core/mailer.ts'
-import { addChannel, addUser } from '../../src/people/service.ts'
-import type { UserRow } from '../../src/people/store.ts'
-import { DEFAULTS } from '../../src/server/config.ts'
-import { type Ctx, createContext } from '../../src/server/context.ts'
-import { type Running, startServer } from '../../src/server/serve.ts'
+import { cookieName } from '../../src/access/sessions/service.ts'
+import { startTestServer, type TestServer, type TestServerOptions } from '../harness.ts'
 
 /**
  * The web app in a real browser against a real server on loopback: Debian's Chromium driven by
@@ -48,100 +40,44 @@ export async function launchBrowser(): Promise<{ browser: Browser; close(): Prom
   return { browser, close: () => browser.close() }
 }
 
-export interface WebServer {
-  ctx: Ctx
-  /** `http://localhost:PORT`: the base URL, and where the browser goes. */
-  url: string
-  running: Running
-  stop(): Promise<void>
-}
-
 /**
- * A fresh data directory and a listening server. `localhost` rather than 127.0.0.1 because a
- * WebAuthn relying party must be a domain name, never an IP address. With a `mailer`, the
- * server sends email codes (tests point it at a mail trap); `pushAllowHosts` lets pushes go to
- * a test's local receiver.
+ * The test server on loopback for a real browser: its base URL is `http://localhost:PORT`,
+ * because a WebAuthn relying party must be a domain name, never an IP address; cookies, Origin
+ * checks and the relying party all match it. An owner with a "Build bot" channel unless told.
  */
-export async function startWebServer(
-  options: { log?: Logger; mailer?: Mailer; pushAllowHosts?: string[] } = {},
-): Promise<WebServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'hark-web-'))
-  const ctx = createContext(
-    {
-      dataDir: dir,
-      host: '127.0.0.1',
-      port: 0,
-      baseUrl: 'http://localhost',
-      writeLimit: 0,
-      maxFileSize: DEFAULTS.maxFileSize,
-      pushAllowHosts: options.pushAllowHosts,
-    },
-    { log: options.log ?? silentLogger, mailer: options.mailer },
-  )
-  const running = startServer(ctx)
-  const url = `http://localhost:${running.server.port}`
-  ctx.config.baseUrl = url
-  return {
-    ctx,
-    url,
-    running,
-    async stop() {
-      await running.stop()
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
-}
-
-export interface Provisioned {
-  owner: UserRow
-  channelId: string
-  token: string
-  agent: AgentClient
-}
-
-/** An owner with one channel, as `hark admin` would make them. */
-export function provision(server: WebServer, label = 'Build bot'): Provisioned {
-  const email = 'owner@example.com'
-  const owner = server.ctx.store.users.byEmail(email) ?? addUser(server.ctx, { email, owner: true })
-  const made = addChannel(server.ctx, { email, label })
-  return {
-    owner,
-    channelId: made.channel.id,
-    token: made.token,
-    agent: createAgentClient({ baseUrl: server.url, token: made.token }),
-  }
-}
-
-/** Another channel for the same person. */
-export function addAgent(server: WebServer, email: string, label: string) {
-  const made = addChannel(server.ctx, { email, label })
-  return {
-    channelId: made.channel.id,
-    agent: createAgentClient({ baseUrl: server.url, token: made.token }),
-  }
+export function startWebServer(options: TestServerOptions = {}): TestServer {
+  return startTestServer({
+    listen: true,
+    baseUrl: 'http://localhost',
+    label: 'Build bot',
+    ...options,
+  })
 }
 
 /**
- * A browser context logged in as `user` by a session made on the server, for tests where
+ * A browser context logged in by a session made on the server, for tests where
  * the login flow itself is not under test. Service workers are off unless asked for: a cached
  * shell would hide what the server serves.
  */
 export async function loggedInContext(
   browser: Browser,
-  server: WebServer,
-  user: UserRow,
-  options: { viewport?: { width: number; height: number }; serviceWorkers?: boolean } = {},
+  server: TestServer,
+  options: {
+    /** Whose session: the owner's by default. */
+    email?: string
+    viewport?: { width: number; height: number }
+    serviceWorkers?: boolean
+  } = {},
 ): Promise<BrowserContext> {
   const context = await browser.newContext({
     viewport: options.viewport ?? DESKTOP,
     serviceWorkers: options.serviceWorkers ? 'allow' : 'block',
   })
-  const { setCookie } = startSession(server.ctx, user, 'playwright')
-  const value = (setCookie.split(';')[0] as string).split('=').slice(1).join('=')
+  const { cookie } = server.session(options.email, 'playwright')
   await context.addCookies([
     {
       name: cookieName(server.ctx),
-      value,
+      value: cookie.split('=').slice(1).join('='),
       url: server.url,
       httpOnly: true,
       sameSite: 'Strict',

@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import {
-  launchBrowser,
-  loggedInContext,
-  type Provisioned,
-  provision,
-  startWebServer,
-  type WebServer,
-} from './harness.ts'
+import type { TestServer } from '../harness.ts'
+import { launchBrowser, loggedInContext, startWebServer } from './harness.ts'
 
 /**
  * The html block runs agent code. It must not reach the person's session: no parent DOM, no
@@ -16,8 +10,7 @@ import {
  * frame; only the app's Send button sends it, once.
  */
 let chrome: { browser: Browser; close(): Promise<void> }
-let server: WebServer
-let p: Provisioned
+let server: TestServer
 let context: BrowserContext
 let page: Page
 /** Every answer the page posts, by message id. */
@@ -40,9 +33,8 @@ beforeAll(async () => {
     },
   })
   chrome = await launchBrowser()
-  server = await startWebServer()
-  p = provision(server, 'Embed bot')
-  context = await loggedInContext(chrome.browser, server, p.owner)
+  server = startWebServer({ label: 'Embed bot' })
+  context = await loggedInContext(chrome.browser, server)
   page = await context.newPage()
   page.on('request', (r) => {
     const m = /\/v1\/app\/messages\/([^/]+)\/answer$/.exec(new URL(r.url()).pathname)
@@ -53,7 +45,7 @@ beforeAll(async () => {
       meStatuses.push(r.status())
     }
   })
-  await page.goto(`${server.url}/c/${p.channelId}`)
+  await page.goto(`${server.url}/c/${server.channelId}`)
   await page.locator('.messages-inner').waitFor()
   // Collects what the probes report (the app itself ignores these messages).
   await page.evaluate(() => {
@@ -68,7 +60,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await context?.close()
   await chrome?.close()
-  await server?.stop()
+  await server?.close()
   tracker?.stop(true)
 })
 
@@ -124,7 +116,7 @@ const postsFor = (id: string) => answerPosts.filter((x) => x === id).length
 
 describe('the html sandbox', () => {
   test('cannot read the page, its cookies or storage, nor make an authenticated request', async () => {
-    const { message } = await p.agent.send({
+    const { message } = await server.agent.send({
       body: { blocks: [{ type: 'html', html: PROBE.replace('URL', server.url) }] },
     })
     const frame = page.frameLocator(`article[data-id="${message.id}"] iframe`)
@@ -140,7 +132,7 @@ describe('the html sandbox', () => {
         fetchAbsolute: 'blocked',
       },
     ])
-    expect(new URL(page.url()).pathname).toBe(`/c/${p.channelId}`)
+    expect(new URL(page.url()).pathname).toBe(`/c/${server.channelId}`)
     const iframe = page.locator(`article[data-id="${message.id}"] iframe`)
     expect(await iframe.getAttribute('sandbox')).toBe('allow-scripts')
   })
@@ -159,13 +151,13 @@ describe('the html sandbox', () => {
   })
 
   test('a display embed cannot answer anything; a question embed answers only its own, once', async () => {
-    const other = await p.agent.send({
+    const other = await server.agent.send({
       body: { title: 'Unrelated', blocks: [{ type: 'confirm', id: 'ok', label: 'Yes' }] },
     })
     const otherId = other.message.id
     // A display embed that tries every way to answer: reply(), forged messages naming the
     // other question, and a direct request.
-    const forger = await p.agent.send({
+    const forger = await server.agent.send({
       body: {
         blocks: [
           {
@@ -185,7 +177,7 @@ describe('the html sandbox', () => {
       .locator('#forger')
       .waitFor()
     // A question embed whose button replies three times: each one replaces the staged value.
-    const asked = await p.agent.send({
+    const asked = await server.agent.send({
       body: {
         title: 'Pick',
         blocks: [
@@ -205,12 +197,12 @@ describe('the html sandbox', () => {
         '"third"',
       asked.message.id,
     )
-    expect((await p.agent.ask(asked.message.id)).message.ask?.status).toBe('open')
+    expect((await server.agent.ask(asked.message.id)).message.ask?.status).toBe('open')
     await sendButton(asked.message.id).click()
     await article(asked.message.id).locator('.q-outcome.answered').waitFor()
-    expect((await p.agent.ask(asked.message.id)).message.ask?.answer).toBe('third')
+    expect((await server.agent.ask(asked.message.id)).message.ask?.answer).toBe('third')
     expect(postsFor(asked.message.id)).toBe(1)
-    expect((await p.agent.ask(otherId)).message.ask?.status).toBe('open')
+    expect((await server.agent.ask(otherId)).message.ask?.status).toBe('open')
     expect(answerPosts).not.toContain(otherId)
     expect(answerPosts).not.toContain(forger.message.id)
     // Nothing was staged anywhere else.
@@ -219,7 +211,7 @@ describe('the html sandbox', () => {
   })
 
   test('a message posted by the page itself, not the frame, is not taken as a reply', async () => {
-    const asked = await p.agent.send({
+    const asked = await server.agent.send({
       body: {
         title: 'Spoof',
         blocks: [{ type: 'html', id: 'x', question: true, html: '<p id="spoof">spoof</p>' }],
@@ -237,12 +229,12 @@ describe('the html sandbox', () => {
     await rendered()
     expect(await article(asked.message.id).locator('.q-staged').count()).toBe(0)
     expect(await article(asked.message.id).locator('.q-staged-hint').count()).toBe(1)
-    expect((await p.agent.ask(asked.message.id)).message.ask?.status).toBe('open')
+    expect((await server.agent.ask(asked.message.id)).message.ask?.status).toBe('open')
   })
 
   describe('an html question is answered only by the Send button of the app', () => {
     test('a reply() on load and a click the embed fakes only stage the value; Send sends it', async () => {
-      const { message } = await p.agent.send({
+      const { message } = await server.agent.send({
         body: {
           title: 'Deploy?',
           blocks: [
@@ -268,18 +260,18 @@ describe('the html sandbox', () => {
       // The embed had its time (its load, its own click, a second after it): still open.
       await probed('idle-done')
       await sendButton(id).waitFor()
-      expect((await p.agent.ask(id)).message.ask?.status).toBe('open')
+      expect((await server.agent.ask(id)).message.ask?.status).toBe('open')
       expect(postsFor(id)).toBe(0)
       await sendButton(id).click()
       await article(id).locator('.q-outcome.answered').waitFor()
-      const ask = (await p.agent.ask(id)).message.ask
+      const ask = (await server.agent.ask(id)).message.ask
       expect(ask?.status).toBe('answered')
       expect(ask?.answer).toEqual({ approve: true })
       expect(postsFor(id)).toBe(1)
     })
 
     test('a later reply() replaces the staged value; once sent, replies do nothing', async () => {
-      const { message } = await p.agent.send({
+      const { message } = await server.agent.send({
         body: {
           title: 'Which one?',
           blocks: [
@@ -336,7 +328,7 @@ describe('the html sandbox', () => {
       release()
       await article(id).locator('.q-outcome.answered').waitFor()
       await page.unroute(answerUrl)
-      expect((await p.agent.ask(id)).message.ask?.answer).toBe('beta')
+      expect((await server.agent.ask(id)).message.ask?.answer).toBe('beta')
       // The answered question's embed is still shown; its replies go nowhere.
       const before = (await probes()).length
       await frame.locator('#a').click()
@@ -346,12 +338,12 @@ describe('the html sandbox', () => {
       )
       await rendered()
       expect(await article(id).locator('.q-staged, .q-staged-send').count()).toBe(0)
-      expect((await p.agent.ask(id)).message.ask?.answer).toBe('beta')
+      expect((await server.agent.ask(id)).message.ask?.answer).toBe('beta')
       expect(postsFor(id)).toBe(1)
     })
 
     test('among several inputs, the staged value goes with the form and its Send', async () => {
-      const { message } = await p.agent.send({
+      const { message } = await server.agent.send({
         body: {
           title: 'Two things',
           blocks: [
@@ -375,13 +367,13 @@ describe('the html sandbox', () => {
       await article(id).getByLabel('Note').fill('ok')
       await article(id).locator('.q-actions button:enabled').click()
       await article(id).locator('.q-outcome.answered').waitFor()
-      expect((await p.agent.ask(id)).message.ask?.answer).toEqual({ note: 'ok', pick: 2 })
+      expect((await server.agent.ask(id)).message.ask?.answer).toEqual({ note: 'ok', pick: 2 })
       expect(postsFor(id)).toBe(1)
     })
 
     test('the staged value is shown as escaped text, cut when long', async () => {
       const long = `<b id="bold">x</b>\u202e${'y'.repeat(400)}`
-      const { message } = await p.agent.send({
+      const { message } = await server.agent.send({
         body: {
           title: 'Long',
           blocks: [
@@ -407,12 +399,12 @@ describe('the html sandbox', () => {
       await article(id).getByRole('button', { name: 'Show all' }).click()
       await article(id).locator('.q-staged-value.all').waitFor()
       expect((await stagedText(id))?.endsWith('yyy"')).toBe(true)
-      expect((await p.agent.ask(id)).message.ask?.status).toBe('open')
+      expect((await server.agent.ask(id)).message.ask?.status).toBe('open')
     })
   })
 
   test('a fixed height is honoured, capped at 2000; without one the frame grows to fit', async () => {
-    const { message } = await p.agent.send({
+    const { message } = await server.agent.send({
       body: {
         blocks: [
           { type: 'html', id: 'fixed', height: 180, html: '<p>fixed</p>' },
@@ -461,7 +453,7 @@ describe('the html sandbox', () => {
 
     test('by script, meta refresh or a same-origin address: replaced by a note, nothing reaches another origin', async () => {
       const before = trackerHits.length
-      const { message } = await p.agent.send({
+      const { message } = await server.agent.send({
         body: {
           blocks: [
             {
@@ -528,12 +520,12 @@ describe('the html sandbox', () => {
       ])
       expect(trackerHits.slice(before)).toEqual([])
       expect(meStatuses).toEqual([401])
-      expect(new URL(page.url()).pathname).toBe(`/c/${p.channelId}`)
+      expect(new URL(page.url()).pathname).toBe(`/c/${server.channelId}`)
     })
 
     test('by a link the person clicks: replaced by a note, nothing reaches the other origin', async () => {
       const before = trackerHits.length
-      const { message } = await p.agent.send({
+      const { message } = await server.agent.send({
         body: {
           blocks: [{ type: 'html', html: `<a id="ok" href="${T()}/link?seen=1">Read more</a>` }],
         },

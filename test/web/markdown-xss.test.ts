@@ -1,14 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { iconPng } from '../../scripts/web-icons.ts'
-import {
-  launchBrowser,
-  loggedInContext,
-  type Provisioned,
-  provision,
-  startWebServer,
-  type WebServer,
-} from './harness.ts'
+import type { TestServer } from '../harness.ts'
+import { launchBrowser, loggedInContext, startWebServer } from './harness.ts'
 
 /**
  * Markdown is the agent's to write and the person's browser renders it: nothing in it may run.
@@ -57,8 +51,7 @@ const VECTORS = [
 ]
 
 let chrome: { browser: Browser; close(): Promise<void> }
-let server: WebServer
-let p: Provisioned
+let server: TestServer
 let context: BrowserContext
 let page: Page
 const dialogs: string[] = []
@@ -67,9 +60,8 @@ const outbound: string[] = []
 
 beforeAll(async () => {
   chrome = await launchBrowser()
-  server = await startWebServer()
-  p = provision(server, 'Markdown bot')
-  context = await loggedInContext(chrome.browser, server, p.owner)
+  server = startWebServer({ label: 'Markdown bot' })
+  context = await loggedInContext(chrome.browser, server)
   // Nothing may leave loopback: remote images are answered here, and recorded.
   await context.route(/^https?:\/\/(?!localhost)/, (route) => {
     outbound.push(route.request().url())
@@ -92,19 +84,19 @@ beforeAll(async () => {
       w.violations.push(`${e.violatedDirective} ${e.blockedURI}`),
     )
   })
-  await page.goto(`${server.url}/c/${p.channelId}`)
+  await page.goto(`${server.url}/c/${server.channelId}`)
   await page.locator('.messages-inner').waitFor()
 })
 
 afterAll(async () => {
   await context?.close()
   await chrome?.close()
-  await server?.stop()
+  await server?.close()
 })
 
 describe('markdown', () => {
   test('no XSS vector runs, in text or raw HTML, and nothing dangerous is left in the DOM', async () => {
-    const { message } = await p.agent.send({
+    const { message } = await server.agent.send({
       body: { blocks: VECTORS.map((text) => ({ type: 'markdown', text })) },
     })
     const md = `article[data-id="${message.id}"] .markdown`
@@ -160,7 +152,7 @@ describe('markdown', () => {
 
   test('a remote image loads only after the person asks for it', async () => {
     outbound.length = 0
-    const { message } = await p.agent.send({
+    const { message } = await server.agent.send({
       body: {
         blocks: [
           { type: 'markdown', text: '![Latency chart](https://images.example.com/latency.png)' },

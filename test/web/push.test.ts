@@ -1,14 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Page, Worker } from 'playwright-core'
+import type { TestServer } from '../harness.ts'
 import { type Receiver, startReceiver } from '../push/receiver.ts'
-import {
-  launchBrowser,
-  loggedInContext,
-  type Provisioned,
-  provision,
-  startWebServer,
-  type WebServer,
-} from './harness.ts'
+import { launchBrowser, loggedInContext, startWebServer } from './harness.ts'
 
 /**
  * Notifications in a real Chromium. Headless Chromium has no push service to subscribe with,
@@ -23,20 +17,18 @@ import {
  * not tested here: docs/decisions.md, "Web push".
  */
 let chrome: { browser: Browser; close(): Promise<void> }
-let server: WebServer
-let p: Provisioned
+let server: TestServer
 let receiver: Receiver
 
 beforeAll(async () => {
   chrome = await launchBrowser()
   receiver = startReceiver()
-  server = await startWebServer({ pushAllowHosts: ['127.0.0.1'] })
-  p = provision(server)
+  server = startWebServer({ pushAllowHosts: ['127.0.0.1'] })
 })
 
 afterAll(async () => {
   await chrome?.close()
-  await server?.stop()
+  await server?.close()
   receiver?.close()
 })
 
@@ -70,7 +62,7 @@ async function workerPage(): Promise<{
   sw: Worker
   deliver(data: string): Promise<void>
 }> {
-  const context = await loggedInContext(chrome.browser, server, p.owner, {
+  const context = await loggedInContext(chrome.browser, server, {
     serviceWorkers: true,
   })
   await context.grantPermissions(['notifications'], { origin: server.url })
@@ -236,7 +228,7 @@ async function click(
 
 describe('notifications in the browser', () => {
   test('settings shows the Notifications card; turning it on reaches pushManager.subscribe', async () => {
-    const context = await loggedInContext(chrome.browser, server, p.owner, {
+    const context = await loggedInContext(chrome.browser, server, {
       serviceWorkers: true,
     })
     await context.grantPermissions(['notifications'], { origin: server.url })
@@ -261,12 +253,12 @@ describe('notifications in the browser', () => {
     const { context, sw, deliver } = await workerPage()
     const payload = {
       kind: 'message',
-      channel_id: p.channelId,
+      channel_id: server.channelId,
       channel_label: 'Build bot',
       message_id: 'msg_test',
       title: 'Deploy?',
       text: 'Release 1.2 is ready',
-      url: `/c/${p.channelId}#msg_test`,
+      url: `/c/${server.channelId}#msg_test`,
       actions: [
         { action: 'a0', title: 'Ship it', answer: 'yes' },
         { action: 'a1', title: 'No', answer: 'no' },
@@ -295,7 +287,7 @@ describe('notifications in the browser', () => {
     })
     await subscribeReceiver(page, 'answering')
     const before = receiver.received.length
-    const { message } = await p.agent.send({
+    const { message } = await server.agent.send({
       body: {
         text: 'Release 1.2 is ready',
         blocks: [{ type: 'confirm', id: 'go', label: 'Deploy now' }],
@@ -319,7 +311,7 @@ describe('notifications in the browser', () => {
     // The click: the worker posts the capability, and the outcome replaces the notification.
     expect(await click(sw, message.id, 'a0')).toEqual({ settled: ['ok'], opened: [] })
     expect(answers).toEqual([200])
-    const answered = await p.agent.ask(message.id)
+    const answered = await server.agent.ask(message.id)
     expect(answered).toMatchObject({ answer: true, message: { ask: { status: 'answered' } } })
     expect(await notifications(sw)).toEqual([
       { title: 'Build bot', body: 'Answered: Deploy now', tag: message.id, actions: [] },
@@ -328,7 +320,7 @@ describe('notifications in the browser', () => {
     // The same click again, with the same capability: refused, and the worker says so.
     expect(await click(sw, message.id, 'a0', true)).toEqual({ settled: ['ok'], opened: [] })
     expect(answers).toEqual([200, 403])
-    expect(await p.agent.ask(message.id)).toEqual(answered)
+    expect(await server.agent.ask(message.id)).toEqual(answered)
     const [refused] = await notifications(sw)
     expect(refused?.tag).toBe(message.id)
     expect(refused?.body).toMatch(/already used or has expired/)
@@ -340,10 +332,10 @@ describe('notifications in the browser', () => {
     const { context, page, sw, deliver } = await workerPage()
     await subscribeReceiver(page, 'opening')
     const before = receiver.received.length
-    const { message } = await p.agent.send({ body: { text: 'Build finished' } } as never)
+    const { message } = await server.agent.send({ body: { text: 'Build finished' } } as never)
     await deliver(await nextPush('opening', before))
     expect((await notifications(sw))[0]?.tag).toBe(message.id)
-    const target = `${server.url}/c/${p.channelId}#${message.id}`
+    const target = `${server.url}/c/${server.channelId}#${message.id}`
 
     // The app is open in a tab: that tab is taken to the message. Focusing it is the one
     // step only a real click allows.

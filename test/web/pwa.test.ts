@@ -1,28 +1,20 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
-import {
-  launchBrowser,
-  loggedInContext,
-  type Provisioned,
-  provision,
-  startWebServer,
-  type WebServer,
-} from './harness.ts'
+import type { TestServer } from '../harness.ts'
+import { launchBrowser, loggedInContext, startWebServer } from './harness.ts'
 
 /** What makes the app installable and safe to serve: headers, manifest, icons, offline shell. */
 let chrome: { browser: Browser; close(): Promise<void> }
-let server: WebServer
-let p: Provisioned
+let server: TestServer
 
 beforeAll(async () => {
   chrome = await launchBrowser()
-  server = await startWebServer()
-  p = provision(server)
+  server = startWebServer()
 })
 
 afterAll(async () => {
   await chrome?.close()
-  await server?.stop()
+  await server?.close()
 })
 
 describe('serving the app', () => {
@@ -39,7 +31,14 @@ describe('serving the app', () => {
     expect(home.headers.get('cache-control')).toBe('no-cache')
     const html = await home.text()
     expect(html).not.toMatch(/<script>(?!\s*<\/script>)|<script(?![^>]*\bsrc=)[^>]*>/)
-    for (const path of ['/setup', '/pair', '/join', '/invite', '/settings', `/c/${p.channelId}`]) {
+    for (const path of [
+      '/setup',
+      '/pair',
+      '/join',
+      '/invite',
+      '/settings',
+      `/c/${server.channelId}`,
+    ]) {
       const res = await fetch(`${server.url}${path}`)
       expect(res.status).toBe(200)
       expect(await res.text()).toBe(html)
@@ -93,7 +92,7 @@ describe('serving the app', () => {
   })
 
   test('the service worker keeps the shell: the app still opens offline', async () => {
-    const context = await loggedInContext(chrome.browser, server, p.owner, { serviceWorkers: true })
+    const context = await loggedInContext(chrome.browser, server, { serviceWorkers: true })
     const page = await context.newPage()
     await page.goto(server.url)
     await page.locator('.channel').first().waitFor()

@@ -1,51 +1,47 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import type { SendRequest } from '../../src/messages/schema.ts'
+import type { TestServer } from '../harness.ts'
 import {
   launchBrowser,
   loggedInContext,
   PHONE,
-  type Provisioned,
-  provision,
   screenshot,
   startWebServer,
-  type WebServer,
   watchErrors,
 } from './harness.ts'
 
 let chrome: { browser: Browser; close(): Promise<void> }
-let server: WebServer
-let p: Provisioned
+let server: TestServer
 let context: BrowserContext
 let page: Page
 let errors: string[]
 
 beforeAll(async () => {
   chrome = await launchBrowser()
-  server = await startWebServer()
-  p = provision(server, 'Release bot')
-  context = await loggedInContext(chrome.browser, server, p.owner)
+  server = startWebServer({ label: 'Release bot' })
+  context = await loggedInContext(chrome.browser, server)
   page = await context.newPage()
   errors = watchErrors(page)
-  await page.goto(`${server.url}/c/${p.channelId}`)
+  await page.goto(`${server.url}/c/${server.channelId}`)
   await page.locator('.messages-inner').waitFor()
 })
 
 afterAll(async () => {
   await context?.close()
   await chrome?.close()
-  await server?.stop()
+  await server?.close()
 })
 
 /** Sends a question as the agent and returns it with its article in the page. */
 async function ask(req: SendRequest): Promise<{ id: string; article: Locator }> {
-  const { message } = await p.agent.send(req)
+  const { message } = await server.agent.send(req)
   const article = page.locator(`article[data-id="${message.id}"]`)
   await article.waitFor()
   return { id: message.id, article }
 }
 
-const answerOf = async (id: string) => (await p.agent.ask(id)).message.ask
+const answerOf = async (id: string) => (await server.agent.ask(id)).message.ask
 
 describe('questions: one simple input answers on pick', () => {
   test('a single choice submits the picked option', async () => {
@@ -285,7 +281,7 @@ describe('questions: final states', () => {
     const { id, article } = await ask({
       body: { title: 'Rotate the keys?', blocks: [{ type: 'confirm', id: 'ok', label: 'Rotate' }] },
     })
-    await p.agent.cancel(id)
+    await server.agent.cancel(id)
     await article.locator('.q-outcome.cancelled').waitFor()
     expect(await article.getByRole('button', { name: 'Rotate' }).count()).toBe(0)
   })

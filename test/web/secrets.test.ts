@@ -3,22 +3,19 @@ import { createHash } from 'node:crypto'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { generateKeyPair } from '../../src/shared/secret-crypto.ts'
 import { type Cli, makeCli, removeHome } from '../cli/live.ts'
+import type { TestServer } from '../harness.ts'
 import { canary, captureLog, expectNoPlaintext } from '../secrets/canary.ts'
 import {
   launchBrowser,
   loggedInContext,
   PHONE,
-  type Provisioned,
-  provision,
   screenshot,
   startWebServer,
-  type WebServer,
   watchErrors,
 } from './harness.ts'
 
 let chrome: { browser: Browser; close(): Promise<void> }
-let server: WebServer
-let p: Provisioned
+let server: TestServer
 let cli: Cli
 let context: BrowserContext
 let page: Page
@@ -29,21 +26,20 @@ const log = captureLog()
 
 beforeAll(async () => {
   chrome = await launchBrowser()
-  server = await startWebServer({ log })
-  p = provision(server, 'Deploy bot')
+  server = startWebServer({ label: 'Deploy bot', log })
   cli = makeCli()
-  context = await loggedInContext(chrome.browser, server, p.owner, { viewport: PHONE })
+  context = await loggedInContext(chrome.browser, server, { viewport: PHONE })
   page = await context.newPage()
   errors = watchErrors(page)
   page.on('request', (r) => sent.push(`${r.url()} ${r.postData() ?? ''}`))
-  await page.goto(`${server.url}/c/${p.channelId}`)
+  await page.goto(`${server.url}/c/${server.channelId}`)
   await page.locator('.messages-inner').waitFor()
 })
 
 afterAll(async () => {
   await context?.close()
   await chrome?.close()
-  await server?.stop()
+  await server?.close()
   if (cli) removeHome(cli)
 })
 
@@ -63,7 +59,7 @@ describe('a secret request in the thread', () => {
         '-c',
         'printf %s "$DB_PASSWORD" | sha256sum | cut -d" " -f1',
       ],
-      { env: { HARK_URL: server.url, HARK_TOKEN: p.token } },
+      { env: { HARK_URL: server.url, HARK_TOKEN: server.agentToken } },
     )
     const [, id, print] = await run.stderrMatch(/\((sec_\w+)\); fingerprint ([0-9a-f ]{19})/)
 
@@ -96,13 +92,13 @@ describe('a secret request in the thread', () => {
   })
 
   test('a withdrawn request shows as cancelled, without a field', async () => {
-    const { secret_request } = await p.agent.requestSecret({
+    const { secret_request } = await server.agent.requestSecret({
       name: 'WITHDRAWN',
       public_key: (await generateKeyPair()).publicKey,
     })
     const card = page.locator(`section.b-secret[aria-label="Secret request: WITHDRAWN"]`)
     await card.locator('input[type="password"]').waitFor()
-    await p.agent.cancelSecret(secret_request.id)
+    await server.agent.cancelSecret(secret_request.id)
     await page.locator('section.b-secret[data-status="cancelled"]').waitFor()
     expect(await card.textContent()).toContain('Cancelled by the agent')
     expect(await card.locator('input').count()).toBe(0)

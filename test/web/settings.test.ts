@@ -3,32 +3,28 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { createAgentClient } from '../../src/agent/client.ts'
 import { addUser } from '../../src/people/service.ts'
 import { registrationMode } from '../../src/people/settings.ts'
+import type { TestServer } from '../harness.ts'
 import {
   DESKTOP,
   launchBrowser,
   loggedInContext,
-  type Provisioned,
-  provision,
   screenshot,
   startWebServer,
-  type WebServer,
   watchErrors,
 } from './harness.ts'
 
 /** The settings page: tokens, registration and people, each doing what it says. */
 let chrome: { browser: Browser; close(): Promise<void> }
-let server: WebServer
-let p: Provisioned
+let server: TestServer
 let context: BrowserContext
 let page: Page
 let errors: string[]
 
 beforeAll(async () => {
   chrome = await launchBrowser()
-  server = await startWebServer()
-  p = provision(server, 'CI runner')
+  server = startWebServer({ label: 'CI runner' })
   addUser(server.ctx, { email: 'guest@example.com', name: 'Guest' })
-  context = await loggedInContext(chrome.browser, server, p.owner, { viewport: DESKTOP })
+  context = await loggedInContext(chrome.browser, server, { viewport: DESKTOP })
   page = await context.newPage()
   errors = watchErrors(page)
   page.on('dialog', (d) => void d.accept())
@@ -39,7 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await context?.close()
   await chrome?.close()
-  await server?.stop()
+  await server?.close()
 })
 
 describe('settings', () => {
@@ -49,7 +45,7 @@ describe('settings', () => {
     await fresh.waitFor()
     const token = (await fresh.textContent()) as string
     expect(token).toStartWith('hark_agent_')
-    expect((await p.agent.raw('GET', '/v1/channel')).status).toBe(401)
+    expect((await server.agent.raw('GET', '/v1/channel')).status).toBe(401)
     const rotated = createAgentClient({ baseUrl: server.url, token })
     expect((await rotated.channel()).channel.label).toBe('CI runner')
     await screenshot(page, 'settings-desktop')

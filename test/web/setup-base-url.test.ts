@@ -1,20 +1,21 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { Browser } from 'playwright-core'
 import { issueSetupToken } from '../../src/people/setup.ts'
-import { launchBrowser, PHONE, startWebServer, type WebServer, watchErrors } from './harness.ts'
+import type { TestServer } from '../harness.ts'
+import { launchBrowser, PHONE, startWebServer, watchErrors } from './harness.ts'
 
 /** The setup wizard checks that it is opened at the server's base URL (passkeys depend on it). */
 let chrome: { browser: Browser; close(): Promise<void> }
-let server: WebServer
+let server: TestServer
 
 beforeAll(async () => {
   chrome = await launchBrowser()
-  server = await startWebServer()
+  server = startWebServer({ owner: false })
 })
 
 afterAll(async () => {
   await chrome?.close()
-  await server?.stop()
+  await server?.close()
 })
 
 test('at the base URL the wizard shows the address; elsewhere it warns before any passkey', async () => {

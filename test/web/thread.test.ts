@@ -1,37 +1,32 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
+import type { TestServer } from '../harness.ts'
 import { sendEveryBlock } from './fixtures.ts'
 import {
-  addAgent,
   DESKTOP,
   launchBrowser,
   loggedInContext,
   PHONE,
-  type Provisioned,
-  provision,
   screenshot,
   startWebServer,
-  type WebServer,
   watchErrors,
 } from './harness.ts'
 
 let chrome: { browser: Browser; close(): Promise<void> }
-let server: WebServer
-let p: Provisioned
+let server: TestServer
 
 beforeAll(async () => {
   chrome = await launchBrowser()
-  server = await startWebServer()
-  p = provision(server)
+  server = startWebServer()
 })
 
 afterAll(async () => {
   await chrome?.close()
-  await server?.stop()
+  await server?.close()
 })
 
-async function openThread(viewport = DESKTOP, channelId = p.channelId) {
-  const context = await loggedInContext(chrome.browser, server, p.owner, { viewport })
+async function openThread(viewport = DESKTOP, channelId = server.channelId) {
+  const context = await loggedInContext(chrome.browser, server, { viewport })
   const page = await context.newPage()
   const errors = watchErrors(page)
   await page.goto(`${server.url}/c/${channelId}`)
@@ -43,8 +38,8 @@ const text = async (page: Page, selector: string) =>
 
 describe('a thread', () => {
   test('shows every block type, the pins on top, at phone and desktop sizes', async () => {
-    const { message } = await sendEveryBlock(p.agent)
-    await p.agent.pin('status', {
+    const { message } = await sendEveryBlock(server.agent)
+    await server.agent.pin('status', {
       body: {
         title: 'Deploy status',
         blocks: [{ type: 'progress', value: 3, max: 5, label: 'Rolling out' }],
@@ -115,7 +110,7 @@ describe('a thread', () => {
     await page.locator('.messages[role="log"]').waitFor()
     await page.waitForSelector('.messages .msg')
     const started = performance.now()
-    await p.agent.send({ body: { text: 'Fresh from the agent' } })
+    await server.agent.send({ body: { text: 'Fresh from the agent' } })
     await page.locator('.messages').getByText('Fresh from the agent').waitFor({ timeout: 1000 })
     expect(performance.now() - started).toBeLessThan(1000)
     await context.close()
@@ -128,13 +123,13 @@ describe('a thread', () => {
     await box.press('Enter')
     const mine = page.locator('article.mine', { hasText: 'Please rerun the flaky test' })
     await mine.locator('.msg-state', { hasText: 'Sent' }).waitFor()
-    const { messages } = await p.agent.feed({ sender: 'human' }) // reading marks it seen
+    const { messages } = await server.agent.feed({ sender: 'human' }) // reading marks it seen
     const id = messages.find((m) => 'body' in m && m.body.text === 'Please rerun the flaky test')
       ?.id as string
     await mine.locator('.msg-state', { hasText: 'Seen' }).waitFor()
-    await p.agent.ack(id, 'working')
+    await server.agent.ack(id, 'working')
     await mine.locator('.msg-state', { hasText: 'Working on it' }).waitFor()
-    await p.agent.ack(id, 'done')
+    await server.agent.ack(id, 'done')
     await mine.locator('.msg-state', { hasText: 'Done' }).waitFor()
     await context.close()
   })
@@ -143,18 +138,18 @@ describe('a thread', () => {
     const { context, page } = await openThread()
     const pins = page.locator('section[aria-label="Pinned"]')
     await pins.waitFor()
-    await p.agent.pin('coverage', { body: { title: 'Coverage', text: '81%' } })
+    await server.agent.pin('coverage', { body: { title: 'Coverage', text: '81%' } })
     await pins.getByText('Coverage').waitFor()
-    await p.agent.editPin('coverage', { text: '83%' })
+    await server.agent.editPin('coverage', { text: '83%' })
     await pins.getByText('83%').waitFor()
-    await p.agent.unpin('coverage')
+    await server.agent.unpin('coverage')
     await pins.getByText('Coverage').waitFor({ state: 'detached' })
     await context.close()
   })
 
   test('the channel list shows the last message, unread count and open questions, live', async () => {
-    const other = addAgent(server, 'owner@example.com', 'Deploy bot')
-    const context = await loggedInContext(chrome.browser, server, p.owner)
+    const other = server.addChannel('Deploy bot')
+    const context = await loggedInContext(chrome.browser, server)
     const page = await context.newPage()
     await page.goto(server.url)
     const row = page.locator('.channel', { hasText: 'Deploy bot' })
@@ -178,9 +173,9 @@ describe('a thread', () => {
   })
 
   test('a long channel opens at its newest messages and loads older ones on scrolling up', async () => {
-    const long = addAgent(server, 'owner@example.com', 'Chatty bot')
+    const long = server.addChannel('Chatty bot')
     for (let i = 1; i <= 120; i++) await long.agent.send({ body: { text: `Line ${i}` } })
-    const context = await loggedInContext(chrome.browser, server, p.owner, { viewport: PHONE })
+    const context = await loggedInContext(chrome.browser, server, { viewport: PHONE })
     const page = await context.newPage()
     const seen: string[] = []
     page.on('request', (r) => seen.push(r.url()))
