@@ -62,6 +62,9 @@ export function agentOf(ctx: Ctx, request: Request): AgentAuth {
   return agent
 }
 
+/** A resource's agent side: routes under `/v1`, each behind the agent guard. */
+export const agentRoutes = (ctx: Ctx) => new Elysia({ prefix: '/v1' }).use(agentAuth(ctx))
+
 /** Where a response's headers go: Elysia's `set`. */
 interface ResponseHeaders {
   headers: Record<string, unknown>
@@ -108,3 +111,6 @@ export const limitedByAddress =
   (ctx: Ctx, limiter: RateLimiter) =>
   ({ request }: { request: Request }): void =>
     limiter.take(requestIp(ctx, request))
+
+/** A resource's person side: routes under `/v1/app`, each behind the person guard. */
+export const personRoutes = (ctx: Ctx) => new Elysia({ prefix: '/v1/app' }).use(personAuth(ctx))

@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia'
-import { agentAuth, personAuth } from '../access/guards.ts'
+import { agentRoutes, personRoutes } from '../access/guards.ts'
 import type { AgentAuth } from '../access/tokens/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
 import { doc } from '../core/docs.ts'
@@ -35,8 +35,7 @@ export async function agentAsk(
 
 /** The agent's questions: list the open ones, long-poll one for its answer, cancel. */
 const agentSide = (ctx: Ctx) =>
-  new Elysia({ prefix: '/v1' })
-    .use(agentAuth(ctx))
+  agentRoutes(ctx)
     .get('/asks', ({ agent }) => ({ asks: listOpenAsks(ctx, agent.channel) }), {
       detail: doc('asks', 'List open questions', AsksResponse),
     })
@@ -68,7 +67,7 @@ function questionChannel(ctx: Ctx, userId: string, id: string): ChannelRow {
 
 /** The person's side: answering a question of one of their channels. */
 const personSide = (ctx: Ctx) =>
-  new Elysia({ prefix: '/v1/app' }).use(personAuth(ctx)).post(
+  personRoutes(ctx).post(
     '/messages/:id/answer',
     ({ person, params, body }) => {
       const channel = questionChannel(ctx, person.user.id, params.id)

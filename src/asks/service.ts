@@ -1,6 +1,6 @@
 import type { ChannelRow } from '../channels/store.ts'
 import { fail } from '../core/errors.ts'
-import { askKey, pollFor } from '../core/waiters.ts'
+import { askKey, waitWhilePending } from '../core/waiters.ts'
 import type { Message, MessageBody } from '../messages/schema.ts'
 import { announce, findMessage, messageOf } from '../messages/service.ts'
 import type { MessageRow } from '../messages/store.ts'
@@ -34,13 +34,21 @@ export async function readAsk(
 ): Promise<AskResult> {
   let row = findQuestion(ctx, channel, id)
   if (row.ask_status === 'open' && waitMs > 0) {
-    let last = row
-    const settled = await pollFor(ctx.waiters, askKey(id), waitMs, signal, () => {
+    const reread = () => {
       const latest = ctx.store.messages.byId(id)
       if (!latest || latest.deleted_at !== null) throw fail.notFound('question')
-      last = latest
-      return latest.ask_status === 'open' ? undefined : latest
-    })
+      return latest
+    }
+    const isOpen = (r: MessageRow) => r.ask_status === 'open'
+    const { settled, last } = await waitWhilePending(
+      ctx.waiters,
+      askKey(id),
+      waitMs,
+      signal,
+      row,
+      reread,
+      isOpen,
+    )
     // On shutdown the database may already be closed: answer with the last state read.
     row = settled ?? (ctx.waiters.isClosed ? last : findQuestion(ctx, channel, id))
   }

@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
-import { agentAuth, personAuth } from '../access/guards.ts'
+import { agentRoutes, personRoutes } from '../access/guards.ts'
 import { doc } from '../core/docs.ts'
+import { done } from '../core/http/ok.ts'
 import type { Ctx } from '../server/context.ts'
 import { AgentResponse, ChannelResponse, ChannelsResponse, RenameRequest } from './schema.ts'
 import {
@@ -17,8 +18,7 @@ const IdParams = t.Object({ id: t.String() })
 
 /** The agent's own channel: its details, and renaming the agent. */
 const agentSide = (ctx: Ctx) =>
-  new Elysia({ prefix: '/v1' })
-    .use(agentAuth(ctx))
+  agentRoutes(ctx)
     .get('/channel', ({ agent }) => ({ channel: channelDetails(ctx, agent.channel) }), {
       detail: doc('channel', "The channel's details", ChannelResponse),
     })
@@ -33,8 +33,7 @@ const agentSide = (ctx: Ctx) =>
 
 /** The person's channels: the list, one, rename, delete, mark read. Only their own. */
 const personSide = (ctx: Ctx) =>
-  new Elysia({ prefix: '/v1/app' })
-    .use(personAuth(ctx))
+  personRoutes(ctx)
     .get(
       '/channels',
       ({ person }) =>
@@ -63,10 +62,8 @@ const personSide = (ctx: Ctx) =>
     )
     .delete(
       '/channels/:id',
-      ({ person, params }) => {
-        deleteChannel(ctx, personChannel(ctx, person.user.id, params.id))
-        return { ok: true as const }
-      },
+      ({ person, params }) =>
+        done(() => deleteChannel(ctx, personChannel(ctx, person.user.id, params.id))),
       { params: IdParams, detail: doc('person', 'Delete a channel with its messages and files') },
     )
     .post(

@@ -31,6 +31,19 @@ export interface Setting<K extends keyof Config = keyof Config> {
 
 const setting = <K extends keyof Config>(s: Setting<K>) => s as unknown as Setting
 
+/** A whole-number setting from 0 to `max`, its default in DEFAULTS, its variable HARK_FLAG. */
+function wholeNumber(key: 'port' | 'writeLimit', flag: string, help: string, max: number) {
+  return setting({
+    key,
+    flag,
+    env: `HARK_${flag.toUpperCase().replaceAll('-', '_')}`,
+    help,
+    defaultText: String(DEFAULTS[key]),
+    parse: (raw, name) => integer(name, raw, 0, max),
+    fallback: () => DEFAULTS[key],
+  })
+}
+
 function integer(name: string, raw: string, min: number, max: number): number {
   const n = Number(raw)
   if (!/^\d+$/.test(raw.trim()) || n < min || n > max) {
@@ -119,15 +132,7 @@ export const SETTINGS: readonly Setting[] = [
     parse: (raw) => raw.trim(),
     fallback: () => DEFAULTS.host,
   }),
-  setting({
-    key: 'port',
-    flag: 'port',
-    env: 'HARK_PORT',
-    help: 'port to listen on',
-    defaultText: String(DEFAULTS.port),
-    parse: (raw, flag) => integer(flag, raw, 0, 65535),
-    fallback: () => DEFAULTS.port,
-  }),
+  wholeNumber('port', 'port', 'port to listen on', 65535),
   setting({
     key: 'baseUrl',
     flag: 'base-url',
@@ -137,15 +142,7 @@ export const SETTINGS: readonly Setting[] = [
     parse: baseUrl,
     fallback: (c) => `http://localhost:${c.port}`,
   }),
-  setting({
-    key: 'writeLimit',
-    flag: 'write-limit',
-    env: 'HARK_WRITE_LIMIT',
-    help: 'agent writes/minute/channel, 0 = off',
-    defaultText: String(DEFAULTS.writeLimit),
-    parse: (raw, flag) => integer(flag, raw, 0, 1e9),
-    fallback: () => DEFAULTS.writeLimit,
-  }),
+  wholeNumber('writeLimit', 'write-limit', 'agent writes/minute/channel, 0 = off', 1e9),
   setting({
     key: 'maxFileSize',
     flag: 'max-file-size',

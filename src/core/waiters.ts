@@ -216,3 +216,25 @@ export async function pollFor<T>(
     if (outcome !== 'woken') return undefined
   }
 }
+
+/**
+ * Holds while `current` is pending: until `reread()` shows it settled, the wait ends, or the
+ * client leaves. Answers what settled it, if anything, and the last state read either way (on
+ * shutdown the database may be closed already, and that is what is left to answer with).
+ */
+export async function waitWhilePending<T>(
+  waiters: Waiters,
+  key: string,
+  waitMs: number,
+  signal: AbortSignal | undefined,
+  current: T,
+  reread: () => T,
+  pending: (state: T) => boolean,
+): Promise<{ settled: T | undefined; last: T }> {
+  let last = current
+  const settled = await pollFor(waiters, key, waitMs, signal, () => {
+    last = reread()
+    return pending(last) ? undefined : last
+  })
+  return { settled, last }
+}

@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia'
-import { agentAuth, personAuth } from '../access/guards.ts'
+import { agentRoutes, personRoutes } from '../access/guards.ts'
 import { personChannel } from '../channels/service.ts'
 import { doc } from '../core/docs.ts'
 import { streamOpen } from '../core/longpoll.ts'
@@ -9,8 +9,7 @@ import { downloadResponse, findFile, saveUpload } from './service.ts'
 
 /** Files of the agent's channel: upload raw bytes, download by id. */
 const agentSide = (ctx: Ctx) =>
-  new Elysia({ prefix: '/v1' })
-    .use(agentAuth(ctx))
+  agentRoutes(ctx)
     .post(
       '/files',
       ({ agent, query, request }) => {
@@ -45,8 +44,7 @@ const agentSide = (ctx: Ctx) =>
 
 /** The files of the person's channels: upload to one, download from one. */
 const personSide = (ctx: Ctx) =>
-  new Elysia({ prefix: '/v1/app' })
-    .use(personAuth(ctx))
+  personRoutes(ctx)
     .post(
       '/channels/:id/files',
       ({ person, params, query, request }) => {

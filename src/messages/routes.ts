@@ -1,10 +1,11 @@
 import { Elysia, t } from 'elysia'
-import { agentAuth, personAuth } from '../access/guards.ts'
+import { agentRoutes, personRoutes } from '../access/guards.ts'
 import type { AgentAuth } from '../access/tokens/service.ts'
 import { personChannel } from '../channels/service.ts'
 import { doc } from '../core/docs.ts'
 import { fail, jsonResponse } from '../core/errors.ts'
 import { holderOf } from '../core/holds.ts'
+import { done } from '../core/http/ok.ts'
 import { longPoll } from '../core/longpoll.ts'
 import { parseChoice, parseCursor, parseFlag, parseLimit, parseWait } from '../core/query.ts'
 import type { Ctx } from '../server/context.ts'
@@ -31,8 +32,12 @@ import {
   sendMessage,
   setMessageState,
 } from './service.ts'
+import type { MessageRow } from './store.ts'
 
 const IdParams = t.Object({ id: t.String() })
+
+/** `{ message }`: how a write to a message answers. */
+const answer = (row: MessageRow) => ({ message: messageOf(row) })
 
 /**
  * `GET /v1/messages`: the agent's change feed. Served by this route and by the lean path in
@@ -63,11 +68,10 @@ export async function agentFeed(
  * pins, status messages kept by a key the agent chooses.
  */
 const agentSide = (ctx: Ctx) =>
-  new Elysia({ prefix: '/v1' })
-    .use(agentAuth(ctx))
+  agentRoutes(ctx)
     .post(
       '/messages',
-      ({ agent, body }) => ({ message: messageOf(sendMessage(ctx, agent.channel, 'agent', body)) }),
+      ({ agent, body }) => answer(sendMessage(ctx, agent.channel, 'agent', body)),
       {
         body: SendRequest,
         detail: doc('messages', 'Send a message or a question', MessageResponse),
@@ -79,9 +83,7 @@ const agentSide = (ctx: Ctx) =>
     })
     .patch(
       '/messages/:id',
-      ({ agent, params, body }) => ({
-        message: messageOf(editMessage(ctx, agent.channel, params.id, body)),
-      }),
+      ({ agent, params, body }) => answer(editMessage(ctx, agent.channel, params.id, body)),
       {
         params: IdParams,
         body: EditRequest,
@@ -90,9 +92,7 @@ const agentSide = (ctx: Ctx) =>
     )
     .put(
       '/messages/:id',
-      ({ agent, params, body }) => ({
-        message: messageOf(replaceMessage(ctx, agent.channel, params.id, body.body)),
-      }),
+      ({ agent, params, body }) => answer(replaceMessage(ctx, agent.channel, params.id, body.body)),
       {
         params: IdParams,
         body: ReplaceRequest,
@@ -101,17 +101,13 @@ const agentSide = (ctx: Ctx) =>
     )
     .delete(
       '/messages/:id',
-      ({ agent, params }) => {
-        deleteMessage(ctx, agent.channel, params.id)
-        return { ok: true as const }
-      },
+      ({ agent, params }) => done(() => deleteMessage(ctx, agent.channel, params.id)),
       { params: IdParams, detail: doc('messages', 'Delete a message', Ok) },
     )
     .post(
       '/messages/:id/state',
-      ({ agent, params, body }) => ({
-        message: messageOf(setMessageState(ctx, agent.channel, params.id, body.state)),
-      }),
+      ({ agent, params, body }) =>
+        answer(setMessageState(ctx, agent.channel, params.id, body.state)),
       {
         params: IdParams,
         body: StateRequest,
@@ -137,10 +133,7 @@ const agentSide = (ctx: Ctx) =>
     )
     .delete(
       '/pins/:key',
-      ({ agent, params }) => {
-        deletePin(ctx, agent.channel, params.key)
-        return { ok: true as const }
-      },
+      ({ agent, params }) => done(() => deletePin(ctx, agent.channel, params.key)),
       { params: PinKeyParams, detail: doc('pins', 'Remove a pin', Ok) },
     )
 
@@ -179,8 +172,7 @@ function parseTail(query: typeof ChannelFeedQuery.static): number | undefined {
  * each channel's feed or tail, its pins, and writing to its agent.
  */
 const personSide = (ctx: Ctx) =>
-  new Elysia({ prefix: '/v1/app' })
-    .use(personAuth(ctx))
+  personRoutes(ctx)
     .get(
       '/feed',
       ({ person, query, request }) => {
@@ -231,7 +223,7 @@ const personSide = (ctx: Ctx) =>
       '/channels/:id/messages',
       ({ person, params, body }) => {
         const channel = personChannel(ctx, person.user.id, params.id)
-        return { message: messageOf(sendMessage(ctx, channel, 'human', body)) }
+        return answer(sendMessage(ctx, channel, 'human', body))
       },
       {
         params: IdParams,

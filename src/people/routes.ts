@@ -4,6 +4,7 @@ import type { PersonAuth } from '../access/tokens/service.ts'
 import { channelsGone, heldKeys } from '../channels/service.ts'
 import { doc } from '../core/docs.ts'
 import { fail } from '../core/errors.ts'
+import { done } from '../core/http/ok.ts'
 import type { Ctx } from '../server/context.ts'
 import { createInvite, listInvites, revokeInvite } from './invites.ts'
 import { registrationMode, setRegistrationMode } from './settings.ts'
@@ -52,10 +53,7 @@ export const peopleRoutes = (ctx: Ctx) =>
     )
     .delete(
       '/people/:id',
-      ({ person, params }) => {
-        removePerson(ctx, person, params.id)
-        return { ok: true as const }
-      },
+      ({ person, params }) => done(() => removePerson(ctx, person, params.id)),
       { params: IdParams, detail: doc('people', 'Remove a person and their channels (owner)') },
     )
     .get('/settings', () => ({ registration: registrationMode(ctx) }), {
@@ -81,9 +79,6 @@ export const peopleRoutes = (ctx: Ctx) =>
     })
     .delete(
       '/invites/:id',
-      ({ person, params }) => {
-        revokeInvite(ctx, person, params.id)
-        return { ok: true as const }
-      },
+      ({ person, params }) => done(() => revokeInvite(ctx, person, params.id)),
       { params: IdParams, detail: doc('people', 'Revoke an invite') },
     )

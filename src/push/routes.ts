@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import { personAuth } from '../access/guards.ts'
 import { AskResponse } from '../asks/schema.ts'
 import { doc } from '../core/docs.ts'
+import { done } from '../core/http/ok.ts'
 import type { Ctx } from '../server/context.ts'
 import {
   AnswerByCapability,
@@ -46,18 +47,12 @@ export const pushRoutes = (ctx: Ctx) =>
     )
     .delete(
       '/subscriptions/:id',
-      ({ person, params }) => {
-        removeDevice(ctx, person.user.id, params.id)
-        return { ok: true as const }
-      },
+      ({ person, params }) => done(() => removeDevice(ctx, person.user.id, params.id)),
       { params: IdParams, detail: doc('push', 'Stop notifications to a device', Ok) },
     )
     .post(
       '/subscriptions/:id/test',
-      ({ person, params }) => {
-        sendTest(ctx, person.user.id, params.id)
-        return { ok: true as const }
-      },
+      ({ person, params }) => done(() => sendTest(ctx, person.user.id, params.id)),
       { params: IdParams, detail: doc('push', 'Send a test notification to a device', Ok) },
     )
     .get(

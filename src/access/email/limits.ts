@@ -23,7 +23,7 @@ export const EMAIL_LIMITS = {
   verifiesPerIp: 30,
 } as const
 
-/** The limiters of one server, made with its routes; in memory: they guard the server, not data. */
+/** The limiters of one server, made once with its context; in memory: they guard the server. */
 export class EmailLimits {
   readonly startsPerIp: RateLimiter
   readonly startsPerAddressFromIp: RateLimiter
@@ -31,28 +31,27 @@ export class EmailLimits {
   readonly verifiesPerIp: RateLimiter
 
   constructor(now: () => number) {
-    this.startsPerIp = new RateLimiter(
-      EMAIL_LIMITS.startsPerIp,
+    const limiter = (count: number, windowMs: number, what: string) =>
+      new RateLimiter(count, windowMs, now, what)
+    const { startsPerIp, startsPerAddressFromIp, codesPerAddress, verifiesPerIp } = EMAIL_LIMITS
+    this.startsPerIp = limiter(
+      startsPerIp,
       QUARTER_HOUR,
-      now,
       'too many codes asked from your network address',
     )
-    this.startsPerAddressFromIp = new RateLimiter(
-      EMAIL_LIMITS.startsPerAddressFromIp,
+    this.startsPerAddressFromIp = limiter(
+      startsPerAddressFromIp,
       QUARTER_HOUR,
-      now,
       'too many codes asked for this email address from your network address',
     )
-    this.codesPerAddress = new RateLimiter(
-      EMAIL_LIMITS.codesPerAddress,
+    this.codesPerAddress = limiter(
+      codesPerAddress,
       HOUR,
-      now,
       'too many codes asked for this email address',
     )
-    this.verifiesPerIp = new RateLimiter(
-      EMAIL_LIMITS.verifiesPerIp,
+    this.verifiesPerIp = limiter(
+      verifiesPerIp,
       QUARTER_HOUR,
-      now,
       'too many codes tried from your network address',
     )
   }

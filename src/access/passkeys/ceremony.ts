@@ -158,20 +158,34 @@ export interface NewCredential {
 
 const reason = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
+/**
+ * What every verification expects alike: the challenge we issued, our origin and rpID, and the
+ * response as sent (some authenticators leave out the extension results).
+ */
+function expectations<R extends RegistrationResponseJSON | AuthenticationResponseJSON>(
+  ctx: Ctx,
+  challenge: string,
+  response: R,
+) {
+  const { rpID, origin } = relyingParty(ctx)
+  return {
+    response: { ...response, clientExtensionResults: response.clientExtensionResults ?? {} },
+    expectedChallenge: challenge,
+    expectedOrigin: origin,
+    expectedRPID: rpID,
+  }
+}
+
 /** Checks an attestation against the challenge, our origin and rpID; UV is required. */
 export async function verifyNewCredential(
   ctx: Ctx,
   challenge: string,
   response: RegistrationResponseJSON,
 ): Promise<NewCredential> {
-  const { rpID, origin } = relyingParty(ctx)
   let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>
   try {
     result = await verifyRegistrationResponse({
-      response: { ...response, clientExtensionResults: response.clientExtensionResults ?? {} },
-      expectedChallenge: challenge,
-      expectedOrigin: origin,
-      expectedRPID: rpID,
+      ...expectations(ctx, challenge, response),
       requireUserPresence: true,
       requireUserVerification: true,
       supportedAlgorithmIDs: ALGORITHMS,
@@ -202,14 +216,10 @@ export async function verifyAssertion(
   response: AuthenticationResponseJSON,
   passkey: PasskeyRow,
 ): Promise<{ counter: number; deviceType: string; backedUp: boolean }> {
-  const { rpID, origin } = relyingParty(ctx)
   let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
   try {
     result = await verifyAuthenticationResponse({
-      response: { ...response, clientExtensionResults: response.clientExtensionResults ?? {} },
-      expectedChallenge: challenge,
-      expectedOrigin: origin,
-      expectedRPID: rpID,
+      ...expectations(ctx, challenge, response),
       credential: {
         id: passkey.id,
         publicKey: new Uint8Array(passkey.public_key),

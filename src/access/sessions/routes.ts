@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { doc } from '../../core/docs.ts'
+import { done } from '../../core/http/ok.ts'
 import type { Ctx } from '../../server/context.ts'
 import { personAuth } from '../guards.ts'
 import { clearCookie, endAllSessions, endSession, listSessions } from './service.ts'
@@ -23,10 +24,7 @@ export const sessionRoutes = (ctx: Ctx) =>
     )
     .delete(
       '/sessions/:id',
-      ({ person, params }) => {
-        endSession(ctx, person.user.id, params.id)
-        return { ok: true as const }
-      },
+      ({ person, params }) => done(() => endSession(ctx, person.user.id, params.id)),
       { params: t.Object({ id: t.String() }), detail: doc('sessions', 'End a session') },
     )
     .post(

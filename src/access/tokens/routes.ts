@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { doc } from '../../core/docs.ts'
+import { done } from '../../core/http/ok.ts'
 import type { Ctx } from '../../server/context.ts'
 import { personAuth } from '../guards.ts'
 import { createPersonToken, listTokens, revokeToken, rotateToken } from './service.ts'
@@ -22,10 +23,7 @@ export const tokenRoutes = (ctx: Ctx) =>
     })
     .delete(
       '/tokens/:id',
-      ({ person, params }) => {
-        revokeToken(ctx, person, params.id)
-        return { ok: true as const }
-      },
+      ({ person, params }) => done(() => revokeToken(ctx, person, params.id)),
       { params: IdParams, detail: doc('tokens', 'Revoke a token') },
     )
     .post('/tokens/:id/rotate', ({ person, params }) => rotateToken(ctx, person, params.id), {

@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox'
 import type { ChannelRow } from '../../channels/store.ts'
 import { fail } from '../../core/errors.ts'
 import { newId } from '../../core/ids.ts'
-import { pollFor } from '../../core/waiters.ts'
+import { waitWhilePending } from '../../core/waiters.ts'
 import type { Block, MessageBody } from '../../messages/schema.ts'
 import { announce } from '../../messages/service.ts'
 import { enqueueMessagePush } from '../../push/service.ts'
@@ -166,13 +166,21 @@ export async function readSecret(
 ): Promise<SecretRead> {
   let row = agentSecret(ctx, channel, id)
   if (row.status === 'pending' && waitMs > 0) {
-    let last = row
-    const settled = await pollFor(ctx.waiters, secretKey(id), waitMs, signal, () => {
+    const reread = () => {
       const latest = ctx.store.secrets.byId(id)
       if (!latest) throw fail.notFound('secret request')
-      last = latest
-      return latest.status === 'pending' ? undefined : latest
-    })
+      return latest
+    }
+    const isPending = (r: SecretRow) => r.status === 'pending'
+    const { settled, last } = await waitWhilePending(
+      ctx.waiters,
+      secretKey(id),
+      waitMs,
+      signal,
+      row,
+      reread,
+      isPending,
+    )
     // On shutdown the database may already be closed: answer with the last state read.
     if (ctx.waiters.isClosed) return { secret_request: secretOf(settled ?? last) }
     row = agentSecret(ctx, channel, id)
