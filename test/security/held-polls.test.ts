@@ -27,7 +27,12 @@ test(`an agent token holds at most ${MAX_HELD_POLLS} long-polls: a new one ends 
       i % 2 === 0
         ? s.agent.feed({ since: cursor, wait: 30, peek: true })
         : s.agent.ask(message.id, 30)
-    held.push(poll.then((answer) => (settled.push(i), answer)))
+    held.push(
+      poll.then((answer) => {
+        settled.push(i)
+        return answer
+      }),
+    )
     // One at a time, so that "oldest" is well defined.
     await until(() => s.ctx.waiters.size === i + 1)
   }
