@@ -11,7 +11,7 @@ import { VERSION } from './core/version.ts'
 // Elysia reads this once, when it loads (lazily, below). Outside production it builds every
 // validation error's message from the whole received value, pretty-printed: tens of
 // milliseconds of the server's one thread for a hostile body, for a message Hark never shows
-// (its errors name the field, never the value; src/server/app.ts).
+// (its errors name the field, never the value; src/server/render-error.ts).
 process.env.NODE_ENV ??= 'production'
 
 // The server and the admin commands load only when asked for: an agent's `hark send` starts

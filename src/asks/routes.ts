@@ -17,7 +17,7 @@ const IdParams = t.Object({ id: t.String() })
 
 /**
  * `GET /v1/asks/:id`: a question and its answer, held until answered. Served by this route and
- * by the lean path in front of Elysia (`leanRoute` in src/server/app.ts), which both call this.
+ * by the lean path in front of Elysia (`leanRoute` in src/server/lean.ts), which both call this.
  */
 export async function agentAsk(
   ctx: Ctx,

@@ -41,7 +41,7 @@ const answer = (row: MessageRow) => ({ message: messageOf(row) })
 
 /**
  * `GET /v1/messages`: the agent's change feed. Served by this route and by the lean path in
- * front of Elysia (`leanRoute` in src/server/app.ts), which both call this.
+ * front of Elysia (`leanRoute` in src/server/lean.ts), which both call this.
  */
 export async function agentFeed(
   ctx: Ctx,

@@ -1,5 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
-import { handlerOf, leanRoute } from '../../src/server/app.ts'
+import { handlerOf } from '../../src/server/app.ts'
+import { leanRoute } from '../../src/server/lean.ts'
 import { BASE, startTestServer } from '../harness.ts'
 
 const s = startTestServer()
