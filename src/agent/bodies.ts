@@ -1,8 +1,8 @@
 import { basename } from 'node:path'
 import { UsageError } from '../core/errors.ts'
 import type { FileInfo } from '../files/schema.ts'
-import { isInput } from '../messages/blocks.ts'
 import type { Block, MessageBody } from '../messages/schema.ts'
+import { isInput } from '../shared/blocks.ts'
 import type { AgentClient } from './client.ts'
 import { CliError } from './failures.ts'
 

@@ -1,14 +1,8 @@
 import { Value } from '@sinclair/typebox/value'
 import { fail, pointerToField } from '../core/errors.ts'
+import { isInput } from '../shared/blocks.ts'
 import { LIMITS } from './limits.ts'
 import { type Block, KnownBlocks, type KnownBlockType, type MessageBody } from './schema.ts'
-
-export const INPUT_TYPES = new Set(['choice', 'text_input', 'number_input', 'toggle', 'confirm'])
-
-/** An input block: it makes its message a question and keys the answer by its id. */
-export function isInput(block: Block): boolean {
-  return INPUT_TYPES.has(block.type) || (block.type === 'html' && block.question === true)
-}
 
 export const inputBlocks = (body: MessageBody): Block[] =>
   (body.blocks ?? []).filter((b) => isInput(b as Block)) as Block[]

@@ -1,3 +1,4 @@
+import { INPUT_TYPES } from '../../../src/shared/blocks.ts'
 import { fileUrl } from '../lib/client.ts'
 import { bytes } from '../lib/format.ts'
 import type { Block } from '../lib/types.ts'
@@ -6,11 +7,6 @@ import { Markdown } from './markdown.tsx'
 import { SecretRequest } from './secret-request.tsx'
 
 /** Display blocks, one component per type; input blocks are the question form's. */
-
-export const INPUT_TYPES = new Set(['choice', 'text_input', 'number_input', 'toggle', 'confirm'])
-
-export const isInput = (b: Block) =>
-  INPUT_TYPES.has(b.type) || (b.type === 'html' && b.question === true)
 
 const str = (v: unknown) =>
   typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v)

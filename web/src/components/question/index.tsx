@@ -1,10 +1,11 @@
 import { Fragment } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
+import { isInput } from '../../../../src/shared/blocks.ts'
 import { ApiError, errorText } from '../../lib/api.ts'
 import * as client from '../../lib/client.ts'
 import { fromNow } from '../../lib/format.ts'
 import type { Block, Message } from '../../lib/types.ts'
-import { DisplayBlock, isInput } from '../blocks.tsx'
+import { DisplayBlock } from '../blocks.tsx'
 import { Button, ErrorNote } from '../ui.tsx'
 import {
   answerOf,
