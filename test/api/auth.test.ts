@@ -3,7 +3,9 @@ import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { addPersonToken } from '../../src/people/service.ts'
-import { startTestServer, TestClock, type TestServer } from '../harness.ts'
+import { webFiles } from '../../src/server/webapp/assets.gen.ts'
+import { SPA_ROUTES } from '../../src/server/webapp/headers.ts'
+import { type Reply, startTestServer, TestClock, type TestServer } from '../harness.ts'
 
 let s: TestServer
 afterEach(() => s?.close())
@@ -14,6 +16,8 @@ interface Route {
   json?: unknown
   body?: string
   headers?: Record<string, string>
+  /** Person routes only a browser session may use: a person token gets 403. */
+  session?: boolean
 }
 
 /** Every agent route, with a request that would be valid for it. */
@@ -79,16 +83,30 @@ const PERSON_ROUTES: Route[] = [
   { method: 'POST', path: '/v1/app/logout' },
   { method: 'POST', path: '/v1/app/logout-all' },
   { method: 'GET', path: '/v1/app/tokens' },
-  { method: 'POST', path: '/v1/app/tokens', json: { label: 'x' } },
+  { method: 'POST', path: '/v1/app/tokens', json: { label: 'x' }, session: true },
   { method: 'DELETE', path: '/v1/app/tokens/tok_x' },
-  { method: 'POST', path: '/v1/app/tokens/tok_x/rotate' },
+  { method: 'POST', path: '/v1/app/tokens/tok_x/rotate', session: true },
   { method: 'GET', path: '/v1/app/pairings/code_x' },
-  { method: 'POST', path: '/v1/app/pairings/code_x/approve', json: {} },
+  { method: 'POST', path: '/v1/app/pairings/code_x/approve', json: {}, session: true },
   { method: 'POST', path: '/v1/app/pairings/code_x/deny' },
-  { method: 'POST', path: '/v1/app/join-links', json: {} },
+  { method: 'POST', path: '/v1/app/join-links', json: {}, session: true },
   { method: 'GET', path: '/v1/app/passkeys' },
-  { method: 'POST', path: '/v1/app/passkeys/options' },
-  { method: 'POST', path: '/v1/app/passkeys/verify', json: { challenge_id: 'x', response: {} } },
+  { method: 'POST', path: '/v1/app/passkeys/options', session: true },
+  {
+    method: 'POST',
+    path: '/v1/app/passkeys/verify',
+    // A well-formed credential: the session is checked once the body is valid.
+    json: {
+      challenge_id: 'x',
+      response: {
+        id: 'x',
+        rawId: 'x',
+        type: 'public-key',
+        response: { clientDataJSON: 'x', attestationObject: 'x' },
+      },
+    },
+    session: true,
+  },
   { method: 'PATCH', path: '/v1/app/passkeys/cred_x', json: { name: 'x' } },
   { method: 'DELETE', path: '/v1/app/passkeys/cred_x' },
   { method: 'GET', path: '/v1/app/push/subscriptions' },
@@ -103,38 +121,66 @@ const PERSON_ROUTES: Route[] = [
   { method: 'PATCH', path: '/v1/app/push/email-reminders', json: { minutes: 5 } },
 ]
 
-const PUBLIC_PATHS = new Set(['/health', '/v1/info'])
 /**
- * Public flows that take no token by design: pairing, join links, login and sign-up, and
- * answering from a notification (with its capability).
+ * Routes anyone may call, without a token or session: health, server info and the API document;
+ * the web app's files and screens (the build's own lists); and the flows that take no token by
+ * design: login and sign-up, pairing, join links, and answering from a notification (with its
+ * capability).
  */
-const PUBLIC_PREFIXES = ['/v1/pair/', '/v1/join', '/v1/auth/', '/v1/push/']
+const PUBLIC_ROUTES: Route[] = [
+  { method: 'GET', path: '/health' },
+  { method: 'GET', path: '/v1/info' },
+  { method: 'GET', path: '/v1/openapi.json' },
+  {
+    method: 'POST',
+    path: '/v1/auth/email/start',
+    json: { email: 'nobody@example.com', purpose: 'login' },
+  },
+  {
+    method: 'POST',
+    path: '/v1/auth/email/verify',
+    json: { email: 'nobody@example.com', code: '00000000' },
+  },
+  { method: 'POST', path: '/v1/auth/passkey/register/options', json: { email: 'a@example.com' } },
+  {
+    method: 'POST',
+    path: '/v1/auth/passkey/register/verify',
+    json: { challenge_id: 'x', response: {} },
+  },
+  { method: 'POST', path: '/v1/auth/passkey/login/options', json: {} },
+  {
+    method: 'POST',
+    path: '/v1/auth/passkey/login/verify',
+    json: { challenge_id: 'x', response: {} },
+  },
+  { method: 'POST', path: '/v1/pair/start', json: { label: 'x' } },
+  { method: 'POST', path: '/v1/pair/token', json: { device_code: 'x' } },
+  { method: 'POST', path: '/v1/join', json: { code: 'x' } },
+  { method: 'POST', path: '/v1/push/answer', json: { capability: 'x', answer: true } },
+  ...Object.keys(webFiles).map((path) => ({ method: 'GET', path })),
+  ...SPA_ROUTES.map((path) => ({ method: 'GET', path: path.replace('*', 'ch_x') })),
+]
 
-/** Sends a route's request with the given Authorization header (or none). */
-function call(route: Route, authorization?: string): Promise<Response> {
+/** Sends a route's request with the given Authorization header (or none), and no Origin. */
+function call(route: Route, authorization?: string): Promise<Reply> {
   const headers: Record<string, string> = { ...route.headers }
   if (authorization !== undefined) headers.authorization = authorization
-  let body = route.body
-  if (route.json !== undefined) {
-    headers['content-type'] = 'application/json'
-    body = JSON.stringify(route.json)
-  }
-  return Promise.resolve(
-    s.app.handle(
-      new Request(`http://hark.test${route.path}`, { method: route.method, headers, body }),
-    ),
-  )
+  return s.request(route.method, route.path, {
+    json: route.json,
+    body: route.body,
+    headers,
+    origin: null,
+  })
 }
 
 /** Expects `status` with a JSON `{ error: string }` body. */
-async function expectError(res: Response, status: number, what: string): Promise<string> {
+async function expectError(res: Reply, status: number, what: string): Promise<string> {
   if (res.status !== status) {
-    throw new Error(`${what}: expected ${status}, got ${res.status}: ${await res.text()}`)
+    throw new Error(`${what}: expected ${status}, got ${res.status}: ${res.text}`)
   }
   expect(res.headers.get('content-type')).toContain('application/json')
-  const body = (await res.json()) as { error: unknown }
-  expect(typeof body.error).toBe('string')
-  return body.error as string
+  expect(typeof res.body?.error).toBe('string')
+  return res.body.error as string
 }
 
 const label = (r: Route) => `${r.method} ${r.path}`
@@ -154,11 +200,10 @@ describe('route coverage', () => {
     const spec = (await (await s.raw().raw('GET', '/v1/openapi.json')).json()) as {
       paths: Record<string, Record<string, unknown>>
     }
+    const open = new Set(PUBLIC_ROUTES.map(label))
     const documented = Object.entries(spec.paths)
-      .filter(
-        ([path]) => !PUBLIC_PATHS.has(path) && !PUBLIC_PREFIXES.some((p) => path.startsWith(p)),
-      )
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+      .filter((operation) => !open.has(operation))
       .sort()
     const template = (r: Route) =>
       `${r.method} ${r.path
@@ -169,6 +214,90 @@ describe('route coverage', () => {
         .replace('/v1/pins/k', '/v1/pins/{key}')}`
     const listed = [...AGENT_ROUTES, ...PERSON_ROUTES].map(template).sort()
     expect(listed).toEqual(documented)
+  })
+})
+
+/** A regular expression for an app route's path: `:param` is one segment, `*` the rest. */
+const pathPattern = (path: string) =>
+  new RegExp(
+    `^${path
+      .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+      .replace(/:\w+/g, '[^/]+')
+      .replace(/\*/g, '.+')}$`,
+  )
+
+describe('every route has an auth decision', () => {
+  const TABLE = [...PUBLIC_ROUTES, ...AGENT_ROUTES, ...PERSON_ROUTES]
+  const decision = (row: Route) =>
+    PUBLIC_ROUTES.includes(row)
+      ? 'public'
+      : AGENT_ROUTES.includes(row)
+        ? 'agent token'
+        : row.session
+          ? 'browser session only'
+          : 'person token or session'
+  const covers = (route: { method: string; path: string }, row: Route) =>
+    route.method === row.method && pathPattern(route.path).test(row.path.split('?')[0] as string)
+
+  // A route added without a row here fails: public, agent token, person token or session, or
+  // browser session only is a decision, made once, for every route.
+  test('each route of the app is a row of the tables above (one decision), each row a route', () => {
+    s = startTestServer()
+    const routes = s.app.routes.map((r) => ({ method: r.method, path: r.path }))
+    expect(routes.length).toBeGreaterThan(90)
+    const undecided = routes.filter((r) => !TABLE.some((row) => covers(r, row)))
+    expect(undecided.map((r) => `${r.method} ${r.path}`)).toEqual([])
+    const stale = TABLE.filter((row) => !routes.some((r) => covers(r, row)))
+    expect(stale.map(label)).toEqual([])
+    const torn = routes.filter(
+      (r) => new Set(TABLE.filter((row) => covers(r, row)).map(decision)).size > 1,
+    )
+    expect(torn.map((r) => `${r.method} ${r.path}`)).toEqual([])
+  })
+
+  test('a public route answers without credentials: never 401', async () => {
+    s = startTestServer()
+    for (const route of PUBLIC_ROUTES) {
+      const res = await call(route)
+      expect({ route: label(route), status: res.status }).not.toEqual({
+        route: label(route),
+        status: 401,
+      })
+      expect(res.headers.get('www-authenticate')).toBeNull()
+    }
+  })
+
+  test('a person route takes a browser session too; the session-only ones refuse a person token', async () => {
+    s = startTestServer()
+    const sessionOnly = PERSON_ROUTES.filter((r) => r.session)
+    expect(sessionOnly.length).toBeGreaterThan(0)
+    for (const route of PERSON_ROUTES) {
+      // A fresh session each time: logging out ends the one it is sent with.
+      const { cookie } = s.session()
+      const bySession = await s.request(route.method, route.path, {
+        json: route.json,
+        body: route.body,
+        headers: route.headers,
+        cookie,
+      })
+      expect({ route: label(route), refused: [401, 403].includes(bySession.status) }).toEqual({
+        route: label(route),
+        refused: false,
+      })
+      const byToken = await call(
+        route,
+        `Bearer ${addPersonToken(s.ctx, { email: s.ownerEmail }).token}`,
+      )
+      if (route.session) {
+        const error = await expectError(byToken, 403, label(route))
+        expect(error).toContain('browser session')
+      } else {
+        expect({ route: label(route), refused: [401, 403].includes(byToken.status) }).toEqual({
+          route: label(route),
+          refused: false,
+        })
+      }
+    }
   })
 })
 
@@ -410,7 +539,10 @@ describe('write rate limit (counted by the agent guard)', () => {
     s = startTestServer({ writeLimit: 3, clock })
     const other = s.addChannel('Other')
     for (let i = 0; i < 3; i++) await s.agent.send({ body: { text: `m${i}` } })
-    const res = await s.agent.raw('POST', '/v1/messages', { json: { body: { text: 'one more' } } })
+    const res = await call(
+      { method: 'POST', path: '/v1/messages', json: { body: { text: 'one more' } } },
+      `Bearer ${s.agentToken}`,
+    )
     await expectError(res, 429, 'fourth write')
     const retry = Number(res.headers.get('retry-after'))
     expect(Number.isInteger(retry) && retry >= 1).toBe(true)
