@@ -87,6 +87,8 @@ export interface Reply {
   /** The JSON answer parsed, or its text when it is not JSON, or undefined when empty. */
   // biome-ignore lint/suspicious/noExplicitAny: tests read whatever the JSON holds
   body: any
+  /** The answer's text as sent. */
+  text: string
   headers: Headers
   setCookie: string | null
   /** `name=value` of the cookie this reply set, to send back as a Cookie header. */
@@ -344,6 +346,7 @@ async function request(
   return {
     status: response.status,
     body: parsed,
+    text,
     headers: response.headers,
     setCookie,
     cookie: setCookie?.split(';')[0],

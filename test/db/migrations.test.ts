@@ -3,14 +3,9 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { copyFileSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FixtureExpectations } from '../../scripts/make-fixture.ts'
-import { createAgentClient, createPersonClient } from '../../src/agent/client.ts'
-import { silentLogger } from '../../src/core/log.ts'
-import { buildApp } from '../../src/server/app.ts'
-import { DEFAULTS } from '../../src/server/config.ts'
-import { closeContext, createContext } from '../../src/server/context.ts'
 import { openDatabase, schemaVersion } from '../../src/server/db/database.ts'
 import { latestVersion, migrations } from '../../src/server/db/migrations/index.ts'
-import { failsWith, tempDir } from '../harness.ts'
+import { failsWith, startTestServer, tempDir } from '../harness.ts'
 
 /**
  * Upgrades: a database from every released schema version (test/db/fixtures/vN.db, made by
@@ -67,31 +62,19 @@ for (const version of versions) {
     })
 
     test('serves its data after the upgrade', async () => {
-      const ctx = createContext(
-        {
-          ...DEFAULTS,
-          dataDir: dir,
-          host: '127.0.0.1',
-          port: 0,
-          baseUrl: 'http://hark.test',
-          writeLimit: 0,
-        },
-        { log: silentLogger },
-      )
+      // The old data dir as it is: nobody provisioned on top of what it holds.
+      const s = startTestServer({ dataDir: dir, owner: false })
       try {
-        const app = buildApp(ctx)
-        const fetch = (r: Request) => app.handle(r)
-        const opts = (token: string) => ({ baseUrl: 'http://hark.test', token, fetch })
-        const agent = createAgentClient(opts(expected.agent_token))
+        const agent = s.agentClient(expected.agent_token)
         const feed = await agent.feed({ since: 0 })
         expect(feed.messages).toHaveLength(expected.messages_in_feed)
         expect((await agent.asks()).asks).toHaveLength(expected.open_asks)
         expect((await agent.pins()).pins.map((p) => p.key)).toEqual(expected.pins)
         expect((await agent.channel()).channel.id).toBe(expected.channel_id)
-        await failsWith(createAgentClient(opts(expected.revoked_agent_token)).feed({}), 401)
-        const person = createPersonClient(opts(expected.person_token))
+        await failsWith(s.agentClient(expected.revoked_agent_token).feed({}), 401)
+        const person = s.personClient(expected.person_token)
         expect((await person.channels()).channels).toHaveLength(expected.channels_of_owner)
-        expect(ctx.db.query('SELECT count(*) AS n FROM files').get()).toEqual({
+        expect(s.ctx.db.query('SELECT count(*) AS n FROM files').get()).toEqual({
           n: expected.files,
         })
         // And it takes new writes.
@@ -99,7 +82,7 @@ for (const version of versions) {
         const next = await agent.feed({ since: feed.cursor })
         expect(next.messages.map((m) => m.id)).toEqual([message.id])
       } finally {
-        closeContext(ctx)
+        await s.stop()
       }
     })
   })
@@ -224,17 +207,8 @@ describe('v6: one change sequence per person', () => {
     old.run("UPDATE counters SET value = 6 WHERE name = 'change_seq'")
     old.close()
 
-    const ctx = createContext(
-      {
-        ...DEFAULTS,
-        dataDir: dir,
-        host: '127.0.0.1',
-        port: 0,
-        baseUrl: 'http://hark.test',
-        writeLimit: 0,
-      },
-      { log: silentLogger },
-    )
+    const s = startTestServer({ dataDir: dir, owner: false })
+    const { ctx } = s
     try {
       expect(schemaVersion(ctx.db)).toBe(latestVersion)
       expect(ctx.db.query('SELECT id, change_seq FROM users ORDER BY id').all()).toEqual([
@@ -258,16 +232,10 @@ describe('v6: one change sequence per person', () => {
       expect(indexes.find((i) => i.name === 'messages_feed')?.unique).toBe(1)
       expect(ctx.db.query('PRAGMA integrity_check').all()).toEqual([{ integrity_check: 'ok' }])
 
-      const app = buildApp(ctx)
-      const opts = (token: string) => ({
-        baseUrl: 'http://hark.test',
-        token,
-        fetch: (r: Request) => app.handle(r),
-      })
-      const alice = createPersonClient(opts(secret('person', 'A')))
-      const aliceAgent = createAgentClient(opts(secret('agent', 'A')))
-      const bob = createPersonClient(opts(secret('person', 'B')))
-      const bobsAgent = createAgentClient(opts(secret('agent', 'B')))
+      const alice = s.personClient(secret('person', 'A'))
+      const aliceAgent = s.agentClient(secret('agent', 'A'))
+      const bob = s.personClient(secret('person', 'B'))
+      const bobsAgent = s.agentClient(secret('agent', 'B'))
       const personFeed = (p: typeof alice, since: number) =>
         p.call<{ messages: { id: string }[]; cursor: number; has_more: boolean }>(
           'GET',
@@ -293,7 +261,7 @@ describe('v6: one change sequence per person', () => {
       expect(ids(await personFeed(bob, 6))).toEqual([b7.id])
       expect((await bobsAgent.feed({ since: 6, peek: true })).cursor).toBe(7)
     } finally {
-      closeContext(ctx)
+      await s.stop()
     }
   })
 })

@@ -42,13 +42,13 @@ async function send(
   body: BodyInit,
   contentType = 'application/json',
 ): Promise<{ status: number; text: string }> {
-  const token = tokenFor(server, route.path)
-  const headers: Record<string, string> = { 'content-type': contentType }
-  if (token) headers.authorization = `Bearer ${token}`
-  const response = await server.app.handle(
-    new Request(`${BASE}${route.path}`, { method: route.method, headers, body }),
-  )
-  return { status: response.status, text: await response.text() }
+  const { status, text } = await server.request(route.method, route.path, {
+    body,
+    token: tokenFor(server, route.path),
+    headers: { 'content-type': contentType },
+    origin: null,
+  })
+  return { status, text }
 }
 
 describe('every route that takes a body', () => {
@@ -78,13 +78,11 @@ describe('every route that takes a body', () => {
 
   test('a stranger still gets 401 on an agent route, however the body is built', async () => {
     s = startTestServer()
-    const response = await s.app.handle(
-      new Request(`${BASE}/v1/messages`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: nested(50_000),
-      }),
-    )
+    const response = await s.request('POST', '/v1/messages', {
+      headers: { 'content-type': 'application/json' },
+      body: nested(50_000),
+      origin: null,
+    })
     expect(response.status).toBe(401)
   })
 
@@ -224,18 +222,13 @@ describe('nesting within the limit still works', () => {
     })
     // {"answer": [[…]]}: the outer object is one level, the answer the rest.
     const answer = JSON.parse(nested(MAX_JSON_DEPTH - 1))
-    const response = await s.app.handle(
-      new Request(`${BASE}/v1/app/messages/${message.id}/answer`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          authorization: `Bearer ${s.personToken}`,
-        },
-        body: JSON.stringify({ answer }),
-      }),
-    )
+    const response = await s.request('POST', `/v1/app/messages/${message.id}/answer`, {
+      token: s.personToken,
+      json: { answer },
+      origin: null,
+    })
     expect(response.status).toBe(200)
-    expect(((await response.json()) as { answer: unknown }).answer).toEqual(answer)
+    expect(response.body.answer).toEqual(answer)
   })
 
   test('brackets and escaped quotes inside strings do not count as nesting', async () => {

@@ -1,6 +1,5 @@
 import { afterEach, expect, test } from 'bun:test'
-import { handlerOf } from '../../src/server/app.ts'
-import { BASE, startTestServer, type TestServer } from '../harness.ts'
+import { startTestServer, type TestServer } from '../harness.ts'
 
 /**
  * Finding 10 of the attack pass: authenticated answers carried no `Cache-Control`, so a shared
@@ -15,7 +14,6 @@ test('every /v1 answer says no-store: each GET route, with its token, and the re
   s = startTestServer()
   const { message } = await s.agent.send({ body: { text: 'hi' } })
   const file = await s.agent.upload('a.txt', 'x', 'text/plain')
-  const handle = handlerOf(s.ctx, s.app)
   const paths = s.app.routes
     .filter((r) => r.method === 'GET' && r.path.startsWith('/v1/'))
     .map((r) =>
@@ -26,8 +24,8 @@ test('every /v1 answer says no-store: each GET route, with its token, and the re
   expect(paths.length).toBeGreaterThan(15)
   for (const path of paths) {
     const token = path.startsWith('/v1/app/') ? s.personToken : s.agentToken
-    for (const headers of [{ authorization: `Bearer ${token}` }, {}] as Record<string, string>[]) {
-      const response = await handle(new Request(`${BASE}${path}`, { headers }))
+    for (const as of [token, undefined]) {
+      const response = await s.request('GET', path, { token: as, origin: null })
       expect({
         path,
         status: response.status,
@@ -40,14 +38,13 @@ test('every /v1 answer says no-store: each GET route, with its token, and the re
     }
   }
   // A file keeps its own: immutable by id, and only the person's own browser may keep it.
-  const download = await handle(
-    new Request(`${BASE}/v1/files/${file.file_id}`, {
-      headers: { authorization: `Bearer ${s.agentToken}` },
-    }),
-  )
+  const download = await s.request('GET', `/v1/files/${file.file_id}`, {
+    token: s.agentToken,
+    origin: null,
+  })
   expect(download.status).toBe(200)
   expect(download.headers.get('cache-control')).toBe('private, max-age=31536000, immutable')
   // The web app's own assets are not API answers: they keep their caching.
-  const shell = await handle(new Request(`${BASE}/`))
+  const shell = await s.request('GET', '/', { origin: null })
   expect(shell.headers.get('cache-control')).not.toBe('no-store')
 })

@@ -55,9 +55,7 @@ describe('starting passkey ceremonies', () => {
 
   test('the 429 says when to retry', async () => {
     for (let i = 0; i < PASSKEY_LIMITS.startsPerIp; i++) await s.request('POST', LOGIN)
-    const response = await s.app.handle(
-      new Request('http://hark.test/v1/auth/passkey/login/options', { method: 'POST' }),
-    )
+    const response = await s.request('POST', LOGIN, { origin: null })
     expect(response.status).toBe(429)
     expect(response.headers.get('retry-after')).toBe('10')
     expect(response.headers.get('content-type')).toContain('application/json')
@@ -108,12 +106,7 @@ describe('starting passkey ceremonies', () => {
     expect(signUp.status).toBe(503)
     expect(challenges()).toBe(PASSKEY_LIMITS.pendingAnonymous)
 
-    const response = await s.app.handle(
-      new Request('http://hark.test/v1/auth/passkey/login/options', {
-        method: 'POST',
-        headers: from('198.51.100.3'),
-      }),
-    )
+    const response = await s.request('POST', LOGIN, { headers: from('198.51.100.3'), origin: null })
     expect(response.headers.get('retry-after')).toBe('240')
 
     // Once the first ones expire, they are swept and starts work again.
