@@ -1,31 +1,19 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, Page } from 'playwright-core'
-import type { TestServer } from '../harness.ts'
+import { describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
 import { sendEveryBlock } from './fixtures.ts'
-import { launchBrowser, loggedInContext, PHONE, screenshot, startWebServer } from './harness.ts'
+import { PHONE, screenshot, webTest } from './harness.ts'
 
 /**
  * Using the app without a mouse and with a screen reader: a question reached and answered with
  * the keyboard alone, focus always visible, every control named; and both themes at phone size.
  */
-let chrome: { browser: Browser; close(): Promise<void> }
-let server: TestServer
-
-beforeAll(async () => {
-  chrome = await launchBrowser()
-  server = startWebServer({ label: 'Release bot' })
-})
-
-afterAll(async () => {
-  await chrome?.close()
-  await server?.close()
-})
+const web = webTest({ label: 'Release bot' })
 
 async function open(path: string, colorScheme: 'light' | 'dark' = 'light'): Promise<Page> {
-  const context = await loggedInContext(chrome.browser, server, { viewport: PHONE })
+  const context = await web.context({ viewport: PHONE })
   const page = await context.newPage()
   await page.emulateMedia({ colorScheme })
-  await page.goto(`${server.url}${path}`)
+  await page.goto(`${web.server.url}${path}`)
   return page
 }
 
@@ -44,13 +32,13 @@ async function unnamedControls(page: Page): Promise<string[]> {
 
 describe('keyboard and screen reader', () => {
   test('a question is reached and answered with the keyboard alone, focus visible', async () => {
-    const sent = await server.agent.send({
+    const sent = await web.server.agent.send({
       body: {
         title: 'Deploy to production?',
         blocks: [{ type: 'confirm', id: 'go', label: 'Deploy' }],
       },
     })
-    const page = await open(`/c/${server.channelId}`)
+    const page = await open(`/c/${web.server.channelId}`)
     const button = page.getByRole('button', { name: 'Deploy' })
     await button.waitFor()
     let reached = false
@@ -67,16 +55,16 @@ describe('keyboard and screen reader', () => {
     expect(ring).toBe(true)
     await page.keyboard.press('Enter')
     for (let i = 0; i < 100; i++) {
-      if (server.ctx.store.messages.byId(sent.message.id)?.ask_status === 'answered') break
+      if (web.server.ctx.store.messages.byId(sent.message.id)?.ask_status === 'answered') break
       await Bun.sleep(20)
     }
-    expect(server.ctx.store.messages.byId(sent.message.id)?.ask_status).toBe('answered')
+    expect(web.server.ctx.store.messages.byId(sent.message.id)?.ask_status).toBe('answered')
     await page.context().close()
   })
 
   test('every control has an accessible name: thread with every block, list, settings', async () => {
-    await sendEveryBlock(server.agent)
-    for (const path of [`/c/${server.channelId}`, '/', '/settings']) {
+    await sendEveryBlock(web.server.agent)
+    for (const path of [`/c/${web.server.channelId}`, '/', '/settings']) {
       const page = await open(path)
       await page.waitForSelector('main, .thread, .channel-list, .card')
       await Bun.sleep(300)
@@ -101,7 +89,7 @@ const THEMES = {
 describe('themes', () => {
   test('light and dark at phone size', async () => {
     for (const scheme of ['light', 'dark'] as const) {
-      const page = await open(`/c/${server.channelId}`, scheme)
+      const page = await open(`/c/${web.server.channelId}`, scheme)
       await page.locator('.messages .msg').first().waitFor()
       await Bun.sleep(300)
       await screenshot(page, `thread-phone-${scheme}`)

@@ -1,45 +1,35 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { BrowserContext, Page } from 'playwright-core'
 import { startSession } from '../../src/access/sessions/service.ts'
 import { createInvite } from '../../src/people/invites.ts'
 import { addUser } from '../../src/people/service.ts'
 import { setRegistrationMode } from '../../src/people/settings.ts'
 import { type MailTrap, startMailTrap } from '../email/mail-trap.ts'
 import type { TestServer } from '../harness.ts'
-import {
-  addVirtualAuthenticator,
-  launchBrowser,
-  loggedInContext,
-  PHONE,
-  startWebServer,
-  watchErrors,
-} from './harness.ts'
+import { addVirtualAuthenticator, PHONE, watchErrors, webTest } from './harness.ts'
 
 /**
  * Getting in and managing one's own access, as a person does it: email codes through a real
  * SMTP listener, an invite link with a passkey, passkeys and sessions in settings.
  */
-let chrome: { browser: Browser; close(): Promise<void> }
-let server: TestServer
 let trap: MailTrap
+beforeAll(async () => {
+  trap = await startMailTrap()
+})
+const web = webTest(() => ({ owner: false, mailer: trap }))
 const contexts: BrowserContext[] = []
 
-beforeAll(async () => {
-  chrome = await launchBrowser()
-  trap = await startMailTrap()
-  server = startWebServer({ owner: false, mailer: trap })
-  addUser(server.ctx, { email: 'owner@example.com', owner: true })
+beforeAll(() => {
+  addUser(web.server.ctx, { email: 'owner@example.com', owner: true })
 })
 
 afterAll(async () => {
   for (const c of contexts) await c.close()
-  await chrome?.close()
-  await server?.close()
   await trap?.close()
 })
 
 async function freshPage(): Promise<{ page: Page; errors: string[] }> {
-  const context = await chrome.browser.newContext({ viewport: PHONE, serviceWorkers: 'block' })
+  const context = await web.browser.newContext({ viewport: PHONE, serviceWorkers: 'block' })
   contexts.push(context)
   const page = await context.newPage()
   page.on('dialog', (d) => void d.accept())
@@ -47,14 +37,14 @@ async function freshPage(): Promise<{ page: Page; errors: string[] }> {
 }
 
 const owner = () =>
-  server.ctx.store.users.byEmail('owner@example.com') as NonNullable<
+  web.server.ctx.store.users.byEmail('owner@example.com') as NonNullable<
     ReturnType<TestServer['ctx']['store']['users']['byEmail']>
   >
 
 describe('email codes', () => {
   test('logging in with a code from the email', async () => {
     const { page, errors } = await freshPage()
-    await page.goto(server.url)
+    await page.goto(web.server.url)
     await page.getByLabel('Email').fill('owner@example.com')
     await page.getByRole('button', { name: 'Email me a code' }).click()
     const mail = await trap.next('owner@example.com', 5000)
@@ -67,7 +57,7 @@ describe('email codes', () => {
 
   test('a wrong code is refused with a message; the right one still works', async () => {
     const { page } = await freshPage()
-    await page.goto(server.url)
+    await page.goto(web.server.url)
     await page.getByLabel('Email').fill('owner@example.com')
     await page.getByRole('button', { name: 'Email me a code' }).click()
     const mail = await trap.next('owner@example.com', 5000)
@@ -82,9 +72,9 @@ describe('email codes', () => {
   })
 
   test('signing up with an emailed code while registration is open', async () => {
-    setRegistrationMode(server.ctx, 'open')
+    setRegistrationMode(web.server.ctx, 'open')
     const { page, errors } = await freshPage()
-    await page.goto(`${server.url}/signup`)
+    await page.goto(`${web.server.url}/signup`)
     await page.getByLabel('Email').fill('new@example.com')
     await page.getByLabel('Your name').fill('Newcomer')
     await page.getByRole('button', { name: 'Use an emailed code instead' }).click()
@@ -93,16 +83,16 @@ describe('email codes', () => {
     await page.getByLabel('Code from the email').fill(mail.code)
     await page.getByRole('button', { name: 'Create account' }).click()
     await page.getByRole('link', { name: 'Connect an agent' }).waitFor()
-    expect(server.ctx.store.users.byEmail('new@example.com')?.name).toBe('Newcomer')
-    setRegistrationMode(server.ctx, 'closed')
+    expect(web.server.ctx.store.users.byEmail('new@example.com')?.name).toBe('Newcomer')
+    setRegistrationMode(web.server.ctx, 'closed')
     expect(errors).toEqual([])
   })
 })
 
 describe('invites', () => {
   test('signing up through /invite#CODE with a passkey, while registration is by invite', async () => {
-    setRegistrationMode(server.ctx, 'invite')
-    const { invite } = createInvite(server.ctx, { user: owner() }, {})
+    setRegistrationMode(web.server.ctx, 'invite')
+    const { invite } = createInvite(web.server.ctx, { user: owner() }, {})
     const { page, errors } = await freshPage()
     await addVirtualAuthenticator(page)
     await page.goto(invite.link)
@@ -110,8 +100,8 @@ describe('invites', () => {
     await page.getByLabel('Email').fill('invited@example.com')
     await page.getByRole('button', { name: 'Create account with a passkey' }).click()
     await page.getByRole('link', { name: 'Connect an agent' }).waitFor()
-    const user = server.ctx.store.users.byEmail('invited@example.com')
-    expect(server.ctx.store.passkeys.byUser(user?.id as string)).toHaveLength(1)
+    const user = web.server.ctx.store.users.byEmail('invited@example.com')
+    expect(web.server.ctx.store.passkeys.byUser(user?.id as string)).toHaveLength(1)
     // The invite is used up: the same link no longer signs anyone up.
     const again = await freshPage()
     await addVirtualAuthenticator(again.page)
@@ -119,53 +109,57 @@ describe('invites', () => {
     await again.page.getByLabel('Email').fill('second@example.com')
     await again.page.getByRole('button', { name: 'Create account with a passkey' }).click()
     await again.page.getByRole('alert').waitFor()
-    expect(server.ctx.store.users.byEmail('second@example.com')).toBeFalsy()
+    expect(web.server.ctx.store.users.byEmail('second@example.com')).toBeFalsy()
     expect(errors).toEqual([])
   })
 })
 
 describe('settings: passkeys and sessions', () => {
   test('adding, renaming and removing a passkey', async () => {
-    const context = await loggedInContext(chrome.browser, server, { viewport: PHONE })
+    const context = await web.context({ viewport: PHONE })
     contexts.push(context)
     const page = await context.newPage()
     await addVirtualAuthenticator(page)
     let answer = 'Work phone'
     page.on('dialog', (d) => void (d.type() === 'prompt' ? d.accept(answer) : d.accept()))
-    await page.goto(`${server.url}/settings`)
+    await page.goto(`${web.server.url}/settings`)
     const section = page.getByRole('region', { name: 'Passkeys' })
     await section.getByRole('button', { name: 'Add a passkey on this device' }).click()
     await section.locator('li').first().waitFor()
-    expect(server.ctx.store.passkeys.byUser(owner().id)).toHaveLength(1)
-    const name = server.ctx.store.passkeys.byUser(owner().id)[0]?.name as string
+    expect(web.server.ctx.store.passkeys.byUser(owner().id)).toHaveLength(1)
+    const name = web.server.ctx.store.passkeys.byUser(owner().id)[0]?.name as string
     await section.getByRole('button', { name: `Rename ${name}` }).click()
     await section.getByText('Work phone').waitFor()
     answer = ''
     await section.getByRole('button', { name: 'Remove Work phone' }).click()
     await section.getByText('Work phone').waitFor({ state: 'detached' })
-    expect(server.ctx.store.passkeys.byUser(owner().id)).toHaveLength(0)
+    expect(web.server.ctx.store.passkeys.byUser(owner().id)).toHaveLength(0)
   })
 
   test('ending another session, then logging out everywhere', async () => {
-    const other = startSession(server.ctx, owner(), 'Mozilla/5.0 (Linux; Android 14) Chrome/120')
-    const context = await loggedInContext(chrome.browser, server, { viewport: PHONE })
+    const other = startSession(
+      web.server.ctx,
+      owner(),
+      'Mozilla/5.0 (Linux; Android 14) Chrome/120',
+    )
+    const context = await web.context({ viewport: PHONE })
     contexts.push(context)
     const page = await context.newPage()
     page.on('dialog', (d) => void d.accept())
-    await page.goto(`${server.url}/settings`)
+    await page.goto(`${web.server.url}/settings`)
     const section = page.getByRole('region', { name: 'Sessions' })
     const row = section.locator('li', { hasText: 'Chrome on Android' })
     await row.getByRole('button', { name: 'Log out' }).click()
     await row.waitFor({ state: 'detached' })
-    expect(server.ctx.store.sessions.byUser(owner().id).map((x) => x.id)).not.toContain(
+    expect(web.server.ctx.store.sessions.byUser(owner().id).map((x) => x.id)).not.toContain(
       other.session.id,
     )
 
-    const third = await loggedInContext(chrome.browser, server, { viewport: PHONE })
+    const third = await web.context({ viewport: PHONE })
     contexts.push(third)
     await page.getByRole('button', { name: 'Log out everywhere' }).click()
     await page.getByRole('button', { name: 'Log in with a passkey' }).waitFor()
-    const me = await third.request.get(`${server.url}/v1/app/me`)
+    const me = await third.request.get(`${web.server.url}/v1/app/me`)
     expect(me.status()).toBe(401)
   })
 })

@@ -1,34 +1,23 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { BrowserContext, Page } from 'playwright-core'
 import { createEnrolmentClient } from '../../src/agent/client.ts'
 import { registrationMode } from '../../src/people/settings.ts'
 import { issueSetupToken, setupTokenFile } from '../../src/people/setup.ts'
-import type { TestServer } from '../harness.ts'
-import {
-  addVirtualAuthenticator,
-  launchBrowser,
-  PHONE,
-  screenshot,
-  startWebServer,
-  watchErrors,
-} from './harness.ts'
+import { addVirtualAuthenticator, PHONE, screenshot, watchErrors, webTest } from './harness.ts'
 
 /**
  * First run and logging in, as a person does them: the setup link, a passkey made by
  * Chromium's virtual authenticator, the registration mode, the "connect an agent" step, then a
  * passkey login on a fresh session, and approving `hark init`'s pairing code.
  */
-let chrome: { browser: Browser; close(): Promise<void> }
-let server: TestServer
+const web = webTest({ owner: false })
 let context: BrowserContext
 let page: Page
 let errors: string[]
 
 beforeAll(async () => {
-  chrome = await launchBrowser()
-  server = startWebServer({ owner: false })
-  context = await chrome.browser.newContext({ viewport: PHONE, serviceWorkers: 'block' })
+  context = await web.browser.newContext({ viewport: PHONE, serviceWorkers: 'block' })
   page = await context.newPage()
   errors = watchErrors(page)
   await addVirtualAuthenticator(page)
@@ -36,20 +25,18 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await context?.close()
-  await chrome?.close()
-  await server?.close()
 })
 
 describe('first run and login', () => {
   test('a fresh server asks for the setup link', async () => {
-    await page.goto(server.url)
+    await page.goto(web.server.url)
     await page.getByRole('heading', { name: 'Hark is not set up yet' }).waitFor()
-    await page.goto(`${server.url}/setup`)
+    await page.goto(`${web.server.url}/setup`)
     await page.getByText('Open the setup link').waitFor()
   })
 
   test('setup: owner with a passkey, registration mode, then connect the first agent', async () => {
-    const link = issueSetupToken(server.ctx) as string
+    const link = issueSetupToken(web.server.ctx) as string
     await page.goto(link)
     // The token leaves the address bar at once.
     await page.waitForFunction(() => location.href.endsWith('/setup'))
@@ -58,10 +45,10 @@ describe('first run and login', () => {
     await screenshot(page, 'setup-owner-phone')
     await page.getByRole('button', { name: 'Create owner with a passkey' }).click()
     await page.getByRole('heading', { name: 'Who can create an account?' }).waitFor()
-    const owner = server.ctx.store.users.byEmail('owner@example.com')
+    const owner = web.server.ctx.store.users.byEmail('owner@example.com')
     expect(owner?.is_owner).toBe(1)
-    expect(server.ctx.store.passkeys.byUser(owner?.id as string)).toHaveLength(1)
-    expect(existsSync(setupTokenFile(server.ctx))).toBe(false)
+    expect(web.server.ctx.store.passkeys.byUser(owner?.id as string)).toHaveLength(1)
+    expect(existsSync(setupTokenFile(web.server.ctx))).toBe(false)
 
     await page.getByRole('radio', { name: /By invite/ }).check()
     await page.getByRole('button', { name: 'Continue' }).click()
@@ -72,19 +59,19 @@ describe('first run and login', () => {
     ).toBe(1)
     await page.getByRole('button', { name: 'Continue' }).click()
     await page.getByRole('heading', { name: 'Connect your first agent' }).waitFor()
-    expect(registrationMode(server.ctx)).toBe('invite')
+    expect(registrationMode(web.server.ctx)).toBe('invite')
     expect(await page.locator('.copy-text code').first().textContent()).toBe(
-      `hark init ${server.url}`,
+      `hark init ${web.server.url}`,
     )
     await page.getByRole('button', { name: 'Make a join link' }).click()
     const join = page.locator('.copy-text code', { hasText: 'hark join' })
     await join.waitFor()
     const command = (await join.textContent()) as string
-    expect(command).toMatch(new RegExp(`^hark join ${server.url}/join#\\w+$`))
+    expect(command).toMatch(new RegExp(`^hark join ${web.server.url}/join#\\w+$`))
     await screenshot(page, 'setup-connect-phone')
     // The link works for an agent.
     const code = command.split('#')[1] as string
-    const joined = await createEnrolmentClient({ baseUrl: server.url }).join(code)
+    const joined = await createEnrolmentClient({ baseUrl: web.server.url }).join(code)
     expect(joined.token).toStartWith('hark_agent_')
 
     await page.getByRole('button', { name: 'Open Hark' }).click()
@@ -92,24 +79,24 @@ describe('first run and login', () => {
   })
 
   test('logging in with the passkey, after logging out', async () => {
-    await page.goto(`${server.url}/settings`)
+    await page.goto(`${web.server.url}/settings`)
     await page.getByRole('button', { name: 'Log out', exact: true }).click()
     await page.getByRole('button', { name: 'Log in with a passkey' }).waitFor()
-    expect(await context.cookies(server.url)).toEqual([])
+    expect(await context.cookies(web.server.url)).toEqual([])
     // A setup link is no way back in once there is an owner.
-    await page.goto(`${server.url}/setup#token=anything`)
+    await page.goto(`${web.server.url}/setup#token=anything`)
     await page.getByText('Setup is done').waitFor()
-    await page.goto(server.url)
+    await page.goto(web.server.url)
     await screenshot(page, 'login-phone')
     await page.getByRole('button', { name: 'Log in with a passkey' }).click()
     await page.locator('.channel', { hasText: 'Agent' }).waitFor()
-    const cookies = await context.cookies(server.url)
+    const cookies = await context.cookies(web.server.url)
     expect(cookies.map((c) => c.name)).toEqual(['hark_session'])
     expect(cookies[0]?.httpOnly).toBe(true)
   })
 
   test("approving `hark init`'s pairing code names the new agent", async () => {
-    const cli = createEnrolmentClient({ baseUrl: server.url })
+    const cli = createEnrolmentClient({ baseUrl: web.server.url })
     const started = await cli.startPairing('laptop')
     const polled = cli.pollPairing(started.device_code, 10)
     await page.goto(started.verification_uri_complete)

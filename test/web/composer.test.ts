@@ -1,21 +1,8 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test'
-import type { Browser } from 'playwright-core'
-import type { TestServer } from '../harness.ts'
-import { DESKTOP, launchBrowser, loggedInContext, startWebServer, watchErrors } from './harness.ts'
+import { expect, test } from 'bun:test'
+import { DESKTOP, webTest } from './harness.ts'
 
 /** The person writes to the agent with text and attachments; the agent gets them as blocks. */
-let chrome: { browser: Browser; close(): Promise<void> }
-let server: TestServer
-
-beforeAll(async () => {
-  chrome = await launchBrowser()
-  server = startWebServer()
-})
-
-afterAll(async () => {
-  await chrome?.close()
-  await server?.close()
-})
+const web = webTest()
 
 // A 1×1 transparent PNG.
 const PNG = Buffer.from(
@@ -24,10 +11,10 @@ const PNG = Buffer.from(
 )
 
 test('text with a file and an image: uploaded, sent as blocks, shown, downloadable', async () => {
-  const context = await loggedInContext(chrome.browser, server, { viewport: DESKTOP })
-  const page = await context.newPage()
-  const errors = watchErrors(page)
-  await page.goto(`${server.url}/c/${server.channelId}`)
+  const { context, page, errors } = await web.open({
+    viewport: DESKTOP,
+    path: `/c/${web.server.channelId}`,
+  })
   await page.getByRole('textbox', { name: /message/i }).fill('Here are the logs')
   const chooser = page.waitForEvent('filechooser')
   await page.getByRole('button', { name: 'Attach files' }).click()
@@ -39,9 +26,9 @@ test('text with a file and an image: uploaded, sent as blocks, shown, downloadab
   await page.getByRole('button', { name: /^send$/i }).click()
 
   // The agent reads one message from the person with the text and both files as blocks.
-  let sent: Awaited<ReturnType<typeof server.agent.feed>>['messages'][number] | undefined
+  let sent: Awaited<ReturnType<typeof web.server.agent.feed>>['messages'][number] | undefined
   for (let i = 0; i < 50 && !sent; i++) {
-    const { messages } = await server.agent.feed({ since: 0, sender: 'human', peek: true })
+    const { messages } = await web.server.agent.feed({ since: 0, sender: 'human', peek: true })
     sent = messages[0]
     if (!sent) await Bun.sleep(100)
   }
@@ -51,7 +38,7 @@ test('text with a file and an image: uploaded, sent as blocks, shown, downloadab
   expect(blocks.map((b) => b.type)).toEqual(['file', 'image'])
   const fileBlock = blocks[0] as unknown as { file_id: string; name: string; size: number }
   expect(fileBlock).toMatchObject({ name: 'build.log', size: 14 })
-  const download = await server.agent.download(fileBlock.file_id)
+  const download = await web.server.agent.download(fileBlock.file_id)
   expect(await download.text()).toBe('line 1\nline 2\n')
 
   // The thread shows the message with its file (name and size) and the image.

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'bun:test'
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
@@ -84,6 +85,67 @@ export async function loggedInContext(
     },
   ])
   return context
+}
+
+/** Chromium and the test server of one test file (see `webTest`). */
+export interface WebTest {
+  readonly browser: Browser
+  readonly server: TestServer
+  /** A fresh context logged in as the owner (see `loggedInContext`), closed with the browser. */
+  context(options?: LoginOptions): Promise<BrowserContext>
+  /** A page in such a context, its errors watched, opened at `path` when given. */
+  open(options?: LoginOptions & { path?: string }): Promise<{
+    context: BrowserContext
+    page: Page
+    errors: string[]
+  }>
+}
+
+type LoginOptions = NonNullable<Parameters<typeof loggedInContext>[2]>
+
+/**
+ * For a test file: Chromium and the test server (see `startWebServer`), started before its
+ * tests; after them the contexts it made, the browser and the server are closed, in that order.
+ */
+export function webTest(options: TestServerOptions | (() => TestServerOptions) = {}): WebTest {
+  let chrome: { browser: Browser; close(): Promise<void> } | undefined
+  let server: TestServer | undefined
+  const contexts: BrowserContext[] = []
+  beforeAll(async () => {
+    chrome = await launchBrowser()
+    // A function when the options are made in an earlier beforeAll (a mail trap, say).
+    server = startWebServer(typeof options === 'function' ? options() : options)
+  })
+  afterAll(async () => {
+    for (const context of contexts) await context.close()
+    await chrome?.close()
+    await server?.close()
+  })
+  const started = () => {
+    if (!chrome || !server) throw new Error('the browser and server start in beforeAll')
+    return { browser: chrome.browser, server }
+  }
+  const web: WebTest = {
+    get browser() {
+      return started().browser
+    },
+    get server() {
+      return started().server
+    },
+    async context(login) {
+      const context = await loggedInContext(web.browser, web.server, login)
+      contexts.push(context)
+      return context
+    },
+    async open({ path, ...login } = {}) {
+      const context = await web.context(login)
+      const page = await context.newPage()
+      const errors = watchErrors(page)
+      if (path !== undefined) await page.goto(`${web.server.url}${path}`)
+      return { context, page, errors }
+    },
+  }
+  return web
 }
 
 /** Chromium's virtual authenticator: a platform passkey that always verifies the user. */

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import type { TestServer } from '../harness.ts'
-import { launchBrowser, loggedInContext, startWebServer } from './harness.ts'
+import type { BrowserContext, Page } from 'playwright-core'
+import { webTest } from './harness.ts'
 
 /**
  * The html block runs agent code. It must not reach the person's session: no parent DOM, no
@@ -9,8 +8,7 @@ import { launchBrowser, loggedInContext, startWebServer } from './harness.ts'
  * an answer without the person: reply() only stages a value, which the app shows outside the
  * frame; only the app's Send button sends it, once.
  */
-let chrome: { browser: Browser; close(): Promise<void> }
-let server: TestServer
+const web = webTest({ label: 'Embed bot' })
 let context: BrowserContext
 let page: Page
 /** Every answer the page posts, by message id. */
@@ -32,9 +30,7 @@ beforeAll(async () => {
       })
     },
   })
-  chrome = await launchBrowser()
-  server = startWebServer({ label: 'Embed bot' })
-  context = await loggedInContext(chrome.browser, server)
+  context = await web.context()
   page = await context.newPage()
   page.on('request', (r) => {
     const m = /\/v1\/app\/messages\/([^/]+)\/answer$/.exec(new URL(r.url()).pathname)
@@ -45,7 +41,7 @@ beforeAll(async () => {
       meStatuses.push(r.status())
     }
   })
-  await page.goto(`${server.url}/c/${server.channelId}`)
+  await page.goto(`${web.server.url}/c/${web.server.channelId}`)
   await page.locator('.messages-inner').waitFor()
   // Collects what the probes report (the app itself ignores these messages).
   await page.evaluate(() => {
@@ -58,9 +54,6 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await context?.close()
-  await chrome?.close()
-  await server?.close()
   tracker?.stop(true)
 })
 
@@ -116,8 +109,8 @@ const postsFor = (id: string) => answerPosts.filter((x) => x === id).length
 
 describe('the html sandbox', () => {
   test('cannot read the page, its cookies or storage, nor make an authenticated request', async () => {
-    const { message } = await server.agent.send({
-      body: { blocks: [{ type: 'html', html: PROBE.replace('URL', server.url) }] },
+    const { message } = await web.server.agent.send({
+      body: { blocks: [{ type: 'html', html: PROBE.replace('URL', web.server.url) }] },
     })
     const frame = page.frameLocator(`article[data-id="${message.id}"] iframe`)
     await frame.locator('#probe').waitFor()
@@ -132,13 +125,13 @@ describe('the html sandbox', () => {
         fetchAbsolute: 'blocked',
       },
     ])
-    expect(new URL(page.url()).pathname).toBe(`/c/${server.channelId}`)
+    expect(new URL(page.url()).pathname).toBe(`/c/${web.server.channelId}`)
     const iframe = page.locator(`article[data-id="${message.id}"] iframe`)
     expect(await iframe.getAttribute('sandbox')).toBe('allow-scripts')
   })
 
   test('the embed document carries its own CSP, sandbox included, even when opened directly', async () => {
-    const res = await fetch(`${server.url}/embed`)
+    const res = await fetch(`${web.server.url}/embed`)
     const csp = res.headers.get('content-security-policy') ?? ''
     expect(csp).toContain("default-src 'none'")
     expect(csp).toContain('sandbox allow-scripts')
@@ -151,13 +144,13 @@ describe('the html sandbox', () => {
   })
 
   test('a display embed cannot answer anything; a question embed answers only its own, once', async () => {
-    const other = await server.agent.send({
+    const other = await web.server.agent.send({
       body: { title: 'Unrelated', blocks: [{ type: 'confirm', id: 'ok', label: 'Yes' }] },
     })
     const otherId = other.message.id
     // A display embed that tries every way to answer: reply(), forged messages naming the
     // other question, and a direct request.
-    const forger = await server.agent.send({
+    const forger = await web.server.agent.send({
       body: {
         blocks: [
           {
@@ -177,7 +170,7 @@ describe('the html sandbox', () => {
       .locator('#forger')
       .waitFor()
     // A question embed whose button replies three times: each one replaces the staged value.
-    const asked = await server.agent.send({
+    const asked = await web.server.agent.send({
       body: {
         title: 'Pick',
         blocks: [
@@ -197,12 +190,12 @@ describe('the html sandbox', () => {
         '"third"',
       asked.message.id,
     )
-    expect((await server.agent.ask(asked.message.id)).message.ask?.status).toBe('open')
+    expect((await web.server.agent.ask(asked.message.id)).message.ask?.status).toBe('open')
     await sendButton(asked.message.id).click()
     await article(asked.message.id).locator('.q-outcome.answered').waitFor()
-    expect((await server.agent.ask(asked.message.id)).message.ask?.answer).toBe('third')
+    expect((await web.server.agent.ask(asked.message.id)).message.ask?.answer).toBe('third')
     expect(postsFor(asked.message.id)).toBe(1)
-    expect((await server.agent.ask(otherId)).message.ask?.status).toBe('open')
+    expect((await web.server.agent.ask(otherId)).message.ask?.status).toBe('open')
     expect(answerPosts).not.toContain(otherId)
     expect(answerPosts).not.toContain(forger.message.id)
     // Nothing was staged anywhere else.
@@ -211,7 +204,7 @@ describe('the html sandbox', () => {
   })
 
   test('a message posted by the page itself, not the frame, is not taken as a reply', async () => {
-    const asked = await server.agent.send({
+    const asked = await web.server.agent.send({
       body: {
         title: 'Spoof',
         blocks: [{ type: 'html', id: 'x', question: true, html: '<p id="spoof">spoof</p>' }],
@@ -229,12 +222,12 @@ describe('the html sandbox', () => {
     await rendered()
     expect(await article(asked.message.id).locator('.q-staged').count()).toBe(0)
     expect(await article(asked.message.id).locator('.q-staged-hint').count()).toBe(1)
-    expect((await server.agent.ask(asked.message.id)).message.ask?.status).toBe('open')
+    expect((await web.server.agent.ask(asked.message.id)).message.ask?.status).toBe('open')
   })
 
   describe('an html question is answered only by the Send button of the app', () => {
     test('a reply() on load and a click the embed fakes only stage the value; Send sends it', async () => {
-      const { message } = await server.agent.send({
+      const { message } = await web.server.agent.send({
         body: {
           title: 'Deploy?',
           blocks: [
@@ -260,18 +253,18 @@ describe('the html sandbox', () => {
       // The embed had its time (its load, its own click, a second after it): still open.
       await probed('idle-done')
       await sendButton(id).waitFor()
-      expect((await server.agent.ask(id)).message.ask?.status).toBe('open')
+      expect((await web.server.agent.ask(id)).message.ask?.status).toBe('open')
       expect(postsFor(id)).toBe(0)
       await sendButton(id).click()
       await article(id).locator('.q-outcome.answered').waitFor()
-      const ask = (await server.agent.ask(id)).message.ask
+      const ask = (await web.server.agent.ask(id)).message.ask
       expect(ask?.status).toBe('answered')
       expect(ask?.answer).toEqual({ approve: true })
       expect(postsFor(id)).toBe(1)
     })
 
     test('a later reply() replaces the staged value; once sent, replies do nothing', async () => {
-      const { message } = await server.agent.send({
+      const { message } = await web.server.agent.send({
         body: {
           title: 'Which one?',
           blocks: [
@@ -312,7 +305,7 @@ describe('the html sandbox', () => {
       const intercepted = new Promise<void>((r) => {
         reached = r
       })
-      const answerUrl = `${server.url}/v1/app/messages/${id}/answer`
+      const answerUrl = `${web.server.url}/v1/app/messages/${id}/answer`
       await page.route(answerUrl, async (route) => {
         reached()
         await held
@@ -328,7 +321,7 @@ describe('the html sandbox', () => {
       release()
       await article(id).locator('.q-outcome.answered').waitFor()
       await page.unroute(answerUrl)
-      expect((await server.agent.ask(id)).message.ask?.answer).toBe('beta')
+      expect((await web.server.agent.ask(id)).message.ask?.answer).toBe('beta')
       // The answered question's embed is still shown; its replies go nowhere.
       const before = (await probes()).length
       await frame.locator('#a').click()
@@ -338,12 +331,12 @@ describe('the html sandbox', () => {
       )
       await rendered()
       expect(await article(id).locator('.q-staged, .q-staged-send').count()).toBe(0)
-      expect((await server.agent.ask(id)).message.ask?.answer).toBe('beta')
+      expect((await web.server.agent.ask(id)).message.ask?.answer).toBe('beta')
       expect(postsFor(id)).toBe(1)
     })
 
     test('among several inputs, the staged value goes with the form and its Send', async () => {
-      const { message } = await server.agent.send({
+      const { message } = await web.server.agent.send({
         body: {
           title: 'Two things',
           blocks: [
@@ -367,13 +360,13 @@ describe('the html sandbox', () => {
       await article(id).getByLabel('Note').fill('ok')
       await article(id).locator('.q-actions button:enabled').click()
       await article(id).locator('.q-outcome.answered').waitFor()
-      expect((await server.agent.ask(id)).message.ask?.answer).toEqual({ note: 'ok', pick: 2 })
+      expect((await web.server.agent.ask(id)).message.ask?.answer).toEqual({ note: 'ok', pick: 2 })
       expect(postsFor(id)).toBe(1)
     })
 
     test('the staged value is shown as escaped text, cut when long', async () => {
       const long = `<b id="bold">x</b>\u202e${'y'.repeat(400)}`
-      const { message } = await server.agent.send({
+      const { message } = await web.server.agent.send({
         body: {
           title: 'Long',
           blocks: [
@@ -399,12 +392,12 @@ describe('the html sandbox', () => {
       await article(id).getByRole('button', { name: 'Show all' }).click()
       await article(id).locator('.q-staged-value.all').waitFor()
       expect((await stagedText(id))?.endsWith('yyy"')).toBe(true)
-      expect((await server.agent.ask(id)).message.ask?.status).toBe('open')
+      expect((await web.server.agent.ask(id)).message.ask?.status).toBe('open')
     })
   })
 
   test('a fixed height is honoured, capped at 2000; without one the frame grows to fit', async () => {
-    const { message } = await server.agent.send({
+    const { message } = await web.server.agent.send({
       body: {
         blocks: [
           { type: 'html', id: 'fixed', height: 180, html: '<p>fixed</p>' },
@@ -453,7 +446,7 @@ describe('the html sandbox', () => {
 
     test('by script, meta refresh or a same-origin address: replaced by a note, nothing reaches another origin', async () => {
       const before = trackerHits.length
-      const { message } = await server.agent.send({
+      const { message } = await web.server.agent.send({
         body: {
           blocks: [
             {
@@ -520,12 +513,12 @@ describe('the html sandbox', () => {
       ])
       expect(trackerHits.slice(before)).toEqual([])
       expect(meStatuses).toEqual([401])
-      expect(new URL(page.url()).pathname).toBe(`/c/${server.channelId}`)
+      expect(new URL(page.url()).pathname).toBe(`/c/${web.server.channelId}`)
     })
 
     test('by a link the person clicks: replaced by a note, nothing reaches the other origin', async () => {
       const before = trackerHits.length
-      const { message } = await server.agent.send({
+      const { message } = await web.server.agent.send({
         body: {
           blocks: [{ type: 'html', html: `<a id="ok" href="${T()}/link?seen=1">Read more</a>` }],
         },

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import type { BrowserContext, Page } from 'playwright-core'
 import { iconPng } from '../../scripts/web-icons.ts'
-import type { TestServer } from '../harness.ts'
-import { launchBrowser, loggedInContext, startWebServer } from './harness.ts'
+import { webTest } from './harness.ts'
 
 /**
  * Markdown is the agent's to write and the person's browser renders it: nothing in it may run.
@@ -50,8 +49,7 @@ const VECTORS = [
   'press <kbd>Ctrl</kbd> and <b>hold</b>',
 ]
 
-let chrome: { browser: Browser; close(): Promise<void> }
-let server: TestServer
+const web = webTest({ label: 'Markdown bot' })
 let context: BrowserContext
 let page: Page
 const dialogs: string[] = []
@@ -59,9 +57,7 @@ const pageErrors: string[] = []
 const outbound: string[] = []
 
 beforeAll(async () => {
-  chrome = await launchBrowser()
-  server = startWebServer({ label: 'Markdown bot' })
-  context = await loggedInContext(chrome.browser, server)
+  context = await web.context()
   // Nothing may leave loopback: remote images are answered here, and recorded.
   await context.route(/^https?:\/\/(?!localhost)/, (route) => {
     outbound.push(route.request().url())
@@ -84,19 +80,13 @@ beforeAll(async () => {
       w.violations.push(`${e.violatedDirective} ${e.blockedURI}`),
     )
   })
-  await page.goto(`${server.url}/c/${server.channelId}`)
+  await page.goto(`${web.server.url}/c/${web.server.channelId}`)
   await page.locator('.messages-inner').waitFor()
-})
-
-afterAll(async () => {
-  await context?.close()
-  await chrome?.close()
-  await server?.close()
 })
 
 describe('markdown', () => {
   test('no XSS vector runs, in text or raw HTML, and nothing dangerous is left in the DOM', async () => {
-    const { message } = await server.agent.send({
+    const { message } = await web.server.agent.send({
       body: { blocks: VECTORS.map((text) => ({ type: 'markdown', text })) },
     })
     const md = `article[data-id="${message.id}"] .markdown`
@@ -152,7 +142,7 @@ describe('markdown', () => {
 
   test('a remote image loads only after the person asks for it', async () => {
     outbound.length = 0
-    const { message } = await server.agent.send({
+    const { message } = await web.server.agent.send({
       body: {
         blocks: [
           { type: 'markdown', text: '![Latency chart](https://images.example.com/latency.png)' },

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, BrowserContext, Page, Worker } from 'playwright-core'
-import type { TestServer } from '../harness.ts'
+import type { BrowserContext, Page, Worker } from 'playwright-core'
 import { type Receiver, startReceiver } from '../push/receiver.ts'
-import { launchBrowser, loggedInContext, startWebServer } from './harness.ts'
+import { webTest } from './harness.ts'
 
 /**
  * Notifications in a real Chromium. Headless Chromium has no push service to subscribe with,
@@ -16,19 +15,14 @@ import { launchBrowser, loggedInContext, startWebServer } from './harness.ts'
  * in the worker itself. What only a real click on an OS notification gives (see `click`) is
  * not tested here: docs/decisions.md, "Web push".
  */
-let chrome: { browser: Browser; close(): Promise<void> }
-let server: TestServer
+const web = webTest({ pushAllowHosts: ['127.0.0.1'] })
 let receiver: Receiver
 
 beforeAll(async () => {
-  chrome = await launchBrowser()
   receiver = startReceiver()
-  server = startWebServer({ pushAllowHosts: ['127.0.0.1'] })
 })
 
 afterAll(async () => {
-  await chrome?.close()
-  await server?.close()
   receiver?.close()
 })
 
@@ -62,10 +56,10 @@ async function workerPage(): Promise<{
   sw: Worker
   deliver(data: string): Promise<void>
 }> {
-  const context = await loggedInContext(chrome.browser, server, {
+  const context = await web.context({
     serviceWorkers: true,
   })
-  await context.grantPermissions(['notifications'], { origin: server.url })
+  await context.grantPermissions(['notifications'], { origin: web.server.url })
   const page = await context.newPage()
   const cdp = await context.newCDPSession(page)
   const registrations: string[] = []
@@ -73,7 +67,7 @@ async function workerPage(): Promise<{
     for (const r of e.registrations) registrations.push(r.registrationId)
   })
   await cdp.send('ServiceWorker.enable')
-  await page.goto(`${server.url}/settings`)
+  await page.goto(`${web.server.url}/settings`)
   await activated(page)
   const registrationId = registrations.at(-1) as string
   expect(registrationId).toBeDefined()
@@ -101,7 +95,7 @@ async function workerPage(): Promise<{
         return scope.shows
       })
       await cdp.send('ServiceWorker.deliverPushMessage', {
-        origin: server.url,
+        origin: web.server.url,
         registrationId,
         data,
       })
@@ -228,12 +222,12 @@ async function click(
 
 describe('notifications in the browser', () => {
   test('settings shows the Notifications card; turning it on reaches pushManager.subscribe', async () => {
-    const context = await loggedInContext(chrome.browser, server, {
+    const context = await web.context({
       serviceWorkers: true,
     })
-    await context.grantPermissions(['notifications'], { origin: server.url })
+    await context.grantPermissions(['notifications'], { origin: web.server.url })
     const page = await context.newPage()
-    await page.goto(`${server.url}/settings`)
+    await page.goto(`${web.server.url}/settings`)
     await page.getByRole('heading', { name: 'Notifications' }).waitFor()
     await page.getByText('No device gets notifications yet.').waitFor()
     await page.getByRole('button', { name: 'Turn on notifications on this device' }).click()
@@ -253,12 +247,12 @@ describe('notifications in the browser', () => {
     const { context, sw, deliver } = await workerPage()
     const payload = {
       kind: 'message',
-      channel_id: server.channelId,
+      channel_id: web.server.channelId,
       channel_label: 'Build bot',
       message_id: 'msg_test',
       title: 'Deploy?',
       text: 'Release 1.2 is ready',
-      url: `/c/${server.channelId}#msg_test`,
+      url: `/c/${web.server.channelId}#msg_test`,
       actions: [
         { action: 'a0', title: 'Ship it', answer: 'yes' },
         { action: 'a1', title: 'No', answer: 'no' },
@@ -287,7 +281,7 @@ describe('notifications in the browser', () => {
     })
     await subscribeReceiver(page, 'answering')
     const before = receiver.received.length
-    const { message } = await server.agent.send({
+    const { message } = await web.server.agent.send({
       body: {
         text: 'Release 1.2 is ready',
         blocks: [{ type: 'confirm', id: 'go', label: 'Deploy now' }],
@@ -311,7 +305,7 @@ describe('notifications in the browser', () => {
     // The click: the worker posts the capability, and the outcome replaces the notification.
     expect(await click(sw, message.id, 'a0')).toEqual({ settled: ['ok'], opened: [] })
     expect(answers).toEqual([200])
-    const answered = await server.agent.ask(message.id)
+    const answered = await web.server.agent.ask(message.id)
     expect(answered).toMatchObject({ answer: true, message: { ask: { status: 'answered' } } })
     expect(await notifications(sw)).toEqual([
       { title: 'Build bot', body: 'Answered: Deploy now', tag: message.id, actions: [] },
@@ -320,7 +314,7 @@ describe('notifications in the browser', () => {
     // The same click again, with the same capability: refused, and the worker says so.
     expect(await click(sw, message.id, 'a0', true)).toEqual({ settled: ['ok'], opened: [] })
     expect(answers).toEqual([200, 403])
-    expect(await server.agent.ask(message.id)).toEqual(answered)
+    expect(await web.server.agent.ask(message.id)).toEqual(answered)
     const [refused] = await notifications(sw)
     expect(refused?.tag).toBe(message.id)
     expect(refused?.body).toMatch(/already used or has expired/)
@@ -332,10 +326,10 @@ describe('notifications in the browser', () => {
     const { context, page, sw, deliver } = await workerPage()
     await subscribeReceiver(page, 'opening')
     const before = receiver.received.length
-    const { message } = await server.agent.send({ body: { text: 'Build finished' } } as never)
+    const { message } = await web.server.agent.send({ body: { text: 'Build finished' } } as never)
     await deliver(await nextPush('opening', before))
     expect((await notifications(sw))[0]?.tag).toBe(message.id)
-    const target = `${server.url}/c/${server.channelId}#${message.id}`
+    const target = `${web.server.url}/c/${web.server.channelId}#${message.id}`
 
     // The app is open in a tab: that tab is taken to the message. Focusing it is the one
     // step only a real click allows.

@@ -1,25 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser } from 'playwright-core'
-import type { TestServer } from '../harness.ts'
-import { launchBrowser, loggedInContext, startWebServer } from './harness.ts'
+import { describe, expect, test } from 'bun:test'
+import { webTest } from './harness.ts'
 
 /** What makes the app installable and safe to serve: headers, manifest, icons, offline shell. */
-let chrome: { browser: Browser; close(): Promise<void> }
-let server: TestServer
-
-beforeAll(async () => {
-  chrome = await launchBrowser()
-  server = startWebServer()
-})
-
-afterAll(async () => {
-  await chrome?.close()
-  await server?.close()
-})
+const web = webTest()
 
 describe('serving the app', () => {
   test('the shell: strict CSP, no caching, the same html for every app route', async () => {
-    const home = await fetch(`${server.url}/`)
+    const home = await fetch(`${web.server.url}/`)
     const csp = home.headers.get('content-security-policy') ?? ''
     expect(csp).toContain("script-src 'self'")
     expect(csp).not.toContain('unsafe-inline')
@@ -37,41 +24,43 @@ describe('serving the app', () => {
       '/join',
       '/invite',
       '/settings',
-      `/c/${server.channelId}`,
+      `/c/${web.server.channelId}`,
     ]) {
-      const res = await fetch(`${server.url}${path}`)
+      const res = await fetch(`${web.server.url}${path}`)
       expect(res.status).toBe(200)
       expect(await res.text()).toBe(html)
     }
     // A repeat visit revalidates cheaply.
-    const again = await fetch(`${server.url}/`, {
+    const again = await fetch(`${web.server.url}/`, {
       headers: { 'if-none-match': home.headers.get('etag') ?? '' },
     })
     expect(again.status).toBe(304)
   })
 
   test('hashed assets are cached for a year and gzipped; the worker is not cached', async () => {
-    const html = await (await fetch(`${server.url}/`)).text()
+    const html = await (await fetch(`${web.server.url}/`)).text()
     const js = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1] as string
     const css = /href="(\/assets\/[^"]+\.css)"/.exec(html)?.[1] as string
     for (const path of [js, css]) {
-      const res = await fetch(`${server.url}${path}`, { headers: { 'accept-encoding': 'gzip' } })
+      const res = await fetch(`${web.server.url}${path}`, {
+        headers: { 'accept-encoding': 'gzip' },
+      })
       expect(res.status).toBe(200)
       expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable')
     }
-    const raw = await fetch(`${server.url}${js}`, {
+    const raw = await fetch(`${web.server.url}${js}`, {
       headers: { 'accept-encoding': 'gzip' },
       decompress: false,
     } as RequestInit)
     expect(raw.headers.get('content-encoding')).toBe('gzip')
-    const sw = await fetch(`${server.url}/sw.js`)
+    const sw = await fetch(`${web.server.url}/sw.js`)
     expect(sw.headers.get('cache-control')).toBe('no-cache')
     expect(sw.headers.get('content-type')).toContain('javascript')
     expect(await sw.text()).toContain(js)
   })
 
   test('the manifest names its icons, and they are real PNGs of those sizes', async () => {
-    const manifest = (await (await fetch(`${server.url}/manifest.webmanifest`)).json()) as {
+    const manifest = (await (await fetch(`${web.server.url}/manifest.webmanifest`)).json()) as {
       name: string
       display: string
       start_url: string
@@ -82,7 +71,7 @@ describe('serving the app', () => {
     expect(manifest.start_url).toBe('/')
     expect(manifest.icons.map((i) => i.purpose).sort()).toEqual(['any', 'any', 'maskable'])
     for (const icon of manifest.icons) {
-      const res = await fetch(`${server.url}${icon.src}`)
+      const res = await fetch(`${web.server.url}${icon.src}`)
       expect(res.headers.get('content-type')).toBe('image/png')
       const bytes = new Uint8Array(await res.arrayBuffer())
       const view = new DataView(bytes.buffer)
@@ -92,9 +81,9 @@ describe('serving the app', () => {
   })
 
   test('the service worker keeps the shell: the app still opens offline', async () => {
-    const context = await loggedInContext(chrome.browser, server, { serviceWorkers: true })
+    const context = await web.context({ serviceWorkers: true })
     const page = await context.newPage()
-    await page.goto(server.url)
+    await page.goto(web.server.url)
     await page.locator('.channel').first().waitFor()
     await page.evaluate(async () => {
       await navigator.serviceWorker.ready

@@ -1,47 +1,27 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import type { BrowserContext, Locator, Page } from 'playwright-core'
 import type { SendRequest } from '../../src/messages/schema.ts'
-import type { TestServer } from '../harness.ts'
-import {
-  launchBrowser,
-  loggedInContext,
-  PHONE,
-  screenshot,
-  startWebServer,
-  watchErrors,
-} from './harness.ts'
+import { PHONE, screenshot, webTest } from './harness.ts'
 
-let chrome: { browser: Browser; close(): Promise<void> }
-let server: TestServer
+const web = webTest({ label: 'Release bot' })
 let context: BrowserContext
 let page: Page
 let errors: string[]
 
 beforeAll(async () => {
-  chrome = await launchBrowser()
-  server = startWebServer({ label: 'Release bot' })
-  context = await loggedInContext(chrome.browser, server)
-  page = await context.newPage()
-  errors = watchErrors(page)
-  await page.goto(`${server.url}/c/${server.channelId}`)
+  ;({ context, page, errors } = await web.open({ path: `/c/${web.server.channelId}` }))
   await page.locator('.messages-inner').waitFor()
-})
-
-afterAll(async () => {
-  await context?.close()
-  await chrome?.close()
-  await server?.close()
 })
 
 /** Sends a question as the agent and returns it with its article in the page. */
 async function ask(req: SendRequest): Promise<{ id: string; article: Locator }> {
-  const { message } = await server.agent.send(req)
+  const { message } = await web.server.agent.send(req)
   const article = page.locator(`article[data-id="${message.id}"]`)
   await article.waitFor()
   return { id: message.id, article }
 }
 
-const answerOf = async (id: string) => (await server.agent.ask(id)).message.ask
+const answerOf = async (id: string) => (await web.server.agent.ask(id)).message.ask
 
 describe('questions: one simple input answers on pick', () => {
   test('a single choice submits the picked option', async () => {
@@ -281,7 +261,7 @@ describe('questions: final states', () => {
     const { id, article } = await ask({
       body: { title: 'Rotate the keys?', blocks: [{ type: 'confirm', id: 'ok', label: 'Rotate' }] },
     })
-    await server.agent.cancel(id)
+    await web.server.agent.cancel(id)
     await article.locator('.q-outcome.cancelled').waitFor()
     expect(await article.getByRole('button', { name: 'Rotate' }).count()).toBe(0)
   })
@@ -290,19 +270,19 @@ describe('questions: final states', () => {
     const { id, article } = await ask({
       body: { title: 'Merge?', blocks: [{ type: 'confirm', id: 'ok', label: 'Merge' }] },
     })
-    await server.ctx.store.messages.byId(id) // exists
-    const res = await fetch(`${server.url}/v1/app/messages/${id}/answer`, {
+    await web.server.ctx.store.messages.byId(id) // exists
+    const res = await fetch(`${web.server.url}/v1/app/messages/${id}/answer`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', cookie: await cookieHeader() },
       body: JSON.stringify({ answer: true }),
     })
     expect(res.status).toBe(403) // a cookie write without our Origin is refused (CSRF)
-    const ok = await fetch(`${server.url}/v1/app/messages/${id}/answer`, {
+    const ok = await fetch(`${web.server.url}/v1/app/messages/${id}/answer`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
         cookie: await cookieHeader(),
-        origin: server.url,
+        origin: web.server.url,
       },
       body: JSON.stringify({ answer: true }),
     })
@@ -337,6 +317,6 @@ describe('questions: final states', () => {
 })
 
 async function cookieHeader(): Promise<string> {
-  const cookies = await context.cookies(server.url)
+  const cookies = await context.cookies(web.server.url)
   return cookies.map((c) => `${c.name}=${c.value}`).join('; ')
 }

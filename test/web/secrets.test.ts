@@ -1,21 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { BrowserContext, Page } from 'playwright-core'
 import { generateKeyPair } from '../../src/shared/secret-crypto.ts'
 import { type Cli, makeCli, removeHome } from '../cli/live.ts'
-import type { TestServer } from '../harness.ts'
 import { canary, captureLog, expectNoPlaintext } from '../secrets/canary.ts'
-import {
-  launchBrowser,
-  loggedInContext,
-  PHONE,
-  screenshot,
-  startWebServer,
-  watchErrors,
-} from './harness.ts'
+import { PHONE, screenshot, watchErrors, webTest } from './harness.ts'
 
-let chrome: { browser: Browser; close(): Promise<void> }
-let server: TestServer
 let cli: Cli
 let context: BrowserContext
 let page: Page
@@ -23,23 +13,19 @@ let errors: string[]
 /** Every request body the page sent: the plaintext must be in none of them. */
 const sent: string[] = []
 const log = captureLog()
+const web = webTest({ label: 'Deploy bot', log })
 
 beforeAll(async () => {
-  chrome = await launchBrowser()
-  server = startWebServer({ label: 'Deploy bot', log })
   cli = makeCli()
-  context = await loggedInContext(chrome.browser, server, { viewport: PHONE })
+  context = await web.context({ viewport: PHONE })
   page = await context.newPage()
   errors = watchErrors(page)
   page.on('request', (r) => sent.push(`${r.url()} ${r.postData() ?? ''}`))
-  await page.goto(`${server.url}/c/${server.channelId}`)
+  await page.goto(`${web.server.url}/c/${web.server.channelId}`)
   await page.locator('.messages-inner').waitFor()
 })
 
 afterAll(async () => {
-  await context?.close()
-  await chrome?.close()
-  await server?.close()
   if (cli) removeHome(cli)
 })
 
@@ -59,7 +45,7 @@ describe('a secret request in the thread', () => {
         '-c',
         'printf %s "$DB_PASSWORD" | sha256sum | cut -d" " -f1',
       ],
-      { env: { HARK_URL: server.url, HARK_TOKEN: server.agentToken } },
+      { env: { HARK_URL: web.server.url, HARK_TOKEN: web.server.agentToken } },
     )
     const [, id, print] = await run.stderrMatch(/\((sec_\w+)\); fingerprint ([0-9a-f ]{19})/)
 
@@ -87,18 +73,18 @@ describe('a secret request in the thread', () => {
     const fulfil = sent.find((s) => s.includes(`/v1/app/secrets/${id}/fulfil`))
     expect(fulfil).toMatch(/"ciphertext":"v1\./)
     expect(sent.some((s) => s.includes(secret))).toBe(false)
-    expectNoPlaintext(server.ctx.config.dataDir, secret, log.text())
+    expectNoPlaintext(web.server.ctx.config.dataDir, secret, log.text())
     expect(errors).toEqual([])
   })
 
   test('a withdrawn request shows as cancelled, without a field', async () => {
-    const { secret_request } = await server.agent.requestSecret({
+    const { secret_request } = await web.server.agent.requestSecret({
       name: 'WITHDRAWN',
       public_key: (await generateKeyPair()).publicKey,
     })
     const card = page.locator(`section.b-secret[aria-label="Secret request: WITHDRAWN"]`)
     await card.locator('input[type="password"]').waitFor()
-    await server.agent.cancelSecret(secret_request.id)
+    await web.server.agent.cancelSecret(secret_request.id)
     await page.locator('section.b-secret[data-status="cancelled"]').waitFor()
     expect(await card.textContent()).toContain('Cancelled by the agent')
     expect(await card.locator('input').count()).toBe(0)

@@ -1,41 +1,24 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import type { BrowserContext, Page } from 'playwright-core'
 import { createAgentClient } from '../../src/agent/client.ts'
 import { addUser } from '../../src/people/service.ts'
 import { registrationMode } from '../../src/people/settings.ts'
-import type { TestServer } from '../harness.ts'
-import {
-  DESKTOP,
-  launchBrowser,
-  loggedInContext,
-  screenshot,
-  startWebServer,
-  watchErrors,
-} from './harness.ts'
+import { DESKTOP, screenshot, watchErrors, webTest } from './harness.ts'
 
 /** The settings page: tokens, registration and people, each doing what it says. */
-let chrome: { browser: Browser; close(): Promise<void> }
-let server: TestServer
+const web = webTest({ label: 'CI runner' })
 let context: BrowserContext
 let page: Page
 let errors: string[]
 
 beforeAll(async () => {
-  chrome = await launchBrowser()
-  server = startWebServer({ label: 'CI runner' })
-  addUser(server.ctx, { email: 'guest@example.com', name: 'Guest' })
-  context = await loggedInContext(chrome.browser, server, { viewport: DESKTOP })
+  addUser(web.server.ctx, { email: 'guest@example.com', name: 'Guest' })
+  context = await web.context({ viewport: DESKTOP })
   page = await context.newPage()
   errors = watchErrors(page)
   page.on('dialog', (d) => void d.accept())
-  await page.goto(`${server.url}/settings`)
+  await page.goto(`${web.server.url}/settings`)
   await page.getByRole('heading', { name: 'Tokens' }).waitFor()
-})
-
-afterAll(async () => {
-  await context?.close()
-  await chrome?.close()
-  await server?.close()
 })
 
 describe('settings', () => {
@@ -45,8 +28,8 @@ describe('settings', () => {
     await fresh.waitFor()
     const token = (await fresh.textContent()) as string
     expect(token).toStartWith('hark_agent_')
-    expect((await server.agent.raw('GET', '/v1/channel')).status).toBe(401)
-    const rotated = createAgentClient({ baseUrl: server.url, token })
+    expect((await web.server.agent.raw('GET', '/v1/channel')).status).toBe(401)
+    const rotated = createAgentClient({ baseUrl: web.server.url, token })
     expect((await rotated.channel()).channel.label).toBe('CI runner')
     await screenshot(page, 'settings-desktop')
 
@@ -61,7 +44,7 @@ describe('settings', () => {
     await page.locator('.fresh-token', { hasText: 'Backup script' }).waitFor()
     const token = (await page.locator('.fresh-token code').textContent()) as string
     expect(token).toStartWith('hark_person_')
-    const me = await fetch(`${server.url}/v1/app/me`, {
+    const me = await fetch(`${web.server.url}/v1/app/me`, {
       headers: { authorization: `Bearer ${token}` },
     })
     expect(me.status).toBe(200)
@@ -69,13 +52,13 @@ describe('settings', () => {
 
   test('the owner picks the registration mode and removes a person', async () => {
     await page.getByRole('radio', { name: 'Anyone' }).check()
-    for (let i = 0; i < 50 && registrationMode(server.ctx) !== 'open'; i++) await Bun.sleep(20)
-    expect(registrationMode(server.ctx)).toBe('open')
+    for (let i = 0; i < 50 && registrationMode(web.server.ctx) !== 'open'; i++) await Bun.sleep(20)
+    expect(registrationMode(web.server.ctx)).toBe('open')
     await page.getByRole('button', { name: 'Remove guest@example.com' }).click()
     await page
       .getByRole('button', { name: 'Remove guest@example.com' })
       .waitFor({ state: 'detached' })
-    expect(server.ctx.store.users.byEmail('guest@example.com')).toBeFalsy()
+    expect(web.server.ctx.store.users.byEmail('guest@example.com')).toBeFalsy()
     expect(errors).toEqual([])
   })
 })

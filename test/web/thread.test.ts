@@ -1,36 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { Browser, Page } from 'playwright-core'
-import type { TestServer } from '../harness.ts'
+import { describe, expect, test } from 'bun:test'
+import type { Page } from 'playwright-core'
 import { sendEveryBlock } from './fixtures.ts'
-import {
-  DESKTOP,
-  launchBrowser,
-  loggedInContext,
-  PHONE,
-  screenshot,
-  startWebServer,
-  watchErrors,
-} from './harness.ts'
+import { DESKTOP, PHONE, screenshot, webTest } from './harness.ts'
 
-let chrome: { browser: Browser; close(): Promise<void> }
-let server: TestServer
+const web = webTest()
 
-beforeAll(async () => {
-  chrome = await launchBrowser()
-  server = startWebServer()
-})
-
-afterAll(async () => {
-  await chrome?.close()
-  await server?.close()
-})
-
-async function openThread(viewport = DESKTOP, channelId = server.channelId) {
-  const context = await loggedInContext(chrome.browser, server, { viewport })
-  const page = await context.newPage()
-  const errors = watchErrors(page)
-  await page.goto(`${server.url}/c/${channelId}`)
-  return { context, page, errors }
+async function openThread(viewport = DESKTOP, channelId = web.server.channelId) {
+  return web.open({ viewport, path: `/c/${channelId}` })
 }
 
 const text = async (page: Page, selector: string) =>
@@ -38,8 +14,8 @@ const text = async (page: Page, selector: string) =>
 
 describe('a thread', () => {
   test('shows every block type, the pins on top, at phone and desktop sizes', async () => {
-    const { message } = await sendEveryBlock(server.agent)
-    await server.agent.pin('status', {
+    const { message } = await sendEveryBlock(web.server.agent)
+    await web.server.agent.pin('status', {
       body: {
         title: 'Deploy status',
         blocks: [{ type: 'progress', value: 3, max: 5, label: 'Rolling out' }],
@@ -110,7 +86,7 @@ describe('a thread', () => {
     await page.locator('.messages[role="log"]').waitFor()
     await page.waitForSelector('.messages .msg')
     const started = performance.now()
-    await server.agent.send({ body: { text: 'Fresh from the agent' } })
+    await web.server.agent.send({ body: { text: 'Fresh from the agent' } })
     await page.locator('.messages').getByText('Fresh from the agent').waitFor({ timeout: 1000 })
     expect(performance.now() - started).toBeLessThan(1000)
     await context.close()
@@ -123,13 +99,13 @@ describe('a thread', () => {
     await box.press('Enter')
     const mine = page.locator('article.mine', { hasText: 'Please rerun the flaky test' })
     await mine.locator('.msg-state', { hasText: 'Sent' }).waitFor()
-    const { messages } = await server.agent.feed({ sender: 'human' }) // reading marks it seen
+    const { messages } = await web.server.agent.feed({ sender: 'human' }) // reading marks it seen
     const id = messages.find((m) => 'body' in m && m.body.text === 'Please rerun the flaky test')
       ?.id as string
     await mine.locator('.msg-state', { hasText: 'Seen' }).waitFor()
-    await server.agent.ack(id, 'working')
+    await web.server.agent.ack(id, 'working')
     await mine.locator('.msg-state', { hasText: 'Working on it' }).waitFor()
-    await server.agent.ack(id, 'done')
+    await web.server.agent.ack(id, 'done')
     await mine.locator('.msg-state', { hasText: 'Done' }).waitFor()
     await context.close()
   })
@@ -138,20 +114,20 @@ describe('a thread', () => {
     const { context, page } = await openThread()
     const pins = page.locator('section[aria-label="Pinned"]')
     await pins.waitFor()
-    await server.agent.pin('coverage', { body: { title: 'Coverage', text: '81%' } })
+    await web.server.agent.pin('coverage', { body: { title: 'Coverage', text: '81%' } })
     await pins.getByText('Coverage').waitFor()
-    await server.agent.editPin('coverage', { text: '83%' })
+    await web.server.agent.editPin('coverage', { text: '83%' })
     await pins.getByText('83%').waitFor()
-    await server.agent.unpin('coverage')
+    await web.server.agent.unpin('coverage')
     await pins.getByText('Coverage').waitFor({ state: 'detached' })
     await context.close()
   })
 
   test('the channel list shows the last message, unread count and open questions, live', async () => {
-    const other = server.addChannel('Deploy bot')
-    const context = await loggedInContext(chrome.browser, server)
+    const other = web.server.addChannel('Deploy bot')
+    const context = await web.context()
     const page = await context.newPage()
-    await page.goto(server.url)
+    await page.goto(web.server.url)
     const row = page.locator('.channel', { hasText: 'Deploy bot' })
     await row.waitFor()
     await other.agent.send({ body: { text: 'Deployed v2 to staging' } })
@@ -173,13 +149,13 @@ describe('a thread', () => {
   })
 
   test('a long channel opens at its newest messages and loads older ones on scrolling up', async () => {
-    const long = server.addChannel('Chatty bot')
+    const long = web.server.addChannel('Chatty bot')
     for (let i = 1; i <= 120; i++) await long.agent.send({ body: { text: `Line ${i}` } })
-    const context = await loggedInContext(chrome.browser, server, { viewport: PHONE })
+    const context = await web.context({ viewport: PHONE })
     const page = await context.newPage()
     const seen: string[] = []
     page.on('request', (r) => seen.push(r.url()))
-    await page.goto(`${server.url}/c/${long.channelId}`)
+    await page.goto(`${web.server.url}/c/${long.channelId}`)
     const log = page.locator('.messages')
     await log.getByText('Line 120', { exact: true }).waitFor()
     expect(await log.locator('.msg').count()).toBe(50)
