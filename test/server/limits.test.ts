@@ -1,6 +1,7 @@
 import { expect, test } from 'bun:test'
 import { limitKey } from '../../src/core/client-address.ts'
 import { RateLimiter } from '../../src/core/rate-limit.ts'
+import { TestClock } from '../harness.ts'
 
 test('IPv6 addresses count against their /64; IPv4 as they are', () => {
   expect(limitKey('2001:db8:1:2:aaaa:bbbb:cccc:dddd')).toBe('2001:db8:1:2::/64')
@@ -14,10 +15,10 @@ test('IPv6 addresses count against their /64; IPv4 as they are', () => {
 })
 
 test('a limiter forgets idle keys even when nobody is refused', () => {
-  let now = 0
-  const limiter = new RateLimiter(10, 60_000, () => now, 'too many')
+  const clock = new TestClock(0)
+  const limiter = new RateLimiter(10, 60_000, clock.now, 'too many')
   for (let i = 0; i < 5000; i++) {
-    now += 100 // each key is seen once, and a new one every 100 ms
+    clock.advance(100) // each key is seen once, and a new one every 100 ms
     expect(limiter.tryTake(`client-${i}`)).toBe(true)
   }
   // Only keys touched within the last minute (about 600) may remain, not all 5000.
