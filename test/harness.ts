@@ -47,6 +47,11 @@ export class TestClock implements Clock {
   }
 }
 
+/**
+ * What differs between suites. Config fields override the test defaults (no write limit, the
+ * base URL below); `dataDir` opens an existing data dir (a restored backup, an old database)
+ * instead of a fresh temporary one.
+ */
 export interface TestServerOptions extends Partial<Config> {
   /**
    * An owner (`OWNER`) with one channel and a person token, as `hark admin` provisions them
@@ -111,7 +116,7 @@ export interface TestServer {
   handle(request: Request): Promise<Response>
   dir: string
   /** The base URL, where clients and browsers go. */
-  url: string
+  readonly url: string
   /** The listening port; 0 in-process. */
   readonly port: number
   /** The running server, when listening. */
