@@ -1,6 +1,6 @@
 import type { ChannelRow } from '../channels/store.ts'
 import { fail } from '../core/errors.ts'
-import { askKey, waitWhilePending } from '../core/waiters.ts'
+import { type Abortable, askKey, waitWhilePending } from '../core/waiters.ts'
 import type { Message, MessageBody } from '../messages/schema.ts'
 import { announce, findMessage, messageOf } from '../messages/service.ts'
 import type { MessageRow } from '../messages/store.ts'
@@ -30,7 +30,7 @@ export async function readAsk(
   channel: ChannelRow,
   id: string,
   waitMs: number,
-  signal?: AbortSignal,
+  signal?: Abortable,
 ): Promise<AskResult> {
   let row = findQuestion(ctx, channel, id)
   if (row.ask_status === 'open' && waitMs > 0) {

@@ -46,7 +46,12 @@ export function errorResponse(
   const body = field ? { error: message, field } : { error: message }
   return new Response(JSON.stringify(body), {
     status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    // An error is an API answer like any other: no cache keeps it (see `noStore`).
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      ...headers,
+    },
   })
 }
 
@@ -55,7 +60,9 @@ export function errorResponse(
  * (the feed builds its text straight from the rows; see `feedJson`).
  */
 export function jsonResponse(json: string): Response {
-  return new Response(json, { headers: { 'content-type': 'application/json;charset=utf-8' } })
+  return new Response(json, {
+    headers: { 'content-type': 'application/json;charset=utf-8', 'cache-control': 'no-store' },
+  })
 }
 
 /** Longest key of a field name repeated in an error: an unknown key is the client's own text. */

@@ -1,11 +1,54 @@
+import type { Abortable } from './waiters.ts'
+
 /** Long-polls one token (or one browser session) may hold at once. */
 export const MAX_HELD_POLLS = 20
 
-/** One held poll: it ends early when its `signal` aborts (it was the oldest of too many). */
-export interface Hold {
-  signal: AbortSignal
-  /** Call once the poll has answered. */
-  release(): void
+/**
+ * The signal a held poll waits with: it aborts when the client leaves (the request's signal)
+ * or when the poll is the oldest of too many (`evict`). One small object per held poll, with no
+ * AbortController or composite signal of its own: 10,000 held polls must stay cheap.
+ */
+export class PollSignal implements Abortable {
+  private evicted = false
+  private listener: EventListenerOrEventListenerObject | undefined
+
+  constructor(
+    private readonly request: AbortSignal,
+    private readonly owner: HeldPolls,
+    private readonly holder: string,
+  ) {}
+
+  /** Forgets this poll in its holder's count; call once the poll has answered. */
+  release(): void {
+    this.owner.forget(this.holder, this)
+  }
+
+  get aborted(): boolean {
+    return this.evicted || this.request.aborted
+  }
+
+  addEventListener(type: 'abort', listener: EventListenerOrEventListenerObject): void {
+    this.listener = listener
+    this.request.addEventListener(type, listener, { once: true })
+  }
+
+  removeEventListener(type: 'abort', listener: EventListenerOrEventListenerObject): void {
+    if (this.listener === listener) this.listener = undefined
+    this.request.removeEventListener(type, listener)
+  }
+
+  /** Ends the poll now, as if its wait had run out. */
+  evict(): void {
+    if (this.evicted) return
+    this.evicted = true
+    const listener = this.listener
+    this.listener = undefined
+    if (!listener) return
+    this.request.removeEventListener('abort', listener)
+    const event = new Event('abort')
+    if (typeof listener === 'function') listener(event)
+    else listener.handleEvent(event)
+  }
 }
 
 /**
@@ -18,31 +61,32 @@ export interface Hold {
  */
 export class HeldPolls {
   /** Per holder, its polls oldest first (a Set keeps insertion order). */
-  private readonly held = new Map<string, Set<AbortController>>()
+  private readonly held = new Map<string, Set<PollSignal>>()
 
   constructor(private readonly max = MAX_HELD_POLLS) {}
 
-  take(holder: string): Hold {
+  /** Counts one more poll for `holder`, ending its oldest when at the bound. */
+  take(holder: string, request: AbortSignal): PollSignal {
     let polls = this.held.get(holder)
     if (!polls) {
       polls = new Set()
       this.held.set(holder, polls)
     }
     if (polls.size >= this.max) {
-      const oldest = polls.values().next().value as AbortController
+      const oldest = polls.values().next().value as PollSignal
       polls.delete(oldest)
-      oldest.abort()
+      oldest.evict()
     }
-    const poll = new AbortController()
+    const poll = new PollSignal(request, this, holder)
     polls.add(poll)
-    return {
-      signal: poll.signal,
-      release: () => {
-        const now = this.held.get(holder)
-        if (!now?.delete(poll)) return
-        if (now.size === 0) this.held.delete(holder)
-      },
-    }
+    return poll
+  }
+
+  /** Drops `poll` from `holder`'s count (once it answered; evicted ones are gone already). */
+  forget(holder: string, poll: PollSignal): void {
+    const polls = this.held.get(holder)
+    if (!polls?.delete(poll)) return
+    if (polls.size === 0) this.held.delete(holder)
   }
 
   /** Polls held by `holder` now (for tests and metrics). */

@@ -1,6 +1,7 @@
 import type { Server } from 'bun'
-import type { HeldPolls } from './holds.ts'
+import type { HeldPolls, PollSignal } from './holds.ts'
 import { socketRequest } from './http/front-door.ts'
+import type { Abortable } from './waiters.ts'
 
 /** What a long-poll needs of the server: its socket timers, and the count of held polls. */
 export interface PollHost {
@@ -21,16 +22,32 @@ export async function longPoll<T>(
   request: Request,
   holder: string,
   waitMs: number,
-  poll: (signal: AbortSignal) => Promise<T>,
+  poll: (signal: Abortable) => Promise<T>,
 ): Promise<T> {
-  if (waitMs <= 0) return poll(request.signal)
-  const hold = host.holds.take(holder)
-  holdOpen(host, request, waitMs)
+  const held = holdPoll(host, request, holder, waitMs)
+  if (!held) return poll(request.signal)
   try {
-    return await poll(AbortSignal.any([request.signal, hold.signal]))
+    return await poll(held)
   } finally {
-    hold.release()
+    held.release()
   }
+}
+
+/**
+ * `longPoll` without the callback, for the hottest path (the agent feed, held by the
+ * thousand): the poll's signal, counted and kept open, or undefined when it does not wait. The
+ * caller releases it once answered.
+ */
+export function holdPoll(
+  host: PollHost,
+  request: Request,
+  holder: string,
+  waitMs: number,
+): PollSignal | undefined {
+  if (waitMs <= 0) return undefined
+  const held = host.holds.take(holder, request.signal)
+  holdOpen(host, request, waitMs)
+  return held
 }
 
 /**

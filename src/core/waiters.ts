@@ -11,6 +11,12 @@
  */
 export type WaitOutcome = 'woken' | 'timeout' | 'aborted' | 'closed'
 
+/**
+ * What ends a wait early: a request's `AbortSignal` (the client left), or a held poll's
+ * `PollSignal` (core/holds.ts), which also ends when it is the oldest of too many.
+ */
+export type Abortable = Pick<AbortSignal, 'aborted' | 'addEventListener' | 'removeEventListener'>
+
 class Waiter {
   /** Position in the deadline heap; -1 once settled. */
   index = -1
@@ -19,7 +25,7 @@ class Waiter {
     readonly key: string,
     readonly set: Set<Waiter>,
     readonly deadline: number,
-    readonly signal: AbortSignal | undefined,
+    readonly signal: Abortable | undefined,
     readonly resolve: (outcome: WaitOutcome) => void,
   ) {}
 
@@ -38,7 +44,7 @@ export class Waiters {
   private armedFor = Number.POSITIVE_INFINITY
   private closed = false
 
-  wait(key: string, ms: number, signal?: AbortSignal): Promise<WaitOutcome> {
+  wait(key: string, ms: number, signal?: Abortable): Promise<WaitOutcome> {
     if (this.closed) return Promise.resolve('closed')
     if (signal?.aborted) return Promise.resolve('aborted')
     if (ms <= 0) return Promise.resolve('timeout')
@@ -205,7 +211,7 @@ export async function pollFor<T>(
   waiters: Waiters,
   key: string,
   waitMs: number,
-  signal: AbortSignal | undefined,
+  signal: Abortable | undefined,
   read: () => T | undefined,
 ): Promise<T | undefined> {
   const deadline = performance.now() + waitMs
@@ -226,7 +232,7 @@ export async function waitWhilePending<T>(
   waiters: Waiters,
   key: string,
   waitMs: number,
-  signal: AbortSignal | undefined,
+  signal: Abortable | undefined,
   current: T,
   reread: () => T,
   pending: (state: T) => boolean,

@@ -1,6 +1,6 @@
 import type { ChannelRow } from '../channels/store.ts'
 import { fail } from '../core/errors.ts'
-import { pollFor, userKey } from '../core/waiters.ts'
+import { type Abortable, pollFor, userKey } from '../core/waiters.ts'
 import type { Ctx } from '../server/context.ts'
 import { toRecord } from './records.ts'
 import type { DeletedMessage, FeedResponse, Message } from './schema.ts'
@@ -16,7 +16,7 @@ export interface PersonFeedOptions {
   since: number
   waitMs: number
   limit: number
-  signal?: AbortSignal
+  signal?: Abortable
 }
 
 /**

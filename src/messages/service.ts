@@ -2,7 +2,7 @@ import { expireIfDue } from '../asks/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
 import { fail } from '../core/errors.ts'
 import { newId } from '../core/ids.ts'
-import { askKey, channelKey, pollFor, userKey } from '../core/waiters.ts'
+import { type Abortable, askKey, channelKey, pollFor, userKey } from '../core/waiters.ts'
 import { enqueueMessagePush } from '../push/service.ts'
 import type { Ctx } from '../server/context.ts'
 import { type BlockRules, inputBlocks, validateBody } from './blocks.ts'
@@ -94,7 +94,7 @@ export interface FeedOptions {
   /** The agent's reads mark the person's messages seen, unless it peeks. */
   markSeen: boolean
   limit: number
-  signal?: AbortSignal
+  signal?: Abortable
 }
 
 interface FeedPage {

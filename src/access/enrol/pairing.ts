@@ -1,7 +1,7 @@
 import { fail } from '../../core/errors.ts'
 import { hashToken, newId, randomBase62 } from '../../core/ids.ts'
 import { cleanLabel } from '../../core/labels.ts'
-import { pollFor } from '../../core/waiters.ts'
+import { type Abortable, pollFor } from '../../core/waiters.ts'
 import { channelsChanged } from '../../messages/feed.ts'
 import { newChannel } from '../../people/service.ts'
 import type { Ctx } from '../../server/context.ts'
@@ -85,7 +85,7 @@ export async function pollPairing(
   ctx: Ctx,
   deviceCode: unknown,
   waitMs: number,
-  signal?: AbortSignal,
+  signal?: Abortable,
 ): Promise<PairingResult> {
   if (typeof deviceCode !== 'string' || deviceCode === '') {
     throw fail.invalid('device_code', 'is required')

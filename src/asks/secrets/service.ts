@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox'
 import type { ChannelRow } from '../../channels/store.ts'
 import { fail } from '../../core/errors.ts'
 import { newId } from '../../core/ids.ts'
-import { waitWhilePending } from '../../core/waiters.ts'
+import { type Abortable, waitWhilePending } from '../../core/waiters.ts'
 import type { Block, MessageBody } from '../../messages/schema.ts'
 import { announce } from '../../messages/service.ts'
 import { enqueueMessagePush } from '../../push/service.ts'
@@ -162,7 +162,7 @@ export async function readSecret(
   channel: ChannelRow,
   id: string,
   waitMs: number,
-  signal?: AbortSignal,
+  signal?: Abortable,
 ): Promise<SecretRead> {
   let row = agentSecret(ctx, channel, id)
   if (row.status === 'pending' && waitMs > 0) {
