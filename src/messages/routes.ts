@@ -50,20 +50,17 @@ export async function agentFeed(
   request: Request,
 ): Promise<Response> {
   const waitMs = parseWait(query.wait)
-  const options = {
-    since: parseCursor(query.since),
-    waitMs,
-    sender: parseChoice('sender', query.sender, ['human', 'agent'] as const),
-    markSeen: !parseFlag('peek', query.peek),
-    limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
-  }
+  const since = parseCursor(query.since)
+  const sender = parseChoice('sender', query.sender, ['human', 'agent'] as const)
+  const markSeen = !parseFlag('peek', query.peek)
+  const limit = parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage)
   // `holdPoll`, not `longPoll`: no callback or extra async step for what is held by the
   // thousand (bench/longpolls.ts counts the bytes of each).
   const held = holdPoll(ctx, request, holderOf(agent), waitMs)
   try {
-    return jsonResponse(
-      await readFeed(ctx, agent.channel, { ...options, signal: held ?? request.signal }),
-    )
+    const signal = held ?? request.signal
+    const options = { since, waitMs, sender, markSeen, limit, signal }
+    return jsonResponse(await readFeed(ctx, agent.channel, options))
   } finally {
     held?.release()
   }
