@@ -1,5 +1,5 @@
 import type { Block, Message, SendRequest } from '../../src/messages/schema.ts'
-import type { TestServer } from '../harness.ts'
+import { type TestServer, until } from '../harness.ts'
 
 /** Sends a question made of `blocks` from the first channel's agent. */
 export async function question(
@@ -36,3 +36,9 @@ export function track<T>(promise: Promise<T>): { promise: Promise<T>; settled: (
 export async function cursorNow(s: TestServer): Promise<number> {
   return (await s.agent.feed({ since: 0, peek: true, limit: 200 })).cursor
 }
+
+/** A free-text input: the simplest question. */
+export const text: Block = { type: 'text_input', id: 'why' }
+
+/** Until exactly `n` polls are held on the server. */
+export const parked = (s: TestServer, n: number) => until(() => s.ctx.waiters.size === n)

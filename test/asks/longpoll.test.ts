@@ -1,10 +1,9 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { issueToken } from '../../src/access/tokens/service.ts'
 import type { ChannelRow } from '../../src/channels/store.ts'
-import type { Block } from '../../src/messages/schema.ts'
 import type { UserRow } from '../../src/people/store.ts'
-import { failsWith, sleep, startTestServer, type TestServer, until } from '../harness.ts'
-import { cursorNow, question, timed, track } from './fixtures.ts'
+import { failsWith, sleep, startTestServer, type TestServer } from '../harness.ts'
+import { cursorNow, parked, question, text, timed, track } from './fixtures.ts'
 
 let s: TestServer
 beforeEach(() => {
@@ -12,8 +11,6 @@ beforeEach(() => {
 })
 afterEach(() => s.close())
 
-const text: Block = { type: 'text_input', id: 'why' }
-const parked = (n: number) => until(() => s.ctx.waiters.size === n)
 type AskResult = Awaited<ReturnType<TestServer['agent']['ask']>>
 
 /** More agent tokens of the test channel, each with its own count of held polls. */
@@ -29,7 +26,7 @@ describe('GET /v1/asks/:id?wait', () => {
   test('wakes on the answer, well before the wait is over', async () => {
     const message = await question(s, [text])
     const poll = s.agent.ask(message.id, 10)
-    await parked(1)
+    await parked(s, 1)
     const { value, ms } = await timed(s.person.answer(message.id, 'now').then(() => poll))
     expect(ms).toBeLessThan(2000)
     expect(value.answer).toBe('now')
@@ -40,7 +37,7 @@ describe('GET /v1/asks/:id?wait', () => {
   test('wakes on cancel with answer null', async () => {
     const message = await question(s, [text])
     const poll = s.agent.ask(message.id, 10)
-    await parked(1)
+    await parked(s, 1)
     const { value, ms } = await timed(s.agent.cancel(message.id).then(() => poll))
     expect(ms).toBeLessThan(2000)
     expect(value).toMatchObject({ answer: null, message: { ask: { status: 'cancelled' } } })
@@ -71,7 +68,7 @@ describe('GET /v1/asks/:id?wait', () => {
   test('an edit of the open question does not end the wait', async () => {
     const message = await question(s, [text])
     const poll = track(s.agent.ask(message.id, 10))
-    await parked(1)
+    await parked(s, 1)
     await s.agent.edit(message.id, { text: 'Still waiting' })
     await s.agent.send({ body: { text: 'unrelated' } })
     const other = await question(s, [text])
@@ -88,7 +85,7 @@ describe('GET /v1/asks/:id?wait', () => {
   test('deleting the question ends the wait with 404', async () => {
     const message = await question(s, [text])
     const poll = s.agent.ask(message.id, 10)
-    await parked(1)
+    await parked(s, 1)
     await s.agent.remove(message.id)
     await failsWith(poll, 404)
     expect(s.ctx.waiters.size).toBe(0)
@@ -97,7 +94,7 @@ describe('GET /v1/asks/:id?wait', () => {
   test('wait above 55 is accepted and still wakes', async () => {
     const message = await question(s, [text])
     const poll = s.agent.ask(message.id, 120)
-    await parked(1)
+    await parked(s, 1)
     await s.person.answer(message.id, 'ok')
     expect((await poll).answer).toBe('ok')
   })
@@ -110,7 +107,7 @@ describe('GET /v1/asks/:id?wait', () => {
       { length: 50 },
       (_, i) => agents[i % 3]?.ask(message.id, 10) as Promise<AskResult>,
     )
-    await parked(50)
+    await parked(s, 50)
     const { value, ms } = await timed(
       s.person.answer(message.id, 'all').then(() => Promise.all(polls)),
     )
@@ -124,7 +121,7 @@ describe('GET /v1/messages?wait', () => {
   test('wakes on an agent send', async () => {
     const cursor = await cursorNow(s)
     const poll = s.agent.feed({ since: cursor, wait: 10 })
-    await parked(1)
+    await parked(s, 1)
     const { value, ms } = await timed(
       s.agent.send({ body: { text: 'hello' } }).then(async (r) => ({ sent: r, got: await poll })),
     )
@@ -136,7 +133,7 @@ describe('GET /v1/messages?wait', () => {
   test("wakes on the person's message", async () => {
     const cursor = await cursorNow(s)
     const poll = s.agent.feed({ since: cursor, wait: 10, peek: true })
-    await parked(1)
+    await parked(s, 1)
     const { message } = await s.person.send(s.channelId, { text: 'from the person' })
     const got = await poll
     expect(got.messages).toEqual([message])
@@ -146,7 +143,7 @@ describe('GET /v1/messages?wait', () => {
   test("with sender=human, an agent send does not end the wait; the person's message does", async () => {
     const cursor = await cursorNow(s)
     const poll = track(s.agent.feed({ since: cursor, wait: 10, sender: 'human' }))
-    await parked(1)
+    await parked(s, 1)
     await s.agent.send({ body: { text: 'from the agent' } })
     await question(s, [text])
     await sleep(100)
@@ -163,7 +160,7 @@ describe('GET /v1/messages?wait', () => {
     const message = await question(s, [text])
     const cursor = await cursorNow(s)
     const poll = s.agent.feed({ since: cursor, wait: 10 })
-    await parked(1)
+    await parked(s, 1)
     await s.person.answer(message.id, 'yes')
     const got = await poll
     expect(got.messages).toHaveLength(1)
@@ -177,7 +174,7 @@ describe('GET /v1/messages?wait', () => {
     const message = await question(s, [text])
     const cursor = await cursorNow(s)
     const poll = s.agent.feed({ since: cursor, wait: 10 })
-    await parked(1)
+    await parked(s, 1)
     await s.agent.cancel(message.id)
     expect((await poll).messages[0]).toMatchObject({ ask: { status: 'cancelled' } })
   })
@@ -186,7 +183,7 @@ describe('GET /v1/messages?wait', () => {
     const { message } = await s.agent.send({ body: { text: 'v1' } })
     const cursor = await cursorNow(s)
     const poll = s.agent.feed({ since: cursor, wait: 10 })
-    await parked(1)
+    await parked(s, 1)
     await s.agent.edit(message.id, { text: 'v2' })
     const got = await poll
     expect(got.messages).toHaveLength(1)
@@ -197,7 +194,7 @@ describe('GET /v1/messages?wait', () => {
     const { message } = await s.agent.send({ body: { text: 'soon gone' } })
     const cursor = await cursorNow(s)
     const poll = s.agent.feed({ since: cursor, wait: 10 })
-    await parked(1)
+    await parked(s, 1)
     await s.agent.remove(message.id)
     expect((await poll).messages).toEqual([{ id: message.id, deleted: true }])
   })
@@ -222,7 +219,7 @@ describe('GET /v1/messages?wait', () => {
   test('another channel does not wake this one', async () => {
     const cursor = await cursorNow(s)
     const poll = track(s.agent.feed({ since: cursor, wait: 10 }))
-    await parked(1)
+    await parked(s, 1)
     const other = s.addChannel()
     await other.agent.send({ body: { text: 'elsewhere' } })
     await sleep(100)
@@ -234,7 +231,7 @@ describe('GET /v1/messages?wait', () => {
   test('wait above 55 is accepted and still wakes', async () => {
     const cursor = await cursorNow(s)
     const poll = s.agent.feed({ since: cursor, wait: 120 })
-    await parked(1)
+    await parked(s, 1)
     await s.agent.send({ body: { text: 'wake up' } })
     expect((await poll).messages).toHaveLength(1)
   })
@@ -247,7 +244,7 @@ describe('GET /v1/messages?wait', () => {
       (_, i) =>
         agents[i % 10]?.feed({ since: cursor, wait: 10 }) as ReturnType<typeof s.agent.feed>,
     )
-    await parked(200)
+    await parked(s, 200)
     const { value, ms } = await timed(
       s.agent.send({ body: { text: 'everyone' } }).then(async (r) => ({
         sent: r.message,
@@ -264,7 +261,7 @@ describe("the person's feed /v1/app/channels/:id/messages?wait", () => {
   test('wakes on an agent send', async () => {
     const cursor = await cursorNow(s)
     const poll = s.person.feed(s.channelId, { since: cursor, wait: 10 })
-    await parked(1)
+    await parked(s, 1)
     const { value, ms } = await timed(
       s.agent.send({ body: { text: 'for you' } }).then(async (r) => ({ sent: r, got: await poll })),
     )
@@ -275,7 +272,7 @@ describe("the person's feed /v1/app/channels/:id/messages?wait", () => {
   test('wakes on a new question, and on its expiry', async () => {
     const cursor = await cursorNow(s)
     const poll = s.person.feed(s.channelId, { since: cursor, wait: 10 })
-    await parked(1)
+    await parked(s, 1)
     const message = await question(s, [text], { expires_in: 0.2 })
     const first = await poll
     expect(first.messages).toEqual([message])
@@ -323,87 +320,5 @@ describe('wait must be a non-negative number', () => {
       cursor: since,
       has_more: false,
     })
-  })
-})
-
-describe('aborting and closing', () => {
-  test('an aborted ask poll leaves no waiter behind', async () => {
-    const message = await question(s, [text])
-    const controller = new AbortController()
-    const poll = s.agent.ask(message.id, 10, controller.signal).catch(() => undefined)
-    await parked(1)
-    const { ms } = await timed(
-      (async () => {
-        controller.abort()
-        await poll
-      })(),
-    )
-    expect(ms).toBeLessThan(2000)
-    expect(s.ctx.waiters.size).toBe(0)
-  })
-
-  test('aborted feed polls, agent and person, leave no waiter behind', async () => {
-    const cursor = await cursorNow(s)
-    const controllers = Array.from({ length: 20 }, () => new AbortController())
-    const polls = controllers.map((c, i) =>
-      (i % 2 === 0
-        ? s.agent.feed({ since: cursor, wait: 10 }, c.signal)
-        : s.person.feed(s.channelId, { since: cursor, wait: 10 }, c.signal)
-      ).catch(() => undefined),
-    )
-    await parked(20)
-    for (const c of controllers.slice(0, 10)) c.abort()
-    await until(() => s.ctx.waiters.size === 10)
-    for (const c of controllers.slice(10)) c.abort()
-    await Promise.all(polls)
-    expect(s.ctx.waiters.size).toBe(0)
-    // The channel still wakes later readers.
-    const next = s.agent.feed({ since: cursor, wait: 10 })
-    await parked(1)
-    await s.agent.send({ body: { text: 'after the aborts' } })
-    expect((await next).messages).toHaveLength(1)
-  })
-
-  test('an already aborted request does not park', async () => {
-    const message = await question(s, [text])
-    const controller = new AbortController()
-    controller.abort()
-    await s.agent.ask(message.id, 10, controller.signal).catch(() => undefined)
-    await s.agent
-      .feed({ since: await cursorNow(s), wait: 10 }, controller.signal)
-      .catch(() => undefined)
-    expect(s.ctx.waiters.size).toBe(0)
-  })
-
-  test('closing the server settles every held poll', async () => {
-    const message = await question(s, [text])
-    const cursor = await cursorNow(s)
-    const ask = s.agent.ask(message.id, 30)
-    const feed = s.agent.feed({ since: cursor, wait: 30 })
-    const personFeed = s.person.feed(s.channelId, { since: cursor, wait: 30 })
-    await parked(3)
-    const { value, ms } = await timed(
-      (async () => {
-        s.close()
-        return Promise.all([ask, feed, personFeed])
-      })(),
-    )
-    expect(ms).toBeLessThan(2000)
-    const [a, f, p] = value
-    expect(a).toEqual({ message, answer: null })
-    expect(f).toEqual({ messages: [], cursor, has_more: false })
-    expect(p).toEqual({ messages: [], cursor, has_more: false })
-    expect(s.ctx.waiters.size).toBe(0)
-  })
-
-  test('after waiters.close() a new wait answers at once', async () => {
-    const message = await question(s, [text])
-    s.ctx.waiters.close()
-    const { value, ms } = await timed(s.agent.ask(message.id, 30))
-    expect(ms).toBeLessThan(2000)
-    expect(value).toEqual({ message, answer: null })
-    const feed = await timed(s.agent.feed({ since: await cursorNow(s), wait: 30 }))
-    expect(feed.ms).toBeLessThan(2000)
-    expect(feed.value.messages).toEqual([])
   })
 })

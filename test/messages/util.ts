@@ -1,5 +1,5 @@
 import { expect } from 'bun:test'
-import type { DeletedMessage, Message } from '../../src/messages/schema.ts'
+import type { Block, DeletedMessage, Message } from '../../src/messages/schema.ts'
 import { failsWith, type TestServer } from '../harness.ts'
 
 /** A raw JSON request as the agent, for bodies the typed client would not let us write. */
@@ -61,4 +61,36 @@ export async function current(s: TestServer, id: string): Promise<Message> {
   const found = (await allMessages(s)).find((m) => m.id === id)
   if (!found || 'deleted' in found) throw new Error(`message ${id} is not in the feed`)
   return found as Message
+}
+
+/** A display-only message body: two blocks with ids, one without. */
+export const board = (): Block[] => [
+  { type: 'heading', id: 'h', text: 'Build' },
+  { type: 'progress', id: 'p', value: 1, max: 10, label: 'steps' },
+  { type: 'markdown', text: 'no id here' },
+]
+
+/**
+ * The edit tests' requests and messages (edit.test.ts, edit-errors.test.ts), on the file's
+ * current server, read at every call: the files start a fresh server per test.
+ */
+export function editCalls(server: () => TestServer) {
+  return {
+    put: (id: string, json: unknown) => agentCall(server(), 'PUT', `/v1/messages/${id}`, json),
+    async sendBoard(): Promise<Message> {
+      return (
+        await server().agent.send({ body: { title: 'T', text: 'body text', blocks: board() } })
+      ).message
+    },
+    async sendQuestion(extra: object = {}): Promise<Message> {
+      const body = {
+        text: 'Pick',
+        blocks: [
+          { type: 'markdown', id: 'intro', text: 'Choose wisely' },
+          { type: 'choice', id: 'c', options: [{ label: 'A' }, { label: 'B' }] },
+        ],
+      }
+      return (await server().agent.send({ body, ...extra })).message
+    },
+  }
 }

@@ -23,3 +23,5 @@ export async function settledWithin<T>(promise: Promise<T>, ms: number): Promise
     clearTimeout(timer)
   }
 }
+
+export const DAY = 24 * 3600 * 1000
