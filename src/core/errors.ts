@@ -33,7 +33,6 @@ export const fail = {
   notFound: (what: string) => new HarkError(404, `${what} not found`),
   conflict: (message: string) => new HarkError(409, message),
   tooLarge: (message: string) => new HarkError(413, message),
-  unsupportedMedia: (message: string) => new HarkError(415, message),
   unavailable: (message: string) => new HarkError(503, message),
 }
 

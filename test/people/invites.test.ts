@@ -177,13 +177,7 @@ describe('GET /v1/app/invites', () => {
   })
 
   test("the owner sees everyone's invites; a non-owner only their own", async () => {
-    s = startTestServer()
-    const bob = s.addPerson('bob@example.com')
-    const carol = s.addPerson('carol@example.com')
-    await setRegistration('invite')
-    const byOwner = await invite()
-    const byBob = await invite({}, bob)
-    const byCarol = await invite({}, carol)
+    const { bob, byOwner, byBob, byCarol } = await invitesOfThree()
     expect((await invites()).map((i) => i.id).sort()).toEqual(
       [byOwner.invite.id, byBob.invite.id, byCarol.invite.id].sort(),
     )
@@ -196,6 +190,18 @@ describe('GET /v1/app/invites', () => {
     await failsWith(s.agent.call('GET', '/v1/app/invites'), 403)
   })
 })
+
+/** Invite mode, and one invite each by the owner, Bob and Carol (Bob and Carol are not owners). */
+async function invitesOfThree() {
+  s = startTestServer()
+  const bob = s.addPerson('bob@example.com')
+  const carol = s.addPerson('carol@example.com')
+  await setRegistration('invite')
+  const byOwner = await invite()
+  const byBob = await invite({}, bob)
+  const byCarol = await invite({}, carol)
+  return { bob, byOwner, byBob, byCarol }
+}
 
 describe('DELETE /v1/app/invites/:id', () => {
   test('revokes an invite: it leaves the list and admits nobody', async () => {
@@ -215,13 +221,7 @@ describe('DELETE /v1/app/invites/:id', () => {
   })
 
   test("a non-owner revokes their own; another's is 404; the owner may revoke any", async () => {
-    s = startTestServer()
-    const bob = s.addPerson('bob@example.com')
-    const carol = s.addPerson('carol@example.com')
-    await setRegistration('invite')
-    const byOwner = await invite()
-    const byBob = await invite({}, bob)
-    const byCarol = await invite({}, carol)
+    const { bob, byOwner, byBob, byCarol } = await invitesOfThree()
     await failsWith(bob.call('DELETE', `/v1/app/invites/${byOwner.invite.id}`), 404)
     await failsWith(bob.call('DELETE', `/v1/app/invites/${byCarol.invite.id}`), 404)
     expect(await bob.call('DELETE', `/v1/app/invites/${byBob.invite.id}`)).toEqual({ ok: true })
