@@ -11,7 +11,7 @@ import { isUploadPath } from './json-body.ts'
 export const JSON_BODY_LIMIT = 320 * 1024
 
 /** Room over the largest file for what an upload's length may count besides it. */
-export const UPLOAD_SLACK = 64 * 1024
+const UPLOAD_SLACK = 64 * 1024
 
 /** The unread body is abandoned: the connection cannot be reused for another request. */
 const CLOSE = { connection: 'close' }
