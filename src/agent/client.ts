@@ -182,8 +182,10 @@ export function createAgentClient(options: ClientOptions) {
       call<{ message: Message }>('POST', `/v1/messages/${id(messageId)}/state`, {
         json: { state },
       }),
-    cancel: (messageId: string) =>
-      call<{ message: Message }>('POST', `/v1/messages/${id(messageId)}/cancel`),
+    cancel: (messageId: string, reason?: string) =>
+      call<{ message: Message }>('POST', `/v1/messages/${id(messageId)}/cancel`, {
+        json: reason === undefined ? {} : { reason },
+      }),
 
     asks: () => call<{ asks: Message[] }>('GET', '/v1/asks'),
     ask: (messageId: string, wait?: number, signal?: AbortSignal) =>
@@ -238,6 +240,8 @@ export function createPersonClient(options: ClientOptions) {
       call<{ message: Message }>('POST', `/v1/app/channels/${id(channelId)}/messages`, {
         json: { body },
       }),
+    openAsks: (kind?: 'approval') =>
+      call<{ asks: Message[] }>('GET', '/v1/app/asks', { query: { type: kind } }),
     answer: (messageId: string, answer: unknown) =>
       call<{ message: Message; answer: unknown }>(
         'POST',

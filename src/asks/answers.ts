@@ -2,6 +2,7 @@ import { fail } from '../core/errors.ts'
 import { inputBlocks, optionValue } from '../messages/blocks.ts'
 import { LIMITS } from '../messages/limits.ts'
 import type { Block, MessageBody } from '../messages/schema.ts'
+import type { ApprovalAnswer } from '../shared/blocks.ts'
 
 /**
  * Answers, as PRODUCT.md shapes them: one input block → that input's value; several → an
@@ -65,6 +66,8 @@ function checkValue(block: Block, value: unknown, field: string): unknown {
       if (absent) return false
       if (typeof value !== 'boolean') throw fail.invalid(field, 'must be true or false')
       return value
+    case 'approval':
+      return checkApproval(block, value, field)
     case 'confirm':
       // A lone confirm is answered by pressing it; among other inputs it may stay unpressed.
       if (absent && field !== 'answer') return null
@@ -104,6 +107,47 @@ function checkChoice(block: Block, value: unknown, field: string): unknown {
     return null
   }
   return check(value, field)
+}
+
+const APPROVAL_KEYS = new Set(['decision', 'scope', 'message'])
+
+/**
+ * `{ decision, scope?, message? }`, nothing else: what the agent acts on must be exactly what the
+ * person chose. `scope` only from the approval's `scopes`; stored as given (no scope is "once").
+ */
+function checkApproval(block: Block, value: unknown, field: string): ApprovalAnswer {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw fail.invalid(field, 'must be an object: { "decision": "allow" | "deny", ... }')
+  }
+  const given = value as Record<string, unknown>
+  for (const key of Object.keys(given)) {
+    if (!APPROVAL_KEYS.has(key)) {
+      throw fail.invalid(`${field}.${key.slice(0, 64)}`, 'is not a field of an approval answer')
+    }
+  }
+  const { decision, scope, message } = given
+  if (decision !== 'allow' && decision !== 'deny') {
+    throw fail.invalid(`${field}.decision`, 'must be "allow" or "deny"')
+  }
+  const answer: ApprovalAnswer = { decision }
+  if (scope !== undefined) {
+    const offered = (block.scopes as string[] | undefined) ?? ['once']
+    if (typeof scope !== 'string' || !offered.includes(scope)) {
+      throw fail.invalid(
+        `${field}.scope`,
+        `must be one of the offered scopes: ${offered.join(', ')}`,
+      )
+    }
+    answer.scope = scope as ApprovalAnswer['scope']
+  }
+  if (message !== undefined) {
+    if (typeof message !== 'string') throw fail.invalid(`${field}.message`, 'must be a string')
+    if (message.length > LIMITS.titleChars * 4) {
+      throw fail.invalid(`${field}.message`, `must be at most ${LIMITS.titleChars * 4} characters`)
+    }
+    answer.message = message
+  }
+  return answer
 }
 
 /** The answer a question gets when it expires: each input's `default`, else null. */

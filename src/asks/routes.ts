@@ -10,8 +10,15 @@ import { parseWait } from '../core/query.ts'
 import { MessageResponse } from '../messages/schema.ts'
 import { messageOf } from '../messages/service.ts'
 import type { Ctx } from '../server/context.ts'
-import { AnswerRequest, AskQuery, AskResponse, AsksResponse } from './schema.ts'
-import { answerAsk, cancelAsk, listOpenAsks, readAsk } from './service.ts'
+import {
+  AnswerRequest,
+  AskQuery,
+  AskResponse,
+  AsksResponse,
+  CancelRequest,
+  PersonAsksQuery,
+} from './schema.ts'
+import { answerAsk, cancelAsk, listOpenAsks, listPersonAsks, readAsk } from './service.ts'
 
 const IdParams = t.Object({ id: t.String() })
 
@@ -50,8 +57,14 @@ const agentSide = (ctx: Ctx) =>
     )
     .post(
       '/messages/:id/cancel',
-      ({ agent, params }) => ({ message: messageOf(cancelAsk(ctx, agent.channel, params.id)) }),
-      { params: IdParams, detail: doc('asks', 'Cancel an open question', MessageResponse) },
+      ({ agent, params, body }) => ({
+        message: messageOf(cancelAsk(ctx, agent.channel, params.id, body.reason)),
+      }),
+      {
+        params: IdParams,
+        body: CancelRequest,
+        detail: doc('asks', 'Cancel an open question', MessageResponse),
+      },
     )
 
 /**
@@ -65,20 +78,29 @@ function questionChannel(ctx: Ctx, userId: string, id: string): ChannelRow {
   return channel
 }
 
-/** The person's side: answering a question of one of their channels. */
+/** The person's side: what waits on them across their agents, and answering it. */
 const personSide = (ctx: Ctx) =>
-  personRoutes(ctx).post(
-    '/messages/:id/answer',
-    ({ person, params, body }) => {
-      const channel = questionChannel(ctx, person.user.id, params.id)
-      return answerAsk(ctx, channel, params.id, body.answer)
-    },
-    {
-      params: IdParams,
-      body: AnswerRequest,
-      detail: doc('person', 'Answer a question', AskResponse),
-    },
-  )
+  personRoutes(ctx)
+    .get(
+      '/asks',
+      ({ person, query }) => ({ asks: listPersonAsks(ctx, person.user.id, query.type) }),
+      {
+        query: PersonAsksQuery,
+        detail: doc('person', 'List open questions of every channel, oldest first', AsksResponse),
+      },
+    )
+    .post(
+      '/messages/:id/answer',
+      ({ person, params, body }) => {
+        const channel = questionChannel(ctx, person.user.id, params.id)
+        return answerAsk(ctx, channel, params.id, body.answer)
+      },
+      {
+        params: IdParams,
+        body: AnswerRequest,
+        detail: doc('person', 'Answer a question', AskResponse),
+      },
+    )
 
 /** Questions, both sides: the agent asks, waits and cancels; the person answers. */
 export const askRoutes = (ctx: Ctx) =>

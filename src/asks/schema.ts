@@ -16,3 +16,20 @@ export type AskQuery = Static<typeof AskQuery>
 export const AnswerRequest = t.Object({
   answer: t.Unknown({ description: 'one input: its value; several: an object keyed by block id' }),
 })
+
+export const CancelRequest = t.Object(
+  {
+    reason: t.Optional(
+      t.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'why it is withdrawn, shown to the person (e.g. "answered in the terminal")',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+export const PersonAsksQuery = t.Object({
+  type: t.Optional(t.Literal('approval', { description: '`approval`: only approvals' })),
+})

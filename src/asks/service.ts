@@ -61,10 +61,26 @@ export const listOpenAsks = (ctx: Ctx, channel: ChannelRow): Message[] =>
     .map((r) => messageOf(expireIfDue(ctx, r)))
     .filter((m) => m.ask?.status === 'open')
 
-export function cancelAsk(ctx: Ctx, channel: ChannelRow, id: string): MessageRow {
+/** The agent withdraws its question; `reason` (e.g. "answered in the terminal") is shown to the person. */
+/** Most questions one list answers with; a person with more has bigger problems than paging. */
+const OPEN_ASKS_MAX = 500
+
+/**
+ * The person's open questions across all their channels, oldest first (what waits longest
+ * first); `kind` narrows to approvals.
+ */
+export function listPersonAsks(ctx: Ctx, userId: string, kind?: 'approval'): Message[] {
+  return ctx.store.messages
+    .openAsksOfUser(userId, OPEN_ASKS_MAX)
+    .filter((r) => !kind || r.ask_request_hash !== null)
+    .map((r) => messageOf(expireIfDue(ctx, r)))
+    .filter((m) => m.ask?.status === 'open')
+}
+
+export function cancelAsk(ctx: Ctx, channel: ChannelRow, id: string, reason?: string): MessageRow {
   const row = findQuestion(ctx, channel, id)
   if (row.ask_status !== 'open') throw fail.conflict(`the question is already ${row.ask_status}`)
-  return settle(ctx, row, 'cancelled', null)
+  return settle(ctx, row, 'cancelled', null, reason ?? null)
 }
 
 /** The person answers (from the app or a person token): validated, stored once, announced. */
@@ -80,6 +96,7 @@ function settle(
   row: MessageRow,
   status: 'answered' | 'expired' | 'cancelled',
   answer: unknown,
+  reason: string | null = null,
 ): MessageRow {
   const now = ctx.clock.now()
   const updated = ctx.db
@@ -90,6 +107,7 @@ function settle(
         status === 'cancelled' ? null : JSON.stringify(answer),
         status === 'answered' ? now : null,
         now,
+        reason,
       ),
     )
     .immediate()

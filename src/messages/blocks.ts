@@ -42,6 +42,13 @@ export function validateBody(body: MessageBody, rules: BlockRules): void {
     }
     if (isKnown(block.type)) validateKnown(block, at, rules)
   })
+  const approval = (body.blocks ?? []).findIndex((b) => (b as Block).type === 'approval')
+  if (approval >= 0 && inputBlocks(body).length > 1) {
+    throw fail.invalid(
+      `${rules.field}[${approval}].type`,
+      'an approval must be the only input of its message',
+    )
+  }
 }
 
 function validateKnown(block: Block, at: string, rules: BlockRules): void {
@@ -62,6 +69,9 @@ function validateKnown(block: Block, at: string, rules: BlockRules): void {
       break
     case 'number_input':
       validateNumberInput(block, at)
+      break
+    case 'approval':
+      validateApproval(block, at)
       break
     case 'image':
     case 'file':
@@ -115,6 +125,24 @@ function validateChoice(block: Block, at: string): void {
   for (const v of Array.isArray(def) ? def : [def]) {
     if (!values.has(v as string) && block.other !== true) {
       throw fail.invalid(`${at}.default`, `"${v}" is not one of the options`)
+    }
+  }
+}
+
+function validateApproval(block: Block, at: string): void {
+  // Silence is never consent: an approval that expires is answered null, never "allow".
+  if (block.default !== undefined) {
+    throw fail.invalid(`${at}.default`, 'an approval takes no default; silence is never consent')
+  }
+  if (typeof block.summary === 'string' && /[\r\n]/.test(block.summary)) {
+    throw fail.invalid(`${at}.summary`, 'must be one line (it is the notification text)')
+  }
+  const scopes = block.scopes as string[] | undefined
+  if (scopes !== undefined) {
+    if (new Set(scopes).size !== scopes.length)
+      throw fail.invalid(`${at}.scopes`, 'repeats a scope')
+    if (!scopes.includes('once')) {
+      throw fail.invalid(`${at}.scopes`, 'must offer "once" (["once"] or ["once", "session"])')
     }
   }
 }

@@ -26,6 +26,8 @@ export function toRecord(row: MessageRow): Message | DeletedMessage {
     if (row.ask_expires_at !== null) ask.expires_at = row.ask_expires_at
     if (row.ask_answered_at !== null) ask.answered_at = row.ask_answered_at
     if (row.answer !== null) ask.answer = JSON.parse(row.answer)
+    if (row.ask_request_hash !== null) ask.request_hash = row.ask_request_hash
+    if (row.ask_reason !== null) ask.reason = row.ask_reason
     message.ask = ask
   }
   return message
@@ -49,6 +51,8 @@ export function recordJson(row: MessageRow): string {
     if (row.ask_expires_at !== null) json += `,"expires_at":${str(row.ask_expires_at)}`
     if (row.ask_answered_at !== null) json += `,"answered_at":${str(row.ask_answered_at)}`
     if (row.answer !== null) json += `,"answer":${row.answer}`
+    if (row.ask_request_hash !== null) json += `,"request_hash":${str(row.ask_request_hash)}`
+    if (row.ask_reason !== null) json += `,"reason":${str(row.ask_reason)}`
     json += '}'
   }
   return `${json}}`

@@ -157,6 +157,24 @@ export const KnownBlocks = {
     },
     open,
   ),
+  // An agent asks to be allowed one action (PRODUCT.md "Approvals"). `input` is the tool's own
+  // input, kept verbatim whatever its shape: the person sees it and its hash binds the answer.
+  approval: t.Object(
+    {
+      type: t.Literal('approval'),
+      ...base,
+      tool: t.String({ minLength: 1, maxLength: LIMITS.titleChars }),
+      input: t.Unknown({ description: "the tool's input, any JSON, kept verbatim" }),
+      summary: t.Optional(str(LIMITS.titleChars)),
+      cwd: t.Optional(str(4096)),
+      session: t.Optional(str(LIMITS.titleChars)),
+      scopes: t.Optional(
+        t.Array(t.Union([t.Literal('once'), t.Literal('session')]), { minItems: 1, maxItems: 2 }),
+      ),
+      danger: t.Optional(t.Boolean()),
+    },
+    open,
+  ),
   // Made only by the server (POST /v1/secrets): a body that carries one is refused (blocks.ts).
   secret_request: t.Object(
     {
@@ -239,6 +257,10 @@ export const AskInfo = t.Object({
   expires_at: t.Optional(t.Integer()),
   answered_at: t.Optional(t.Integer()),
   answer: t.Optional(t.Unknown()),
+  request_hash: t.Optional(
+    t.String({ description: 'approvals: SHA-256 (hex) of the canonical JSON of { tool, input }' }),
+  ),
+  reason: t.Optional(t.String({ description: 'why a cancelled question was withdrawn' })),
 })
 export type AskInfo = Static<typeof AskInfo>
 

@@ -1,3 +1,4 @@
+import { approvalOf, requestHashOf } from '../asks/approval.ts'
 import { expireIfDue } from '../asks/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
 import { fail } from '../core/errors.ts'
@@ -75,6 +76,7 @@ export function sendMessage(
         pin_key: pinKey,
         ask_status: isQuestion ? 'open' : null,
         ask_expires_at: expiresAt,
+        ask_request_hash: isQuestion ? requestHashOf(req.body) : null,
         created_at: now,
       })
       // In the same transaction: a message that exists has its pushes queued, even after a crash.
@@ -272,6 +274,15 @@ function changeBody(
   const before = inputBlocks(JSON.parse(row.body as string) as MessageBody)
   const after = inputBlocks(next)
   if (row.ask_status !== null) {
+    // What the person approves must be what was asked: an approval's action (and whether a
+    // question is one) never changes, open or not; `request_hash` was fixed when it was asked.
+    const wasApproval = approvalOf({ blocks: before }) !== undefined
+    if (wasApproval !== (approvalOf({ blocks: after }) !== undefined)) {
+      throw fail.invalid(field, 'a question cannot become an approval, nor stop being one')
+    }
+    if (wasApproval && !Bun.deepEquals(before, after, true)) {
+      throw fail.conflict("an approval's action cannot change; cancel it and ask again")
+    }
     // Compared as values, not as JSON text: the same inputs sent back with their keys in
     // another order are unchanged.
     if (!Bun.deepEquals(before, after, true) && row.ask_status !== 'open') {

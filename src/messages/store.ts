@@ -16,6 +16,10 @@ export interface MessageRow {
   ask_expires_at: number | null
   ask_answered_at: number | null
   answer: string | null
+  /** Approvals: SHA-256 of their `{ tool, input }` (migration 008). */
+  ask_request_hash: string | null
+  /** Why a cancelled question was withdrawn. */
+  ask_reason: string | null
   created_at: number
   updated_at: number
   deleted_at: number | null
@@ -23,7 +27,14 @@ export interface MessageRow {
 
 export type NewMessage = Pick<
   MessageRow,
-  'id' | 'channel_id' | 'sender' | 'body' | 'pin_key' | 'ask_status' | 'ask_expires_at'
+  | 'id'
+  | 'channel_id'
+  | 'sender'
+  | 'body'
+  | 'pin_key'
+  | 'ask_status'
+  | 'ask_expires_at'
+  | 'ask_request_hash'
 > & { silent: boolean; created_at: number }
 
 /**
@@ -74,13 +85,14 @@ export function messageStore(db: Database) {
         string | null,
         string | null,
         number | null,
+        string | null,
         number,
         number,
       ]
     >(
       `INSERT INTO messages (id, channel_id, seq, sender, body, silent, pin_key, ask_status,
-         ask_expires_at, created_at, updated_at)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING *`,
+         ask_expires_at, ask_request_hash, created_at, updated_at)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING *`,
     ),
     byId: db.query<MessageRow, [string]>('SELECT * FROM messages WHERE id = ?1'),
     feed: db.query<MessageRow, [string, number, number]>(
@@ -96,9 +108,12 @@ export function messageStore(db: Database) {
     setState: db.query<MessageRow, [number, string, number, number]>(
       'UPDATE messages SET state = ?2, seq = ?3, updated_at = ?4 WHERE rid = ?1 RETURNING *',
     ),
-    setAsk: db.query<MessageRow, [number, string, string | null, number | null, number, number]>(
-      `UPDATE messages SET ask_status = ?2, answer = ?3, ask_answered_at = ?4, seq = ?5,
-         updated_at = ?6 WHERE rid = ?1 RETURNING *`,
+    setAsk: db.query<
+      MessageRow,
+      [number, string, string | null, number | null, string | null, number, number]
+    >(
+      `UPDATE messages SET ask_status = ?2, answer = ?3, ask_answered_at = ?4, ask_reason = ?5,
+         seq = ?6, updated_at = ?7 WHERE rid = ?1 RETURNING *`,
     ),
     markDeleted: db.query<MessageRow, [number, number, number]>(
       `UPDATE messages SET body = NULL, answer = NULL, pin_key = NULL, ask_status = NULL,
@@ -107,6 +122,12 @@ export function messageStore(db: Database) {
     ),
     openAsks: db.query<MessageRow, [string]>(
       "SELECT * FROM messages WHERE channel_id = ?1 AND ask_status = 'open' ORDER BY rid",
+    ),
+    // Every open question of a person, oldest first: the app's one place for what waits on them.
+    openAsksOfUser: db.query<MessageRow, [string, number]>(
+      `SELECT m.* FROM channels c JOIN messages m INDEXED BY messages_open_asks
+         ON m.channel_id = c.id AND m.ask_status = 'open'
+       WHERE c.user_id = ?1 ORDER BY m.created_at, m.rid LIMIT ?2`,
     ),
     countOpenAsks: db.query<{ n: number }, [string]>(
       "SELECT count(*) AS n FROM messages WHERE channel_id = ?1 AND ask_status = 'open'",
@@ -168,6 +189,7 @@ export function messageStore(db: Database) {
         m.pin_key,
         m.ask_status,
         m.ask_expires_at,
+        m.ask_request_hash,
         m.created_at,
         m.created_at,
       ) as MessageRow
@@ -187,10 +209,12 @@ export function messageStore(db: Database) {
       answer: string | null,
       at: number | null,
       now: number,
-    ) => q.setAsk.get(rid, status, answer, at, seqOfRow(rid), now) as MessageRow,
+      reason: string | null = null,
+    ) => q.setAsk.get(rid, status, answer, at, reason, seqOfRow(rid), now) as MessageRow,
     markDeleted: (rid: number, now: number) =>
       q.markDeleted.get(rid, seqOfRow(rid), now) as MessageRow,
     openAsks: (channelId: string) => q.openAsks.all(channelId),
+    openAsksOfUser: (userId: string, limit: number) => q.openAsksOfUser.all(userId, limit),
     countOpenAsks: (channelId: string) => q.countOpenAsks.get(channelId)?.n ?? 0,
     firstExpiry: () => q.firstExpiry.get()?.at,
     expiredBy: (now: number) => q.expiredBy.all(now),

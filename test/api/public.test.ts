@@ -140,6 +140,7 @@ describe('GET /v1/openapi.json', () => {
       '/v1/app/channels': ['get'],
       '/v1/app/channels/{id}/messages': ['get', 'post'],
       '/v1/app/messages/{id}/answer': ['post'],
+      '/v1/app/asks': ['get'],
     }
     for (const [path, methods] of Object.entries(expected)) {
       expect(paths[path]).toBeDefined()

@@ -37,6 +37,8 @@ const row: fc.Arbitrary<MessageRow> = fc.record({
   ask_expires_at: fc.option(stamp),
   ask_answered_at: fc.option(stamp),
   answer: fc.option(json),
+  ask_request_hash: fc.option(fc.stringMatching(/^[0-9a-f]{64}$/)),
+  ask_reason: fc.option(fc.string({ maxLength: 30 })),
   created_at: stamp,
   updated_at: stamp,
   deleted_at: fc.option(stamp, { freq: 8 }),

@@ -88,6 +88,7 @@ export async function createSecret(
         pin_key: null,
         ask_status: null,
         ask_expires_at: null,
+        ask_request_hash: null,
         created_at: now,
       })
       const secret = ctx.store.secrets.insert({

@@ -6,6 +6,7 @@ import m004 from './004_secrets.sql' with { type: 'text' }
 import m005 from './005_email_verified.sql' with { type: 'text' }
 import m006 from './006_person_cursors.sql' with { type: 'text' }
 import m007 from './007_email_codes.sql' with { type: 'text' }
+import m008 from './008_approvals.sql' with { type: 'text' }
 
 export const migrations: readonly { version: number; sql: string }[] = [
   { version: 1, sql: m001 },
@@ -15,6 +16,7 @@ export const migrations: readonly { version: number; sql: string }[] = [
   { version: 5, sql: m005 },
   { version: 6, sql: m006 },
   { version: 7, sql: m007 },
+  { version: 8, sql: m008 },
 ]
 
 export const latestVersion = migrations.at(-1)?.version ?? 0
