@@ -22,6 +22,8 @@ const HELP = `hark ${VERSION} — a message channel between agents and their per
 Usage:
   hark serve [flags]      run the server (HTTP API, database, files, web app)
   hark admin ...          operator commands (see: hark admin --help)
+  hark install claude     approve Claude Code from your phone (also: hark install codex)
+  hark hook claude|codex  the command those hooks run (see: hark hook --help)
   hark --version          print the version
 
 Agent commands (hark help COMMAND for each):
@@ -77,6 +79,15 @@ async function main(argv: string[]): Promise<number> {
       const { stderrLogger } = await import('./core/log.ts')
       await serve(resolved.config, stderrLogger)
       return 0
+    }
+    case 'hook': {
+      // Always 0: in Claude Code's hook protocol exit 2 means "block" (src/cli/harness/hook.ts).
+      const { runHook } = await import('./cli/harness/hook.ts')
+      return runHook(rest, env)
+    }
+    case 'install': {
+      const { runInstall } = await import('./cli/harness/install.ts')
+      return runInstall(rest, env)
     }
     case 'admin': {
       const { ADMIN_HELP, admin } = await import('./cli/admin/index.ts')

@@ -1,0 +1,60 @@
+import type { Message, SendRequest } from '../../messages/schema.ts'
+import { type AgentClient, HarkApiError } from '../client.ts'
+import { waitForAnswer } from '../questions.ts'
+
+/**
+ * Asking the person on behalf of a coding agent's harness, bounded by the harness's own time
+ * limit: the question is sent, waited for, and withdrawn when no answer came in time, so nothing
+ * stays open on the phone for a moment that has passed. Silence is never an answer.
+ */
+export type Reply =
+  | { status: 'answered'; answer: unknown; message: Message }
+  | { status: 'expired' | 'cancelled' | 'timeout'; message: Message }
+
+export interface AskPersonOptions {
+  /** How long to wait for the answer. */
+  waitMs: number
+  /** Told the question's id as soon as it is on the server (to withdraw it later if need be). */
+  onAsked?: (message: Message) => void
+  onOutage?: (line: string) => void
+}
+
+/** Seconds past the wait after which the server expires the question itself (a killed hook). */
+const EXPIRY_MARGIN_S = 30
+
+export async function askPerson(
+  client: AgentClient,
+  body: SendRequest['body'],
+  options: AskPersonOptions,
+): Promise<Reply> {
+  const expiresIn = Math.ceil(options.waitMs / 1000) + EXPIRY_MARGIN_S
+  const { message } = await client.send({ body, expires_in: expiresIn })
+  options.onAsked?.(message)
+  const outcome = await waitForAnswer(client, message.id, options.waitMs, options.onOutage)
+  if (outcome.status === 'answered') return { status: 'answered', answer: outcome.answer, message }
+  if (outcome.status !== 'timeout') return { status: outcome.status, message }
+  // No answer in time: withdraw it. An answer that arrived meanwhile still counts (409).
+  const late = await withdraw(client, message.id, 'no answer in time')
+  return late ?? { status: 'timeout', message }
+}
+
+/**
+ * Cancels an open question with a reason the person sees. When it was answered at the last
+ * moment (409), that answer is returned: it is the person's decision, and it is not lost.
+ * Undefined when it was withdrawn (or the server could not be told).
+ */
+export async function withdraw(
+  client: AgentClient,
+  id: string,
+  reason: string,
+): Promise<Reply | undefined> {
+  try {
+    await client.cancel(id, reason)
+    return undefined
+  } catch (error) {
+    if (!(error instanceof HarkApiError) || error.status !== 409) return undefined
+    const { message, answer } = await client.ask(id)
+    if (message.ask?.status === 'answered') return { status: 'answered', answer, message }
+    return undefined
+  }
+}
