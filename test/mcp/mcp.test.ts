@@ -74,6 +74,7 @@ describe('hark mcp', () => {
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual([
       'acknowledge',
+      'approve',
       'ask',
       'cancel',
       'notify',

@@ -12,6 +12,7 @@ import {
   writeSecretFile,
 } from '../../agent/secrets.ts'
 import type { Block } from '../../messages/schema.ts'
+import { approve } from './approve.ts'
 import {
   blocksArgument,
   MAX_TOOL_WAIT_SECONDS,
@@ -263,4 +264,5 @@ export const TOOLS: readonly McpTool[] = [
   progress,
   requestSecretTool,
   upload,
+  approve,
 ]

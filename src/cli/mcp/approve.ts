@@ -1,0 +1,57 @@
+import * as z from 'zod'
+import { claudeHook, type HookDeps } from '../../agent/harnesses/claude.ts'
+import type { PendingApprovals } from '../../agent/harnesses/pending.ts'
+import { DEFAULT_HOOK_WAIT_S } from '../harness/hook.ts'
+import { tool } from './tool.ts'
+
+/**
+ * `approve`: Claude Code's `--permission-prompt-tool` (PRODUCT.md "Agent harnesses"). In:
+ * `{ tool_name, input }`; out: one text item whose text is `{"behavior":"allow","updatedInput"}`
+ * or `{"behavior":"deny","message"}`. It asks exactly as `hark hook claude` does (the same
+ * approval card; AskUserQuestion as choices answered through `updatedInput.answers`), but a
+ * permission prompt tool must decide: no answer in time is a deny that says so, never an allow.
+ */
+const NOTHING_PENDING: PendingApprovals = { add() {}, remove() {}, list: () => [] }
+
+const waitSeconds = (raw: string | undefined) => {
+  const n = Number(raw)
+  return raw !== undefined && raw !== '' && Number.isFinite(n) && n >= 0 ? n : DEFAULT_HOOK_WAIT_S
+}
+
+export const approve = tool({
+  name: 'approve',
+  description:
+    "Ask the person to allow or deny one tool call (Claude Code's --permission-prompt-tool). Returns JSON text: {behavior: 'allow', updatedInput} or {behavior: 'deny', message}.",
+  inputSchema: {
+    tool_name: z.string().min(1).describe('the tool asking for permission'),
+    input: z.record(z.string(), z.unknown()).describe("the tool's input"),
+    tool_use_id: z.string().optional(),
+  },
+  async run(a, { client, env }) {
+    const seconds = waitSeconds(env.HARK_HOOK_WAIT)
+    const notes: string[] = []
+    const deps: HookDeps = {
+      client: () => client,
+      pending: () => NOTHING_PENDING,
+      waitMs: seconds * 1000,
+      reply: false,
+      warn: (line) => notes.push(line),
+      onSending: () => {},
+      onAsked: () => {},
+    }
+    const output = await claudeHook(
+      { hook_event_name: 'PermissionRequest', tool_name: a.tool_name, tool_input: a.input },
+      deps,
+    )
+    const decision = (output?.hookSpecificOutput as { decision?: Record<string, unknown> })
+      ?.decision
+    if (decision?.behavior === 'allow') {
+      return { behavior: 'allow', updatedInput: decision.updatedInput ?? a.input }
+    }
+    if (decision?.behavior === 'deny') return { behavior: 'deny', message: decision.message }
+    return {
+      behavior: 'deny',
+      message: `Not allowed: no answer from the person within ${seconds} s.`,
+    }
+  },
+})
