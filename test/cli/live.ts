@@ -10,7 +10,7 @@ const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts')
 function cliEnv(home: string, env: Record<string, string>): Record<string, string> {
   const base: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith('HARK_') && k !== 'XDG_CONFIG_HOME') base[k] = v
+    if (v !== undefined && !k.startsWith('HARK_') && !k.startsWith('XDG_')) base[k] = v
   }
   return { ...base, HOME: home, XDG_CONFIG_HOME: join(home, 'config'), ...env }
 }
