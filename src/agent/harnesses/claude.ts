@@ -67,7 +67,11 @@ export async function claudeHook(
       return undefined
     case 'Stop':
       return stop(event, deps)
+    // The action was decided in the terminal (it ran, failed or was refused there): Claude Code
+    // does not signal the hook still waiting for the phone, so these withdraw its question.
     case 'PostToolUse':
+    case 'PostToolUseFailure':
+    case 'PermissionDenied':
       await withdrawDecided(event, deps)
       return undefined
     default:
@@ -265,7 +269,8 @@ async function stop(event: HookEvent, deps: HookDeps) {
   return { decision: 'block', reason: reply.answer }
 }
 
-/** PostToolUse: the tool ran, so an approval still open for that exact action was decided elsewhere. */
+/** The tool ran (or failed, or was refused): an approval still open for that exact action was
+ * decided elsewhere. */
 async function withdrawDecided(event: HookEvent, deps: HookDeps) {
   const tool = str(event, 'tool_name')
   if (!tool) return

@@ -28,10 +28,23 @@ export interface ClaudeInstall {
 }
 
 /** Events Hark answers, with the hook's own time limit (explicit, above the wait). */
-const EVENTS = ['PermissionRequest', 'Elicitation', 'Stop', 'Notification', 'PostToolUse'] as const
+const EVENTS = [
+  'PermissionRequest',
+  'Elicitation',
+  'Stop',
+  'Notification',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'PermissionDenied',
+] as const
 type EventName = (typeof EVENTS)[number]
 /** Events that never wait for the person: a short limit. */
-const QUICK: ReadonlySet<EventName> = new Set(['Notification', 'PostToolUse'])
+const QUICK: ReadonlySet<EventName> = new Set([
+  'Notification',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'PermissionDenied',
+])
 const QUICK_TIMEOUT_S = 30
 
 export const MCP_NAME = 'hark'
@@ -90,7 +103,7 @@ function ourGroup(o: ClaudeInstall, event: EventName): HookGroup {
   // up first, withdraws its question and lets Claude Code's own prompt take over.
   const timeout = QUICK.has(event) ? QUICK_TIMEOUT_S : o.waitSeconds + 60
   const group: HookGroup = { hooks: [{ type: 'command', command: full, timeout }] }
-  if (event === 'PermissionRequest' || event === 'PostToolUse') group.matcher = '*'
+  if (event !== 'Elicitation' && event !== 'Stop' && event !== 'Notification') group.matcher = '*'
   return group
 }
 

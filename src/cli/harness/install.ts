@@ -14,9 +14,9 @@ Flags for both: [--wait SECONDS] [--profile NAME]
 
 Connects a coding agent to Hark, so its approvals and questions come to your phone.
   claude  Claude Code: hooks for PermissionRequest (approvals, AskUserQuestion), Elicitation,
-          Notification, Stop and PostToolUse, each running "hark hook claude" with a timeout
-          above the wait, and the "hark" MCP server (tools, and the approve tool for
-          --permission-prompt-tool). Scope (default user): user = ~/.claude/settings.json and
+          Notification, Stop, PostToolUse, PostToolUseFailure and PermissionDenied, each running
+          "hark hook claude" with a timeout above the wait, and the "hark" MCP server (tools,
+          and the approve tool for --permission-prompt-tool). Scope (default user): user = ~/.claude/settings.json and
           ~/.claude.json; project = .claude/settings.json and .mcp.json (shared with the
           repository); local = .claude/settings.local.json and ~/.claude.json for this directory.
   codex   Codex: the PermissionRequest hook in $CODEX_HOME/hooks.json, trusted in
