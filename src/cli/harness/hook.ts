@@ -22,7 +22,8 @@ export const HOOK_HELP = `Usage: hark hook claude [--wait SECONDS] [--reply] [--
 The command a coding agent's hooks run (written by "hark install claude" / "hark install codex"):
 the hook event's JSON on stdin, the person's decision on stdout, as the agent's hook protocol
 says. Claude Code: PermissionRequest (approvals, and its AskUserQuestion questions),
-Elicitation, Notification, Stop, PostToolUse. Codex: PermissionRequest, and its notify program.
+Elicitation, Notification, Stop, and PostToolUse, PostToolUseFailure and PermissionDenied (which
+withdraw an approval decided in the terminal). Codex: PermissionRequest, and its notify program.
 
   --wait SECONDS  how long to wait for the person (env HARK_HOOK_WAIT; default 540, under
                   Claude Code's 600 s hook limit)
