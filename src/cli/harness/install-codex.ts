@@ -18,7 +18,8 @@ import type { Change } from './install-claude.ts'
  * so the installer writes that too, for exactly the hook it wrote; no
  * `--dangerously-bypass-hook-trust`. TOML is edited only inside blocks between hark's own
  * marker lines (notify must come before any table, the trust table goes last), so everything
- * else in the file stays byte for byte.
+ * else in the file stays byte for byte, and `--remove` gives it back as it was. Since trust is
+ * keyed by group index, hark's group keeps its place when installed again.
  */
 export interface CodexInstall {
   hark: string[]
@@ -35,6 +36,15 @@ export const codexHome = (env: Env) => env.CODEX_HOME || join(env.HOME || homedi
 
 const isOurs = (command: unknown) =>
   typeof command === 'string' && /(^|\s)hook\s+codex(\s|$)/.test(command)
+
+/** A matcher group holding hark's handler (anything malformed is the person's, left alone). */
+const isOurGroup = (group: unknown) => {
+  const handlers = (group as { hooks?: unknown } | null)?.hooks
+  return (
+    Array.isArray(handlers) &&
+    handlers.some((h) => isOurs((h as { command?: unknown } | null)?.command))
+  )
+}
 
 interface Handler {
   type: 'command'
@@ -74,10 +84,11 @@ export function installCodex(env: Env, o: CodexInstall): Change[] {
   const hooksFile = join(home, 'hooks.json')
   const hooksJson = readJson(hooksFile)
   const hooks = { ...((hooksJson.hooks ?? {}) as Json) }
-  const groups = (Array.isArray(hooks.PermissionRequest) ? hooks.PermissionRequest : []) as {
-    hooks?: { command?: unknown }[]
-  }[]
-  const kept = groups.filter((g) => !(g.hooks ?? []).some((h) => isOurs(h.command)))
+  if (hooks.PermissionRequest !== undefined && !Array.isArray(hooks.PermissionRequest)) {
+    // Replacing it would lose what the person wrote there.
+    throw new CliError(`${hooksFile}: hooks.PermissionRequest is not a list; fix it first`)
+  }
+  const groups = (hooks.PermissionRequest ?? []) as unknown[]
   const words = [...o.hark, 'hook', 'codex', ...(o.profile ? ['--profile', o.profile] : [])]
   const handler: Handler = {
     type: 'command',
@@ -85,56 +96,82 @@ export function installCodex(env: Env, o: CodexInstall): Change[] {
     timeout: o.waitSeconds + 60,
     statusMessage: STATUS,
   }
-  const nextGroups = o.remove ? kept : [...kept, { hooks: [handler] }]
+  // Trust is keyed by the group's index: installing again replaces hark's group where it is, so
+  // the person's own groups after it keep their index and with it their trust.
+  const ourIndex = groups.findIndex(isOurGroup)
+  const index = ourIndex === -1 ? groups.length : ourIndex
+  const nextGroups = groups.flatMap((group, i) => {
+    if (!isOurGroup(group)) return [group]
+    return !o.remove && i === ourIndex ? [{ hooks: [handler] }] : []
+  })
+  if (!o.remove && ourIndex === -1) nextGroups.push({ hooks: [handler] })
   if (nextGroups.length > 0) hooks.PermissionRequest = nextGroups
   else delete hooks.PermissionRequest
   const nextHooks: Json = { ...hooksJson }
   if (Object.keys(hooks).length > 0) nextHooks.hooks = hooks
   else delete nextHooks.hooks
-  if (JSON.stringify(nextHooks) !== JSON.stringify(hooksJson)) {
-    writeAtomic(hooksFile, jsonText(nextHooks))
-    changes.push({
-      path: hooksFile,
-      what: o.remove ? 'removed the hark hook' : 'PermissionRequest hook',
-    })
-  } else changes.push({ path: hooksFile, what: 'already up to date' })
 
   const configFile = join(home, 'config.toml')
   const before = readText(configFile)
   let text = withoutBlock(withoutBlock(before, TOP), END)
   const parsed = parseToml(configFile, text)
+  const notes: string[] = []
   if (!o.remove) {
-    const notes: string[] = []
     if (parsed.notify === undefined) {
       const notify = `notify = [${words.map(tomlString).join(', ')}]`
       text = `${[TOP[0], notify, TOP[1]].join('\n')}\n${text}`
     } else {
       notes.push('kept your own notify (Codex allows one); turn summaries are not sent')
     }
-    const key = `${real}/hooks.json:permission_request:${nextGroups.length - 1}:0`
-    const trust = [
-      END[0],
-      `[hooks.state.${tomlString(key)}]`,
-      `trusted_hash = ${tomlString(trustHash(handler))}`,
-      END[1],
-    ].join('\n')
-    const stateOf = ((parsed.hooks as Json | undefined)?.state ?? {}) as Json
-    if (stateOf[key] !== undefined) {
+    const parsedHooks = (parsed.hooks ?? {}) as Json
+    if (Object.keys(parsedHooks).some((k) => k !== 'state')) {
+      notes.push('declares hooks too: Codex warns about hooks in both files, and runs both')
+    }
+    const key = `${real}/hooks.json:permission_request:${index}:0`
+    const hash = trustHash(handler)
+    const existing = ((parsedHooks.state ?? {}) as Json)[key] as Json | undefined
+    if (existing === undefined) {
+      // Appended as it is: removing the block later gives back the file byte for byte.
+      const trust = [
+        END[0],
+        `[hooks.state.${tomlString(key)}]`,
+        `trusted_hash = ${tomlString(hash)}`,
+      ]
+      if (text !== '' && !text.endsWith('\n')) text += '\n'
+      text += `${[...trust, END[1]].join('\n')}\n`
+    } else if (existing.trusted_hash !== hash) {
+      // The person's (or Codex's) own entry for this slot: not hark's to overwrite.
       throw new CliError(
         `${configFile} already has [hooks.state."${key}"]; remove that table and run this again`,
       )
     }
-    text = `${text.replace(/\n*$/, '\n')}\n${trust}\n`
-    for (const note of notes) changes.push({ path: configFile, what: note })
-  }
-  if (text !== before) {
     parseToml(configFile, text)
+  }
+
+  // Both files are worked out (and checked) before either is written: no half install.
+  if (JSON.stringify(nextHooks) !== JSON.stringify(hooksJson)) {
+    writeAtomic(hooksFile, jsonText(nextHooks))
+    changes.push({
+      path: hooksFile,
+      what: o.remove ? 'removed the hark hook' : 'PermissionRequest hook',
+    })
+    // Their trust is keyed by their old index: Codex will want them reviewed again.
+    const moved = o.remove ? groups.filter((g, i) => i > index && !isOurGroup(g)).length : 0
+    if (moved > 0) {
+      changes.push({
+        path: hooksFile,
+        what: `${moved} PermissionRequest group(s) of yours moved up one place: Codex asks you to review them again`,
+      })
+    }
+  } else changes.push({ path: hooksFile, what: 'already up to date' })
+  if (text !== before) {
     writeAtomic(configFile, text)
     changes.push({
       path: configFile,
       what: o.remove ? 'removed notify and hook trust' : 'notify, and trust for the hook',
     })
   } else changes.push({ path: configFile, what: 'already up to date' })
+  for (const note of notes) changes.push({ path: configFile, what: note })
   return changes
 }
 
