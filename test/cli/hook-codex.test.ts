@@ -88,3 +88,13 @@ describe('hark hook codex: notify', () => {
     })
   })
 })
+
+describe('hark hook codex: notify with no server', () => {
+  test('one line on stderr, nothing on stdout (no PermissionRequest deny for a notify)', async () => {
+    const env = { HARK_URL: await deadUrl(), HARK_TOKEN: live.server.agentToken }
+    const turn = { type: 'agent-turn-complete', 'last-assistant-message': 'done' }
+    const ran = await live.cli.run(['hook', 'codex', JSON.stringify(turn)], { env })
+    expect([ran.code, ran.stdout]).toEqual([0, ''])
+    expect(ran.stderr.trimEnd().split('\n')).toHaveLength(1)
+  })
+})

@@ -54,7 +54,9 @@ export async function runHook(argv: readonly string[], env: Env): Promise<number
         : describeFailure(error).message
     // One line: a stack trace is for us, not for the agent's log.
     const line = message.split('\n')[0] as string
-    if (argv.includes('codex')) {
+    // Codex's notify program gets its event as a JSON argument; nothing reads its stdout.
+    const notify = argv.some((a) => a.startsWith('{'))
+    if (argv.includes('codex') && !notify) {
       // Codex hands an undecided action to its own model reviewer, never to the person: deny.
       warn(`${line}; denied`)
       process.stdout.write(
