@@ -93,7 +93,15 @@ const personSide = (ctx: Ctx) =>
       '/messages/:id/answer',
       ({ person, params, body }) => {
         const channel = questionChannel(ctx, person.user.id, params.id)
-        return answerAsk(ctx, channel, params.id, body.answer)
+        // A passkey signs in the app; a script's person token answers, but never with a proof.
+        if (body.proof && !person.session) {
+          throw fail.forbidden('proof: signed answers come from the app (a browser session)')
+        }
+        return answerAsk(ctx, channel, params.id, body.answer, {
+          via: person.session ? 'session' : 'person-token',
+          device: (person.session?.user_agent ?? person.token?.label ?? undefined)?.slice(0, 200),
+          proof: body.proof,
+        })
       },
       {
         params: IdParams,

@@ -1,5 +1,5 @@
 import { type Static, Type as t } from '@sinclair/typebox'
-import { Message } from '../messages/schema.ts'
+import { AnswerProof, Message } from '../messages/schema.ts'
 
 export const AskResponse = t.Object({
   message: Message,
@@ -15,6 +15,7 @@ export type AskQuery = Static<typeof AskQuery>
 
 export const AnswerRequest = t.Object({
   answer: t.Unknown({ description: 'one input: its value; several: an object keyed by block id' }),
+  proof: t.Optional(AnswerProof),
 })
 
 export const CancelRequest = t.Object(

@@ -6,6 +6,8 @@ import { announce, findMessage, messageOf } from '../messages/service.ts'
 import type { MessageRow } from '../messages/store.ts'
 import type { Ctx } from '../server/context.ts'
 import { defaultsAnswer, validateAnswer } from './answers.ts'
+import { type Answerer, appendDecision } from './audit/service.ts'
+import { checkProof } from './proof.ts'
 
 export interface AskResult {
   message: Message
@@ -61,7 +63,6 @@ export const listOpenAsks = (ctx: Ctx, channel: ChannelRow): Message[] =>
     .map((r) => messageOf(expireIfDue(ctx, r)))
     .filter((m) => m.ask?.status === 'open')
 
-/** The agent withdraws its question; `reason` (e.g. "answered in the terminal") is shown to the person. */
 /** Most questions one list answers with; a person with more has bigger problems than paging. */
 const OPEN_ASKS_MAX = 500
 
@@ -77,18 +78,34 @@ export function listPersonAsks(ctx: Ctx, userId: string, kind?: 'approval'): Mes
     .filter((m) => m.ask?.status === 'open')
 }
 
+/** The agent withdraws its question; `reason` (e.g. "answered in the terminal") is shown to the person. */
 export function cancelAsk(ctx: Ctx, channel: ChannelRow, id: string, reason?: string): MessageRow {
   const row = findQuestion(ctx, channel, id)
   if (row.ask_status !== 'open') throw fail.conflict(`the question is already ${row.ask_status}`)
-  return settle(ctx, row, 'cancelled', null, reason ?? null)
+  return settle(ctx, row, 'cancelled', null, 'agent', reason ?? null)
 }
 
-/** The person answers (from the app or a person token): validated, stored once, announced. */
-export function answerAsk(ctx: Ctx, channel: ChannelRow, id: string, answer: unknown): AskResult {
+/**
+ * The person answers (from the app or a person token): validated, stored once, announced. A
+ * signed answer (`answerer.proof`) is checked before anything is written.
+ */
+export async function answerAsk(
+  ctx: Ctx,
+  channel: ChannelRow,
+  id: string,
+  answer: unknown,
+  answerer: Answerer = { via: 'person-token' },
+): Promise<AskResult> {
   const row = findQuestion(ctx, channel, id)
   if (row.ask_status !== 'open') throw fail.conflict(`the question is already ${row.ask_status}`)
   const value = validateAnswer(JSON.parse(row.body as string) as MessageBody, answer)
-  return askResult(settle(ctx, row, 'answered', value))
+  if (answerer.proof) {
+    await checkProof(ctx, channel, row, value, answerer.proof)
+    // Checked across an await: it may have been answered, cancelled or expired meanwhile.
+    const now = findQuestion(ctx, channel, id)
+    if (now.ask_status !== 'open') throw fail.conflict(`the question is already ${now.ask_status}`)
+  }
+  return askResult(settle(ctx, row, 'answered', value, answerer))
 }
 
 function settle(
@@ -96,20 +113,28 @@ function settle(
   row: MessageRow,
   status: 'answered' | 'expired' | 'cancelled',
   answer: unknown,
+  by: Answerer | 'agent' | 'server',
   reason: string | null = null,
 ): MessageRow {
   const now = ctx.clock.now()
+  const proof = typeof by === 'object' && by.proof ? JSON.stringify(by.proof) : null
   const updated = ctx.db
-    .transaction(() =>
-      ctx.store.messages.setAsk(
+    .transaction(() => {
+      const settled = ctx.store.messages.setAsk(
         row.rid,
-        status,
-        status === 'cancelled' ? null : JSON.stringify(answer),
-        status === 'answered' ? now : null,
+        {
+          status,
+          answer: status === 'cancelled' ? null : JSON.stringify(answer),
+          answeredAt: status === 'answered' ? now : null,
+          reason,
+          proof,
+        },
         now,
-        reason,
-      ),
-    )
+      )
+      const owner = ctx.store.channels.byId(row.channel_id)?.user_id
+      if (owner) appendDecision(ctx, settled, owner, by)
+      return settled
+    })
     .immediate()
   announce(ctx, updated)
   return updated
@@ -119,7 +144,13 @@ function settle(
 export function expireIfDue(ctx: Ctx, row: MessageRow): MessageRow {
   if (row.ask_status !== 'open' || row.ask_expires_at === null) return row
   if (row.ask_expires_at > ctx.clock.now()) return row
-  return settle(ctx, row, 'expired', defaultsAnswer(JSON.parse(row.body as string) as MessageBody))
+  return settle(
+    ctx,
+    row,
+    'expired',
+    defaultsAnswer(JSON.parse(row.body as string) as MessageBody),
+    'server',
+  )
 }
 
 /** Expires every overdue question; returns how many. */

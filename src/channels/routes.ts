@@ -1,9 +1,10 @@
 import { Elysia, t } from 'elysia'
 import { agentRoutes, personRoutes } from '../access/guards.ts'
+import { approvers } from '../access/passkeys/keys.ts'
 import { doc } from '../core/docs.ts'
 import { done } from '../core/http/ok.ts'
 import type { Ctx } from '../server/context.ts'
-import { AgentResponse, ChannelResponse, ChannelsResponse, RenameRequest } from './schema.ts'
+import { AgentChannelResponse, AgentResponse, ChannelsResponse, RenameRequest } from './schema.ts'
 import {
   channelDetails,
   channelSummary,
@@ -19,9 +20,20 @@ const IdParams = t.Object({ id: t.String() })
 /** The agent's own channel: its details, and renaming the agent. */
 const agentSide = (ctx: Ctx) =>
   agentRoutes(ctx)
-    .get('/channel', ({ agent }) => ({ channel: channelDetails(ctx, agent.channel) }), {
-      detail: doc('channel', "The channel's details", ChannelResponse),
-    })
+    .get(
+      '/channel',
+      ({ agent }) => ({
+        channel: channelDetails(ctx, agent.channel),
+        approvers: approvers(ctx, agent.channel.user_id),
+      }),
+      {
+        detail: doc(
+          'channel',
+          "The channel's details and its approvers' keys",
+          AgentChannelResponse,
+        ),
+      },
+    )
     .patch(
       '/agent',
       ({ agent, body }) => {

@@ -1,4 +1,5 @@
 import { type Static, Type as t } from '@sinclair/typebox'
+import { Approvers } from '../access/passkeys/schema.ts'
 import { LIMITS } from '../messages/limits.ts'
 import { Message, type Message as MessageRecord } from '../messages/schema.ts'
 
@@ -16,6 +17,9 @@ export const Channel = t.Object({
 export type Channel = Static<typeof Channel>
 
 export const ChannelResponse = t.Object({ channel: Channel })
+
+/** The agent's view of its channel: with the keys that sign its person's answers. */
+export const AgentChannelResponse = t.Object({ channel: Channel, approvers: Approvers })
 
 /** The person's view of a channel: what the channel list shows. */
 export const ChannelSummary = t.Composite([

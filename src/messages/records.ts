@@ -28,6 +28,7 @@ export function toRecord(row: MessageRow): Message | DeletedMessage {
     if (row.answer !== null) ask.answer = JSON.parse(row.answer)
     if (row.ask_request_hash !== null) ask.request_hash = row.ask_request_hash
     if (row.ask_reason !== null) ask.reason = row.ask_reason
+    if (row.ask_proof !== null) ask.proof = JSON.parse(row.ask_proof)
     message.ask = ask
   }
   return message
@@ -53,6 +54,7 @@ export function recordJson(row: MessageRow): string {
     if (row.answer !== null) json += `,"answer":${row.answer}`
     if (row.ask_request_hash !== null) json += `,"request_hash":${str(row.ask_request_hash)}`
     if (row.ask_reason !== null) json += `,"reason":${str(row.ask_reason)}`
+    if (row.ask_proof !== null) json += `,"proof":${row.ask_proof}`
     json += '}'
   }
   return `${json}}`

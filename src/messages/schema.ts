@@ -247,6 +247,19 @@ export const AckState = t.Union([t.Literal('seen'), t.Literal('working'), t.Lite
 export type AckState = Static<typeof AckState>
 export const StateRequest = t.Object({ state: AckState })
 
+/** The passkey's WebAuthn assertion over an answer's claim (src/shared/proof.ts). */
+export const AnswerProof = t.Object(
+  {
+    credential_id: t.String({ minLength: 1, maxLength: 1024 }),
+    authenticator_data: t.String({ minLength: 1, maxLength: 4096 }),
+    client_data_json: t.String({ minLength: 1, maxLength: 4096 }),
+    signature: t.String({ minLength: 1, maxLength: 2048 }),
+    user_handle: t.Optional(t.String({ maxLength: 1024 })),
+    answered_at: t.Integer({ minimum: 0, description: "the app's clock when signed, ms" }),
+  },
+  { additionalProperties: false },
+)
+
 export const AskInfo = t.Object({
   status: t.Union([
     t.Literal('open'),
@@ -261,6 +274,7 @@ export const AskInfo = t.Object({
     t.String({ description: 'approvals: SHA-256 (hex) of the canonical JSON of { tool, input }' }),
   ),
   reason: t.Optional(t.String({ description: 'why a cancelled question was withdrawn' })),
+  proof: t.Optional(AnswerProof),
 })
 export type AskInfo = Static<typeof AskInfo>
 

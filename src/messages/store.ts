@@ -20,6 +20,8 @@ export interface MessageRow {
   ask_request_hash: string | null
   /** Why a cancelled question was withdrawn. */
   ask_reason: string | null
+  /** The passkey's assertion over the answer (JSON, migration 009). */
+  ask_proof: string | null
   created_at: number
   updated_at: number
   deleted_at: number | null
@@ -36,6 +38,15 @@ export type NewMessage = Pick<
   | 'ask_expires_at'
   | 'ask_request_hash'
 > & { silent: boolean; created_at: number }
+
+/** How a question ends: its status, answer (JSON text), and what came with it. */
+export interface AskSettlement {
+  status: AskInfo['status']
+  answer: string | null
+  answeredAt: number | null
+  reason: string | null
+  proof: string | null
+}
 
 /**
  * The person's feed (?1 the person, ?2 the cursor, ?3 the page): every channel of theirs, in
@@ -110,10 +121,10 @@ export function messageStore(db: Database) {
     ),
     setAsk: db.query<
       MessageRow,
-      [number, string, string | null, number | null, string | null, number, number]
+      [number, string, string | null, number | null, string | null, string | null, number, number]
     >(
       `UPDATE messages SET ask_status = ?2, answer = ?3, ask_answered_at = ?4, ask_reason = ?5,
-         seq = ?6, updated_at = ?7 WHERE rid = ?1 RETURNING *`,
+         ask_proof = ?6, seq = ?7, updated_at = ?8 WHERE rid = ?1 RETURNING *`,
     ),
     markDeleted: db.query<MessageRow, [number, number, number]>(
       `UPDATE messages SET body = NULL, answer = NULL, pin_key = NULL, ask_status = NULL,
@@ -203,14 +214,17 @@ export function messageStore(db: Database) {
       q.setBody.get(rid, body, seqOfRow(rid), now) as MessageRow,
     setState: (rid: number, state: AckState, now: number) =>
       q.setState.get(rid, state, seqOfRow(rid), now) as MessageRow,
-    setAsk: (
-      rid: number,
-      status: AskInfo['status'],
-      answer: string | null,
-      at: number | null,
-      now: number,
-      reason: string | null = null,
-    ) => q.setAsk.get(rid, status, answer, at, reason, seqOfRow(rid), now) as MessageRow,
+    setAsk: (rid: number, s: AskSettlement, now: number) =>
+      q.setAsk.get(
+        rid,
+        s.status,
+        s.answer,
+        s.answeredAt,
+        s.reason,
+        s.proof,
+        seqOfRow(rid),
+        now,
+      ) as MessageRow,
     markDeleted: (rid: number, now: number) =>
       q.markDeleted.get(rid, seqOfRow(rid), now) as MessageRow,
     openAsks: (channelId: string) => q.openAsks.all(channelId),

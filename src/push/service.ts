@@ -145,7 +145,11 @@ const INVALID_CAPABILITY = 'capability: is unknown, already used or expired'
  * Every capability of the question dies with the answer (and when it is found closed), so a
  * replay or a second device's button fails.
  */
-export function answerWithCapability(ctx: Ctx, capability: string, answer: unknown): AskResult {
+export async function answerWithCapability(
+  ctx: Ctx,
+  capability: string,
+  answer: unknown,
+): Promise<AskResult> {
   const found = ctx.store.push.capability(hashToken(capability))
   if (!found || found.expires_at <= ctx.clock.now()) throw fail.forbidden(INVALID_CAPABILITY)
   const row = ctx.store.messages.byId(found.message_id) as MessageRow | undefined
@@ -158,8 +162,9 @@ export function answerWithCapability(ctx: Ctx, capability: string, answer: unkno
     ctx.store.push.dropCapabilities(found.message_id)
     throw fail.conflict('the question is no longer open')
   }
-  // Synchronous from the lookup to here: no other request can use the capability between.
-  const result = answerAsk(ctx, channel, row.id, answer)
+  // Synchronous from the lookup to here (an unsigned answer settles before answerAsk's first
+  // await): no other request can use the capability between.
+  const result = await answerAsk(ctx, channel, row.id, answer, { via: 'notification' })
   ctx.store.push.dropCapabilities(row.id)
   return result
 }

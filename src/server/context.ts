@@ -9,6 +9,7 @@ import { createLimits, type Limits } from '../access/limits.ts'
 import { challengeStore, passkeyStore } from '../access/passkeys/store.ts'
 import { sessionStore } from '../access/sessions/store.ts'
 import { tokenStore } from '../access/tokens/store.ts'
+import { auditStore } from '../asks/audit/store.ts'
 import { ExpiryScheduler } from '../asks/expiry.ts'
 import { secretStore } from '../asks/secrets/store.ts'
 import { channelStore } from '../channels/store.ts'
@@ -75,6 +76,7 @@ export function openStores(db: Database) {
     joinLinks: joinLinkStore(db),
     push: pushStore(db),
     secrets: secretStore(db),
+    audit: auditStore(db),
   }
 }
 

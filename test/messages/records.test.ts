@@ -39,6 +39,11 @@ const row: fc.Arbitrary<MessageRow> = fc.record({
   answer: fc.option(json),
   ask_request_hash: fc.option(fc.stringMatching(/^[0-9a-f]{64}$/)),
   ask_reason: fc.option(fc.string({ maxLength: 30 })),
+  ask_proof: fc.option(
+    fc
+      .record({ credential_id: fc.string(), signature: fc.string(), answered_at: stamp })
+      .map((p) => JSON.stringify(p)),
+  ),
   created_at: stamp,
   updated_at: stamp,
   deleted_at: fc.option(stamp, { freq: 8 }),

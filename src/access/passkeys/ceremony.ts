@@ -42,7 +42,7 @@ const ALGORITHMS = [-7, -8, -257]
  * The relying party comes from the configured base URL only. Host and X-Forwarded-* are
  * the client's to choose, and a passkey bound to a forged name would be a phishing aid.
  */
-function relyingParty(ctx: Ctx): { rpID: string; origin: string } {
+export function relyingParty(ctx: Ctx): { rpID: string; origin: string } {
   const url = new URL(ctx.config.baseUrl)
   return { rpID: url.hostname, origin: url.origin }
 }

@@ -91,3 +91,18 @@ export type Passkey = Static<typeof Passkey>
 
 export const PasskeyResponse = t.Object({ passkey: Passkey })
 export const PasskeysResponse = t.Object({ passkeys: t.Array(Passkey) })
+
+/** The person's passkeys as an agent pins them (keys.ts): JWKs, with the rp id and origin. */
+export const Approvers = t.Object({
+  rp_id: t.String(),
+  origin: t.String(),
+  keys: t.Array(
+    t.Object({
+      id: t.String({ description: 'the credential id, base64url' }),
+      name: t.String(),
+      alg: t.Integer({ description: 'COSE algorithm: -7 ES256, -8 EdDSA, -257 RS256' }),
+      jwk: t.Record(t.String(), t.String()),
+      created_at: t.Integer(),
+    }),
+  ),
+})

@@ -7,6 +7,7 @@ import m005 from './005_email_verified.sql' with { type: 'text' }
 import m006 from './006_person_cursors.sql' with { type: 'text' }
 import m007 from './007_email_codes.sql' with { type: 'text' }
 import m008 from './008_approvals.sql' with { type: 'text' }
+import m009 from './009_trusted_answers.sql' with { type: 'text' }
 
 export const migrations: readonly { version: number; sql: string }[] = [
   { version: 1, sql: m001 },
@@ -17,6 +18,7 @@ export const migrations: readonly { version: number; sql: string }[] = [
   { version: 6, sql: m006 },
   { version: 7, sql: m007 },
   { version: 8, sql: m008 },
+  { version: 9, sql: m009 },
 ]
 
 export const latestVersion = migrations.at(-1)?.version ?? 0

@@ -1,0 +1,75 @@
+import { canonicalJson } from './canonical.ts'
+
+/**
+ * Signed answers (PRODUCT.md "Trusted answers"). The person's passkey signs, in the app, a
+ * WebAuthn assertion whose challenge is SHA-256 of the canonical JSON of the decision's claim;
+ * the agent recomputes the claim from its own request and the answer it got, and checks the
+ * signature with the keys it pinned. Nothing here trusts the server: a server that rewrites the
+ * answer, replays a proof from another question or channel, or drops the proof makes the check
+ * fail. The app, the server and the agent build the claim with this one function.
+ */
+export interface DecisionClaim {
+  channel_id: string
+  message_id: string
+  /** `ask.request_hash`: what exactly the agent asked to be allowed. */
+  request_hash: string
+  /** An approval's decision (`allow` / `deny`); for another question, the whole answer. */
+  decision: unknown
+  scope?: string
+  message?: string
+  /** When the person answered, in ms, from the app's clock. */
+  answered_at: number
+}
+
+/** The assertion stored with an answer and handed to the agent: base64url fields. */
+export interface AnswerProof {
+  credential_id: string
+  authenticator_data: string
+  client_data_json: string
+  signature: string
+  user_handle?: string
+  /** The `answered_at` of the signed claim (the app's clock, ms). */
+  answered_at: number
+}
+
+/** The text whose SHA-256 is the challenge: absent fields left out, keys sorted, no spaces. */
+export function claimText(claim: DecisionClaim): string {
+  const fields: Record<string, unknown> = {
+    channel_id: claim.channel_id,
+    message_id: claim.message_id,
+    request_hash: claim.request_hash,
+    decision: claim.decision,
+    answered_at: claim.answered_at,
+  }
+  if (claim.scope !== undefined) fields.scope = claim.scope
+  if (claim.message !== undefined) fields.message = claim.message
+  return canonicalJson(fields)
+}
+
+/** The claim an answer makes: an approval's parts, or the whole answer of another question. */
+export function claimOf(
+  ids: { channel_id: string; message_id: string; request_hash: string },
+  answer: unknown,
+  answeredAt: number,
+  approval: boolean,
+): DecisionClaim {
+  if (!approval) return { ...ids, decision: answer, answered_at: answeredAt }
+  const a = (answer ?? {}) as { decision?: unknown; scope?: string; message?: string }
+  const claim: DecisionClaim = { ...ids, decision: a.decision, answered_at: answeredAt }
+  if (a.scope !== undefined) claim.scope = a.scope
+  if (a.message !== undefined) claim.message = a.message
+  return claim
+}
+
+export const base64url = {
+  encode(bytes: Uint8Array): string {
+    let binary = ''
+    for (const b of bytes) binary += String.fromCharCode(b)
+    return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+  },
+  decode(text: string): Uint8Array {
+    const b64 = text.replace(/-/g, '+').replace(/_/g, '/')
+    const binary = atob(b64 + '='.repeat((4 - (b64.length % 4)) % 4))
+    return Uint8Array.from(binary, (c) => c.charCodeAt(0))
+  },
+}
