@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox'
 import type { PairingStart } from '../access/enrol/pairing.ts'
 import type { SecretRead, SecretRecord } from '../asks/secrets/service.ts'
-import type { AgentResponse, ChannelResponse, ChannelsResponse } from '../channels/schema.ts'
+import type { AgentChannelResponse, AgentResponse, ChannelsResponse } from '../channels/schema.ts'
 import type { FileInfo } from '../files/schema.ts'
 import type { Pin, PutPinRequest } from '../messages/pin-schema.ts'
 import type {
@@ -218,7 +218,7 @@ export function createAgentClient(options: ClientOptions) {
     cancelSecret: (secretId: string) =>
       call<{ secret_request: SecretRecord }>('DELETE', `/v1/secrets/${id(secretId)}`),
 
-    channel: () => call<Static<typeof ChannelResponse>>('GET', '/v1/channel'),
+    channel: () => call<Static<typeof AgentChannelResponse>>('GET', '/v1/channel'),
     rename: (label: string) =>
       call<Static<typeof AgentResponse>>('PATCH', '/v1/agent', { json: { label } }),
   }

@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'n
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { CliError } from './failures.ts'
+import type { PinnedApprovers } from './proof.ts'
 
 /**
  * The agent's stored connection: `$XDG_CONFIG_HOME/hark/config.json` (else `~/.config/hark`),
@@ -12,6 +13,12 @@ export interface Profile {
   url?: string
   token?: string
   channel?: { id: string; label: string }
+  /**
+   * The person's passkeys, pinned when this machine was connected (trust on first use) and
+   * changed only by `hark keys refresh` with a signature from one already pinned: what signed
+   * answers are checked against (src/agent/proof.ts).
+   */
+  approvers?: PinnedApprovers
 }
 
 export interface ConfigFile {

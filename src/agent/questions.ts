@@ -1,4 +1,4 @@
-import type { Message } from '../messages/schema.ts'
+import type { Message, MessageBody } from '../messages/schema.ts'
 import { composeQuestion, type QuestionSpec } from './bodies.ts'
 import type { AgentClient } from './client.ts'
 import { deadlineAfter, pollUntil, type WaitOptions } from './waiting.ts'
@@ -15,8 +15,10 @@ export interface AskOptions extends WaitOptions {
   silent?: boolean
   /** Seconds until the question expires and its inputs' defaults become the answer. */
   expiresIn?: number
-  /** Told once the question is sent, before the wait begins. */
-  onAsked?: (message: Message) => void
+  /** The person signs the answer with a passkey (`hark ask --verify` checks it). */
+  proof?: boolean
+  /** Told once the question is sent, before the wait begins, with the body as this side sent it. */
+  onAsked?: (message: Message, sent: MessageBody) => void
 }
 
 /** Sends the question, then waits for its answer as `waitForAnswer` does. */
@@ -30,8 +32,9 @@ export async function askQuestion(
     body,
     silent: options.silent,
     expires_in: options.expiresIn,
+    ...(options.proof ? { proof: true } : {}),
   })
-  options.onAsked?.(message)
+  options.onAsked?.(message, body)
   return waitForAnswer(client, message.id, options.timeoutMs, options.onOutage)
 }
 

@@ -216,6 +216,11 @@ export const SendRequest = t.Object({
   expires_in: t.Optional(
     t.Number({ exclusiveMinimum: 0, maximum: LIMITS.expiresInSeconds, description: 'seconds' }),
   ),
+  proof: t.Optional(
+    t.Boolean({
+      description: 'a question whose answer the person signs with a passkey (ask.request_hash)',
+    }),
+  ),
 })
 export type SendRequest = Omit<Static<typeof SendRequest>, 'body'> & { body: MessageBody }
 

@@ -60,6 +60,12 @@ export function sendMessage(
   validateBody(req.body, blockRules(ctx, channel, 'body.blocks', inputsRule))
   requireContent(req.body, 'body')
   const isQuestion = inputBlocks(req.body).length > 0
+  if (req.proof === true && !isQuestion) {
+    throw fail.invalid(
+      'proof',
+      'only questions (messages with input blocks) are answered with proof',
+    )
+  }
   if (req.expires_in !== undefined && !isQuestion) {
     throw fail.invalid('expires_in', 'only questions (messages with input blocks) expire')
   }
@@ -76,7 +82,7 @@ export function sendMessage(
         pin_key: pinKey,
         ask_status: isQuestion ? 'open' : null,
         ask_expires_at: expiresAt,
-        ask_request_hash: isQuestion ? requestHashOf(req.body) : null,
+        ask_request_hash: isQuestion ? requestHashOf(req.body, req.proof === true) : null,
         created_at: now,
       })
       // In the same transaction: a message that exists has its pushes queued, even after a crash.

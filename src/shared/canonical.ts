@@ -24,3 +24,6 @@ export function canonicalJson(value: unknown): string {
 
 /** What an approval's `request_hash` covers: the tool and its input, nothing else. */
 export const approvalRequest = (tool: string, input: unknown) => canonicalJson({ tool, input })
+
+/** What the `request_hash` of another question asked with proof covers: its inputs, as sent. */
+export const questionRequest = (inputs: readonly unknown[]) => canonicalJson({ inputs })

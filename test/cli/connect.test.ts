@@ -70,6 +70,8 @@ describe('hark init (device pairing)', () => {
       profile: 'work',
       url: server.url,
       channel: { id: expect.any(String), label: 'Named in the app' },
+      // The test server's person signs in without a passkey: none to pin.
+      keys: 0,
     })
     expect(done.stdout).not.toContain('hark_agent_')
     expect(stored(c).profiles.work?.token).toMatch(/^hark_agent_/)

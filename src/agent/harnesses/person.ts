@@ -1,6 +1,6 @@
 import type { Message, SendRequest } from '../../messages/schema.ts'
 import { type AgentClient, HarkApiError } from '../client.ts'
-import { waitForAnswer } from '../questions.ts'
+import { deadlineAfter, pollUntil } from '../waiting.ts'
 
 /**
  * Asking the person on behalf of a coding agent's harness, bounded by the harness's own time
@@ -30,9 +30,18 @@ export async function askPerson(
   const expiresIn = Math.ceil(options.waitMs / 1000) + EXPIRY_MARGIN_S
   const { message } = await client.send({ body, expires_in: expiresIn })
   options.onAsked?.(message)
-  const outcome = await waitForAnswer(client, message.id, options.waitMs, options.onOutage)
-  if (outcome.status === 'answered') return { status: 'answered', answer: outcome.answer, message }
-  if (outcome.status !== 'timeout') return { status: outcome.status, message }
+  // The settled record, not the one sent: it carries the answer's proof.
+  const settled = await pollUntil(
+    async (wait, signal) => {
+      const read = await client.ask(message.id, wait, signal)
+      const status = read.message.ask?.status
+      if (status === 'answered') return { status, answer: read.answer, message: read.message }
+      if (status === 'expired' || status === 'cancelled') return { status, message: read.message }
+      return undefined
+    },
+    { deadline: deadlineAfter(options.waitMs), onOutage: options.onOutage },
+  )
+  if (settled) return settled as Reply
   // No answer in time: withdraw it. An answer that arrived meanwhile still counts (409).
   const late = await withdraw(client, message.id, 'no answer in time')
   return late ?? { status: 'timeout', message }

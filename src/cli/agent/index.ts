@@ -15,6 +15,7 @@ import { rename, status } from './commands/channel.ts'
 import { init, join, logout } from './commands/connect.ts'
 import { download, upload } from './commands/files.ts'
 import { ack, inbox } from './commands/inbox.ts'
+import { keys } from './commands/keys.ts'
 import { edit, rm, send } from './commands/messages.ts'
 import { pin, pins, progress, unpin } from './commands/pins.ts'
 import { secret } from './commands/secret.ts'
@@ -60,6 +61,7 @@ const COMMANDS: readonly AgentCommand[] = [
   download,
   secret,
   rename,
+  keys,
   mcp,
 ]
 const byName = new Map(COMMANDS.map((c) => [c.name, c]))

@@ -1,6 +1,11 @@
+import { createHash } from 'node:crypto'
 import { parseBlocks, type QuestionSpec, splitOptions } from '../../../agent/bodies.ts'
-import { EXIT } from '../../../agent/failures.ts'
+import { CliError, EXIT } from '../../../agent/failures.ts'
 import { type AskOutcome, askQuestion, waitForAnswer } from '../../../agent/questions.ts'
+import { verifyAnswer, warnUnsigned } from '../../../agent/trust.ts'
+import type { MessageBody } from '../../../messages/schema.ts'
+import { isInput } from '../../../shared/blocks.ts'
+import { questionRequest } from '../../../shared/canonical.ts'
 import { flagString, flagStrings } from '../../args.ts'
 import {
   type AgentCommand,
@@ -58,6 +63,9 @@ Flags:
   --timeout SECONDS    stop waiting after this long (exit 124)
   --file PATH, --image PATH   attach files, as for send
   --silent             no push notification
+  --verify             the person signs the answer with a passkey, and it is checked here
+                       against the keys pinned at "hark init" (see "hark keys"); an answer
+                       without a valid signature is refused (exit 1), never printed
 
 ${ANSWER_HELP}`,
   valued: [
@@ -73,7 +81,7 @@ ${ANSWER_HELP}`,
     'file',
     'image',
   ],
-  booleans: ['multi', 'silent'],
+  booleans: ['multi', 'silent', 'verify'],
   async run(c) {
     const { args, io } = c
     const timeoutMs = secondsFlag(args, 'timeout')
@@ -96,13 +104,34 @@ ${ANSWER_HELP}`,
       numbers: flagStrings(args, 'number'),
       toggles: flagStrings(args, 'toggle'),
     }
+    const verify = args.flags.has('verify')
+    let sent: MessageBody | undefined
+    const askedAt = Date.now()
     const outcome = await askQuestion(client, question, {
       ...silentFlag(c),
       expiresIn: expiresMs === undefined ? undefined : expiresMs / 1000,
       timeoutMs,
-      onAsked: (message) => io.note(`asked ${message.id}; waiting for the answer`),
+      proof: verify,
+      onAsked: (message, body) => {
+        sent = body
+        io.note(`asked ${message.id}; waiting for the answer`)
+      },
       onOutage: io.note,
     })
+    if (verify && outcome.status === 'answered') {
+      const { message } = await client.ask(outcome.id)
+      const inputs = (sent?.blocks ?? []).filter(isInput)
+      const check = verifyAnswer(c.env, c.profile, message, {
+        request_hash: createHash('sha256').update(questionRequest(inputs)).digest('hex'),
+        answer: outcome.answer,
+        approval: false,
+        asked_at: askedAt,
+      })
+      if (!check.ok) {
+        await warnUnsigned(client, `the answer to "${text ?? title ?? outcome.id}"`, check.reason)
+        throw new CliError(`the answer is not trusted: ${check.reason}`)
+      }
+    }
     return report(c, outcome)
   },
 }

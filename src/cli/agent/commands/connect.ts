@@ -1,19 +1,44 @@
 import type { IssuedToken } from '../../../agent/client.ts'
 import { CliError } from '../../../agent/failures.ts'
 import { updateConfig } from '../../../agent/profiles.ts'
-import { enrolmentClient, normaliseUrl, resolveConnection } from '../../../agent/session.ts'
+import {
+  agentClientFor,
+  enrolmentClient,
+  normaliseUrl,
+  resolveConnection,
+} from '../../../agent/session.ts'
+import { describeKeys, pin, reportedApprovers } from '../../../agent/trust.ts'
 import { pollUntil } from '../../../agent/waiting.ts'
 import { UsageError } from '../../../core/errors.ts'
 import { flagString } from '../../args.ts'
 import { type AgentCommand, type CommandContext, positionals } from '../command.ts'
 
-/** Stores a new token in the profile, replacing whatever connection it had. */
-function remember(c: CommandContext, url: string, issued: IssuedToken): number {
+/**
+ * Stores a new token in the profile, replacing whatever connection it had, and pins the
+ * person's passkeys as the channel reports them now (trust on first use): the keys every signed
+ * answer is checked against from then on.
+ */
+async function remember(c: CommandContext, url: string, issued: IssuedToken): Promise<number> {
   updateConfig(c.env, (config) => {
     config.profiles[c.profile] = { url, token: issued.token, channel: issued.channel }
   })
+  let keys = 0
+  try {
+    const approvers = await reportedApprovers(agentClientFor(url, issued.token, c.io.note))
+    pin(c.env, c.profile, approvers)
+    keys = approvers.keys.length
+    if (keys > 0)
+      c.io.tell(
+        `Pinned the person's passkeys (check them in the app):\n${describeKeys(approvers.keys)}`,
+      )
+    else c.io.note('the person has no passkey yet: approvals cannot be signed (see "hark keys")')
+  } catch (error) {
+    c.io.note(
+      `could not pin the person's passkeys (${(error as Error).message}); run "hark keys refresh"`,
+    )
+  }
   c.io.result(
-    { profile: c.profile, url, channel: issued.channel },
+    { profile: c.profile, url, channel: issued.channel, keys },
     `connected to ${url} as "${issued.channel.label}" (profile ${c.profile})`,
   )
   return 0

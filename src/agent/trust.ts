@@ -1,0 +1,184 @@
+import { createHash } from 'node:crypto'
+import type { Message } from '../messages/schema.ts'
+import { approvalRequest } from '../shared/canonical.ts'
+import type { AgentClient } from './client.ts'
+import { askPerson } from './harnesses/person.ts'
+import { type Env, loadConfig, updateConfig } from './profiles.ts'
+import {
+  checkAnswerProof,
+  fingerprint,
+  type PinnedApprovers,
+  type PinnedKey,
+  type ProofCheck,
+} from './proof.ts'
+
+/**
+ * The keys an agent trusts to sign its person's answers: pinned in the profile when the machine
+ * is connected (trust on first use), used to check every signed answer, and changed only with
+ * the person's signature by a key already pinned (PRODUCT.md "Trusted answers").
+ */
+export type Pinned = PinnedApprovers & { channel_id: string }
+
+export const pinnedApprovers = (env: Env, profile: string): Pinned | undefined =>
+  loadConfig(env).profiles[profile]?.approvers as Pinned | undefined
+
+export function pin(env: Env, profile: string, approvers: Pinned): void {
+  updateConfig(env, (config) => {
+    const entry = config.profiles[profile] ?? {}
+    config.profiles[profile] = { ...entry, approvers }
+  })
+}
+
+/** What the channel reports now, for the channel the token belongs to. */
+export async function reportedApprovers(client: AgentClient): Promise<Pinned> {
+  const { channel, approvers } = await client.channel()
+  return {
+    channel_id: channel.id,
+    rp_id: approvers.rp_id,
+    origin: approvers.origin,
+    keys: approvers.keys as PinnedKey[],
+  }
+}
+
+export const describeKeys = (keys: readonly PinnedKey[]) =>
+  keys.map((k) => `  ${k.name}  ${fingerprint(k)}`).join('\n')
+
+/** `request_hash` as the agent computes it from what it asked, never read from the server. */
+export const requestHash = (tool: string, input: unknown) =>
+  createHash('sha256').update(approvalRequest(tool, input)).digest('hex')
+
+export interface Verified {
+  check: ProofCheck
+}
+
+/**
+ * Checks the proof of an answer the agent is about to act on, against the keys pinned in
+ * `profile`; a valid one moves the pinned counter forward.
+ */
+export function verifyAnswer(
+  env: Env,
+  profile: string,
+  question: Message,
+  expected: { request_hash: string; answer: unknown; approval: boolean; asked_at: number },
+): ProofCheck {
+  const pinned = pinnedApprovers(env, profile)
+  const check = checkAnswerProof(
+    question.ask?.proof,
+    {
+      // The channel the keys were pinned for: a proof made in another channel does not count.
+      channel_id: pinned?.channel_id ?? '',
+      message_id: question.id,
+      request_hash: expected.request_hash,
+      answer: expected.answer,
+      approval: expected.approval,
+      asked_at: expected.asked_at,
+      now: Date.now(),
+    },
+    pinned,
+  )
+  if (check.ok && pinned) {
+    pin(env, profile, {
+      ...pinned,
+      counters: { ...pinned.counters, [check.credential_id]: check.counter },
+    })
+  }
+  return check
+}
+
+export type Refresh =
+  | { status: 'unchanged' | 'first-use' | 'removed' | 'approved'; pinned: Pinned }
+  | { status: 'refused'; reason: string }
+
+/**
+ * `hark keys refresh`: takes the channel's current keys. With none pinned yet, on first use.
+ * A key taken away needs nothing; a new key needs the person's signed allow, made with a key
+ * already pinned (the person confirms the new passkey in the app).
+ */
+export async function refreshKeys(
+  client: AgentClient,
+  env: Env,
+  profile: string,
+  waitMs: number,
+  onAsked?: (message: Message) => void,
+): Promise<Refresh> {
+  const current = await reportedApprovers(client)
+  const pinned = pinnedApprovers(env, profile)
+  if (!pinned || pinned.keys.length === 0) {
+    pin(env, profile, current)
+    return { status: 'first-use', pinned: current }
+  }
+  if (pinned.channel_id !== current.channel_id) {
+    return { status: 'refused', reason: 'the token now belongs to another channel; connect anew' }
+  }
+  if (pinned.rp_id !== current.rp_id || pinned.origin !== current.origin) {
+    return {
+      status: 'refused',
+      reason: `the server now names another site (${current.origin}); connect anew with "hark init"`,
+    }
+  }
+  const known = new Set(pinned.keys.map((k) => k.id))
+  const added = current.keys.filter((k) => !known.has(k.id))
+  const kept = pinned.keys.filter((k) => current.keys.some((c) => c.id === k.id))
+  if (added.length === 0) {
+    const next = { ...pinned, keys: kept }
+    if (kept.length === pinned.keys.length) return { status: 'unchanged', pinned }
+    pin(env, profile, next)
+    return { status: 'removed', pinned: next }
+  }
+  const tool = 'hark: trust new passkeys'
+  const input = { add: added.map((k) => ({ id: k.id, name: k.name, fingerprint: fingerprint(k) })) }
+  const askedAt = Date.now()
+  const reply = await askPerson(
+    client,
+    {
+      title: 'Trust a new passkey for this agent?',
+      text: `Approve with a passkey this agent already trusts. New:\n${describeKeys(added)}`,
+      blocks: [
+        {
+          type: 'approval',
+          id: 'approval',
+          tool,
+          input,
+          summary: `Trust ${added.map((k) => k.name).join(', ')}`,
+        },
+      ],
+    },
+    { waitMs, onAsked },
+  )
+  if (reply.status !== 'answered')
+    return { status: 'refused', reason: `the question was ${reply.status}` }
+  const answer = reply.answer as { decision?: string }
+  if (answer?.decision !== 'allow') return { status: 'refused', reason: 'the person denied it' }
+  const check = verifyAnswer(env, profile, reply.message, {
+    request_hash: requestHash(tool, input),
+    answer: reply.answer,
+    approval: true,
+    asked_at: askedAt,
+  })
+  if (!check.ok)
+    return {
+      status: 'refused',
+      reason: `the approval is not signed by a pinned passkey: ${check.reason}`,
+    }
+  const latest = pinnedApprovers(env, profile) ?? pinned
+  const next = { ...latest, keys: [...kept, ...added] }
+  pin(env, profile, next)
+  return { status: 'approved', pinned: next }
+}
+
+/**
+ * Tells the person that an answer was not acted on for want of a valid signature: from their
+ * phone it looked answered, so they must learn here that it was not. Best effort.
+ */
+export async function warnUnsigned(client: AgentClient, what: string, reason: string) {
+  try {
+    await client.send({
+      body: {
+        title: 'Not acted on: the answer was not signed',
+        text: `${what} was not used: ${reason}. Answer in the app with your passkey, or check "hark keys" on the agent's machine.`,
+      },
+    })
+  } catch {
+    // The warning on stderr stands.
+  }
+}
