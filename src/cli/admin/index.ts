@@ -1,6 +1,7 @@
 import { UsageError } from '../../core/errors.ts'
 import { parseFor } from '../command.ts'
 import { dataDirFrom } from '../settings.ts'
+import { auditExport, auditVerify } from './audit.ts'
 import { type AdminCommand, refuseForeignRoot } from './command.ts'
 import {
   backupCommand,
@@ -19,6 +20,8 @@ const COMMANDS: readonly AdminCommand[] = [
   backupCommand,
   restoreCommand,
   vapidRotate,
+  auditVerify,
+  auditExport,
 ]
 
 /** A command's entry in the list: its usage line, and what it does indented below. */
