@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { agentRoutes, personRoutes } from '../access/guards.ts'
 import type { AgentAuth } from '../access/tokens/service.ts'
+import { personChannel } from '../channels/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
 import { doc } from '../core/docs.ts'
 import { fail, jsonResponse } from '../core/errors.ts'
@@ -10,12 +11,14 @@ import { parseWait } from '../core/query.ts'
 import { MessageResponse } from '../messages/schema.ts'
 import { messageOf } from '../messages/service.ts'
 import type { Ctx } from '../server/context.ts'
+import { channelHistory } from './audit/service.ts'
 import {
   AnswerRequest,
   AskQuery,
   AskResponse,
   AsksResponse,
   CancelRequest,
+  HistoryQuery,
   PersonAsksQuery,
 } from './schema.ts'
 import { answerAsk, cancelAsk, listOpenAsks, listPersonAsks, readAsk } from './service.ts'
@@ -78,7 +81,9 @@ function questionChannel(ctx: Ctx, userId: string, id: string): ChannelRow {
   return channel
 }
 
-/** The person's side: what waits on them across their agents, and answering it. */
+const HISTORY_PAGE = 100
+
+/** The person's side: what waits on them across their agents, answering it, and its history. */
 const personSide = (ctx: Ctx) =>
   personRoutes(ctx)
     .get(
@@ -87,6 +92,26 @@ const personSide = (ctx: Ctx) =>
       {
         query: PersonAsksQuery,
         detail: doc('person', 'List open questions of every channel, oldest first', AsksResponse),
+      },
+    )
+    .get(
+      '/channels/:id/approvals',
+      ({ person, params, query }) => {
+        const channel = personChannel(ctx, person.user.id, params.id)
+        const before = query.before === undefined ? Number.MAX_SAFE_INTEGER : Number(query.before)
+        const limit = query.limit === undefined ? HISTORY_PAGE : Number(query.limit)
+        if (!Number.isSafeInteger(before) || before < 1) {
+          throw fail.invalid('before', 'must be a positive integer (a seq from the last page)')
+        }
+        if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_PAGE) {
+          throw fail.invalid('limit', `must be an integer from 1 to ${HISTORY_PAGE}`)
+        }
+        return { approvals: channelHistory(ctx, channel.id, before, limit) }
+      },
+      {
+        params: IdParams,
+        query: HistoryQuery,
+        detail: doc('person', "A channel's approval decisions, newest first (the audit log)"),
       },
     )
     .post(

@@ -34,3 +34,8 @@ export const CancelRequest = t.Object(
 export const PersonAsksQuery = t.Object({
   type: t.Optional(t.Literal('approval', { description: '`approval`: only approvals' })),
 })
+
+export const HistoryQuery = t.Object({
+  before: t.Optional(t.String({ description: 'seq of the oldest decision already shown' })),
+  limit: t.Optional(t.String({ description: 'page size, at most 100' })),
+})

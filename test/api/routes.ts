@@ -54,6 +54,7 @@ export const PERSON_ROUTES: Route[] = [
   { method: 'POST', path: '/v1/app/channels/ch_x/messages', json: { body: { text: 'hi' } } },
   { method: 'POST', path: '/v1/app/messages/msg_x/answer', json: { answer: true } },
   { method: 'GET', path: '/v1/app/asks' },
+  { method: 'GET', path: '/v1/app/channels/ch_x/approvals' },
   { method: 'GET', path: '/v1/app/channels/ch_x' },
   { method: 'PATCH', path: '/v1/app/channels/ch_x', json: { label: 'x' } },
   { method: 'DELETE', path: '/v1/app/channels/ch_x' },

@@ -252,3 +252,39 @@ describe('the audit log', () => {
     })
   })
 })
+
+describe('GET /v1/app/channels/:id/approvals', () => {
+  test("the channel's decisions, newest first, paged by seq; only the person's own", async () => {
+    const a = await ask()
+    const b = await ask()
+    await answer(a.id, {
+      answer: { decision: 'allow' },
+      proof: await signAnswer(owner.authenticator, a, { decision: 'allow' }),
+    })
+    await answer(b.id, { answer: { decision: 'deny' } })
+    const r = await s.request('GET', `/v1/app/channels/${channelId}/approvals`, {
+      cookie: owner.cookie,
+    })
+    expect(r.status).toBe(200)
+    expect(
+      r.body.approvals.map((e: { message_id: string; by: string }) => [e.message_id, e.by]),
+    ).toEqual([
+      [b.id, 'session'],
+      [a.id, 'passkey'],
+    ])
+    const older = await s.request(
+      'GET',
+      `/v1/app/channels/${channelId}/approvals?before=${r.body.approvals[0].seq}&limit=5`,
+      { cookie: owner.cookie },
+    )
+    expect(older.body.approvals.map((e: { message_id: string }) => e.message_id)).toEqual([a.id])
+    const bad = await s.request('GET', `/v1/app/channels/${channelId}/approvals?limit=1000`, {
+      cookie: owner.cookie,
+    })
+    expect([bad.status, bad.body.field]).toEqual([400, 'limit'])
+    const gone = await s.request('GET', '/v1/app/channels/ch_nope/approvals', {
+      cookie: owner.cookie,
+    })
+    expect(gone.status).toBe(404)
+  })
+})
