@@ -2,6 +2,7 @@ import type { ChannelRow } from '../channels/store.ts'
 import { inputBlocks, optionValue } from '../messages/blocks.ts'
 import type { Block, MessageBody } from '../messages/schema.ts'
 import type { MessageRow } from '../messages/store.ts'
+import { approvalLine, toolName } from '../shared/approval-text.ts'
 
 /** A button on the notification that answers the question without opening the app. */
 export interface PushAction {
@@ -23,8 +24,10 @@ export interface PushPayload {
   text: string
   /** Where a tap on the notification leads (same origin). */
   url: string
-  /** Only for a question with one simple input. */
+  /** Only for a question with one simple input, or an approval (Allow / Deny). */
   actions?: PushAction[]
+  /** An approval the agent marked destructive: the worker makes it stand out and stay. */
+  danger?: boolean
   /** Added when sent, never stored in plain: the single-use key that `actions` answer with. */
   capability?: string
 }
@@ -45,6 +48,14 @@ export function quickActions(body: MessageBody): PushAction[] | undefined {
   const inputs = inputBlocks(body)
   if (inputs.length !== 1) return undefined
   const input = inputs[0] as Block
+  // Allow once or deny, never "allow for the session": a lock screen is no place to grant more
+  // than the one action the person can read there.
+  if (input.type === 'approval') {
+    return [
+      { action: 'allow', title: 'Allow', answer: { decision: 'allow' } },
+      { action: 'deny', title: 'Deny', answer: { decision: 'deny' } },
+    ]
+  }
   if (input.type === 'confirm') {
     return [{ action: 'a0', title: cut(String(input.label ?? 'Confirm'), 40), answer: true }]
   }
@@ -66,19 +77,37 @@ function describe(body: MessageBody): string {
   return label ?? 'New message'
 }
 
+/**
+ * An approval reads as what will happen: its `summary`, else a line from the tool and its main
+ * input field (the command, the file, the URL); the title asks the question.
+ */
+function approvalText(body: MessageBody, approval: Block): { title: string; text: string } {
+  const tool = String(approval.tool)
+  const summary = typeof approval.summary === 'string' ? approval.summary.trim() : ''
+  return {
+    title: body.title || `Approve ${toolName(tool)}?`,
+    text: summary || approvalLine(tool, approval.input),
+  }
+}
+
 export function messagePayload(channel: ChannelRow, row: MessageRow): PushPayload {
   const body = JSON.parse(row.body as string) as MessageBody
+  const approval = body.blocks?.find((b) => b.type === 'approval')
+  const { title, text } = approval
+    ? approvalText(body, approval)
+    : { title: body.title, text: body.text ?? describe(body) }
   const payload: PushPayload = {
     kind: 'message',
     channel_id: channel.id,
     channel_label: cut(channel.label, 100),
     message_id: row.id,
-    title: body.title ? cut(body.title, 120) : null,
-    text: cut(body.text ?? describe(body), 300),
+    title: title ? cut(title, 120) : null,
+    text: cut(text, 300),
     url: `/c/${encodeURIComponent(channel.id)}#${encodeURIComponent(row.id)}`,
   }
   const actions = row.ask_status === 'open' ? quickActions(body) : undefined
   if (actions) payload.actions = actions
+  if (approval?.danger === true) payload.danger = true
   return payload
 }
 

@@ -273,6 +273,42 @@ describe('notifications in the browser', () => {
     await context.close()
   }, 60_000)
 
+  test('a destructive approval stands out: marked title, kept on screen, Allow and Deny', async () => {
+    const { context, sw, deliver } = await workerPage()
+    const payload = {
+      kind: 'message',
+      channel_id: web.server.channelId,
+      channel_label: 'Build bot',
+      message_id: 'msg_danger',
+      title: 'Claude Code wants to run a command',
+      text: 'rm -rf /srv/data',
+      url: `/c/${web.server.channelId}#msg_danger`,
+      actions: [
+        { action: 'allow', title: 'Allow', answer: { decision: 'allow' } },
+        { action: 'deny', title: 'Deny', answer: { decision: 'deny' } },
+      ],
+      capability: 'hark_cap_x',
+      danger: true,
+    }
+    await deliver(JSON.stringify(payload))
+    const [shown] = await notifications(sw)
+    expect(shown).toMatchObject({
+      title: '⚠ Build bot',
+      body: 'Claude Code wants to run a command\nrm -rf /srv/data',
+      actions: [
+        expect.objectContaining({ action: 'allow', title: 'Allow' }),
+        expect.objectContaining({ action: 'deny', title: 'Deny' }),
+      ],
+    })
+    const kept = await sw.evaluate(async () => {
+      const scope = self as unknown as { registration: ServiceWorkerRegistration }
+      const [n] = await scope.registration.getNotifications({ tag: 'msg_danger' })
+      return n?.requireInteraction
+    })
+    expect(kept).toBe(true)
+    await context.close()
+  }, 60_000)
+
   test('a click on an action answers the real question once; a replay is refused', async () => {
     const { context, page, sw, deliver } = await workerPage()
     const answers: number[] = []

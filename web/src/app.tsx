@@ -115,7 +115,7 @@ function Screen({
         </aside>
         <main class="main">
           {id ? (
-            <Thread key={id} id={id} />
+            <Thread key={id} id={id} focus={messageOf(hash)} />
           ) : (
             <div class="empty wide-only">
               <p>Pick an agent to see its messages.</p>
@@ -131,6 +131,15 @@ function Screen({
       <a href="/">Back to your agents</a>
     </main>
   )
+}
+
+/** The message a thread link points at (`/c/CHANNEL#MESSAGE`, as a push or the list links). */
+function messageOf(hash: string): string | undefined {
+  try {
+    return hash ? decodeURIComponent(hash) : undefined
+  } catch {
+    return undefined // a malformed fragment points nowhere
+  }
 }
 
 function NeedsSetup() {

@@ -104,6 +104,8 @@ interface PushPayload {
   url: string
   actions?: { action: string; title: string; answer: unknown }[]
   capability?: string
+  /** An approval marked destructive. */
+  danger?: boolean
 }
 
 // Every push shows a notification: browsers require it (userVisibleOnly) and revoke push
@@ -131,7 +133,12 @@ worker.addEventListener('push', (event) => {
   if (payload.actions && payload.capability) {
     options.actions = payload.actions.map(({ action, title }) => ({ action, title }))
   }
-  event.waitUntil(worker.registration.showNotification(payload.channel_label ?? 'Hark', options))
+  const label = payload.channel_label ?? 'Hark'
+  // A destructive action must not slip by: marked, and kept on screen until the person acts.
+  if (payload.danger) options.requireInteraction = true
+  event.waitUntil(
+    worker.registration.showNotification(payload.danger ? `⚠ ${label}` : label, options),
+  )
 })
 
 /**

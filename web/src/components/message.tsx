@@ -1,5 +1,6 @@
 import { fullDate, stamp } from '../lib/format.ts'
 import type { Block, Message } from '../lib/types.ts'
+import { ApprovalQuestion, approvalOf } from './approval/index.tsx'
 import { DisplayBlock } from './blocks.tsx'
 import { Question } from './question/index.tsx'
 
@@ -14,24 +15,38 @@ const STATE_TEXT: Record<string, string> = {
 export function MessageView({
   message,
   onChange,
+  focused,
 }: {
   message: Message
   onChange: (m: Message) => void
+  /** The message a link pointed at (`/c/…#id`): marked so the eye finds it. */
+  focused?: boolean
 }) {
   const { title, text } = message.body
   const blocks = (message.body.blocks ?? []) as Block[]
   const mine = message.sender === 'human'
   const state = mine ? (message.state ?? null) : undefined
   const edited = message.updated_at > message.created_at && !message.ask && !mine
+  const approval = approvalOf(message)
+  const classes = [
+    'msg',
+    mine ? 'mine' : 'agent',
+    message.ask && `ask ask-${message.ask.status}`,
+    approval && 'approval-msg',
+    approval?.danger === true && 'danger',
+    focused && 'focused',
+  ]
   return (
     <article
-      class={`msg ${mine ? 'mine' : 'agent'}${message.ask ? ` ask ask-${message.ask.status}` : ''}`}
+      class={classes.filter(Boolean).join(' ')}
       data-id={message.id}
       aria-label={mine ? 'You wrote' : title ? `Agent: ${title}` : 'Agent message'}
     >
       {title && <h3 class="msg-title">{title}</h3>}
       {text && <p class="msg-text">{text}</p>}
-      {message.ask ? (
+      {approval ? (
+        <ApprovalQuestion message={message} approval={approval} onAnswered={onChange} />
+      ) : message.ask ? (
         <Question message={message} onAnswered={onChange} />
       ) : (
         blocks.map((b, i) => (

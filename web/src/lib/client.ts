@@ -160,6 +160,10 @@ export const answer = (messageId: string, answer: unknown) =>
     (r) => r.message,
   )
 
+/** The person's open questions across every channel, oldest first (`approval`: only those). */
+export const openAsks = (type?: 'approval') =>
+  get<{ asks: Message[] }>(`${APP}/asks${type ? `?type=${type}` : ''}`).then((r) => r.asks)
+
 export const uploadFile = (channelId: string, file: File) =>
   api<FileInfo>('POST', `${channelPath(channelId)}/files?name=${enc(file.name)}`, undefined, {
     raw: file,

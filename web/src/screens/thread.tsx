@@ -8,10 +8,17 @@ import { useChannelFeed } from '../lib/feed.ts'
 import { navigate } from '../lib/router.ts'
 import type { ChannelSummary } from '../lib/types.ts'
 
-/** One agent's channel: pins on top, the messages, and the composer. Live via the feed. */
-export function Thread({ id }: { id: string }) {
+/** Older pages read, at most, to find the message a link points at (50 messages each). */
+const FOCUS_PAGES = 10
+
+/**
+ * One agent's channel: pins on top, the messages, and the composer. Live via the feed.
+ * `focus`: the message a link pointed at (a push, the "Waiting on you" list), shown and marked.
+ */
+export function Thread({ id, focus }: { id: string; focus?: string }) {
   const channels = useChannels()
   const channel = channels?.find((c) => c.id === id)
+  const section = useRef<HTMLElement>(null)
   const list = useRef<HTMLDivElement>(null)
   const content = useRef<HTMLDivElement>(null)
   const stick = useRef(true)
@@ -52,6 +59,30 @@ export function Thread({ id }: { id: string }) {
     feed.loadOlder()
   }
 
+  // The linked message: once it is on the page (after reading older pages if it is not among
+  // the newest), scrolled to and marked; the thread stops following the bottom, so the person
+  // reads it before anything newer. Runs after the effect above, so it has the last word.
+  const [focused, setFocused] = useState<string | undefined>(undefined)
+  const focusPages = useRef(0)
+  useLayoutEffect(() => {
+    if (!focus || !feed.loaded || focused === focus) return
+    const el = section.current?.querySelector(`article[data-id="${CSS.escape(focus)}"]`)
+    if (el) {
+      stick.current = false
+      fromBottom.current = undefined // the older page's own scroll fix would undo this one
+      setFocused(focus)
+      // Its own list scrolls, not the page (scrollIntoView would move the page and its header).
+      const scroller = el.closest('.messages, .pins')
+      if (scroller) {
+        const gap = el.getBoundingClientRect().top - scroller.getBoundingClientRect().top
+        scroller.scrollTop += gap - 8
+      }
+    } else if (feed.hasOlder && !feed.loadingOlder && focusPages.current < FOCUS_PAGES) {
+      focusPages.current++
+      loadOlder()
+    }
+  }, [focus, focused, feed.messages, feed.loaded, feed.loadingOlder])
+
   // Images and embeds grow after they load: stay at the bottom through that too.
   useEffect(() => {
     const inner = content.current
@@ -81,7 +112,11 @@ export function Thread({ id }: { id: string }) {
   }
 
   return (
-    <section class="thread" aria-label={channel ? `Channel ${channel.label}` : 'Channel'}>
+    <section
+      class="thread"
+      ref={section}
+      aria-label={channel ? `Channel ${channel.label}` : 'Channel'}
+    >
       <ThreadHeader id={id} channel={channel} />
       {feed.offline && (
         <p class="banner" role="status">
@@ -91,7 +126,7 @@ export function Thread({ id }: { id: string }) {
       {feed.pins.length > 0 && (
         <section class="pins" aria-label="Pinned">
           {feed.pins.map((m) => (
-            <MessageView key={m.id} message={m} onChange={feed.upsert} />
+            <MessageView key={m.id} message={m} onChange={feed.upsert} focused={m.id === focused} />
           ))}
         </section>
       )}
@@ -109,7 +144,12 @@ export function Thread({ id }: { id: string }) {
                 </Button>
               )}
               {feed.messages.map((m) => (
-                <MessageView key={m.id} message={m} onChange={feed.upsert} />
+                <MessageView
+                  key={m.id}
+                  message={m}
+                  onChange={feed.upsert}
+                  focused={m.id === focused}
+                />
               ))}
             </>
           )}
