@@ -1,13 +1,13 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
+import { overflowing } from './fixtures.ts'
 import { PHONE, screenshot, webTest } from './harness.ts'
 
 /**
  * Approvals on a phone: the card shows what the tool call will do (a command, a diff, a file,
  * a URL, an MCP tool's arguments), never raw JSON, within the phone's width; Allow, Allow for
  * this session (only when offered) and Deny with a message reach the agent's long-poll as the
- * approval's answer; a closed approval says how it ended; "Waiting on you" lists what is open
- * across agents and takes the person to it.
+ * approval's answer; a closed approval says how it ended. ("Waiting on you": waiting.test.ts.)
  */
 const web = webTest({ label: 'Claude Code' })
 let page: Page
@@ -43,21 +43,6 @@ async function askApproval(
 
 /** The agent's long-poll on its approval, started before the person answers. */
 const agentWaits = (id: string) => web.server.agent.ask(id, 25).then((r) => r.answer)
-
-/** Elements wider than their box (sideways scrolling), and the page itself: none wanted. */
-async function overflowing(p: Page): Promise<string[]> {
-  return p.evaluate(() => {
-    const wide: string[] = []
-    const root = document.documentElement
-    if (root.scrollWidth > root.clientWidth) wide.push('page')
-    // The page never scrolls as a whole: its lists do, under a header that stays.
-    if (root.scrollHeight > root.clientHeight) wide.push('page (vertically)')
-    for (const el of document.querySelectorAll('.messages, .msg, .approval, .ap-code, .ap-diff')) {
-      if (el.scrollWidth > el.clientWidth + 1) wide.push(el.className)
-    }
-    return wide
-  })
-}
 
 /** Brings the card's top into view, for a screenshot of it. */
 const showTop = (article: Locator) =>
@@ -300,94 +285,7 @@ describe('approval cards', () => {
   })
 })
 
-describe('waiting on you', () => {
-  test('lists open approvals across agents, oldest first, live; one opens on its card', async () => {
-    // Nothing left open from the tests above.
-    for (const m of (await web.server.agent.asks()).asks) await web.server.agent.cancel(m.id)
-    const other = web.server.addChannel('Codex')
-    const list = await web.open({ path: '/', viewport: PHONE })
-    await list.page.locator('.channel-list').waitFor()
-    expect(await list.page.locator('.open-asks').count()).toBe(0)
-
-    // Older messages in the first channel, so the linked card is not among the newest page.
-    const first = await web.server.agent.send({
-      body: {
-        title: 'Claude Code wants to run a command',
-        blocks: [
-          {
-            type: 'approval',
-            id: 'approval',
-            tool: 'Bash',
-            input: { command: 'terraform apply' },
-            danger: true,
-          },
-        ],
-      },
-    } as never)
-    for (let i = 0; i < 60; i++) await web.server.agent.send({ body: { text: `Step ${i}` } })
-    const second = await other.agent.send({
-      body: {
-        title: 'Codex wants to edit a file',
-        blocks: [
-          {
-            type: 'approval',
-            id: 'approval',
-            tool: 'Edit',
-            input: { file_path: '/srv/app.ts', old_string: 'a', new_string: 'b' },
-          },
-        ],
-      },
-    } as never)
-
-    // Live: both appear without a reload, the older first.
-    const items = list.page.locator('.open-ask')
-    await list.page.locator('.open-ask', { hasText: 'Codex wants to edit a file' }).waitFor()
-    expect(await items.count()).toBe(2)
-    expect(await items.locator('.open-ask-title').allTextContents()).toEqual([
-      'Claude Code wants to run a command',
-      'Codex wants to edit a file',
-    ])
-    expect(await items.locator('.open-ask-channel').allTextContents()).toEqual([
-      'Claude Code',
-      'Codex',
-    ])
-    expect(await items.first().getAttribute('class')).toContain('danger')
-    expect(await list.page.locator('#open-asks-head .badge').textContent()).toBe('2')
-    expect(await overflowing(list.page)).toEqual([])
-    await screenshot(list.page, 'approvals-waiting-phone')
-    await list.page.emulateMedia({ colorScheme: 'dark' })
-    await screenshot(list.page, 'approvals-waiting-phone-dark')
-    await list.page.emulateMedia({ colorScheme: 'light' })
-
-    // The older one lives 60 messages back: opening it reads older pages until it is there,
-    // scrolls it into view and marks it.
-    await items.first().click()
-    await list.page.waitForURL(`${web.server.url}/c/${web.server.channelId}#${first.message.id}`)
-    const card = list.page.locator(`article[data-id="${first.message.id}"]`)
-    await list.page.locator(`article.focused[data-id="${first.message.id}"]`).waitFor()
-    // Its top in view, below the thread's header, which stays in place.
-    const [cardTop, headBottom] = await card.evaluate((el) => [
-      el.getBoundingClientRect().top,
-      (document.querySelector('.thread-head') as Element).getBoundingClientRect().bottom,
-    ])
-    expect(headBottom).toBeGreaterThan(0)
-    expect(cardTop).toBeGreaterThanOrEqual(headBottom as number)
-    expect(cardTop).toBeLessThan((headBottom as number) + 100)
-    await screenshot(list.page, 'approvals-opened-phone')
-
-    // Answered: gone from the list, live.
-    await card.getByRole('button', { name: 'Allow', exact: true }).click()
-    await card.locator('.ap-outcome.allowed').waitFor()
-    await list.page.goBack()
-    await list.page.waitForFunction(() => document.querySelectorAll('.open-ask').length === 1)
-    expect(await list.page.locator('.open-ask-title').textContent()).toBe(
-      'Codex wants to edit a file',
-    )
-    await other.agent.cancel(second.message.id, 'answered in the terminal')
-    await list.page.locator('.open-asks').waitFor({ state: 'detached' })
-    expect(list.errors).toEqual([])
-  })
-
+describe('the page', () => {
   test('no console errors or CSP violations along the way', () => {
     expect(errors).toEqual([])
   })

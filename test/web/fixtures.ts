@@ -1,3 +1,4 @@
+import type { Page } from 'playwright-core'
 import { iconPng } from '../../scripts/web-icons.ts'
 import type { AgentClient } from '../../src/agent/client.ts'
 
@@ -54,4 +55,19 @@ export async function sendEveryBlock(agent: AgentClient) {
     },
   })
   return { message, image, file }
+}
+
+/** Elements wider than their box (sideways scrolling), and the page itself: none wanted. */
+export async function overflowing(p: Page): Promise<string[]> {
+  return p.evaluate(() => {
+    const wide: string[] = []
+    const root = document.documentElement
+    if (root.scrollWidth > root.clientWidth) wide.push('page')
+    // The page never scrolls as a whole: its lists do, under a header that stays.
+    if (root.scrollHeight > root.clientHeight) wide.push('page (vertically)')
+    for (const el of document.querySelectorAll('.messages, .msg, .approval, .ap-code, .ap-diff')) {
+      if (el.scrollWidth > el.clientWidth + 1) wide.push(el.className)
+    }
+    return wide
+  })
 }
