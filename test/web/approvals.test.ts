@@ -268,6 +268,32 @@ describe('approval cards', () => {
     for (const c of cards) await web.server.agent.cancel(c.id)
   })
 
+  test('invisible and reordering characters are shown, and the card warns of them', async () => {
+    // What runs is `rm -rf ~ #` and then text; an override would show the tail reversed.
+    const { id, article } = await askApproval({
+      tool: 'Bash',
+      input: { command: 'echo hi \u202e; rm -rf ~ #\u202c\u200b', description: 'Say hi' },
+    })
+    expect(await article.locator('.ap-shell .ap-hidden').allTextContents()).toEqual([
+      '⟨U+202E⟩',
+      '⟨U+202C⟩',
+      '⟨U+200B⟩',
+    ])
+    expect(await article.locator('.ap-shell').textContent()).toBe(
+      'echo hi ⟨U+202E⟩; rm -rf ~ #⟨U+202C⟩⟨U+200B⟩',
+    )
+    await article.locator('.ap-warning').waitFor()
+    const allow = article.getByRole('button', { name: 'Allow', exact: true })
+    expect(await allow.getAttribute('class')).toContain('danger')
+    await showTop(article)
+    await screenshot(page, 'approval-hidden-chars-phone')
+    const plain = await askApproval({ tool: 'Read', input: {} })
+    expect(await plain.article.locator('.ap-warning').count()).toBe(0)
+    expect(await plain.article.locator('.ap-desc').textContent()).toBe('No input.')
+    await web.server.agent.cancel(id)
+    await web.server.agent.cancel(plain.id)
+  })
+
   test('expired says not allowed; withdrawn says why', async () => {
     const expired = await askApproval(
       { tool: 'Bash', input: { command: 'make deploy' } },

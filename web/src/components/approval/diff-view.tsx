@@ -1,6 +1,7 @@
 import { useMemo, useState } from 'preact/hooks'
 import { type DiffRow, foldContext, lineDiff } from '../../lib/diff.ts'
 import { ShowMore } from './parts.tsx'
+import { Plain } from './plain.tsx'
 
 /** Rows shown before "Show all": a long edit stays one screen until the person opens it. */
 const FOLD_ROWS = 40
@@ -52,7 +53,7 @@ function Row({ row }: { row: DiffRow }) {
         {SIGN[row.kind]}
       </span>
       <span class="visually-hidden">{SPOKEN[row.kind]}</span>
-      <span class="ap-text">{row.text === '' ? '\u00a0' : row.text}</span>
+      <span class="ap-text">{row.text === '' ? '\u00a0' : <Plain text={row.text} />}</span>
     </>
   )
   if (row.kind === 'del') return <del class="ap-line del">{content}</del>

@@ -7,6 +7,7 @@ import { fromNow } from '../../lib/format.ts'
 import type { Block, Message } from '../../lib/types.ts'
 import { DisplayBlock } from '../blocks.tsx'
 import { Button, ErrorNote } from '../ui.tsx'
+import { anyHidden, Plain } from './plain.tsx'
 import { ToolView } from './tool-view.tsx'
 
 /**
@@ -59,23 +60,37 @@ function ApprovalCard({
   const summary = str(block.summary).trim()
   const cwd = str(block.cwd)
   const open = message.ask?.status === 'open'
+  const hidden = anyHidden([tool, summary, cwd, block.input])
   return (
     <section class={`approval${danger ? ' danger' : ''}`} aria-label={`Approval: ${tool}`}>
       <p class="ap-head">
-        <span class="ap-tool">{toolName(tool)}</span>
+        <span class="ap-tool">
+          <Plain text={toolName(tool)} />
+        </span>
         {danger && <span class="ap-danger">⚠ Destructive</span>}
       </p>
+      {hidden && (
+        <p class="ap-warning" role="note">
+          ⚠ This request holds invisible characters, shown in red: read it closely.
+        </p>
+      )}
       {summary && summary !== approvalLine(tool, block.input) && (
-        <p class="ap-summary">{summary}</p>
+        <p class="ap-summary">
+          <Plain text={summary} />
+        </p>
       )}
       <ToolView tool={tool} input={block.input} />
       {cwd && (
         <p class="ap-cwd">
-          <span>in</span> <code>{cwd}</code>
+          <span>in</span>{' '}
+          <code>
+            <Plain text={cwd} />
+          </code>
         </p>
       )}
       {open ? (
-        <Decide message={message} block={block} danger={danger} onAnswered={onAnswered} />
+        // Hidden characters call for the same care as a destructive action.
+        <Decide message={message} block={block} danger={danger || hidden} onAnswered={onAnswered} />
       ) : (
         <ApprovalOutcome message={message} />
       )}

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useState } from 'preact/hooks'
+import { Plain } from './plain.tsx'
 
 /**
  * The pieces an approval card is made of: code that folds when long, a file path, and any
@@ -44,7 +45,9 @@ export function CodeText({ text, class: cls }: { text: string; class?: string })
   return (
     <div class="ap-code-wrap">
       <pre class={['ap-code', cls].filter(Boolean).join(' ')}>
-        <code>{shown}</code>
+        <code>
+          <Plain text={shown} />
+        </code>
       </pre>
       {long && (
         <ShowMore
@@ -64,8 +67,12 @@ export function FilePath({ path, note }: { path: string; note?: ComponentChildre
   return (
     <p class="ap-file">
       <code>
-        <span class="ap-dir">{path.slice(0, cut)}</span>
-        <strong>{path.slice(cut)}</strong>
+        <span class="ap-dir">
+          <Plain text={path.slice(0, cut)} />
+        </span>
+        <strong>
+          <Plain text={path.slice(cut)} />
+        </strong>
       </code>
       {note && <span class="ap-note">{note}</span>}
     </p>
@@ -80,7 +87,11 @@ function Value({ value }: { value: unknown }) {
   if (typeof value === 'string') {
     if (value === '') return <span class="ap-empty">(empty)</span>
     if (value.includes('\n') || value.length > 120) return <CodeText text={value} />
-    return <span class="ap-str">{value}</span>
+    return (
+      <span class="ap-str">
+        <Plain text={value} />
+      </span>
+    )
   }
   if (value === null || typeof value !== 'object') {
     return <code class="ap-scalar">{String(value)}</code>
@@ -113,7 +124,9 @@ export function Fields({ input, omit = [] }: { input: unknown; omit?: string[] }
     <dl class="ap-fields">
       {entries.map(([key, value]) => (
         <div key={key}>
-          <dt>{key}</dt>
+          <dt>
+            <Plain text={key} />
+          </dt>
           <dd>
             <Value value={value} />
           </dd>

@@ -1,6 +1,7 @@
 import { commandOf, stringField } from '../../../../src/shared/approval-text.ts'
 import { DiffView } from './diff-view.tsx'
 import { CodeText, Fields, FilePath, isRecord } from './parts.tsx'
+import { Plain } from './plain.tsx'
 
 /**
  * What an approved tool call will do, by tool: a command to run, a diff to apply, a file to
@@ -30,7 +31,9 @@ export function ToolView({ tool, input }: { tool: string; input: unknown }) {
       if (stringField(input, 'url') !== undefined) return <WebFetchView input={input} />
       break
   }
-  return <Fields input={input} />
+  const empty =
+    input === null || input === undefined || (isRecord(input) && !Object.keys(input).length)
+  return empty ? <p class="ap-desc">No input.</p> : <Fields input={input} />
 }
 
 interface EditFields {
@@ -60,7 +63,11 @@ function ShellView({ command, input }: { command: string; input: unknown }) {
   const description = stringField(input, 'description')
   return (
     <>
-      {description && <p class="ap-desc">{description}</p>}
+      {description && (
+        <p class="ap-desc">
+          <Plain text={description} />
+        </p>
+      )}
       <CodeText text={command} class="ap-shell" />
       <Fields input={input} omit={['command', 'cmd', 'description']} />
     </>
@@ -129,16 +136,20 @@ function WebFetchView({ input }: { input: unknown }) {
       <p class="ap-url">
         {href ? (
           <a href={href} target="_blank" rel="noopener noreferrer">
-            {url}
+            <Plain text={url} />
           </a>
         ) : (
-          <code>{url}</code>
+          <code>
+            <Plain text={url} />
+          </code>
         )}
       </p>
       {prompt && (
         <div class="ap-prompt">
           <span class="ap-label">Prompt</span>
-          <p>{prompt}</p>
+          <p>
+            <Plain text={prompt} />
+          </p>
         </div>
       )}
       <Fields input={input} omit={['url', 'prompt']} />
