@@ -63,7 +63,8 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
   // the newest), scrolled to and marked; the thread stops following the bottom, so the person
   // reads it before anything newer. Runs after the effect above, so it has the last word.
   const [focused, setFocused] = useState<string | undefined>(undefined)
-  const focusPages = useRef(0)
+  /** Older pages read for the current link; each new link has the whole budget. */
+  const focusPages = useRef({ for: focus, read: 0 })
   useLayoutEffect(() => {
     if (!focus || !feed.loaded || focused === focus) return
     const el = section.current?.querySelector(`article[data-id="${CSS.escape(focus)}"]`)
@@ -77,8 +78,11 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
         const gap = el.getBoundingClientRect().top - scroller.getBoundingClientRect().top
         scroller.scrollTop += gap - 8
       }
-    } else if (feed.hasOlder && !feed.loadingOlder && focusPages.current < FOCUS_PAGES) {
-      focusPages.current++
+      return
+    }
+    if (focusPages.current.for !== focus) focusPages.current = { for: focus, read: 0 }
+    if (feed.hasOlder && !feed.loadingOlder && focusPages.current.read < FOCUS_PAGES) {
+      focusPages.current.read++
       loadOlder()
     }
   }, [focus, focused, feed.messages, feed.loaded, feed.loadingOlder])
