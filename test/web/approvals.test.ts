@@ -287,6 +287,12 @@ describe('approval cards', () => {
     expect(await allow.getAttribute('class')).toContain('danger')
     await showTop(article)
     await screenshot(page, 'approval-hidden-chars-phone')
+    // Deny opens the message field; Escape goes back, focus back on Deny.
+    await article.getByRole('button', { name: 'Deny' }).click()
+    await article.getByLabel('Message to the agent (optional)').press('Escape')
+    const deny = article.getByRole('button', { name: 'Deny' })
+    await deny.waitFor()
+    expect(await deny.evaluate((el) => el === document.activeElement)).toBe(true)
     const plain = await askApproval({ tool: 'Read', input: {} })
     expect(await plain.article.locator('.ap-warning').count()).toBe(0)
     expect(await plain.article.locator('.ap-desc').textContent()).toBe('No input.')
