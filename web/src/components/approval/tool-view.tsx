@@ -21,11 +21,7 @@ export function ToolView({ tool, input }: { tool: string; input: unknown }) {
       if (isMultiEdit(input)) return <MultiEditView input={input} />
       break
     case 'Write':
-      if (
-        stringField(input, 'file_path') !== undefined &&
-        stringField(input, 'content') !== undefined
-      )
-        return <WriteView input={input as WriteInput} />
+      if (isWrite(input)) return <WriteView input={input} />
       break
     case 'WebFetch':
       if (stringField(input, 'url') !== undefined) return <WebFetchView input={input} />
@@ -50,6 +46,9 @@ const isEditFields = (v: unknown): v is EditFields =>
 
 const isEdit = (v: unknown): v is EditInput =>
   isEditFields(v) && typeof (v as { file_path?: unknown }).file_path === 'string'
+
+const isWrite = (v: unknown): v is WriteInput =>
+  stringField(v, 'file_path') !== undefined && stringField(v, 'content') !== undefined
 
 const isMultiEdit = (v: unknown): v is MultiEditInput =>
   isRecord(v) &&
