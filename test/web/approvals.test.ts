@@ -213,6 +213,8 @@ describe('approval cards', () => {
     const content = write?.locator('.ap-code') as Locator
     expect(await content.textContent()).toContain('line 16:')
     expect(await content.textContent()).not.toContain('line 17:')
+    await showTop(write as Locator)
+    await screenshot(page, 'approval-write-phone')
     await write?.getByRole('button', { name: 'Show all 60 lines' }).click()
     expect(await content.textContent()).toContain('line 60:')
     expect(await write?.locator('.ap-note').textContent()).toBe('new content · 60 lines')
