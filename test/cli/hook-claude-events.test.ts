@@ -273,6 +273,44 @@ describe('answered in the terminal: PostToolUse and Stop withdraw what is still 
     )
   })
 
+  test('an AskUserQuestion answered in the terminal: PostToolUse (with the answers) withdraws it', async () => {
+    const questions = [
+      {
+        question: 'Ship it?',
+        header: 'Ship',
+        multiSelect: false,
+        options: [
+          { label: 'Yes', description: '' },
+          { label: 'No', description: '' },
+        ],
+      },
+    ]
+    const event = permissionRequest('AskUserQuestion', { questions }, { session_id: 'session-4' })
+    const run = startHook(live, ['claude'], event)
+    const asked = await run.asked()
+    const pendingDir = join(live.cli.home, '.local', 'state', 'hark', 'pending')
+    while (!existsSync(pendingDir) || readdirSync(pendingDir).length === 0) await Bun.sleep(5)
+    // The input Claude Code reports after the tool ran carries the answers given there.
+    const post = {
+      ...event,
+      hook_event_name: 'PostToolUse',
+      tool_input: { questions, answers: { 'Ship it?': 'Yes' } },
+      tool_response: {},
+      tool_use_id: 't2',
+    }
+    const ran = await live.cli.run(['hook', 'claude'], {
+      env: live.env,
+      stdin: JSON.stringify(post),
+    })
+    expect([ran.code, ran.stdout, ran.stderr]).toEqual([0, '', ''])
+    expect((await live.server.agent.ask(asked.id)).message.ask).toMatchObject({
+      status: 'cancelled',
+      reason: 'answered in the terminal',
+    })
+    // The hook still waiting for the phone ends deciding nothing.
+    expectNoDecision(await run.finished, /the question was cancelled/)
+  })
+
   test('with nothing open, PostToolUse makes no network call at all', async () => {
     const env = { HARK_URL: await deadUrl(), HARK_TOKEN: live.server.agentToken }
     const post = {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { rmSync } from 'node:fs'
+import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -28,6 +28,8 @@ beforeAll(async () => {
         HARK_URL: server.url,
         HARK_TOKEN: server.agentToken,
         HARK_HOOK_WAIT: '2',
+        // As Claude Code starts its MCP servers: the session's id in the environment.
+        CLAUDE_CODE_SESSION_ID: 'session-mcp',
       },
       stderr: 'pipe',
     }),
@@ -124,6 +126,43 @@ describe('MCP approve (--permission-prompt-tool)', () => {
         answers: { 'Which database?': 'Postgres', 'Which checks?': 'lint, types' },
       },
     })
+  })
+
+  test("the card names Claude Code's session; the hooks' PostToolUse withdraws it", async () => {
+    // Hark's hooks installed too: Claude Code asks both, the hook's answer wins and the tool
+    // runs; this card must not stay open on the phone.
+    const before = new Set((await server.person.openAsks()).asks.map((m) => m.id))
+    const call = client.callTool({ name: 'approve', arguments: bash })
+    let card: Message | undefined
+    const pending = join(home, '.local', 'state', 'hark', 'pending')
+    while (!card || !existsSync(pending) || readdirSync(pending).length === 0) {
+      card = (await server.person.openAsks()).asks.find((m) => !before.has(m.id))
+      await Bun.sleep(10)
+    }
+    expect(card.body.blocks?.[0]).toMatchObject({ type: 'approval', session: 'session-mcp' })
+    const post = Bun.spawn(
+      [process.execPath, join(import.meta.dir, '..', '..', 'src', 'main.ts'), 'hook', 'claude'],
+      {
+        env: { HOME: home, HARK_URL: server.url, HARK_TOKEN: server.agentToken },
+        stdin: new TextEncoder().encode(
+          JSON.stringify({
+            hook_event_name: 'PostToolUse',
+            session_id: 'session-mcp',
+            tool_name: bash.tool_name,
+            tool_input: bash.input,
+            tool_response: {},
+          }),
+        ),
+      },
+    )
+    expect(await post.exited).toBe(0)
+    expect((await server.agent.ask(card.id)).message.ask).toMatchObject({
+      status: 'cancelled',
+      reason: 'answered in the terminal',
+    })
+    // Claude Code has dropped this call by then; it ends without an allow all the same.
+    const result = (await call) as { content: { text: string }[] }
+    expect(JSON.parse(result.content[0]?.text ?? '').behavior).toBe('deny')
   })
 
   test('bad arguments are a tool error naming the field; nothing is asked', async () => {

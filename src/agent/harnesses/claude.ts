@@ -83,11 +83,27 @@ const permissionOutput = (decision: Record<string, unknown>): HookOutput => ({
   hookSpecificOutput: { hookEventName: 'PermissionRequest', decision },
 })
 
-/** A question asked for a session: tracked as open until it is settled, then forgotten. */
+/**
+ * The key an open question is tracked under, so that `PostToolUse` finds the one for the action
+ * that just ran: the hash of the tool and its input (an approval's `request_hash`). For
+ * AskUserQuestion only its `questions` count: the input that reaches `PostToolUse` also carries
+ * the `answers` given in the terminal, and it must still find the card Hark put on the phone.
+ */
+function actionKey(tool: string, input: unknown): string {
+  const asked =
+    tool === 'AskUserQuestion' && typeof input === 'object' && input !== null
+      ? { questions: (input as { questions?: unknown }).questions ?? null }
+      : input
+  return sha256(approvalRequest(tool, asked ?? null))
+}
+
+/** A question asked for a session: tracked as open until it is settled, then forgotten. `key`
+ * ties it to its action (actionKey); questions of no tool (Elicitation, Stop) have none. */
 async function askTracked(
   event: HookEvent,
   deps: HookDeps,
   body: { title: string; blocks: Block[] },
+  key = '',
 ): Promise<Reply> {
   const pending = deps.pending(str(event, 'session_id') ?? '')
   let id: string | undefined
@@ -98,7 +114,7 @@ async function askTracked(
       onOutage: deps.warn,
       onAsked: (message) => {
         id = message.id
-        pending.add(message.id, message.ask?.request_hash ?? '')
+        pending.add(message.id, key)
         deps.onAsked(message)
       },
     })
@@ -129,10 +145,12 @@ async function permissionRequest(event: HookEvent, deps: HookDeps) {
     sessionScope: suggestions.length > 0,
     agent: 'Claude Code',
   }
-  const reply = await askTracked(event, deps, {
-    title: titleOf(action),
-    blocks: [approvalBlock(action)],
-  })
+  const reply = await askTracked(
+    event,
+    deps,
+    { title: titleOf(action), blocks: [approvalBlock(action)] },
+    actionKey(action.tool, action.input),
+  )
   if (reply.status !== 'answered') return noAnswer(reply, deps)
   const answer = reply.answer as ApprovalAnswer
   if (answer?.decision === 'allow') {
@@ -184,7 +202,12 @@ async function askUserQuestion(event: HookEvent, deps: HookDeps) {
       required: true,
     }
   })
-  const reply = await askTracked(event, deps, { title: 'Claude Code asks', blocks })
+  const reply = await askTracked(
+    event,
+    deps,
+    { title: 'Claude Code asks', blocks },
+    actionKey('AskUserQuestion', input),
+  )
   if (reply.status !== 'answered') return noAnswer(reply, deps)
   // One input answers with its value; several with an object keyed by block id.
   const values =
@@ -275,7 +298,7 @@ async function withdrawDecided(event: HookEvent, deps: HookDeps) {
   const tool = str(event, 'tool_name')
   if (!tool) return
   const pending = deps.pending(str(event, 'session_id') ?? '')
-  const ids = pending.list(sha256(approvalRequest(tool, event.tool_input ?? null)))
+  const ids = pending.list(actionKey(tool, event.tool_input ?? null))
   await withdrawIds(ids, pending, deps)
 }
 

@@ -1,6 +1,6 @@
 import * as z from 'zod'
 import { claudeHook, type HookDeps } from '../../agent/harnesses/claude.ts'
-import type { PendingApprovals } from '../../agent/harnesses/pending.ts'
+import { type PendingApprovals, pendingApprovals } from '../../agent/harnesses/pending.ts'
 import { DEFAULT_HOOK_WAIT_S } from '../harness/hook.ts'
 import { tool } from './tool.ts'
 
@@ -30,9 +30,16 @@ export const approve = tool({
   async run(a, { client, env }) {
     const seconds = waitSeconds(env.HARK_HOOK_WAIT)
     const notes: string[] = []
+    // The call carries no session, but Claude Code starts its MCP servers with the session's
+    // id in their environment (measured with 2.1.330). With it the card names its session, and
+    // the question is tracked as the hook's are: when Hark's hooks are installed too, Claude
+    // Code asks both at once, and once the hook's answer wins it drops this call without a
+    // word to the person. The hooks' PostToolUse / Stop then withdraw this card as well, so it
+    // does not stay open on the phone for an action already decided.
+    const session = env.CLAUDE_CODE_SESSION_ID || undefined
     const deps: HookDeps = {
       client: () => client,
-      pending: () => NOTHING_PENDING,
+      pending: (id) => (session ? pendingApprovals(env, id) : NOTHING_PENDING),
       waitMs: seconds * 1000,
       reply: false,
       warn: (line) => notes.push(line),
@@ -40,7 +47,12 @@ export const approve = tool({
       onAsked: () => {},
     }
     const output = await claudeHook(
-      { hook_event_name: 'PermissionRequest', tool_name: a.tool_name, tool_input: a.input },
+      {
+        hook_event_name: 'PermissionRequest',
+        tool_name: a.tool_name,
+        tool_input: a.input,
+        ...(session ? { session_id: session } : {}),
+      },
       deps,
     )
     const decision = (output?.hookSpecificOutput as { decision?: Record<string, unknown> })
