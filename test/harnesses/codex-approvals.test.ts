@@ -25,6 +25,8 @@ import { callId, type OpenAIStub, type StubTurn, startOpenAIStub } from './opena
  */
 
 const live = liveCli()
+/** Plumbing: answers here come unsigned from the API; test/trust/* checks the signatures. */
+const unsignedEnv = () => ({ ...live.env, HARK_ALLOW_UNSIGNED: '1' })
 let sandbox: CodexSandbox | undefined
 let stub: OpenAIStub | undefined
 afterEach(() => {
@@ -61,7 +63,7 @@ async function askedApproval(installArgs: string[] = []) {
     installArgs,
   )
   const before = await openApprovalIds(live)
-  const running = execCodex(box, 'write the file', live.env)
+  const running = execCodex(box, 'write the file', unsignedEnv())
   const question = await nextApproval(live, before, running)
   if (!question) throw new Error(`Codex asked no approval: ${JSON.stringify(await running)}`)
   return { box, model, running, question }
@@ -147,7 +149,7 @@ describe(`real codex exec with "hark install codex" (${HARK.kind})`, () => {
   test('notify: the last assistant message of the turn comes as "Codex finished"', async () => {
     const text = `All done: ${crypto.randomUUID()}`
     const { box } = await installed([{ type: 'text', text }])
-    const run = await execCodex(box, 'say something', live.env, false)
+    const run = await execCodex(box, 'say something', unsignedEnv(), false)
     expect([run.timedOut, run.exitCode]).toEqual([false, 0])
     // Codex spawns notify and does not wait for it: poll the channel.
     const sent = await waitForMessage(live, (m) => m.body.text === text)

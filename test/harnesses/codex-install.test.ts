@@ -103,7 +103,7 @@ function prepared(hooksJson?: object, tables = '') {
 /** Codex asks through hark's hook; the person allows; the command runs. */
 async function allowedThroughHark(box: CodexSandbox, model: OpenAIStub) {
   const before = await openApprovalIds(live)
-  const running = execCodex(box, 'write the file', live.env)
+  const running = execCodex(box, 'write the file', { ...live.env, HARK_ALLOW_UNSIGNED: '1' }) // answered unsigned: plumbing
   const question = await nextApproval(live, before, running)
   if (!question) throw new Error(`Codex asked no approval: ${JSON.stringify(await running)}`)
   await live.server.person.answer(question.id, { decision: 'allow' })

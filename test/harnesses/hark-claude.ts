@@ -81,7 +81,8 @@ export const claudeP = (
     home: box.home,
     baseUrl: stub.baseUrl,
     args: ['-p', 'do it', ...args],
-    env: live.env,
+    // Plumbing: these answers come unsigned from the API (test/trust/* checks signatures).
+    env: { ...live.env, HARK_ALLOW_UNSIGNED: '1' },
     timeoutMs,
   })
 

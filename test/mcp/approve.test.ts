@@ -27,6 +27,7 @@ beforeAll(async () => {
         XDG_CONFIG_HOME: join(home, 'config'),
         HARK_URL: server.url,
         HARK_TOKEN: server.agentToken,
+        HARK_ALLOW_UNSIGNED: '1',
         HARK_HOOK_WAIT: '2',
         // As Claude Code starts its MCP servers: the session's id in the environment.
         CLAUDE_CODE_SESSION_ID: 'session-mcp',
@@ -143,7 +144,12 @@ describe('MCP approve (--permission-prompt-tool)', () => {
     const post = Bun.spawn(
       [process.execPath, join(import.meta.dir, '..', '..', 'src', 'main.ts'), 'hook', 'claude'],
       {
-        env: { HOME: home, HARK_URL: server.url, HARK_TOKEN: server.agentToken },
+        env: {
+          HOME: home,
+          HARK_URL: server.url,
+          HARK_TOKEN: server.agentToken,
+          HARK_ALLOW_UNSIGNED: '1',
+        },
         stdin: new TextEncoder().encode(
           JSON.stringify({
             hook_event_name: 'PostToolUse',

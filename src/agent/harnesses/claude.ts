@@ -3,7 +3,9 @@ import type { Block, Message } from '../../messages/schema.ts'
 import type { ApprovalAnswer } from '../../shared/blocks.ts'
 import { approvalRequest } from '../../shared/canonical.ts'
 import type { AgentClient } from '../client.ts'
-import { type Action, approvalBlock, titleOf } from './actions.ts'
+import type { ProofCheck } from '../proof.ts'
+import { requestHash, warnUnsigned } from '../trust.ts'
+import { type Action, approvalBlock, summaryOf, titleOf } from './actions.ts'
 import { elicitationForm, elicitationReply } from './elicitation.ts'
 import type { PendingApprovals } from './pending.ts'
 import { askPerson, type Reply, withdraw } from './person.ts'
@@ -31,6 +33,36 @@ export interface HookDeps {
    * the hook is terminated meanwhile. */
   onSending: () => void
   onAsked: (message: Message) => void
+  /**
+   * Checks the person's signature on an allow before it is reported (src/agent/trust.ts): the
+   * answered question, the request hash computed here from the action, and when it was asked.
+   * Undefined only with `--allow-unsigned`.
+   */
+  verifyAllow?: (
+    question: Message,
+    answer: unknown,
+    requestHash: string,
+    askedAt: number,
+  ) => ProofCheck
+}
+
+/**
+ * An allow the person's passkey did not sign: not reported. Said on stderr and in the channel,
+ * since from the phone it looked answered. Returns why, for a harness that must say no.
+ */
+export async function unsignedAllow(
+  deps: HookDeps,
+  question: Message,
+  answer: unknown,
+  action: { tool: string; input: unknown },
+  askedAt: number,
+): Promise<string | undefined> {
+  if (!deps.verifyAllow) return undefined
+  const check = deps.verifyAllow(question, answer, requestHash(action.tool, action.input), askedAt)
+  if (check.ok) return undefined
+  deps.warn(`the allow is not trusted (${check.reason}): not allowed`)
+  await warnUnsigned(deps.client(), `"${summaryOf(action)}"`, check.reason)
+  return check.reason
 }
 
 /** Input the hook cannot act on: it says so on stderr and decides nothing. */
@@ -145,6 +177,7 @@ async function permissionRequest(event: HookEvent, deps: HookDeps) {
     sessionScope: suggestions.length > 0,
     agent: 'Claude Code',
   }
+  const askedAt = Date.now()
   const reply = await askTracked(
     event,
     deps,
@@ -154,6 +187,8 @@ async function permissionRequest(event: HookEvent, deps: HookDeps) {
   if (reply.status !== 'answered') return noAnswer(reply, deps)
   const answer = reply.answer as ApprovalAnswer
   if (answer?.decision === 'allow') {
+    // No valid signature: nothing decided, and Claude Code's own prompt takes over.
+    if (await unsignedAllow(deps, reply.message, answer, action, askedAt)) return undefined
     if (answer.scope !== 'session' || suggestions.length === 0) {
       return permissionOutput({ behavior: 'allow' })
     }

@@ -1,6 +1,12 @@
 import type { ApprovalAnswer } from '../../shared/blocks.ts'
 import { type Action, approvalBlock, titleOf } from './actions.ts'
-import { BadHookInput, type HookDeps, type HookEvent, type HookOutput } from './claude.ts'
+import {
+  BadHookInput,
+  type HookDeps,
+  type HookEvent,
+  type HookOutput,
+  unsignedAllow,
+} from './claude.ts'
 import { askPerson } from './person.ts'
 
 /**
@@ -43,6 +49,7 @@ export async function codexHook(event: HookEvent, deps: HookDeps): Promise<HookO
   const pending = deps.pending(action.session ?? '')
   let id: string | undefined
   deps.onSending()
+  const askedAt = Date.now()
   const reply = await askPerson(
     deps.client(),
     { title: titleOf(action), blocks: [approvalBlock(action)] },
@@ -66,6 +73,9 @@ export async function codexHook(event: HookEvent, deps: HookDeps): Promise<HookO
   }
   const answer = reply.answer as ApprovalAnswer
   if (answer?.decision === 'allow') {
+    const unsigned = await unsignedAllow(deps, reply.message, answer, action, askedAt)
+    if (unsigned)
+      return codexDeny(`Not allowed: the answer is not signed by the person (${unsigned}).`)
     return {
       hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
     }

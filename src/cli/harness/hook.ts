@@ -13,6 +13,7 @@ import { pendingApprovals } from '../../agent/harnesses/pending.ts'
 import { withdraw } from '../../agent/harnesses/person.ts'
 import type { Env } from '../../agent/profiles.ts'
 import { agentClientFor, openSession, profileName } from '../../agent/session.ts'
+import { verifyAnswer } from '../../agent/trust.ts'
 import type { Message } from '../../messages/schema.ts'
 import { flagString, parseArgs } from '../args.ts'
 
@@ -28,6 +29,9 @@ withdraw an approval decided in the terminal). Codex: PermissionRequest, and its
   --wait SECONDS  how long to wait for the person (env HARK_HOOK_WAIT; default 540, under
                   Claude Code's 600 s hook limit)
   --reply         Stop: ask the person for a reply and continue the session with it
+  --allow-unsigned  report an allow that the person's passkey did not sign (weaker: anyone who
+                  can answer on the server could allow; env HARK_ALLOW_UNSIGNED=1). Without it,
+                  an allow counts only with a valid signature by a key pinned at "hark init".
 
 No answer in time, no server, bad input or a bad token: nothing is decided (Claude Code shows its
 own prompt; Codex is told no), one line on stderr, the question withdrawn. Always exits 0:
@@ -69,6 +73,21 @@ export async function runHook(argv: readonly string[], env: Env): Promise<number
   return 0
 }
 
+/** `--allow-unsigned` or `HARK_ALLOW_UNSIGNED=1`: allows without a passkey's signature (weaker). */
+export const allowsUnsigned = (flag: boolean, env: Env) =>
+  flag || env.HARK_ALLOW_UNSIGNED === '1' || env.HARK_ALLOW_UNSIGNED === 'true'
+
+/** An allow's signature, checked against the keys pinned in `profile` (src/agent/trust.ts). */
+export const signatureCheck =
+  (env: Env, profile: string): NonNullable<HookDeps['verifyAllow']> =>
+  (question, answer, requestHash, askedAt) =>
+    verifyAnswer(env, profile, question, {
+      request_hash: requestHash,
+      answer,
+      approval: true,
+      asked_at: askedAt,
+    })
+
 function waitSeconds(flag: string | undefined, env: Env): number {
   const raw = flag ?? env.HARK_HOOK_WAIT
   if (raw === undefined || raw === '') return DEFAULT_HOOK_WAIT_S
@@ -78,7 +97,7 @@ function waitSeconds(flag: string | undefined, env: Env): number {
 }
 
 async function hook(argv: readonly string[], env: Env): Promise<void> {
-  const args = parseArgs(argv, ['wait', 'profile'], ['reply', 'help'])
+  const args = parseArgs(argv, ['wait', 'profile'], ['reply', 'help', 'allow-unsigned'])
   const [harness, ...extra] = args.positionals
   if (args.flags.has('help') || harness === undefined) {
     process.stderr.write(`${HOOK_HELP}\n`)
@@ -111,6 +130,9 @@ async function hook(argv: readonly string[], env: Env): Promise<void> {
     warn,
     onSending: asked.sending,
     onAsked: asked.track,
+    verifyAllow: allowsUnsigned(args.flags.has('allow-unsigned'), env)
+      ? undefined
+      : signatureCheck(env, profile),
   }
   const output: HookOutput | undefined =
     harness === 'claude' ? await claudeHook(event, deps) : await codexHook(event, deps)

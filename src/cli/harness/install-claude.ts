@@ -24,6 +24,8 @@ export interface ClaudeInstall {
   waitSeconds: number
   reply: boolean
   profile?: string
+  /** `--allow-unsigned`: the hooks and the approve tool take allows no passkey signed. */
+  allowUnsigned?: boolean
   remove: boolean
 }
 
@@ -70,6 +72,7 @@ export const isOurHook = (command: unknown) =>
 function hookCommand(o: ClaudeInstall): string {
   const words = [...o.hark, 'hook', 'claude']
   if (o.profile) words.push('--profile', o.profile)
+  if (o.allowUnsigned) words.push('--allow-unsigned')
   return quote(words).join(' ')
 }
 
@@ -139,7 +142,7 @@ export function installClaude(env: Env, o: ClaudeInstall): Change[] {
     type: 'stdio',
     command: o.hark[0],
     args: [...o.hark.slice(1), 'mcp', ...(o.profile ? ['--profile', o.profile] : [])],
-    env: {},
+    env: o.allowUnsigned ? { HARK_ALLOW_UNSIGNED: '1' } : {},
   }
   const nextState = withServer(state, o, dir, o.remove ? undefined : server)
   record(

@@ -25,6 +25,7 @@ export interface CodexInstall {
   hark: string[]
   waitSeconds: number
   profile?: string
+  allowUnsigned?: boolean
   remove: boolean
 }
 
@@ -89,7 +90,13 @@ export function installCodex(env: Env, o: CodexInstall): Change[] {
     throw new CliError(`${hooksFile}: hooks.PermissionRequest is not a list; fix it first`)
   }
   const groups = (hooks.PermissionRequest ?? []) as unknown[]
-  const words = [...o.hark, 'hook', 'codex', ...(o.profile ? ['--profile', o.profile] : [])]
+  const words = [
+    ...o.hark,
+    'hook',
+    'codex',
+    ...(o.profile ? ['--profile', o.profile] : []),
+    ...(o.allowUnsigned ? ['--allow-unsigned'] : []),
+  ]
   const handler: Handler = {
     type: 'command',
     command: [...words, '--wait', String(o.waitSeconds)].map(shellWord).join(' '),

@@ -10,7 +10,7 @@ import { installCodex } from './install-codex.ts'
 
 export const INSTALL_HELP = `Usage: hark install claude [--scope user|project|local] [--reply] [--remove]
        hark install codex  [--remove]
-Flags for both: [--wait SECONDS] [--profile NAME]
+Flags for both: [--wait SECONDS] [--profile NAME] [--allow-unsigned]
 
 Connects a coding agent to Hark, so its approvals and questions come to your phone.
   claude  Claude Code: hooks for PermissionRequest (approvals, AskUserQuestion), Elicitation,
@@ -26,6 +26,9 @@ Connects a coding agent to Hark, so its approvals and questions come to your pho
   --reply         Claude Code: when a session stops, wait for your reply and continue with it
   --wait SECONDS  how long a hook waits for you (default ${DEFAULT_HOOK_WAIT_S})
   --remove        take out only what hark added; everything else stays
+  --allow-unsigned  act on allows the person's passkey did not sign (weaker: for people who
+                  log in by email code only). Without it an allow counts only when signed by
+                  a passkey pinned at "hark init" (see "hark keys").
 
 Installing again replaces hark's entries; nothing else in those files changes.`
 
@@ -42,7 +45,11 @@ export async function runInstall(argv: readonly string[], env: Env): Promise<num
 }
 
 function install(argv: readonly string[], env: Env): number {
-  const args = parseArgs(argv, ['scope', 'wait', 'profile'], ['reply', 'remove', 'help'])
+  const args = parseArgs(
+    argv,
+    ['scope', 'wait', 'profile'],
+    ['reply', 'remove', 'help', 'allow-unsigned'],
+  )
   const [target, ...extra] = args.positionals
   if (args.flags.has('help')) {
     process.stdout.write(`${INSTALL_HELP}\n`)
@@ -64,7 +71,8 @@ function install(argv: readonly string[], env: Env): number {
   }
   const profile = flagString(args, 'profile')
   const remove = args.flags.has('remove')
-  const common = { hark: harkCommand(), waitSeconds, profile, remove }
+  const allowUnsigned = args.flags.has('allow-unsigned')
+  const common = { hark: harkCommand(), waitSeconds, profile, remove, allowUnsigned }
   const changes: Change[] =
     target === 'claude'
       ? installClaude(env, { ...common, scope, dir: process.cwd(), reply: args.flags.has('reply') })

@@ -1,7 +1,7 @@
 import * as z from 'zod'
 import { claudeHook, type HookDeps } from '../../agent/harnesses/claude.ts'
 import { type PendingApprovals, pendingApprovals } from '../../agent/harnesses/pending.ts'
-import { DEFAULT_HOOK_WAIT_S } from '../harness/hook.ts'
+import { allowsUnsigned, DEFAULT_HOOK_WAIT_S, signatureCheck } from '../harness/hook.ts'
 import { tool } from './tool.ts'
 
 /**
@@ -27,7 +27,7 @@ export const approve = tool({
     input: z.record(z.string(), z.unknown()).describe("the tool's input"),
     tool_use_id: z.string().optional(),
   },
-  async run(a, { client, env }) {
+  async run(a, { client, env, session: connection }) {
     const seconds = waitSeconds(env.HARK_HOOK_WAIT)
     const notes: string[] = []
     // The call carries no session, but Claude Code starts its MCP servers with the session's
@@ -45,6 +45,7 @@ export const approve = tool({
       warn: (line) => notes.push(line),
       onSending: () => {},
       onAsked: () => {},
+      verifyAllow: allowsUnsigned(false, env) ? undefined : signatureCheck(env, connection.profile),
     }
     const output = await claudeHook(
       {
@@ -61,9 +62,12 @@ export const approve = tool({
       return { behavior: 'allow', updatedInput: decision.updatedInput ?? a.input }
     }
     if (decision?.behavior === 'deny') return { behavior: 'deny', message: decision.message }
+    const unsigned = notes.find((n) => n.startsWith('the allow is not trusted'))
     return {
       behavior: 'deny',
-      message: `Not allowed: no answer from the person within ${seconds} s.`,
+      message: unsigned
+        ? `Not allowed: ${unsigned.replace(/: not allowed$/, '')}.`
+        : `Not allowed: no answer from the person within ${seconds} s.`,
     }
   },
 })
