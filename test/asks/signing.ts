@@ -15,6 +15,7 @@ export async function signAnswer(
   answer: unknown,
   options: { answeredAt?: number; over?: Partial<{ answer: unknown; question: Message }> } & {
     tamper?: Tamper
+    rpId?: string
   } = {},
 ): Promise<AnswerProof> {
   const q = options.over?.question ?? question
@@ -28,7 +29,10 @@ export async function signAnswer(
     approval,
   )
   const challenge = base64url.encode(createHash('sha256').update(claimText(claim)).digest())
-  const assertion = await authenticator.login({ challenge, rpId: RP_ID }, options.tamper)
+  const assertion = await authenticator.login(
+    { challenge, rpId: options.rpId ?? RP_ID },
+    options.tamper,
+  )
   return {
     credential_id: assertion.id,
     authenticator_data: assertion.response.authenticatorData,

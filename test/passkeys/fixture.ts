@@ -13,9 +13,14 @@ export const RP_ID = 'hark.example.com'
  * ceremonies run by a software authenticator. Requests go to the handler in-process, with the
  * app's Origin unless told otherwise.
  */
-export function startFreshServer(options: { mailer?: Mailer } = {}) {
+export function startFreshServer(options: { mailer?: Mailer; listen?: boolean } = {}) {
   const clock = new TestClock()
-  const s = startTestServer({ owner: false, baseUrl: ORIGIN, clock, mailer: options.mailer })
+  // Listening, the server is its own loopback origin (the CLI reaches it there); the relying
+  // party is then 127.0.0.1 and the software passkeys report that origin.
+  const s = options.listen
+    ? startTestServer({ owner: false, listen: true, clock, mailer: options.mailer })
+    : startTestServer({ owner: false, baseUrl: ORIGIN, clock, mailer: options.mailer })
+  const origin = options.listen ? s.url : ORIGIN
 
   /** Runs a whole sign-up ceremony with `authenticator`; `tamper` spoils the response. */
   async function signUp(
@@ -62,7 +67,7 @@ export function startFreshServer(options: { mailer?: Mailer } = {}) {
 
   /** The owner, created through first-run setup with a passkey; returns their session cookie. */
   async function setUpOwner(email = 'owner@example.com') {
-    const authenticator = new SoftwareAuthenticator(ORIGIN)
+    const authenticator = new SoftwareAuthenticator(origin)
     const reply = await signUp(authenticator, { email, setup_token: setupToken() })
     if (reply.status !== 200) throw new Error(`setup failed: ${JSON.stringify(reply.body)}`)
     return { authenticator, cookie: reply.cookie as string, user: reply.body.user }
@@ -90,7 +95,9 @@ export function startFreshServer(options: { mailer?: Mailer } = {}) {
     setupToken,
     setUpOwner,
     invite,
-    authenticator: () => new SoftwareAuthenticator(ORIGIN),
+    authenticator: () => new SoftwareAuthenticator(origin),
+    origin,
+    rpId: new URL(origin).hostname,
   })
 }
 
