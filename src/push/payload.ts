@@ -4,11 +4,16 @@ import type { Block, MessageBody } from '../messages/schema.ts'
 import type { MessageRow } from '../messages/store.ts'
 import { approvalLine, toolName } from '../shared/approval-text.ts'
 
-/** A button on the notification that answers the question without opening the app. */
+/**
+ * A button on the notification: `answer` answers the question without opening the app (with
+ * the push's capability); `url` opens the app there instead, for an answer that must be signed
+ * by a passkey, which a service worker cannot do (PRODUCT.md "Trusted answers").
+ */
 export interface PushAction {
   action: string
   title: string
-  answer: unknown
+  answer?: unknown
+  url?: string
 }
 
 /**
@@ -42,20 +47,29 @@ const cut = (s: string, n: number) => {
 
 /**
  * The one-tap answers of a question, if it has exactly one simple input: a confirm, or a
- * single choice of at most two options (the most buttons every platform shows).
+ * single choice of at most two options (the most buttons every platform shows). `url` is the
+ * message in the app; `signed`: its answer takes a passkey's proof (`ask.request_hash`).
  */
-export function quickActions(body: MessageBody): PushAction[] | undefined {
+export function quickActions(
+  body: MessageBody,
+  { url, signed }: { url: string; signed: boolean },
+): PushAction[] | undefined {
   const inputs = inputBlocks(body)
   if (inputs.length !== 1) return undefined
   const input = inputs[0] as Block
   // Allow once or deny, never "allow for the session": a lock screen is no place to grant more
-  // than the one action the person can read there.
+  // than the one action the person can read there. Allow is signed in the app, which the
+  // button opens (`?act=allow` starts the passkey prompt there); a deny needs no signature
+  // (it never lets an agent act), so it is answered from here.
   if (input.type === 'approval') {
+    const [path, hash = ''] = url.split('#')
     return [
-      { action: 'allow', title: 'Allow', answer: { decision: 'allow' } },
+      { action: 'allow', title: 'Allow…', url: `${path}?act=allow${hash ? `#${hash}` : ''}` },
       { action: 'deny', title: 'Deny', answer: { decision: 'deny' } },
     ]
   }
+  // Any other answer the agent checks a signature on is made in the app: a tap opens it.
+  if (signed) return undefined
   if (input.type === 'confirm') {
     return [{ action: 'a0', title: cut(String(input.label ?? 'Confirm'), 40), answer: true }]
   }
@@ -96,6 +110,7 @@ export function messagePayload(channel: ChannelRow, row: MessageRow): PushPayloa
   const { title, text } = approval
     ? approvalText(body, approval)
     : { title: body.title, text: body.text ?? describe(body) }
+  const url = `/c/${encodeURIComponent(channel.id)}#${encodeURIComponent(row.id)}`
   const payload: PushPayload = {
     kind: 'message',
     channel_id: channel.id,
@@ -103,9 +118,12 @@ export function messagePayload(channel: ChannelRow, row: MessageRow): PushPayloa
     message_id: row.id,
     title: title ? cut(title, 120) : null,
     text: cut(text, 300),
-    url: `/c/${encodeURIComponent(channel.id)}#${encodeURIComponent(row.id)}`,
+    url,
   }
-  const actions = row.ask_status === 'open' ? quickActions(body) : undefined
+  const actions =
+    row.ask_status === 'open'
+      ? quickActions(body, { url, signed: row.ask_request_hash !== null })
+      : undefined
   if (actions) payload.actions = actions
   if (approval?.danger === true) payload.danger = true
   return payload

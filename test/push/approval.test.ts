@@ -6,8 +6,11 @@ import { type PushFixture, startPushServer } from './fixture.ts'
 
 /**
  * An approval's push (PRODUCT.md "Approvals"): it reads as what will happen (the summary, or a
- * line from the tool and its main field), asks in its title, and answers Allow or Deny from the
- * notification; never "allow for this session", which only the app offers.
+ * line from the tool and its main field), asks in its title, and offers Allow and Deny; never
+ * "allow for this session", which only the app offers. Deny answers from the notification; Allow
+ * opens the app at the message (`?act=allow`), because an allow is signed by a passkey there
+ * and a service worker cannot sign (PRODUCT.md "Trusted answers"). Any other question asked
+ * with proof has no answer buttons at all: a tap opens it in the app.
  */
 let f: PushFixture
 afterEach(() => f?.close())
@@ -18,7 +21,8 @@ const answerRaw = (fx: PushFixture, json: unknown) =>
 interface Payload {
   title: string | null
   text: string
-  actions?: { action: string; title: string; answer: unknown }[]
+  url: string
+  actions?: { action: string; title: string; answer?: unknown; url?: string }[]
   capability?: string
   danger?: boolean
 }
@@ -29,13 +33,18 @@ const approval = (fields: Record<string, unknown>) => ({
   ...fields,
 })
 
-const ALLOW_DENY = [
-  { action: 'allow', title: 'Allow', answer: { decision: 'allow' } },
+/** Allow opens the message in the app to sign it there; Deny answers from the notification. */
+const allowDeny = (message: { id: string; channel_id: string }) => [
+  {
+    action: 'allow',
+    title: 'Allow…',
+    url: `/c/${message.channel_id}?act=allow#${message.id}`,
+  },
   { action: 'deny', title: 'Deny', answer: { decision: 'deny' } },
 ]
 
 describe('approval pushes', () => {
-  test('summary as the text, the message title, Allow / Deny; Allow answers {decision: allow}', async () => {
+  test('summary as the text, the message title; Allow opens the app to sign, Deny answers', async () => {
     f = startPushServer()
     await f.subscribe('phone')
     const { message } = await f.s.agent.send({
@@ -56,11 +65,14 @@ describe('approval pushes', () => {
     expect(payload.title).toBe('Claude Code wants to run a command')
     expect(payload.text).toBe('npm test')
     // Offered for the session in the app, yet only once from the lock screen.
-    expect(payload.actions).toEqual(ALLOW_DENY)
+    expect(payload.actions).toEqual(allowDeny(message))
+    expect(payload.url).toBe(`/c/${message.channel_id}#${message.id}`)
     expect(payload.danger).toBeUndefined()
-    const ok = await answerRaw(f, { capability: payload.capability, answer: { decision: 'allow' } })
+    // Deny still needs the capability the push carries.
+    expect(payload.capability).toMatch(/^hark_cap_/)
+    const ok = await answerRaw(f, { capability: payload.capability, answer: { decision: 'deny' } })
     expect(ok.status).toBe(200)
-    expect((await f.s.agent.ask(message.id)).answer).toEqual({ decision: 'allow' })
+    expect((await f.s.agent.ask(message.id)).answer).toEqual({ decision: 'deny' })
   })
 
   test('a destructive approval is marked; Deny from the notification answers {decision: deny}', async () => {
@@ -77,7 +89,7 @@ describe('approval pushes', () => {
       title: 'Approve Bash?',
       text: 'rm -rf /srv/data',
       danger: true,
-      actions: ALLOW_DENY,
+      actions: allowDeny(message),
     })
     const denied = await answerRaw(f, {
       capability: payload.capability,
@@ -120,7 +132,7 @@ describe('approval pushes', () => {
         f.s.ctx.store.messages.byId(message.id) as MessageRow,
       )
       expect({ title: payload.title, text: payload.text }).toEqual({ title, text })
-      expect(payload.actions).toEqual(ALLOW_DENY)
+      expect(payload.actions).toEqual(allowDeny(message))
     }
   })
 
@@ -141,5 +153,23 @@ describe('approval pushes', () => {
     expect(open.text.endsWith('…')).toBe(true)
     await f.s.agent.cancel(message.id, 'answered in the terminal')
     expect(payloadOf().actions).toBeUndefined()
+  })
+
+  test('a question asked with proof has no answer buttons; the same question without has them', async () => {
+    f = startPushServer()
+    const confirm = { type: 'confirm', id: 'go', label: 'Deploy now' }
+    const payloadOf = async (proof: boolean) => {
+      const { message } = await f.s.agent.send({ body: { blocks: [confirm] }, proof } as never)
+      return messagePayload(
+        f.s.ctx.store.channels.byId(message.channel_id) as ChannelRow,
+        f.s.ctx.store.messages.byId(message.id) as MessageRow,
+      )
+    }
+    const signed = await payloadOf(true)
+    expect(signed.actions).toBeUndefined()
+    expect(signed.url).toBe(`/c/${f.s.channelId}#${signed.message_id}`)
+    expect((await payloadOf(false)).actions).toEqual([
+      { action: 'a0', title: 'Deploy now', answer: true },
+    ])
   })
 })

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import type { BrowserContext, Page, Worker } from 'playwright-core'
 import { type Receiver, startReceiver } from '../push/receiver.ts'
 import { webTest } from './harness.ts'
+import { click, nextPush, notifications, subscribeReceiver, workerPage } from './push-fixture.ts'
 
 /**
  * Notifications in a real Chromium. Headless Chromium has no push service to subscribe with,
@@ -25,200 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   receiver?.close()
 })
-
-interface Shown {
-  title: string
-  body: string
-  tag: string
-  actions: { action: string; title: string }[]
-}
-
-/**
- * Waits until the worker is activated: `ready` resolves while it is still activating, and a
- * push delivered then is lost.
- */
-async function activated(page: Page): Promise<void> {
-  await page.evaluate(async () => {
-    const worker = (await navigator.serviceWorker.ready).active as ServiceWorker
-    if (worker.state === 'activated') return
-    await new Promise<void>((resolve) => {
-      worker.addEventListener('statechange', () => {
-        if (worker.state === 'activated') resolve()
-      })
-    })
-  })
-}
-
-/** A logged-in page controlled by the service worker, and that worker. */
-async function workerPage(): Promise<{
-  context: BrowserContext
-  page: Page
-  sw: Worker
-  deliver(data: string): Promise<void>
-}> {
-  const context = await web.context({
-    serviceWorkers: true,
-  })
-  await context.grantPermissions(['notifications'], { origin: web.server.url })
-  const page = await context.newPage()
-  const cdp = await context.newCDPSession(page)
-  const registrations: string[] = []
-  cdp.on('ServiceWorker.workerRegistrationUpdated', (e) => {
-    for (const r of e.registrations) registrations.push(r.registrationId)
-  })
-  await cdp.send('ServiceWorker.enable')
-  await page.goto(`${web.server.url}/settings`)
-  await activated(page)
-  const registrationId = registrations.at(-1) as string
-  expect(registrationId).toBeDefined()
-  const sw = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'))
-  return {
-    context,
-    page,
-    sw,
-    deliver: async (data) => {
-      const before = await sw.evaluate(() => {
-        // Counts the worker's finished `showNotification` calls (each still goes through).
-        const scope = self as unknown as {
-          registration: ServiceWorkerRegistration
-          shows?: number
-        }
-        if (scope.shows === undefined) {
-          scope.shows = 0
-          const registration = scope.registration
-          const show = registration.showNotification
-          registration.showNotification = (...args) =>
-            show.apply(registration, args).finally(() => {
-              scope.shows = (scope.shows ?? 0) + 1
-            })
-        }
-        return scope.shows
-      })
-      await cdp.send('ServiceWorker.deliverPushMessage', {
-        origin: web.server.url,
-        registrationId,
-        data,
-      })
-      await sw.evaluate(async (before) => {
-        const scope = self as unknown as { shows: number }
-        for (let i = 0; i < 100 && scope.shows <= before; i++) {
-          await new Promise((r) => setTimeout(r, 50))
-        }
-      }, before)
-    },
-  }
-}
-
-/**
- * Registers a device for the owner whose endpoint is the local receiver, through the app's own
- * API with the page's session (what the settings card posts after `pushManager.subscribe`).
- */
-async function subscribeReceiver(page: Page, id: string): Promise<void> {
-  const sub = receiver.subscription(id)
-  const status = await page.evaluate(
-    async (body) => {
-      const response = await fetch('/v1/app/push/subscriptions', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      })
-      return response.status
-    },
-    { endpoint: sub.endpoint, keys: sub.keys, name: id },
-  )
-  expect(status).toBe(200)
-}
-
-/** The decrypted text of the next push to the receiver's device `id`. */
-async function nextPush(id: string, after: number): Promise<string> {
-  for (let i = 0; i < 500; i++) {
-    const got = receiver.received.slice(after).find((r) => r.subscription === id)
-    if (got) return got.text
-    await Bun.sleep(10)
-  }
-  throw new Error(`no push for ${id}`)
-}
-
-/**
- * The worker's notifications. Asked only once the worker's `showNotification` has settled
- * (`deliver` waits for it, `click` awaits it): Chromium's `getNotifications` drops from its
- * database a notification shown while the call is running (it is not yet in the displayed set
- * it took), after which that notification is never listed again.
- */
-async function notifications(sw: Worker): Promise<Shown[]> {
-  return sw.evaluate(async () => {
-    const registration = (self as unknown as { registration: ServiceWorkerRegistration })
-      .registration
-    return (await registration.getNotifications()).map((n) => {
-      const actions = (n as Notification & { actions?: Shown['actions'] }).actions ?? []
-      return {
-        title: n.title,
-        body: n.body,
-        tag: n.tag,
-        actions: actions.map(({ action, title }) => ({ action, title })),
-      }
-    })
-  })
-}
-
-/**
- * A click on the notification tagged `tag` (on `action`, or on its body when ''), dispatched in
- * the real worker to its real `notificationclick` handler. Two things differ from a click on an
- * OS notification, and only these: a script-made event's `waitUntil` throws (Chromium: "Can
- * not call waitUntil on a script constructed ExtendableEvent"), so it is replaced on this one
- * event by a collector the test then awaits, which also proves the handler hands its work to
- * `waitUntil`; and the browser grants no window interaction, so `clients.openWindow` and
- * `WindowClient.focus` reject ("Not allowed to open/focus a window"), returned here as the
- * settled results. `again` clicks the very Notification object of the previous click again.
- */
-async function click(
-  sw: Worker,
-  tag: string,
-  action: string,
-  again = false,
-): Promise<{ settled: string[]; opened: string[] }> {
-  return sw.evaluate(
-    async ({ tag, action, again }) => {
-      const scope = self as unknown as {
-        registration: ServiceWorkerRegistration
-        clients: { openWindow(url: string): Promise<unknown> }
-        lastClicked?: Notification
-        NotificationEvent: new (
-          type: string,
-          init: { notification: Notification; action: string },
-        ) => Event
-      }
-      const notification = again
-        ? (scope.lastClicked as Notification)
-        : (await scope.registration.getNotifications({ tag }))[0]
-      if (!notification) throw new Error(`no notification tagged ${tag}`)
-      scope.lastClicked = notification
-      // Which windows the handler asks for (the call still goes to the browser).
-      const opened: string[] = []
-      const openWindow = scope.clients.openWindow
-      scope.clients.openWindow = (url: string) => {
-        opened.push(url)
-        return openWindow.call(scope.clients, url)
-      }
-      const event = new scope.NotificationEvent('notificationclick', { notification, action })
-      const kept: Promise<unknown>[] = []
-      Object.defineProperty(event, 'waitUntil', {
-        value: (promise: Promise<unknown>) => kept.push(promise),
-      })
-      try {
-        self.dispatchEvent(event)
-        const results = await Promise.allSettled(kept)
-        return {
-          opened,
-          settled: results.map((r) => (r.status === 'fulfilled' ? 'ok' : String(r.reason))),
-        }
-      } finally {
-        delete (scope.clients as { openWindow?: unknown }).openWindow
-      }
-    },
-    { tag, action, again },
-  )
-}
 
 describe('notifications in the browser', () => {
   test('settings shows the Notifications card; turning it on reaches pushManager.subscribe', async () => {
@@ -244,7 +50,7 @@ describe('notifications in the browser', () => {
   }, 60_000)
 
   test('the service worker shows a pushed message, with answer buttons for a simple question', async () => {
-    const { context, sw, deliver } = await workerPage()
+    const { context, sw, deliver } = await workerPage(web)
     const payload = {
       kind: 'message',
       channel_id: web.server.channelId,
@@ -274,7 +80,7 @@ describe('notifications in the browser', () => {
   }, 60_000)
 
   test('a destructive approval stands out: marked title, kept on screen, Allow and Deny', async () => {
-    const { context, sw, deliver } = await workerPage()
+    const { context, sw, deliver } = await workerPage(web)
     const payload = {
       kind: 'message',
       channel_id: web.server.channelId,
@@ -284,7 +90,11 @@ describe('notifications in the browser', () => {
       text: 'rm -rf /srv/data',
       url: `/c/${web.server.channelId}#msg_danger`,
       actions: [
-        { action: 'allow', title: 'Allow', answer: { decision: 'allow' } },
+        {
+          action: 'allow',
+          title: 'Allow…',
+          url: `/c/${web.server.channelId}?act=allow#msg_danger`,
+        },
         { action: 'deny', title: 'Deny', answer: { decision: 'deny' } },
       ],
       capability: 'hark_cap_x',
@@ -296,7 +106,7 @@ describe('notifications in the browser', () => {
       title: '⚠ Build bot',
       body: 'Claude Code wants to run a command\nrm -rf /srv/data',
       actions: [
-        expect.objectContaining({ action: 'allow', title: 'Allow' }),
+        expect.objectContaining({ action: 'allow', title: 'Allow…' }),
         expect.objectContaining({ action: 'deny', title: 'Deny' }),
       ],
     })
@@ -310,12 +120,12 @@ describe('notifications in the browser', () => {
   }, 60_000)
 
   test('a click on an action answers the real question once; a replay is refused', async () => {
-    const { context, page, sw, deliver } = await workerPage()
+    const { context, page, sw, deliver } = await workerPage(web)
     const answers: number[] = []
     context.on('response', (r) => {
       if (new URL(r.url()).pathname === '/v1/push/answer') answers.push(r.status())
     })
-    await subscribeReceiver(page, 'answering')
+    await subscribeReceiver(page, receiver, 'answering')
     const before = receiver.received.length
     const { message } = await web.server.agent.send({
       body: {
@@ -323,7 +133,7 @@ describe('notifications in the browser', () => {
         blocks: [{ type: 'confirm', id: 'go', label: 'Deploy now' }],
       },
     } as never)
-    const text = await nextPush('answering', before)
+    const text = await nextPush(receiver, 'answering', before)
     const payload = JSON.parse(text) as { actions: unknown[]; capability: string; url: string }
     expect(payload.actions).toEqual([{ action: 'a0', title: 'Deploy now', answer: true }])
     expect(payload.capability).toMatch(/^hark_cap_/)
@@ -359,11 +169,11 @@ describe('notifications in the browser', () => {
   }, 60_000)
 
   test('a click on the notification itself opens the message in the app', async () => {
-    const { context, page, sw, deliver } = await workerPage()
-    await subscribeReceiver(page, 'opening')
+    const { context, page, sw, deliver } = await workerPage(web)
+    await subscribeReceiver(page, receiver, 'opening')
     const before = receiver.received.length
     const { message } = await web.server.agent.send({ body: { text: 'Build finished' } } as never)
-    await deliver(await nextPush('opening', before))
+    await deliver(await nextPush(receiver, 'opening', before))
     expect((await notifications(sw))[0]?.tag).toBe(message.id)
     const target = `${web.server.url}/c/${web.server.channelId}#${message.id}`
 
@@ -386,7 +196,7 @@ describe('notifications in the browser', () => {
 
     // No window of the app: the worker asks the browser to open one on the message, which a
     // synthetic click is not allowed to do.
-    await deliver(await nextPush('opening', before))
+    await deliver(await nextPush(receiver, 'opening', before))
     await page.close()
     expect(await click(sw, message.id, '')).toEqual({
       settled: ['InvalidAccessError: Not allowed to open a window.'],

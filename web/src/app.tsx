@@ -4,7 +4,9 @@ import { ApiError, errorText } from './lib/api.ts'
 import * as client from './lib/client.ts'
 import { onLinkClick, useLocation } from './lib/router.ts'
 import { type Session, SessionContext } from './lib/session.ts'
+import { passkeysChanged } from './lib/signing.ts'
 import type { Info, Me } from './lib/types.ts'
+import { ApprovalHistory } from './screens/approval-history.tsx'
 import { ChannelList } from './screens/channel-list.tsx'
 import { JoinInfo } from './screens/join.tsx'
 import { Login } from './screens/login.tsx'
@@ -41,8 +43,13 @@ export function App() {
         ? {
             info,
             me,
-            signedIn: (user) => setMe(user),
+            // Another person may sign in on this page: the cards read their own passkeys.
+            signedIn: (user) => {
+              passkeysChanged()
+              setMe(user)
+            },
             signedOut: () => {
+              passkeysChanged()
               setMe(null)
               history.replaceState(null, '', '/')
             },
@@ -97,9 +104,11 @@ function Screen({
   if (!session.me) return <Login />
   if (path === '/pair') return <Pair code={search.get('code') ?? ''} />
   if (path === '/settings') return <Settings />
-  const thread = /^\/c\/([^/]+)$/.exec(path)
+  // A channel's thread, or (`/approvals`) its approval history.
+  const thread = /^\/c\/([^/]+)(\/approvals)?$/.exec(path)
   if (path === '/' || thread) {
     const id = thread ? decodeURIComponent(thread[1] as string) : undefined
+    const history = thread?.[2] !== undefined
     return (
       <div class={`split${id ? ' has-thread' : ''}`}>
         <aside class="sidebar" aria-label="Your agents">
@@ -114,7 +123,9 @@ function Screen({
           <ChannelList activeId={id} />
         </aside>
         <main class="main">
-          {id ? (
+          {id && history ? (
+            <ApprovalHistory key={id} id={id} />
+          ) : id ? (
             <Thread key={id} id={id} focus={messageOf(hash)} />
           ) : (
             <div class="empty wide-only">

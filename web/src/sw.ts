@@ -4,6 +4,8 @@
  * `HARK_SHELL` and `HARK_BUILD` are defined by scripts/build-web.ts; a new build changes this
  * file, so the browser installs the new worker and the old cache is dropped.
  */
+import { INTENTS, intentKey } from './lib/act.ts'
+
 declare const HARK_SHELL: string[]
 declare const HARK_BUILD: string
 
@@ -45,8 +47,6 @@ interface WorkerScope {
   registration: ServiceWorkerRegistration
   location: Location
 }
-
-export {}
 
 const worker = self as unknown as WorkerScope
 const CACHE = `hark-shell-${HARK_BUILD}`
@@ -102,7 +102,8 @@ interface PushPayload {
   title: string | null
   text: string
   url: string
-  actions?: { action: string; title: string; answer: unknown }[]
+  /** `answer`: sent from here; `url`: opens the app there instead (an Allow is signed in the app). */
+  actions?: { action: string; title: string; answer?: unknown; url?: string }[]
   capability?: string
   /** An approval marked destructive. */
   danger?: boolean
@@ -156,7 +157,7 @@ function answerByCapability(capability: string, answer: unknown): Promise<Respon
 /** Answers with the push's capability; the person sees the outcome as a new notification. */
 async function answerFromNotification(payload: PushPayload, action: string): Promise<void> {
   const chosen = payload.actions?.find((a) => a.action === action)
-  if (!chosen || !payload.capability) return
+  if (!chosen || chosen.answer === undefined || !payload.capability) return
   let result: string
   try {
     const response = await answerByCapability(payload.capability, chosen.answer)
@@ -179,6 +180,27 @@ async function answerFromNotification(payload: PushPayload, action: string): Pro
   })
 }
 
+/** Only same-origin paths: a payload is ours, but never let one send the app elsewhere. */
+const samePath = (url: string | undefined) =>
+  url?.startsWith('/') && !url.startsWith('//') ? url : '/'
+
+/**
+ * The Allow of an approval: WebAuthn cannot run in a worker, so the app opens on the message
+ * and signs there. The note left first tells the app the person tapped Allow here just now
+ * (web/src/lib/act.ts): only then does its passkey prompt start by itself.
+ */
+async function openToSign(payload: PushPayload, url: string): Promise<void> {
+  if (payload.message_id) {
+    try {
+      const cache = await caches.open(INTENTS)
+      await cache.put(intentKey(payload.message_id), new Response(String(Date.now())))
+    } catch {
+      // No note: the app still opens on the card, with Allow focused for a tap.
+    }
+  }
+  await openApp(url)
+}
+
 /** Focuses an open window of the app on `url`, or opens one. */
 async function openApp(url: string): Promise<void> {
   const target = new URL(url, worker.location.origin).href
@@ -198,7 +220,8 @@ worker.addEventListener('notificationclick', (event) => {
   const payload = event.notification.data as PushPayload | undefined
   event.notification.close()
   if (!payload) return
-  // Only same-origin paths: a payload is ours, but never let one send the app elsewhere.
-  const url = payload.url.startsWith('/') && !payload.url.startsWith('//') ? payload.url : '/'
-  event.waitUntil(event.action ? answerFromNotification(payload, event.action) : openApp(url))
+  const chosen = event.action ? payload.actions?.find((a) => a.action === event.action) : undefined
+  if (chosen?.url) event.waitUntil(openToSign(payload, samePath(chosen.url)))
+  else if (event.action) event.waitUntil(answerFromNotification(payload, event.action))
+  else event.waitUntil(openApp(samePath(payload.url)))
 })

@@ -4,8 +4,10 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/browser'
+import type { AnswerProof } from '../../../src/shared/proof.ts'
 import { api } from './api.ts'
 import type {
+  ApprovalRecord,
   ChannelSummary,
   FeedResponse,
   FileInfo,
@@ -154,11 +156,21 @@ export const pinnedMessages = (channelId: string, signal?: AbortSignal) =>
 export const sendMessage = (channelId: string, body: MessageBody) =>
   post<{ message: Message }>(`${channelPath(channelId)}/messages`, { body }).then((r) => r.message)
 
-/** Answers a question; a 409 means it was closed already (answered, cancelled, expired). */
-export const answer = (messageId: string, answer: unknown) =>
-  post<{ message: Message }>(`${APP}/messages/${enc(messageId)}/answer`, { answer }).then(
-    (r) => r.message,
-  )
+/**
+ * Answers a question, with the passkey's proof when it was signed (lib/signing.ts); a 409
+ * means it was closed already (answered, cancelled, expired).
+ */
+export const answer = (messageId: string, answer: unknown, proof?: AnswerProof) =>
+  post<{ message: Message }>(
+    `${APP}/messages/${enc(messageId)}/answer`,
+    proof ? { answer, proof } : { answer },
+  ).then((r) => r.message)
+
+/** A channel's approval decisions, newest first; `before`: the `seq` of the last one shown. */
+export const approvalHistory = (channelId: string, before?: number, limit = 30) =>
+  get<{ approvals: ApprovalRecord[] }>(
+    `${channelPath(channelId)}/approvals?limit=${limit}${before ? `&before=${before}` : ''}`,
+  ).then((r) => r.approvals)
 
 /** The person's open questions across every channel, oldest first (`approval`: only those). */
 export const openAsks = (type?: 'approval') =>

@@ -78,3 +78,27 @@ export interface PairedChannel {
   id: string
   label: string
 }
+
+/**
+ * One decision of a channel's approval history (`GET /v1/app/channels/:id/approvals`), as the
+ * audit log holds it (src/asks/audit/service.ts, `AuditEntry`), newest first by `seq`.
+ */
+export interface ApprovalRecord {
+  seq: number
+  hash: string
+  at: number
+  channel_id: string
+  message_id: string
+  request_hash: string
+  tool?: string
+  /** What the action does, in a line (when the server includes it). */
+  summary?: string
+  status: 'answered' | 'expired' | 'cancelled'
+  answer?: unknown
+  /** Who settled it: the person (signed by a passkey, or unsigned), the agent, or expiry. */
+  by: 'passkey' | 'session' | 'person-token' | 'notification' | 'agent' | 'server'
+  credential_id?: string
+  /** The browser's user agent, or the token's label. */
+  device?: string
+  reason?: string
+}

@@ -208,6 +208,9 @@ function ThreadHeader({ id, channel }: { id: string; channel?: ChannelSummary })
       </Button>
       {menu && (
         <div class="thread-menu" id="thread-menu">
+          <a class="btn" href={`/c/${encodeURIComponent(id)}/approvals`}>
+            Approval history
+          </a>
           <Button busy={renaming} onClick={() => rename()}>
             Rename
           </Button>

@@ -2,26 +2,33 @@ import { Button, ErrorNote, useAction } from '../components/ui.tsx'
 import * as client from '../lib/client.ts'
 import { fromNow } from '../lib/format.ts'
 import { addPasskey } from '../lib/passkey.ts'
+import { passkeysChanged } from '../lib/signing.ts'
 import type { Passkey } from '../lib/types.ts'
 import { ListRow, SettingsCard } from './card.tsx'
 import { useList } from './use-list.ts'
 
-/** The person's passkeys: add one on this device, rename, remove. */
+/**
+ * The person's passkeys: add one on this device, rename, remove. Each change is told to the
+ * answer cards (lib/signing.ts), which sign with these.
+ */
 export function PasskeySettings() {
   const { items, error, reload } = useList(client.passkeys)
   const [add, adding, addError] = useAction(async () => {
     await addPasskey()
+    passkeysChanged()
     await reload()
   })
   const [rename, , renameError] = useAction(async (p: Passkey) => {
     const name = prompt('Name this passkey', p.name)
     if (name === null || !name.trim()) return
     await client.renamePasskey(p.id, name)
+    passkeysChanged()
     await reload()
   })
   const [remove, , removeError] = useAction(async (p: Passkey) => {
     if (!confirm(`Remove the passkey “${p.name}”? It will no longer log you in.`)) return
     await client.removePasskey(p.id)
+    passkeysChanged()
     await reload()
   })
   return (

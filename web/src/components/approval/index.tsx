@@ -1,20 +1,20 @@
-import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { approvalLine, toolName } from '../../../../src/shared/approval-text.ts'
 import type { ApprovalAnswer } from '../../../../src/shared/blocks.ts'
-import { ApiError, errorText } from '../../lib/api.ts'
-import * as client from '../../lib/client.ts'
 import { fromNow } from '../../lib/format.ts'
+import { takesProof } from '../../lib/signing.ts'
 import type { Block, Message } from '../../lib/types.ts'
 import { DisplayBlock } from '../blocks.tsx'
-import { Button, ErrorNote } from '../ui.tsx'
+import { NoPasskeyNote } from '../signing-notes.tsx'
+import { Decide } from './decide.tsx'
 import { anyHidden, Plain } from './plain.tsx'
 import { ToolView } from './tool-view.tsx'
 
 /**
  * An approval question (PRODUCT.md "Approvals"): an agent asks to be allowed one tool call.
  * The card shows what will happen (tool-view.tsx), then Allow, Allow for this session (only
- * when the agent offered it), or Deny with an optional message that goes back to the agent.
- * Once closed it says how: allowed, denied, expired (never allowed), or withdrawn.
+ * when the agent offered it), or Deny with an optional message that goes back to the agent,
+ * each signed by the person's passkey (decide.tsx). Once closed it says how: allowed, denied,
+ * expired (never allowed), or withdrawn, and whether the answer was signed.
  */
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '')
@@ -98,123 +98,6 @@ function ApprovalCard({
   )
 }
 
-function Decide({
-  message,
-  block,
-  danger,
-  onAnswered,
-}: {
-  message: Message
-  block: Block
-  danger: boolean
-  onAnswered: (m: Message) => void
-}) {
-  const scopes = Array.isArray(block.scopes) ? (block.scopes as unknown[]) : ['once']
-  const [denying, setDenying] = useState(false)
-  const [reason, setReason] = useState('')
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string | null>(null)
-  const sending = useRef(false)
-  const reasonField = useRef<HTMLTextAreaElement>(null)
-  const denyButton = useRef<HTMLButtonElement>(null)
-  const wasDenying = useRef(false)
-
-  // Focus follows the step: into the message field when it opens, back to Deny when it closes.
-  useLayoutEffect(() => {
-    if (denying) reasonField.current?.focus()
-    else if (wasDenying.current) denyButton.current?.focus()
-    wasDenying.current = denying
-  }, [denying])
-
-  const send = async (answer: ApprovalAnswer) => {
-    if (sending.current) return // one answer, however fast the taps
-    sending.current = true
-    setBusy(true)
-    setError(null)
-    try {
-      onAnswered(await client.answer(message.id, answer))
-    } catch (e) {
-      sending.current = false
-      setError(
-        e instanceof ApiError && e.status === 409
-          ? 'This approval is closed: it was answered, withdrawn or it expired.'
-          : errorText(e),
-      )
-    } finally {
-      setBusy(false)
-    }
-  }
-
-  const deny = (event: Event) => {
-    event.preventDefault()
-    const text = reason.trim()
-    void send(text ? { decision: 'deny', message: text } : { decision: 'deny' })
-  }
-
-  return (
-    <div class="ap-decide" aria-busy={busy || undefined}>
-      {denying ? (
-        <form class="ap-deny" onSubmit={deny}>
-          <label class="field">
-            <span class="field-label">Message to the agent (optional)</span>
-            <textarea
-              ref={reasonField}
-              rows={2}
-              maxLength={800}
-              placeholder="Why not, or what to do instead"
-              value={reason}
-              onInput={(e) => setReason(e.currentTarget.value)}
-              onKeyDown={(e) => {
-                if (e.key === 'Escape') setDenying(false)
-                // Ctrl/⌘+Enter sends, as in the composer; Enter alone makes a new line.
-                if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) deny(e)
-              }}
-            />
-          </label>
-          <div class="ap-buttons">
-            <Button type="submit" variant="danger" busy={busy}>
-              Deny
-            </Button>
-            <Button variant="quiet" disabled={busy} onClick={() => setDenying(false)}>
-              Back
-            </Button>
-          </div>
-        </form>
-      ) : (
-        <div class="ap-buttons">
-          <Button
-            variant={danger ? 'danger' : 'primary'}
-            class="ap-allow"
-            busy={busy}
-            onClick={() => void send({ decision: 'allow' })}
-          >
-            Allow
-          </Button>
-          {scopes.includes('session') && (
-            <Button busy={busy} onClick={() => void send({ decision: 'allow', scope: 'session' })}>
-              Allow for this session
-            </Button>
-          )}
-          <Button
-            ref={denyButton}
-            class="ap-deny-start"
-            busy={busy}
-            onClick={() => setDenying(true)}
-          >
-            Deny
-          </Button>
-        </div>
-      )}
-      <ErrorNote error={error} />
-      {message.ask?.expires_at && (
-        <p class="q-expiry">
-          Expires {fromNow(message.ask.expires_at)}; no answer means not allowed.
-        </p>
-      )}
-    </div>
-  )
-}
-
 /** How a closed approval ended, in the words the person reads in the thread. */
 export function outcomeText(
   message: Message,
@@ -241,15 +124,27 @@ export function outcomeText(
 function ApprovalOutcome({ message }: { message: Message }) {
   const outcome = outcomeText(message)
   if (!outcome) return null
-  const at = message.ask?.status === 'answered' ? message.ask.answered_at : undefined
+  const answered = message.ask?.status === 'answered'
+  const at = answered ? message.ask?.answered_at : undefined
+  // Whether an agent that checks signatures can act on it: only a signed answer counts.
+  const signed = answered && takesProof(message) ? message.ask?.proof !== undefined : undefined
   return (
-    <p class={`ap-outcome ${outcome.kind}`}>
-      <span class="ap-outcome-text">
-        {outcome.text}
-        {outcome.message && ':'}
-      </span>
-      {outcome.message && <span class="ap-outcome-message"> {outcome.message}</span>}
-      {at && <span class="ap-outcome-when"> · {fromNow(at)}</span>}
-    </p>
+    <>
+      <p class={`ap-outcome ${outcome.kind}`}>
+        <span class="ap-outcome-text">
+          {outcome.text}
+          {outcome.message && ':'}
+        </span>
+        {outcome.message && <span class="ap-outcome-message"> {outcome.message}</span>}
+        {signed !== undefined && (
+          <span class={`ap-signed${signed ? '' : ' unsigned'}`}>
+            {' · '}
+            {signed ? 'signed with a passkey' : 'unsigned'}
+          </span>
+        )}
+        {at && <span class="ap-outcome-when"> · {fromNow(at)}</span>}
+      </p>
+      {signed === false && outcome.kind === 'allowed' && <NoPasskeyNote answered />}
+    </>
   )
 }

@@ -2,10 +2,17 @@ import { Fragment } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { isInput } from '../../../../src/shared/blocks.ts'
 import { ApiError, errorText } from '../../lib/api.ts'
-import * as client from '../../lib/client.ts'
 import { fromNow } from '../../lib/format.ts'
+import {
+  NotSigned,
+  sendAnswer,
+  takesProof,
+  useMyPasskeys,
+  useRequestCheck,
+} from '../../lib/signing.ts'
 import type { Block, Message } from '../../lib/types.ts'
 import { DisplayBlock } from '../blocks.tsx'
+import { ChangedWarning, SigningNotes, SigningStatus } from '../signing-notes.tsx'
 import { Button, ErrorNote } from '../ui.tsx'
 import {
   answerOf,
@@ -67,20 +74,31 @@ export function Question({
     })
   }
 
+  // A question asked with `proof: true` is answered signed by a passkey (lib/signing.ts).
+  const passkeys = useMyPasskeys()
+  const check = useRequestCheck(message)
+  const [notSent, setNotSent] = useState<NotSigned | null>(null)
+  const signs = takesProof(message) && (passkeys?.length ?? 0) > 0
+  const changed = check === 'changed' || notSent?.kind === 'changed'
+
   const submit = async (answer: unknown) => {
-    if (sending.current) return
+    if (sending.current || changed) return
     sending.current = true
     setBusy(true)
     setError(null)
+    setNotSent(null)
     try {
-      onAnswered(await client.answer(message.id, answer))
+      onAnswered((await sendAnswer(message, answer)).message)
     } catch (e) {
       sending.current = false
-      setError(
-        e instanceof ApiError && e.status === 409
-          ? 'This question is closed: it was answered, cancelled or it expired.'
-          : errorText(e),
-      )
+      if (e instanceof NotSigned) setNotSent(e)
+      else {
+        setError(
+          e instanceof ApiError && e.status === 409
+            ? 'This question is closed: it was answered, cancelled or it expired.'
+            : errorText(e),
+        )
+      }
     } finally {
       setBusy(false)
     }
@@ -167,16 +185,21 @@ export function Question({
     <div class="question">
       {open ? (
         <form ref={form} onSubmit={sendAll} noValidate aria-busy={busy || undefined}>
+          {changed ? <ChangedWarning /> : <SigningNotes check={check} passkeys={passkeys} />}
           {body}
           {htmlState && !single && errors[idOf(htmlState)] && (
             <ErrorNote error={errors[idOf(htmlState)]} />
           )}
           {!single && (
             <div class="q-actions">
-              <Button type="submit" variant="primary" busy={busy} disabled={settling}>
+              <Button type="submit" variant="primary" busy={busy} disabled={settling || changed}>
                 Send
               </Button>
             </div>
+          )}
+          {busy && signs && <SigningStatus />}
+          {notSent && notSent.kind !== 'changed' && (
+            <ErrorNote error={`Not sent: ${notSent.message} Answer again to retry.`} />
           )}
           <ErrorNote error={error} />
           {message.ask?.expires_at && (
