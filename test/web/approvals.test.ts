@@ -72,11 +72,25 @@ describe('approval cards', () => {
     await showTop(article)
     await screenshot(page, 'approval-bash-phone')
 
+    // This person logs in by emailed code and has no passkey: answers go unsigned, and the
+    // card says what that means before and after (signing: signing.test.ts).
+    const note = article.locator('.sign-note')
+    await note.waitFor()
+    expect(await note.textContent()).toBe(
+      'You have no passkey, so your answer is sent unsigned: agents that check signatures will not act on an Allow. Add a passkey in Settings → Passkeys.',
+    )
+    expect(await note.getByRole('link').getAttribute('href')).toBe('/settings#passkeys')
+    await screenshot(page, 'approval-no-passkey-phone')
+
     const answer = agentWaits(id)
     await article.getByRole('button', { name: 'Allow', exact: true }).click()
     expect(await answer).toEqual({ decision: 'allow' })
-    await article.locator('.ap-outcome.allowed', { hasText: 'Allowed' }).waitFor()
+    await article.locator('.ap-outcome.allowed', { hasText: 'Allowed · unsigned' }).waitFor()
+    expect(await article.locator('.sign-note').textContent()).toStartWith('Sent unsigned:')
     expect(await article.getByRole('button', { name: 'Allow', exact: true }).count()).toBe(0)
+    await page.emulateMedia({ colorScheme: 'dark' })
+    await screenshot(page, 'approval-no-passkey-answered-phone-dark')
+    await page.emulateMedia({ colorScheme: 'light' })
   })
 
   test('an Edit approval is a diff; Deny with a typed message sends the message', async () => {

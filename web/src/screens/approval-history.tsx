@@ -127,7 +127,7 @@ export function byOf(r: ApprovalRecord, passkeys: Passkey[] | undefined): string
     case 'session':
       return `Unsigned, in ${browser ?? 'a browser'}`
     case 'person-token':
-      return `Unsigned, with the token ${r.device ? `“${r.device}”` : '(no label)'}`
+      return r.device ? `Unsigned, with the token “${r.device}”` : 'Unsigned, with a person token'
     case 'notification':
       return 'Unsigned, from a notification'
     case 'agent':
@@ -166,16 +166,18 @@ function HistoryItem({
         )}
       </p>
       {decision.message && (
-        <p class="history-message">
+        <blockquote class="history-message">
           <Plain text={decision.message} />
-        </p>
+        </blockquote>
       )}
-      <p class={`history-by by-${r.by}`}>
-        <Plain text={byOf(r, passkeys)} />
+      <p class="history-bottom">
+        <span class={`history-by by-${r.by}`}>
+          <Plain text={byOf(r, passkeys)} />
+        </span>
+        <a class="history-link" href={`${thread}#${encodeURIComponent(r.message_id)}`}>
+          Show in the thread
+        </a>
       </p>
-      <a class="history-link" href={`${thread}#${encodeURIComponent(r.message_id)}`}>
-        Show in the thread
-      </a>
     </li>
   )
 }

@@ -199,7 +199,7 @@ export function Question({
           )}
           {busy && signs && <SigningStatus />}
           {notSent && notSent.kind !== 'changed' && (
-            <ErrorNote error={`Not sent: ${notSent.message} Answer again to retry.`} />
+            <ErrorNote error={`Not sent: ${lower(notSent.message)} Answer again to retry.`} />
           )}
           <ErrorNote error={error} />
           {message.ask?.expires_at && (
@@ -215,3 +215,5 @@ export function Question({
     </div>
   )
 }
+
+const lower = (s: string) => s.charAt(0).toLowerCase() + s.slice(1)
