@@ -220,6 +220,7 @@ describe('signing answers with a passkey', () => {
     const answered = await got
     expect(answered.answer).toBe('Staging')
     expect(await agentCheck(web.server, asked, answered)).toMatchObject({ ok: true })
+    await article.locator('.q-outcome-head', { hasText: 'signed with a passkey' }).waitFor()
     expect(await agentCheck(web.server, asked, answered, 'Production')).toMatchObject({
       ok: false,
     })
@@ -229,6 +230,8 @@ describe('signing answers with a passkey', () => {
 describe('the approval history', () => {
   test('lists the channel’s decisions newest first, with who and how', async () => {
     await page.getByRole('button', { name: 'Manage' }).click()
+    await page.getByRole('link', { name: 'Approval history' }).waitFor()
+    await screenshot(page, 'thread-manage-menu-phone')
     await page.getByRole('link', { name: 'Approval history' }).click()
     await page.waitForURL(`${thread()}/approvals`)
     const items = page.locator('.history-item')

@@ -39,9 +39,22 @@ export function Outcome({ message, inputs }: { message: Message; inputs: Block[]
     ask.status === 'answered'
       ? `Answered${ask.answered_at ? ` ${fromNow(ask.answered_at)}` : ''}`
       : 'Expired — the agent got the defaults'
+  // A question asked with proof: whether the agent, which checks the signature, can use it.
+  const signed =
+    ask.status === 'answered' && ask.request_hash !== undefined
+      ? ask.proof !== undefined
+      : undefined
   return (
     <div class={`q-outcome ${ask.status}`}>
-      <p class="q-outcome-head">{heading}</p>
+      <p class="q-outcome-head">
+        {heading}
+        {signed !== undefined && (
+          <span class={`ap-signed${signed ? '' : ' unsigned'}`}>
+            {' · '}
+            {signed ? 'signed with a passkey' : 'unsigned'}
+          </span>
+        )}
+      </p>
       {answer !== undefined && (
         <dl>
           {inputs.map((b) => (
