@@ -162,6 +162,11 @@ export async function answerWithCapability(
     ctx.store.push.dropCapabilities(found.message_id)
     throw fail.conflict('the question is no longer open')
   }
+  // An approval's Allow needs the person's passkey, in the app: a notification only denies.
+  const approval = row.ask_request_hash !== null
+  if (approval && (answer as { decision?: unknown } | null)?.decision !== 'deny') {
+    throw fail.forbidden('answer: an approval is allowed in the app, signed with a passkey')
+  }
   // Synchronous from the lookup to here (an unsigned answer settles before answerAsk's first
   // await): no other request can use the capability between.
   const result = await answerAsk(ctx, channel, row.id, answer, { via: 'notification' })

@@ -272,6 +272,8 @@ describe('GET /v1/app/channels/:id/approvals', () => {
       [b.id, 'session'],
       [a.id, 'passkey'],
     ])
+    // What the action was, read from the message: the line the app shows for it.
+    expect(r.body.approvals[0].summary).toBe('make deploy')
     const older = await s.request(
       'GET',
       `/v1/app/channels/${channelId}/approvals?before=${r.body.approvals[0].seq}&limit=5`,

@@ -70,6 +70,14 @@ describe('approval pushes', () => {
     expect(payload.danger).toBeUndefined()
     // Deny still needs the capability the push carries.
     expect(payload.capability).toMatch(/^hark_cap_/)
+    // An allow through the capability (a leaked payload, a forged button) is refused: an
+    // approval is allowed only in the app, signed; the capability stays good for Deny.
+    const forged = await answerRaw(f, {
+      capability: payload.capability,
+      answer: { decision: 'allow' },
+    })
+    expect(forged.status).toBe(403)
+    expect((await f.s.agent.ask(message.id)).message.ask?.status).toBe('open')
     const ok = await answerRaw(f, { capability: payload.capability, answer: { decision: 'deny' } })
     expect(ok.status).toBe(200)
     expect((await f.s.agent.ask(message.id)).answer).toEqual({ decision: 'deny' })

@@ -1,4 +1,5 @@
 import type { Block } from '../../messages/schema.ts'
+import { approvalLine, commandOf as shellCommand, toolName } from '../../shared/approval-text.ts'
 
 /**
  * An action a coding agent asks to be allowed (a tool and its input), as the person reads it on
@@ -18,46 +19,13 @@ export interface Action {
   agent: string
 }
 
-const SUMMARY_CHARS = 200
-
-const oneLine = (s: string, n = SUMMARY_CHARS) => {
-  const flat = s.replace(/\s+/g, ' ').trim()
-  return flat.length > n ? `${flat.slice(0, n - 1)}…` : flat
-}
-
-const field = (input: unknown, key: string): string | undefined => {
-  if (typeof input !== 'object' || input === null) return undefined
-  const value = (input as Record<string, unknown>)[key]
-  if (typeof value === 'string') return value
-  // Codex's shell tool sends its command as argv.
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join(' ')
-  return undefined
-}
-
 /** The command of a shell-like tool (Claude Code's Bash, Codex's shell), if it is one. */
 export const commandOf = (action: Pick<Action, 'tool' | 'input'>): string | undefined =>
-  /^(Bash|shell|exec_command|local_shell|container\.exec)$/i.test(action.tool)
-    ? (field(action.input, 'command') ?? field(action.input, 'cmd'))
-    : undefined
+  shellCommand(action.tool, action.input)
 
-/** `mcp__github__create_issue` → `github: create_issue`. */
-const mcpName = (tool: string) => {
-  const m = /^mcp__(.+?)__(.+)$/.exec(tool)
-  return m ? `${m[1]}: ${m[2]}` : undefined
-}
-
-/** The line a notification shows: what exactly will happen. */
-export function summaryOf(action: Pick<Action, 'tool' | 'input'>): string {
-  const command = commandOf(action)
-  if (command !== undefined) return oneLine(command)
-  const path = field(action.input, 'file_path') ?? field(action.input, 'notebook_path')
-  if (path !== undefined) return oneLine(`${action.tool} ${path}`)
-  const url = field(action.input, 'url')
-  if (url !== undefined) return oneLine(`${action.tool} ${url}`)
-  const query = field(action.input, 'query') ?? field(action.input, 'pattern')
-  if (query !== undefined) return oneLine(`${action.tool}: ${query}`)
-  return oneLine(mcpName(action.tool) ?? action.tool)
-}
+/** The line a notification shows: what exactly will happen (the app reads it the same way). */
+export const summaryOf = (action: Pick<Action, 'tool' | 'input'>): string =>
+  approvalLine(action.tool, action.input)
 
 /** "Claude Code wants to run a command", and the like. */
 export function titleOf(action: Pick<Action, 'tool' | 'agent' | 'input'>): string {
@@ -70,7 +38,7 @@ export function titleOf(action: Pick<Action, 'tool' | 'agent' | 'input'>): strin
           ? 'write a file'
           : action.tool === 'WebFetch'
             ? 'fetch a web page'
-            : `use ${mcpName(action.tool) ?? action.tool}`
+            : `use ${toolName(action.tool)}`
   return `${action.agent} wants to ${verb}`
 }
 

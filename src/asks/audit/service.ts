@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Block, MessageBody } from '../../messages/schema.ts'
 import type { MessageRow } from '../../messages/store.ts'
 import type { Ctx } from '../../server/context.ts'
+import { approvalLine } from '../../shared/approval-text.ts'
 import { canonicalJson } from '../../shared/canonical.ts'
 import type { AnswerProof } from '../../shared/proof.ts'
 import type { AuditRow } from './store.ts'
@@ -87,7 +88,22 @@ export function appendDecision(
 
 /** A channel's decisions, newest first, for the app's history. */
 export function channelHistory(ctx: Ctx, channelId: string, before: number, limit: number) {
-  return ctx.store.audit
-    .byChannel(channelId, before, limit)
-    .map((r) => ({ seq: r.seq, hash: r.hash, ...(JSON.parse(r.entry) as AuditEntry) }))
+  return ctx.store.audit.byChannel(channelId, before, limit).map((r) => {
+    const entry = JSON.parse(r.entry) as AuditEntry
+    return { seq: r.seq, hash: r.hash, ...entry, summary: summaryOf(ctx, r.message_id) }
+  })
+}
+
+/**
+ * What the action was, in a line, read from the message (not kept in the log, which holds the
+ * request hash): its summary, else the line the app would show. Gone once the message is.
+ */
+function summaryOf(ctx: Ctx, messageId: string): string | undefined {
+  const row = ctx.store.messages.byId(messageId)
+  if (!row || row.body === null) return undefined
+  const body = JSON.parse(row.body) as MessageBody
+  const approval = body.blocks?.find((b) => b.type === 'approval')
+  if (!approval) return body.title ?? body.text?.slice(0, 200)
+  if (typeof approval.summary === 'string') return approval.summary
+  return approvalLine(approval.tool as string, approval.input)
 }
