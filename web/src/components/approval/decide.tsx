@@ -1,16 +1,9 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { ApprovalAnswer } from '../../../../src/shared/blocks.ts'
 import { allowLinkFor, clearAct, takeIntent } from '../../lib/act.ts'
-import { ApiError, errorText } from '../../lib/api.ts'
 import { fromNow } from '../../lib/format.ts'
-import {
-  NotSigned,
-  sendAnswer,
-  takesProof,
-  useMyPasskeys,
-  useRequestCheck,
-} from '../../lib/signing.ts'
 import type { Block, Message } from '../../lib/types.ts'
+import { useSignedSend } from '../../lib/use-signed-send.ts'
 import { ChangedWarning, SigningNotes, SigningStatus } from '../signing-notes.tsx'
 import { Button, ErrorNote } from '../ui.tsx'
 
@@ -33,23 +26,28 @@ export function Decide({
   onAnswered: (m: Message) => void
 }) {
   const scopes = Array.isArray(block.scopes) ? (block.scopes as unknown[]) : ['once']
-  const passkeys = useMyPasskeys()
-  const check = useRequestCheck(message)
+  const {
+    passkeys,
+    check,
+    busy,
+    error,
+    notSent,
+    send: sendSigned,
+    signs,
+    changed,
+  } = useSignedSend(
+    message,
+    onAnswered,
+    'This approval is closed: it was answered, withdrawn or it expired.',
+  )
   const [denying, setDenying] = useState(false)
   const [reason, setReason] = useState('')
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string | null>(null)
-  /** Why the last Allow was not sent (the passkey did not sign, or the request changed). */
-  const [notSent, setNotSent] = useState<NotSigned | null>(null)
   /** Landed here from a link to Allow: the person taps Allow to sign. */
   const [hint, setHint] = useState(false)
-  const sending = useRef(false)
   const reasonField = useRef<HTMLTextAreaElement>(null)
   const denyButton = useRef<HTMLButtonElement>(null)
   const allowButton = useRef<HTMLButtonElement>(null)
   const wasDenying = useRef(false)
-  const signs = takesProof(message) && (passkeys?.length ?? 0) > 0
-  const changed = check === 'changed' || notSent?.kind === 'changed'
 
   // Focus follows the step: into the message field when it opens, back to Deny when it closes.
   useLayoutEffect(() => {
@@ -64,31 +62,11 @@ export function Decide({
   }, [hint])
 
   const send = async (answer: ApprovalAnswer, auto = false) => {
-    if (sending.current) return // one answer, however fast the taps
-    sending.current = true
-    setBusy(true)
-    setError(null)
-    setNotSent(null)
     setHint(false)
-    try {
-      onAnswered((await sendAnswer(message, answer)).message)
-    } catch (e) {
-      sending.current = false
-      if (e instanceof NotSigned) {
-        setNotSent(e)
-        // Started by the notification's Allow and not signed (no prompt without a tap on this
-        // browser, or closed): Allow waits focused for the person's own tap.
-        if (auto && e.kind !== 'changed') setHint(true)
-      } else {
-        setError(
-          e instanceof ApiError && e.status === 409
-            ? 'This approval is closed: it was answered, withdrawn or it expired.'
-            : errorText(e),
-        )
-      }
-    } finally {
-      setBusy(false)
-    }
+    const notSigned = await sendSigned(answer)
+    // Started by the notification's Allow and not signed (no prompt without a tap on this
+    // browser, or closed): Allow waits focused for the person's own tap.
+    if (notSigned && auto && notSigned.kind !== 'changed') setHint(true)
   }
 
   // `/c/…?act=allow#<this message>`: the notification's Allow. The prompt starts by itself

@@ -1,16 +1,9 @@
 import { Fragment } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { isInput } from '../../../../src/shared/blocks.ts'
-import { ApiError, errorText } from '../../lib/api.ts'
 import { fromNow } from '../../lib/format.ts'
-import {
-  NotSigned,
-  sendAnswer,
-  takesProof,
-  useMyPasskeys,
-  useRequestCheck,
-} from '../../lib/signing.ts'
 import type { Block, Message } from '../../lib/types.ts'
+import { useSignedSend } from '../../lib/use-signed-send.ts'
 import { DisplayBlock } from '../blocks.tsx'
 import { ChangedWarning, SigningNotes, SigningStatus } from '../signing-notes.tsx'
 import { Button, ErrorNote } from '../ui.tsx'
@@ -57,11 +50,7 @@ export function Question({
     Object.fromEntries(inputs.map((b) => [idOf(b), initialState(b)])),
   )
   const [errors, setErrors] = useState<Record<string, string>>({})
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string | null>(null)
   const form = useRef<HTMLFormElement>(null)
-  /** Set from the first send on: nothing is staged or sent again (unset if the send failed). */
-  const sending = useRef(false)
   const [settling, setSettling] = useState(false)
   const settleTimer = useRef<ReturnType<typeof setTimeout>>(undefined)
   useEffect(() => () => clearTimeout(settleTimer.current), [])
@@ -75,33 +64,14 @@ export function Question({
   }
 
   // A question asked with `proof: true` is answered signed by a passkey (lib/signing.ts).
-  const passkeys = useMyPasskeys()
-  const check = useRequestCheck(message)
-  const [notSent, setNotSent] = useState<NotSigned | null>(null)
-  const signs = takesProof(message) && (passkeys?.length ?? 0) > 0
-  const changed = check === 'changed' || notSent?.kind === 'changed'
-
+  const signed = useSignedSend(
+    message,
+    onAnswered,
+    'This question is closed: it was answered, cancelled or it expired.',
+  )
+  const { passkeys, busy, error, notSent, signs, changed, sending, check } = signed
   const submit = async (answer: unknown) => {
-    if (sending.current || changed) return
-    sending.current = true
-    setBusy(true)
-    setError(null)
-    setNotSent(null)
-    try {
-      onAnswered((await sendAnswer(message, answer)).message)
-    } catch (e) {
-      sending.current = false
-      if (e instanceof NotSigned) setNotSent(e)
-      else {
-        setError(
-          e instanceof ApiError && e.status === 409
-            ? 'This question is closed: it was answered, cancelled or it expired.'
-            : errorText(e),
-        )
-      }
-    } finally {
-      setBusy(false)
-    }
+    if (!changed) await signed.send(answer)
   }
 
   /** Several inputs, or one that is not simple: check them all, then send them together. */
