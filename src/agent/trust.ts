@@ -17,7 +17,20 @@ import {
  * is connected (trust on first use), used to check every signed answer, and changed only with
  * the person's signature by a key already pinned (PRODUCT.md "Trusted answers").
  */
-export type Pinned = PinnedApprovers & { channel_id: string }
+export type Pinned = PinnedApprovers & {
+  channel_id: string
+  /**
+   * Questions whose signed answer this agent acted on (id → when, ms): a proof acts once.
+   * Without it a server could hand an allow back as the answer to a later question for the
+   * same action, with the earlier question's record, and a passkey that keeps no counter
+   * (synced passkeys report 0) would not tell.
+   */
+  used?: Record<string, number>
+}
+
+/** How long an acted-on question is remembered; a proof is only taken for questions asked
+ * within minutes of its signing, so this is ample. */
+const USED_KEPT_MS = 24 * 3600_000
 
 export const pinnedApprovers = (env: Env, profile: string): Pinned | undefined =>
   loadConfig(env).profiles[profile]?.approvers as Pinned | undefined
@@ -53,7 +66,7 @@ export interface Verified {
 
 /**
  * Checks the proof of an answer the agent is about to act on, against the keys pinned in
- * `profile`; a valid one moves the pinned counter forward.
+ * `profile`; a valid one moves the pinned counter forward and is remembered: it acts once.
  */
 export function verifyAnswer(
   env: Env,
@@ -76,12 +89,24 @@ export function verifyAnswer(
     },
     pinned,
   )
-  if (check.ok && pinned) {
-    pin(env, profile, {
-      ...pinned,
-      counters: { ...pinned.counters, [check.credential_id]: check.counter },
-    })
-  }
+  if (!check.ok || !pinned) return check
+  let replayed = false
+  updateConfig(env, (config) => {
+    const entry = config.profiles[profile] ?? {}
+    const latest = (entry.approvers as Pinned | undefined) ?? pinned
+    replayed = latest.used?.[question.id] !== undefined
+    if (replayed) return
+    const kept = Object.entries(latest.used ?? {}).filter(
+      ([, at]) => at > Date.now() - USED_KEPT_MS,
+    )
+    const approvers: Pinned = {
+      ...latest,
+      counters: { ...latest.counters, [check.credential_id]: check.counter },
+      used: { ...Object.fromEntries(kept), [question.id]: Date.now() },
+    }
+    config.profiles[profile] = { ...entry, approvers }
+  })
+  if (replayed) return { ok: false, reason: 'this signed answer was already acted on (a replay)' }
   return check
 }
 
