@@ -26,6 +26,8 @@ export type Pinned = PinnedApprovers & {
    * (synced passkeys report 0) would not tell.
    */
   used?: Record<string, number>
+  /** Ids of the questions asked under this profile, with when (kept a day): see askLedger. */
+  asked?: Record<string, number>
 }
 
 /** How long an acted-on question is remembered; a proof is only taken for questions asked
@@ -110,6 +112,53 @@ export function verifyAnswer(
   return check
 }
 
+/**
+ * The questions this process asked, and which of them the server gave an id it had already given
+ * to an earlier question of this profile. A server choosing ids could otherwise hand back the
+ * id of an earlier question the person allowed (and whose allow this agent never acted on, held
+ * back by that same server) and then its signed answer as the answer to the new one. Every id a
+ * send returns is recorded in the profile for a day; a repeated one is never trusted, and only
+ * an answer to a question this process asked counts.
+ */
+export function askLedger(env: Env, profile: string) {
+  const asked = new Set<string>()
+  const reused = new Set<string>()
+  return {
+    note(messageId: string): void {
+      asked.add(messageId)
+      let seen = false
+      updateConfig(env, (config) => {
+        const entry = config.profiles[profile]
+        const approvers = entry?.approvers as Pinned | undefined
+        if (!entry || !approvers) return
+        seen = approvers.asked?.[messageId] !== undefined
+        const kept = Object.entries(approvers.asked ?? {}).filter(
+          ([, at]) => at > Date.now() - USED_KEPT_MS,
+        )
+        entry.approvers = {
+          ...approvers,
+          asked: { ...Object.fromEntries(kept), [messageId]: Date.now() },
+        } as Pinned
+      })
+      if (seen) reused.add(messageId)
+    },
+    verify(
+      question: Message,
+      expected: { request_hash: string; answer: unknown; approval: boolean; asked_at: number },
+    ): ProofCheck {
+      if (!asked.has(question.id)) {
+        return { ok: false, reason: 'the answer is for a question this agent did not ask' }
+      }
+      if (reused.has(question.id)) {
+        return { ok: false, reason: 'the server reused the id of an earlier question (a replay)' }
+      }
+      return verifyAnswer(env, profile, question, expected)
+    },
+  }
+}
+
+export type AskLedger = ReturnType<typeof askLedger>
+
 export type Refresh =
   | { status: 'unchanged' | 'first-use' | 'removed' | 'approved'; pinned: Pinned }
   | { status: 'refused'; reason: string }
@@ -153,6 +202,7 @@ export async function refreshKeys(
   const tool = 'hark: trust new passkeys'
   const input = { add: added.map((k) => ({ id: k.id, name: k.name, fingerprint: fingerprint(k) })) }
   const askedAt = Date.now()
+  const ledger = askLedger(env, profile)
   const reply = await askPerson(
     client,
     {
@@ -168,13 +218,19 @@ export async function refreshKeys(
         },
       ],
     },
-    { waitMs, onAsked },
+    {
+      waitMs,
+      onAsked: (message) => {
+        ledger.note(message.id)
+        onAsked?.(message)
+      },
+    },
   )
   if (reply.status !== 'answered')
     return { status: 'refused', reason: `the question was ${reply.status}` }
   const answer = reply.answer as { decision?: string }
   if (answer?.decision !== 'allow') return { status: 'refused', reason: 'the person denied it' }
-  const check = verifyAnswer(env, profile, reply.message, {
+  const check = ledger.verify(reply.message, {
     request_hash: requestHash(tool, input),
     answer: reply.answer,
     approval: true,

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import {
+  askLedger,
   type Pinned,
   pin,
   pinnedApprovers,
@@ -95,5 +96,38 @@ describe('verifyAnswer: a signed answer acts once', () => {
     expect(pinnedApprovers(env, 'default')?.used).toEqual({ msg_old: expect.any(Number) })
     expect(verify(q, askedAt).ok).toBe(true)
     expect(Object.keys(pinnedApprovers(env, 'default')?.used ?? {})).toEqual([q.id])
+  })
+})
+
+describe('askLedger: only answers to questions this process asked, under ids never seen before', () => {
+  const expected = (askedAt: number) => ({
+    request_hash: requestHash('Bash', input),
+    answer: allow,
+    approval: true,
+    asked_at: askedAt,
+  })
+
+  test('an earlier question whose allow the server held back, handed out again as new, is refused', async () => {
+    const earlier = await answered()
+    askLedger(env, 'default').note(earlier.q.id) // the earlier hook asked it, then gave up
+    // A new hook asks for the same action; the server gives it the earlier question's id.
+    const ledger = askLedger(env, 'default')
+    ledger.note(earlier.q.id)
+    expect(ledger.verify(earlier.q, expected(Date.now()))).toEqual({
+      ok: false,
+      reason: 'the server reused the id of an earlier question (a replay)',
+    })
+  })
+
+  test('an answer to a question this process did not ask is refused; its own passes', async () => {
+    const mine = await answered()
+    const other = await answered()
+    const ledger = askLedger(env, 'default')
+    ledger.note(mine.q.id)
+    expect(ledger.verify(other.q, expected(other.askedAt))).toEqual({
+      ok: false,
+      reason: 'the answer is for a question this agent did not ask',
+    })
+    expect(ledger.verify(mine.q, expected(mine.askedAt))).toMatchObject({ ok: true })
   })
 })

@@ -13,7 +13,7 @@ import { pendingApprovals } from '../../agent/harnesses/pending.ts'
 import { withdraw } from '../../agent/harnesses/person.ts'
 import type { Env } from '../../agent/profiles.ts'
 import { agentClientFor, openSession, profileName } from '../../agent/session.ts'
-import { verifyAnswer } from '../../agent/trust.ts'
+import { type AskLedger, askLedger } from '../../agent/trust.ts'
 import type { Message } from '../../messages/schema.ts'
 import { flagString, parseArgs } from '../args.ts'
 
@@ -79,9 +79,9 @@ export const allowsUnsigned = (flag: boolean, env: Env) =>
 
 /** An allow's signature, checked against the keys pinned in `profile` (src/agent/trust.ts). */
 export const signatureCheck =
-  (env: Env, profile: string): NonNullable<HookDeps['verifyAllow']> =>
+  (ledger: AskLedger): NonNullable<HookDeps['verifyAllow']> =>
   (question, answer, requestHash, askedAt) =>
-    verifyAnswer(env, profile, question, {
+    ledger.verify(question, {
       request_hash: requestHash,
       answer,
       approval: true,
@@ -122,6 +122,7 @@ async function hook(argv: readonly string[], env: Env): Promise<void> {
   const notifyArg = harness === 'codex' ? extra.at(-1) : undefined
   const event = parseEvent(notifyArg ?? (await readStdin()))
   const asked = withdrawOnExit(connect)
+  const ledger = askLedger(env, profile)
   const deps: HookDeps = {
     client: connect,
     pending: (session) => pendingApprovals(env, session),
@@ -129,10 +130,13 @@ async function hook(argv: readonly string[], env: Env): Promise<void> {
     reply: args.flags.has('reply'),
     warn,
     onSending: asked.sending,
-    onAsked: asked.track,
+    onAsked: (message) => {
+      asked.track(message)
+      ledger.note(message.id)
+    },
     verifyAllow: allowsUnsigned(args.flags.has('allow-unsigned'), env)
       ? undefined
-      : signatureCheck(env, profile),
+      : signatureCheck(ledger),
   }
   const output: HookOutput | undefined =
     harness === 'claude' ? await claudeHook(event, deps) : await codexHook(event, deps)

@@ -1,6 +1,7 @@
 import * as z from 'zod'
 import { claudeHook, type HookDeps } from '../../agent/harnesses/claude.ts'
 import { type PendingApprovals, pendingApprovals } from '../../agent/harnesses/pending.ts'
+import { askLedger } from '../../agent/trust.ts'
 import { allowsUnsigned, DEFAULT_HOOK_WAIT_S, signatureCheck } from '../harness/hook.ts'
 import { tool } from './tool.ts'
 
@@ -30,6 +31,7 @@ export const approve = tool({
   async run(a, { client, env, session: connection }) {
     const seconds = waitSeconds(env.HARK_HOOK_WAIT)
     const notes: string[] = []
+    const ledger = askLedger(env, connection.profile)
     // The call carries no session, but Claude Code starts its MCP servers with the session's
     // id in their environment (measured with 2.1.330). With it the card names its session, and
     // the question is tracked as the hook's are: when Hark's hooks are installed too, Claude
@@ -44,8 +46,8 @@ export const approve = tool({
       reply: false,
       warn: (line) => notes.push(line),
       onSending: () => {},
-      onAsked: () => {},
-      verifyAllow: allowsUnsigned(false, env) ? undefined : signatureCheck(env, connection.profile),
+      onAsked: (message) => ledger.note(message.id),
+      verifyAllow: allowsUnsigned(false, env) ? undefined : signatureCheck(ledger),
     }
     const output = await claudeHook(
       {

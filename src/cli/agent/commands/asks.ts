@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { parseBlocks, type QuestionSpec, splitOptions } from '../../../agent/bodies.ts'
 import { CliError, EXIT } from '../../../agent/failures.ts'
 import { type AskOutcome, askQuestion, waitForAnswer } from '../../../agent/questions.ts'
-import { verifyAnswer, warnUnsigned } from '../../../agent/trust.ts'
+import { askLedger, warnUnsigned } from '../../../agent/trust.ts'
 import type { MessageBody } from '../../../messages/schema.ts'
 import { isInput } from '../../../shared/blocks.ts'
 import { questionRequest } from '../../../shared/canonical.ts'
@@ -106,6 +106,7 @@ ${ANSWER_HELP}`,
     }
     const verify = args.flags.has('verify')
     let sent: MessageBody | undefined
+    const ledger = askLedger(c.env, c.profile)
     const askedAt = Date.now()
     const outcome = await askQuestion(client, question, {
       ...silentFlag(c),
@@ -114,6 +115,7 @@ ${ANSWER_HELP}`,
       proof: verify,
       onAsked: (message, body) => {
         sent = body
+        ledger.note(message.id)
         io.note(`asked ${message.id}; waiting for the answer`)
       },
       onOutage: io.note,
@@ -121,7 +123,7 @@ ${ANSWER_HELP}`,
     if (verify && outcome.status === 'answered') {
       const { message } = await client.ask(outcome.id)
       const inputs = (sent?.blocks ?? []).filter(isInput)
-      const check = verifyAnswer(c.env, c.profile, message, {
+      const check = ledger.verify(message, {
         request_hash: createHash('sha256').update(questionRequest(inputs)).digest('hex'),
         answer: outcome.answer,
         approval: false,
