@@ -182,6 +182,7 @@ describe(`real claude -p with signed answers (${HARK.kind})`, () => {
     await finished(running)
     expect(proxy.rewrites).toBeGreaterThan(0)
     expect(made()).toBe(false)
-    expectClaudeRefused(stub, debugFile, 'this signed answer was already acted on (a replay)')
+    // Refused before the signature is even looked at: this hook never asked that question.
+    expectClaudeRefused(stub, debugFile, 'the answer is for a question this agent did not ask')
   }, 90_000)
 })
