@@ -131,3 +131,30 @@ describe('askLedger: only answers to questions this process asked, under ids nev
     expect(ledger.verify(mine.q, expected(mine.askedAt))).toMatchObject({ ok: true })
   })
 })
+
+describe('an allow written straight into the database', () => {
+  test('reads as answered through the API, and the agent refuses it: no proof', async () => {
+    const ledger = askLedger(env, 'default')
+    const askedAt = Date.now()
+    const r = await s.request('POST', '/v1/messages', {
+      token: agentToken,
+      json: { body: { blocks: [block] } },
+    })
+    const id = (r.body.message as Message).id
+    ledger.note(id)
+    s.ctx.db.run(
+      "UPDATE messages SET ask_status = 'answered', answer = ?1, ask_answered_at = ?2 WHERE id = ?3",
+      [JSON.stringify(allow), Date.now(), id],
+    )
+    const read = await s.request('GET', `/v1/asks/${id}`, { token: agentToken })
+    expect(read.body.answer).toEqual(allow)
+    expect(
+      ledger.verify(read.body.message, {
+        request_hash: requestHash('Bash', input),
+        answer: allow,
+        approval: true,
+        asked_at: askedAt,
+      }),
+    ).toEqual({ ok: false, reason: 'the answer is not signed' })
+  })
+})
