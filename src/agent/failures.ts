@@ -31,6 +31,35 @@ export const notConnected = (profile: string) =>
     EXIT.notAuthenticated,
   )
 
+/**
+ * A file operation of this machine that failed. Node's fs errors carry a `code`, the `syscall`
+ * and the file's `path`; Bun's fetch errors carry a `code` too (so a code alone says nothing),
+ * but their `path` is the URL.
+ */
+export function isLocalFileError(error: unknown): error is NodeJS.ErrnoException {
+  if (!(error instanceof Error)) return false
+  const { code, syscall, path } = error as NodeJS.ErrnoException
+  return (
+    typeof code === 'string' &&
+    typeof syscall === 'string' &&
+    typeof path === 'string' &&
+    !/^[a-z][a-z0-9+.-]*:\/\//i.test(path)
+  )
+}
+
+/** Why a file operation failed, in words a person acts on: `permission denied (EACCES)`. */
+export function fileCause(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const { code } = error as NodeJS.ErrnoException
+  // fs messages read "EACCES: permission denied, open '/x'": the path is named by the caller.
+  const words = error.message.replace(/^[A-Z0-9_]+: /, '').replace(/, \w+ '.*$/, '')
+  return typeof code === 'string' && !words.includes(code) ? `${words} (${code})` : words
+}
+
+/** A file of this machine that could not be read or written: its path and why (exit 1). */
+export const fileError = (doing: string, path: string, error: unknown) =>
+  new CliError(`cannot ${doing} ${path}: ${fileCause(error)}`)
+
 /** The message and exit code of anything a command throws. */
 export function describeFailure(error: unknown): { message: string; exitCode: number } {
   if (error instanceof UsageError) return { message: error.message, exitCode: EXIT.usage }

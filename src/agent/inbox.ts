@@ -1,5 +1,6 @@
 import type { DeletedMessage, Message } from '../messages/schema.ts'
 import type { AgentClient } from './client.ts'
+import { describeFailure } from './failures.ts'
 import { type Env, loadConfig, updateConfig } from './profiles.ts'
 import type { Session } from './session.ts'
 import { deadlineAfter, type PollOptions, pollUntil } from './waiting.ts'
@@ -13,6 +14,11 @@ export interface InboxOptions {
   peek?: boolean
   /** Start from the beginning of the channel instead of the stored place. */
   all?: boolean
+  /**
+   * Told once when the place reached cannot be kept (a read-only config directory): the
+   * messages read are still the answer, but the next read shows them again.
+   */
+  onWarning?: (line: string) => void
 }
 
 const placeKey = (token: string) =>
@@ -63,6 +69,7 @@ export class Inbox {
   private cursor: number
   private readonly client: AgentClient
   private readonly token: string
+  private warned = false
 
   constructor(
     session: Pick<Session, 'client' | 'token'>,
@@ -83,11 +90,29 @@ export class Inbox {
     const peek = this.options.peek === true
     const found = await pollUntil(async (wait, signal) => {
       const read = await readPages(this.client, this.cursor, peek, wait, signal)
-      if (!peek && read.cursor !== this.cursor) storePlace(this.env, this.token, read.cursor)
+      const moved = read.cursor !== this.cursor
+      // Moved on here first: a `--follow` whose place cannot be stored must not repeat itself.
       this.cursor = read.cursor
+      if (!peek && moved) this.keepPlace()
       return read.messages.length > 0 ? read.messages : undefined
     }, poll)
     return found ?? []
+  }
+
+  /**
+   * Stores the place, or says why it could not. The error never leaves: inside the poll, an fs
+   * error (it has a `.code`) would pass for an outage, and the messages read would be lost.
+   */
+  private keepPlace(): void {
+    try {
+      storePlace(this.env, this.token, this.cursor)
+    } catch (error) {
+      if (this.warned) return
+      this.warned = true
+      this.options.onWarning?.(
+        `cannot save where the inbox got to: ${describeFailure(error).message}; the next read shows these messages again`,
+      )
+    }
   }
 
   /** What is new; when nothing is, waits up to `waitMs` for a message. */

@@ -1,7 +1,7 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { CliError } from './failures.ts'
+import { CliError, fileError } from './failures.ts'
 import type { PinnedApprovers } from './proof.ts'
 
 /**
@@ -49,7 +49,7 @@ export function loadConfig(env: Env): ConfigFile {
     text = readFileSync(path, 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { profiles: {} }
-    throw new CliError(`cannot read ${path}: ${(error as Error).message}`)
+    throw fileError('read', path, error)
   }
   try {
     const parsed = JSON.parse(text) as Partial<ConfigFile>
@@ -59,22 +59,36 @@ export function loadConfig(env: Env): ConfigFile {
   }
 }
 
+/**
+ * Fails with a `CliError` naming the file and the cause: a read-only home or an agent's sandbox
+ * is a local problem, and the raw fs error (it has a `.code`) would pass for a network one.
+ */
 export function saveConfig(env: Env, config: ConfigFile): void {
   const dir = configDir(env)
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
-  // mkdir leaves an existing directory's mode alone; this one is ours and holds secrets.
-  chmodSync(dir, 0o700)
   const path = configPath(env)
   const temporary = `${path}.${process.pid}.tmp`
-  writeFileSync(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 })
-  chmodSync(temporary, 0o600)
-  renameSync(temporary, path)
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    // mkdir leaves an existing directory's mode alone; this one is ours and holds secrets.
+    chmodSync(dir, 0o700)
+    writeFileSync(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 })
+    chmodSync(temporary, 0o600)
+    renameSync(temporary, path)
+  } catch (error) {
+    rmSync(temporary, { force: true })
+    throw fileError('write', path, error)
+  }
 }
 
-/** Reads, changes and writes the file in one step (the last writer wins). */
+/**
+ * Reads, changes and writes the file in one step (the last writer wins). A change that changes
+ * nothing writes nothing, so a command that only might record something (a question's id, once
+ * passkeys are pinned) still works where the file cannot be written.
+ */
 export function updateConfig(env: Env, change: (config: ConfigFile) => void): ConfigFile {
   const config = loadConfig(env)
+  const before = JSON.stringify(config)
   change(config)
-  saveConfig(env, config)
+  if (JSON.stringify(config) !== before) saveConfig(env, config)
   return config
 }

@@ -104,6 +104,30 @@ describe('hark inbox', () => {
     expect(done.stdout.trim().split('\n')).toHaveLength(2)
   })
 
+  test('an unwritable config directory: the messages still show; stderr says the place was not saved', async () => {
+    const id = await say('are you there?')
+    // Nothing can be made under /proc, by root either (no mode bit stops root, and test boxes
+    // often run as root): the config directory cannot be written, as in a read-only home or an
+    // agent's sandbox. The error it gives has a `.code`, once taken for a network error.
+    const config = '/proc/hark-unwritable/hark/config.json'
+    const readOnly = { ...env, XDG_CONFIG_HOME: '/proc/hark-unwritable' }
+    const out = await cli.run(['inbox', '--json'], { env: readOnly })
+    expect(out.code).toBe(0)
+    expect(out.json<InboxJson>().messages.map((m) => m.id)).toEqual([id])
+    expect(out.stderr).toContain(`cannot save where the inbox got to: cannot write ${config}`)
+    expect(out.stderr).not.toContain('no new messages')
+    expect(out.stderr).not.toContain('cannot reach the server')
+    // Not kept, so the next read shows it again (said once, and not mistaken for an outage).
+    const follow = cli.spawn(['inbox', '--follow'], { env: readOnly })
+    expect(await follow.nextLine()).toStartWith(id)
+    const later = await say('still there?')
+    expect(await follow.nextLine()).toStartWith(later)
+    follow.proc.kill('SIGINT')
+    const done = await follow.finished()
+    expect(done.stdout.trim().split('\n')).toHaveLength(2)
+    expect(done.stderr.match(/cannot save where the inbox got to/g)).toHaveLength(1)
+  })
+
   test('ack: a bad state is exit 2; the agent cannot ack its own message (exit 1)', async () => {
     const id = await say('x')
     expect((await hark(['ack', id, 'finished'])).code).toBe(2)

@@ -120,9 +120,10 @@ const readMessages = tool({
     ),
   },
   async run(a, { session, env }) {
-    const messages = await new Inbox(session, env, { peek: a.peek }).read(
-      (a.wait_seconds ?? 0) * 1000,
-    )
+    // A model sees no stderr: a place that could not be kept is said in the result.
+    let warning: string | undefined
+    const inbox = new Inbox(session, env, { peek: a.peek, onWarning: (w) => (warning = w) })
+    const messages = await inbox.read((a.wait_seconds ?? 0) * 1000)
     return {
       messages: messages.map((m) => ({
         id: m.id,
@@ -130,6 +131,7 @@ const readMessages = tool({
         state: m.state ?? null,
         ...m.body,
       })),
+      ...(warning === undefined ? {} : { warning }),
     }
   },
 })

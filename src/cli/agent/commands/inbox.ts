@@ -25,6 +25,7 @@ agent already marked working or done are left out), and marks them seen. With --
     const reader = new Inbox(c.session(), c.env, {
       peek: args.flags.has('peek'),
       all: args.flags.has('all'),
+      onWarning: io.note,
     })
     if (args.flags.has('follow')) {
       if (args.flags.has('wait')) throw new UsageError('--follow waits already; drop --wait')
