@@ -1,10 +1,11 @@
+import { closeSync, openSync, type Stats, statSync } from 'node:fs'
 import { basename } from 'node:path'
 import { UsageError } from '../core/errors.ts'
 import type { FileInfo } from '../files/schema.ts'
 import type { Block, MessageBody } from '../messages/schema.ts'
 import { isInput } from '../shared/blocks.ts'
 import type { AgentClient } from './client.ts'
-import { CliError } from './failures.ts'
+import { CliError, fileError } from './failures.ts'
 
 /**
  * Message bodies from the pieces the CLI's flags and the MCP tools' arguments both offer: text,
@@ -30,20 +31,49 @@ export interface QuestionSpec extends BodySpec {
   toggles?: string[]
 }
 
+/**
+ * Checks that each file can be read, before anything is sent: one that cannot would fail
+ * mid-way, after the files before it were uploaded, with an fs error that has a `.code` and so
+ * passed for a network failure. Says which file, and why.
+ */
+export function checkReadable(paths: readonly string[]): void {
+  for (const path of paths) {
+    let stat: Stats
+    try {
+      stat = statSync(path)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        throw new CliError(`no such file: ${path}`)
+      }
+      throw fileError('read', path, error)
+    }
+    if (stat.isDirectory()) throw new CliError(`cannot read ${path}: it is a directory`)
+    // Opening a pipe (`--file <(cmd)`) would take its data or wait for a writer: only regular
+    // files are opened to check them.
+    if (!stat.isFile()) continue
+    try {
+      closeSync(openSync(path, 'r'))
+    } catch (error) {
+      throw fileError('read', path, error)
+    }
+  }
+}
+
 /** Uploads a file from disk: the name is its base name, the type what Bun guesses. */
 export async function uploadPath(
   client: AgentClient,
   path: string,
   options: { name?: string; mime?: string } = {},
 ): Promise<FileInfo> {
+  checkReadable([path])
   const file = Bun.file(path)
-  if (!(await file.exists())) throw new CliError(`no such file: ${path}`)
   const mime = options.mime ?? (file.type || 'application/octet-stream')
   return client.upload(options.name ?? basename(path), file, mime)
 }
 
 /** The body, with attachments uploaded first. Empty bodies are a usage error. */
 export async function composeBody(client: AgentClient, spec: BodySpec): Promise<MessageBody> {
+  checkReadable([...(spec.images ?? []), ...(spec.files ?? [])])
   const blocks: Block[] = []
   if (spec.markdown !== undefined) blocks.push({ type: 'markdown', text: spec.markdown })
   blocks.push(...(spec.blocks ?? []))

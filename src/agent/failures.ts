@@ -73,6 +73,12 @@ export function describeFailure(error: unknown): { message: string; exitCode: nu
       exitCode: auth ? EXIT.notAuthenticated : EXIT.error,
     }
   }
+  if (isLocalFileError(error)) {
+    return {
+      message: `cannot ${error.syscall} ${error.path}: ${fileCause(error)}`,
+      exitCode: EXIT.error,
+    }
+  }
   if (isNetworkError(error)) {
     return {
       message: `cannot reach the server (${networkErrorCode(error)})`,

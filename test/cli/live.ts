@@ -23,15 +23,21 @@ export interface Ran {
   json<T = Record<string, unknown>>(): T
 }
 
+export interface RunOptions {
+  env?: Record<string, string>
+  stdin?: string
+  timeoutMs?: number
+  cwd?: string
+  /** File modes bind the process as they bind any user (see `UNPRIVILEGED`). */
+  unprivileged?: boolean
+}
+
 export interface Cli {
   /** The home (and, under it, the XDG config dir) of this CLI's runs. */
   home: string
   configFile: string
   /** Runs `hark ...args` to completion. */
-  run(
-    args: string[],
-    options?: { env?: Record<string, string>; stdin?: string; timeoutMs?: number; cwd?: string },
-  ): Promise<Ran>
+  run(args: string[], options?: RunOptions): Promise<Ran>
   /** Starts `hark ...args` and returns at once, for waits, follows and pairing. */
   spawn(args: string[], options?: { env?: Record<string, string> }): Spawned
 }
@@ -60,6 +66,16 @@ function ran(code: number, stdout: string, stderr: string): Ran {
   }
 }
 
+/**
+ * What runs the CLI so that a file's mode stops it: root passes every mode bit, and test boxes
+ * often run as root, so there it runs without the capabilities that do that (setpriv, from
+ * util-linux). It stays uid 0, so it still reads its own home.
+ */
+const UNPRIVILEGED =
+  process.getuid?.() === 0
+    ? ['setpriv', '--bounding-set=-dac_override,-dac_read_search,-fowner', '--']
+    : []
+
 /** A CLI with its own home: its config file starts empty. */
 export function makeCli(): Cli {
   const home = tempDir('hark-home-')
@@ -68,7 +84,8 @@ export function makeCli(): Cli {
     home,
     configFile: join(home, 'config', 'hark', 'config.json'),
     async run(args, options = {}) {
-      const proc = Bun.spawn([process.execPath, MAIN, ...args], {
+      const prefix = options.unprivileged ? UNPRIVILEGED : []
+      const proc = Bun.spawn([...prefix, process.execPath, MAIN, ...args], {
         env: env(options.env),
         cwd: options.cwd,
         stdin: options.stdin === undefined ? 'ignore' : new TextEncoder().encode(options.stdin),

@@ -1,7 +1,9 @@
-import { existsSync, statSync } from 'node:fs'
-import { basename, join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
 import { uploadPath } from '../../../agent/bodies.ts'
 import { apiError } from '../../../agent/client.ts'
+import { fileError, isLocalFileError } from '../../../agent/failures.ts'
 import { flagString } from '../../args.ts'
 import { type AgentCommand, positionals } from '../command.ts'
 
@@ -52,22 +54,42 @@ file's own name in the current directory. Prints the path written.
 With --json: {file_id,path,size,mime}.`,
   async run(c) {
     const [fileId, target] = positionals(c, 1, 2, 'hark download FILE_ID [PATH]')
-    const response = await c.session().client.download(fileId as string)
-    if (!response.ok) throw await apiError(response)
-    const mime = response.headers.get('content-type') ?? 'application/octet-stream'
     if (target === '-') {
+      const response = await c.session().client.download(fileId as string)
+      if (!response.ok) throw await apiError(response)
       await Bun.write(Bun.stdout, response)
       return 0
     }
-    const name = offeredName(response.headers.get('content-disposition'), fileId as string)
-    const path =
-      target === undefined
-        ? name
-        : existsSync(target) && statSync(target).isDirectory()
-          ? join(target, name)
-          : target
-    const size = await Bun.write(path, response)
-    c.io.result({ file_id: fileId, path, size, mime }, path)
-    return 0
+    const into = target !== undefined && existsSync(target) && statSync(target).isDirectory()
+    const dir = resolve(target === undefined ? '.' : into ? target : dirname(target))
+    // Where it cannot write is found out before the request (nothing is fetched, and the fs
+    // error is not mistaken for a network one); the file lands whole, by a rename, or not at all.
+    const temporary = join(dir, `.hark-download-${randomBytes(6).toString('hex')}`)
+    try {
+      mkdirSync(dir, { recursive: true })
+      closeSync(openSync(temporary, 'wx'))
+    } catch (error) {
+      throw target === undefined || into
+        ? fileError('write in', dir, error)
+        : fileError('write', target, error)
+    }
+    try {
+      const response = await c.session().client.download(fileId as string)
+      if (!response.ok) throw await apiError(response)
+      const mime = response.headers.get('content-type') ?? 'application/octet-stream'
+      const name = offeredName(response.headers.get('content-disposition'), fileId as string)
+      const path = target === undefined ? name : into ? join(target, name) : target
+      try {
+        const size = await Bun.write(temporary, response)
+        renameSync(temporary, path)
+        c.io.result({ file_id: fileId, path, size, mime }, path)
+        return 0
+      } catch (error) {
+        // A body cut off in transit is the network's; a full disk is this machine's.
+        throw isLocalFileError(error) ? fileError('write', path, error) : error
+      }
+    } finally {
+      rmSync(temporary, { force: true })
+    }
   },
 }

@@ -1,4 +1,5 @@
-import { type BodySpec, parseBlocks, parseJson } from '../../../agent/bodies.ts'
+import { type BodySpec, checkReadable, parseBlocks, parseJson } from '../../../agent/bodies.ts'
+import { fileError } from '../../../agent/failures.ts'
 import { sendMessage } from '../../../agent/messages.ts'
 import { UsageError } from '../../../core/errors.ts'
 import type { EditRequest } from '../../../messages/schema.ts'
@@ -37,10 +38,14 @@ export const silentFlag = (c: CommandContext) => ({
   silent: c.args.flags.has('silent') ? true : undefined,
 })
 
+/** A file's text, or an error naming the file and why it cannot be read (exit 1). */
 async function readTextFile(path: string): Promise<string> {
-  const file = Bun.file(path)
-  if (!(await file.exists())) throw new UsageError(`no such file: ${path}`)
-  return file.text()
+  checkReadable([path])
+  try {
+    return await Bun.file(path).text()
+  } catch (error) {
+    throw fileError('read', path, error)
+  }
 }
 
 export const send: AgentCommand = {
