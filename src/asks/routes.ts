@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { agentRoutes, personRoutes } from '../access/guards.ts'
+import { retrySafe } from '../access/idempotency/service.ts'
 import type { AgentAuth } from '../access/tokens/service.ts'
 import { personChannel } from '../channels/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
@@ -60,9 +61,10 @@ const agentSide = (ctx: Ctx) =>
     )
     .post(
       '/messages/:id/cancel',
-      ({ agent, params, body }) => ({
-        message: messageOf(cancelAsk(ctx, agent.channel, params.id, body.reason)),
-      }),
+      (c) =>
+        retrySafe(ctx, c, () => ({
+          message: messageOf(cancelAsk(ctx, c.agent.channel, c.params.id, c.body.reason)),
+        })),
       {
         params: IdParams,
         body: CancelRequest,

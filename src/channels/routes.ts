@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { agentRoutes, personRoutes } from '../access/guards.ts'
+import { retrySafe } from '../access/idempotency/service.ts'
 import { approvers } from '../access/passkeys/keys.ts'
 import { doc } from '../core/docs.ts'
 import { done } from '../core/http/ok.ts'
@@ -36,10 +37,11 @@ const agentSide = (ctx: Ctx) =>
     )
     .patch(
       '/agent',
-      ({ agent, body }) => {
-        const channel = channelDetails(ctx, renameChannel(ctx, agent.channel, body.label))
-        return { agent: { label: channel.label }, channel }
-      },
+      (c) =>
+        retrySafe(ctx, c, () => {
+          const channel = channelDetails(ctx, renameChannel(ctx, c.agent.channel, c.body.label))
+          return { agent: { label: channel.label }, channel }
+        }),
       { body: RenameRequest, detail: doc('channel', 'Rename the agent', AgentResponse) },
     )
 

@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { agentRoutes, personRoutes } from '../access/guards.ts'
+import { retrySafeUpload } from '../access/idempotency/service.ts'
 import { personChannel } from '../channels/service.ts'
 import { doc } from '../core/docs.ts'
 import { streamOpen } from '../core/longpoll.ts'
@@ -12,14 +13,22 @@ const agentSide = (ctx: Ctx) =>
   agentRoutes(ctx)
     .post(
       '/files',
-      ({ agent, query, request }) => {
-        streamOpen(ctx, request)
-        return saveUpload(ctx, agent.channel, {
-          name: query.name,
-          contentType: request.headers.get('content-type'),
-          contentLength: request.headers.get('content-length'),
-          body: request.body,
-        })
+      (c) => {
+        streamOpen(ctx, c.request)
+        // The JSON parser left the body unread: the bytes are the request (hashed when keyed).
+        return retrySafeUpload(ctx, { agent: c.agent, request: c.request }, (onRecord) =>
+          saveUpload(
+            ctx,
+            c.agent.channel,
+            {
+              name: c.query.name,
+              contentType: c.request.headers.get('content-type'),
+              contentLength: c.request.headers.get('content-length'),
+              body: c.request.body,
+            },
+            onRecord,
+          ),
+        )
       },
       {
         // The bytes are streamed to disk by the handler: the JSON parser leaves upload paths

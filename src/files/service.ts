@@ -78,7 +78,9 @@ function checkQuota(ctx: Ctx, channel: ChannelRow, incoming: number): number {
  * Streams an upload to a temporary file, counting bytes as they come: past the limit (the
  * file size limit, or what is left of the channel's storage) the upload is cut, the partial
  * file removed and 413 returned. A complete file is synced, moved into place, and only then
- * recorded, so a crash leaves at worst an orphan (swept at start).
+ * recorded, so a crash leaves at worst an orphan (swept at start). `onRecord` runs inside the
+ * transaction that records it, with the answer and the bytes' SHA-256: what it writes (an
+ * idempotency key's answer) commits with the file or not at all, and if it throws, no file.
  */
 export async function saveUpload(
   ctx: Ctx,
@@ -89,6 +91,7 @@ export async function saveUpload(
     contentLength: string | null
     body: ReadableStream<Uint8Array> | null
   },
+  onRecord?: (info: FileInfo, sha256: string) => void,
 ): Promise<FileInfo> {
   const name = cleanName(input.name)
   const mime = cleanMime(input.contentType)
@@ -141,6 +144,7 @@ export async function saveUpload(
       .transaction(() => {
         checkQuota(ctx, channel, size)
         ctx.store.files.insert(row)
+        onRecord?.(toFileInfo(row), row.sha256)
       })
       .immediate()
   } catch (error) {

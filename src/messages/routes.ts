@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { agentRoutes, personRoutes } from '../access/guards.ts'
+import { retrySafe } from '../access/idempotency/service.ts'
 import type { AgentAuth } from '../access/tokens/service.ts'
 import { personChannel } from '../channels/service.ts'
 import { doc } from '../core/docs.ts'
@@ -74,7 +75,7 @@ const agentSide = (ctx: Ctx) =>
   agentRoutes(ctx)
     .post(
       '/messages',
-      ({ agent, body }) => answer(sendMessage(ctx, agent.channel, 'agent', body)),
+      (c) => retrySafe(ctx, c, () => answer(sendMessage(ctx, c.agent.channel, 'agent', c.body))),
       {
         body: SendRequest,
         detail: doc('messages', 'Send a message or a question', MessageResponse),
@@ -86,7 +87,8 @@ const agentSide = (ctx: Ctx) =>
     })
     .patch(
       '/messages/:id',
-      ({ agent, params, body }) => answer(editMessage(ctx, agent.channel, params.id, body)),
+      (c) =>
+        retrySafe(ctx, c, () => answer(editMessage(ctx, c.agent.channel, c.params.id, c.body))),
       {
         params: IdParams,
         body: EditRequest,
@@ -95,7 +97,10 @@ const agentSide = (ctx: Ctx) =>
     )
     .put(
       '/messages/:id',
-      ({ agent, params, body }) => answer(replaceMessage(ctx, agent.channel, params.id, body.body)),
+      (c) =>
+        retrySafe(ctx, c, () =>
+          answer(replaceMessage(ctx, c.agent.channel, c.params.id, c.body.body)),
+        ),
       {
         params: IdParams,
         body: ReplaceRequest,
@@ -109,8 +114,10 @@ const agentSide = (ctx: Ctx) =>
     )
     .post(
       '/messages/:id/state',
-      ({ agent, params, body }) =>
-        answer(setMessageState(ctx, agent.channel, params.id, body.state)),
+      (c) =>
+        retrySafe(ctx, c, () =>
+          answer(setMessageState(ctx, c.agent.channel, c.params.id, c.body.state)),
+        ),
       {
         params: IdParams,
         body: StateRequest,
@@ -122,7 +129,7 @@ const agentSide = (ctx: Ctx) =>
     })
     .put(
       '/pins/:key',
-      ({ agent, params, body }) => ({ pin: putPin(ctx, agent.channel, params.key, body) }),
+      (c) => retrySafe(ctx, c, () => ({ pin: putPin(ctx, c.agent.channel, c.params.key, c.body) })),
       {
         params: PinKeyParams,
         body: PutPinRequest,
@@ -131,7 +138,8 @@ const agentSide = (ctx: Ctx) =>
     )
     .patch(
       '/pins/:key',
-      ({ agent, params, body }) => ({ pin: patchPin(ctx, agent.channel, params.key, body) }),
+      (c) =>
+        retrySafe(ctx, c, () => ({ pin: patchPin(ctx, c.agent.channel, c.params.key, c.body) })),
       { params: PinKeyParams, body: EditRequest, detail: doc('pins', 'Edit a pin', PinResponse) },
     )
     .delete(

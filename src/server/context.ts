@@ -5,6 +5,8 @@ import type { Server } from 'bun'
 import { emailCodeStore } from '../access/email/store.ts'
 import { joinLinkStore } from '../access/enrol/join-store.ts'
 import { pairingStore } from '../access/enrol/store.ts'
+import { KeyedWrites } from '../access/idempotency/keys.ts'
+import { idempotencyStore } from '../access/idempotency/store.ts'
 import { createLimits, type Limits } from '../access/limits.ts'
 import { challengeStore, passkeyStore } from '../access/passkeys/store.ts'
 import { sessionStore } from '../access/sessions/store.ts'
@@ -44,6 +46,8 @@ export interface Ctx {
   holds: HeldPolls
   /** Every rate limit (docs/security.md). */
   limits: Limits
+  /** Keyed writes under way (`Idempotency-Key`) and when expired keys were last swept. */
+  idempotency: KeyedWrites
   /** Feed pages shared by the polls one change wakes. */
   feedPages: SharedPages
   expiry: ExpiryScheduler
@@ -77,6 +81,7 @@ export function openStores(db: Database) {
     push: pushStore(db),
     secrets: secretStore(db),
     audit: auditStore(db),
+    idempotency: idempotencyStore(db),
   }
 }
 
@@ -112,6 +117,7 @@ export function createContext(
     waiters: new Waiters(),
     holds: new HeldPolls(),
     limits: createLimits(config, () => clock.now()),
+    idempotency: new KeyedWrites(),
     feedPages: new SharedPages(),
     expiry: new ExpiryScheduler(),
     filesDir,

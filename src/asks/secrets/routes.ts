@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { agentAuth, personAuth } from '../../access/guards.ts'
+import { retrySafe } from '../../access/idempotency/service.ts'
 import { doc } from '../../core/docs.ts'
 import { holderOf } from '../../core/holds.ts'
 import { longPoll } from '../../core/longpoll.ts'
@@ -8,10 +9,11 @@ import type { Ctx } from '../../server/context.ts'
 import { CreateSecretRequest, FulfilRequest, SecretQuery, SecretResponse } from './schema.ts'
 import {
   cancelSecret,
-  createSecret,
+  checkSecret,
   fulfilSecret,
   personSecret,
   readSecret,
+  recordSecret,
   secretOf,
 } from './service.ts'
 
@@ -23,9 +25,14 @@ export const secretRoutes = (ctx: Ctx) =>
     .use(agentAuth(ctx))
     .post(
       '/secrets',
-      async ({ agent, body }) => ({
-        secret_request: secretOf(await createSecret(ctx, agent.channel, body)),
-      }),
+      async (c) => {
+        // The checks that await come first; the write itself is synchronous, so it and its
+        // idempotency key commit in one transaction.
+        const checked = await checkSecret(c.body)
+        return retrySafe(ctx, c, () => ({
+          secret_request: secretOf(recordSecret(ctx, c.agent.channel, checked)),
+        }))
+      },
       {
         body: CreateSecretRequest,
         detail: doc(

@@ -50,16 +50,20 @@ const blockOf = (row: Pick<SecretRow, 'id' | 'name' | 'fingerprint' | 'status'>)
   status: row.status,
 })
 
-/**
- * The agent asks for a secret. The request and the thread message that shows it are written in
- * one transaction; the message is made here, not by `sendMessage`, because agents may not send
- * `secret_request` blocks themselves.
- */
-export async function createSecret(
-  ctx: Ctx,
-  channel: ChannelRow,
-  req: { name: string; description?: string; public_key: string },
-): Promise<SecretRow> {
+/** A secret request that passed its checks, with its key's fingerprint, ready to record. */
+export interface CheckedSecret {
+  name: string
+  description: string | null
+  public_key: string
+  fingerprint: string
+}
+
+/** Checks a secret request (its key is imported, which awaits); writes nothing. */
+export async function checkSecret(req: {
+  name: string
+  description?: string
+  public_key: string
+}): Promise<CheckedSecret> {
   const name = req.name.trim()
   if (name === '' || CONTROL.test(name)) {
     throw fail.invalid('name', 'must be 1 to 100 characters without control characters')
@@ -70,7 +74,22 @@ export async function createSecret(
   } catch {
     throw fail.invalid('public_key', 'must be base64url of a raw uncompressed P-256 public key')
   }
-  const print = await fingerprint(req.public_key)
+  return {
+    name,
+    description,
+    public_key: req.public_key,
+    fingerprint: await fingerprint(req.public_key),
+  }
+}
+
+/**
+ * The agent asks for a secret. The request and the thread message that shows it are written in
+ * one transaction; the message is made here, not by `sendMessage`, because agents may not send
+ * `secret_request` blocks themselves. Synchronous (the checks that await come first, in
+ * `checkSecret`), so a retry-safe route can run it inside its own transaction.
+ */
+export function recordSecret(ctx: Ctx, channel: ChannelRow, checked: CheckedSecret): SecretRow {
+  const { name, description, fingerprint: print } = checked
   const id = newId('sec')
   const now = ctx.clock.now()
   const body: MessageBody = {
@@ -97,7 +116,7 @@ export async function createSecret(
         message_id: message.id,
         name,
         description,
-        public_key: req.public_key,
+        public_key: checked.public_key,
         fingerprint: print,
         created_at: now,
       })

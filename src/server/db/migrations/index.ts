@@ -8,6 +8,7 @@ import m006 from './006_person_cursors.sql' with { type: 'text' }
 import m007 from './007_email_codes.sql' with { type: 'text' }
 import m008 from './008_approvals.sql' with { type: 'text' }
 import m009 from './009_trusted_answers.sql' with { type: 'text' }
+import m010 from './010_idempotency.sql' with { type: 'text' }
 
 export const migrations: readonly { version: number; sql: string }[] = [
   { version: 1, sql: m001 },
@@ -19,6 +20,7 @@ export const migrations: readonly { version: number; sql: string }[] = [
   { version: 7, sql: m007 },
   { version: 8, sql: m008 },
   { version: 9, sql: m009 },
+  { version: 10, sql: m010 },
 ]
 
 export const latestVersion = migrations.at(-1)?.version ?? 0

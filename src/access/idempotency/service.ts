@@ -1,0 +1,164 @@
+import { createHash } from 'node:crypto'
+import { fail } from '../../core/errors.ts'
+import { stallGuarded } from '../../core/http/stalls.ts'
+import type { Ctx } from '../../server/context.ts'
+import type { AgentAuth } from '../tokens/service.ts'
+import {
+  jsonRequestHash,
+  KEY_TTL_MS,
+  keyConflict,
+  keyOf,
+  REPLAYED_HEADER,
+  SWEEP_EVERY_MS,
+  uploadRequestHash,
+} from './keys.ts'
+import type { KeyRow } from './store.ts'
+
+/**
+ * Safe retries of the agent's writes (PRODUCT.md "Safe retries", docs/decisions.md). A write
+ * sent with an `Idempotency-Key` stores its answer under the key in the same transaction as the
+ * write itself: after a crash either both happened or neither, so a retry finds the answer or
+ * writes for the first time, never twice. Without the header a write costs one header read more.
+ */
+
+/** What a keyed write needs of its request: the channel, the request, its parsed JSON body. */
+export interface KeyedCall {
+  agent: Pick<AgentAuth, 'channel'>
+  request: Request
+  body?: unknown
+}
+
+/** How an upload hands its answer over from inside the transaction that records the file. */
+export type OnRecord<T> = (answer: T, bytesSha256: string) => void
+
+/**
+ * Runs a synchronous agent write (`write` opens its own transactions, which nest) safe to retry.
+ * With a key: an answer already stored is given again (the same request) or 409 (another
+ * request); otherwise `write` runs inside one immediate transaction that also stores its answer.
+ * An error rolls both back: nothing is kept, and the key may be tried again.
+ */
+export function retrySafe<T extends object>(
+  ctx: Ctx,
+  call: KeyedCall,
+  write: () => T,
+): T | Promise<Response> {
+  const key = keyOf(call.request)
+  if (key === undefined) return write()
+  return keyed(ctx, call, key, jsonRequestHash(call.request, call.body), write)
+}
+
+async function keyed<T extends object>(
+  ctx: Ctx,
+  call: KeyedCall,
+  key: string,
+  hash: string,
+  write: () => T,
+): Promise<Response> {
+  const channelId = call.agent.channel.id
+  // The last check and everything after it up to the commit run in one go: no other request
+  // runs in between (a helper awaited here would leave a gap between its check and the lookup).
+  for (let busy = busyWith(ctx, channelId, key); busy; busy = busyWith(ctx, channelId, key)) {
+    await busy
+  }
+  const found = find(ctx, channelId, key)
+  if (found) return replay(found, hash)
+  const json = ctx.db
+    .transaction(() => {
+      const answer = write()
+      if (typeof (answer as { then?: unknown }).then === 'function') {
+        // A promise here would commit the key before the write it stands for.
+        throw new Error('retrySafe: the write must be synchronous (see retrySafeUpload)')
+      }
+      const text = JSON.stringify(answer)
+      keep(ctx, { channel_id: channelId, key, request_hash: hash, status: 200, response: text })
+      return text
+    })
+    .immediate()
+  return answerOf(200, json)
+}
+
+/**
+ * An upload made safe to retry. Its bytes are only known once read, so the answer is stored by
+ * the upload itself, through `onRecord`, in the transaction that records the file; meanwhile the
+ * key is held and a second request with it waits. A retry of a stored upload reads the bytes to
+ * compare them and writes nothing (no file, no quota taken).
+ */
+export async function retrySafeUpload<T extends object>(
+  ctx: Ctx,
+  call: KeyedCall,
+  upload: (onRecord?: OnRecord<T>) => Promise<T>,
+): Promise<T | Response> {
+  const key = keyOf(call.request)
+  if (key === undefined) return upload()
+  const channelId = call.agent.channel.id
+  for (let busy = busyWith(ctx, channelId, key); busy; busy = busyWith(ctx, channelId, key)) {
+    await busy
+  }
+  const found = find(ctx, channelId, key)
+  if (found) {
+    const hash = uploadRequestHash(call.request, await digest(ctx, call.request.body))
+    return replay(found, hash)
+  }
+  const release = ctx.idempotency.hold(writeId(channelId, key))
+  try {
+    let json = ''
+    await upload((answer, bytesSha256) => {
+      json = JSON.stringify(answer)
+      const request_hash = uploadRequestHash(call.request, bytesSha256)
+      keep(ctx, { channel_id: channelId, key, request_hash, status: 200, response: json })
+    })
+    return answerOf(200, json)
+  } finally {
+    release()
+  }
+}
+
+const writeId = (channelId: string, key: string) => `${channelId}\n${key}`
+
+/** Settles when another request's write under the same key ends (an upload still streaming). */
+const busyWith = (ctx: Ctx, channelId: string, key: string) =>
+  ctx.idempotency.busy(writeId(channelId, key))
+
+/** The live answer under the key: the one indexed lookup a keyed write pays before writing. */
+const find = (ctx: Ctx, channelId: string, key: string) =>
+  ctx.store.idempotency.find(channelId, key, ctx.clock.now() - KEY_TTL_MS)
+
+function replay(found: KeyRow, hash: string): Response {
+  if (found.request_hash !== hash) throw keyConflict()
+  return answerOf(found.status, found.response, true)
+}
+
+/** Stores the answer (inside the write's transaction) and now and then sweeps expired keys. */
+function keep(ctx: Ctx, row: Omit<KeyRow, 'created_at'>): void {
+  const now = ctx.clock.now()
+  const cutoff = now - KEY_TTL_MS
+  // Held keys and the lookup above leave no live row here; if one appeared anyway (another
+  // process on the same file), refusing keeps the rule: never two writes under one key.
+  if (!ctx.store.idempotency.claim({ ...row, created_at: now }, cutoff)) throw keyConflict()
+  if (now - ctx.idempotency.sweptAt >= SWEEP_EVERY_MS) {
+    ctx.idempotency.sweptAt = now
+    ctx.store.idempotency.sweep(cutoff)
+  }
+}
+
+/** The answer as the write gave it: the same bytes the first time and on every replay. */
+function answerOf(status: number, json: string, replayed = false): Response {
+  const headers: Record<string, string> = { 'content-type': 'application/json;charset=utf-8' }
+  if (replayed) headers[REPLAYED_HEADER] = 'true'
+  return new Response(json, { status, headers })
+}
+
+/** SHA-256 of an upload's bytes, read under the same size and stall limits as an upload. */
+async function digest(ctx: Ctx, body: ReadableStream<Uint8Array> | null): Promise<string> {
+  const hash = createHash('sha256')
+  const limit = ctx.config.maxFileSize
+  let size = 0
+  if (body) {
+    for await (const chunk of stallGuarded(body, ctx.config.uploadStallMs)) {
+      size += chunk.byteLength
+      if (size > limit) throw fail.tooLarge(`file is larger than the ${limit}-byte limit`)
+      hash.update(chunk)
+    }
+  }
+  return hash.digest('hex')
+}
