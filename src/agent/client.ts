@@ -13,6 +13,7 @@ import type {
   SendRequest,
 } from '../messages/schema.ts'
 import type { Info } from '../server/public-routes.ts'
+import { boundedFetch, boundFor, DEFAULT_TIMEOUT_MS, type Exchange, timeoutOf } from './timeouts.ts'
 
 /**
  * The one typed HTTP client of the API: the CLI, the MCP server and the tests all use it.
@@ -29,7 +30,11 @@ export class HarkApiError extends Error {
   }
 }
 
-export type Fetch = (request: Request) => Promise<Response>
+/**
+ * How the client sends a request. `exchange` says how long it may take (see timeouts.ts):
+ * `boundedFetch` and `retryingFetch` honour it; a test's in-process handler may ignore it.
+ */
+export type Fetch = (request: Request, exchange?: Exchange) => Promise<Response>
 
 /** The `HarkApiError` of a non-2xx response (its body is read), for callers of `raw`. */
 export async function apiError(response: Response): Promise<HarkApiError> {
@@ -60,6 +65,17 @@ export interface ClientOptions {
    * `origin`), for what only a session may do.
    */
   headers?: Record<string, string>
+  /**
+   * A plain request's bound in milliseconds (default 30 s); a long-poll may take its wait on
+   * top, an upload a second more per 64 KiB. Past it: `RequestTimeoutError`.
+   */
+  timeoutMs?: number
+  /**
+   * Send a fresh `Idempotency-Key` with every POST, PUT and PATCH (the same one on each retry
+   * of it), so `retryingFetch` may repeat a write cut off mid-flight. The agent's client does;
+   * the person's and enrolment routes do not honour keys, so their clients do not claim it.
+   */
+  idempotencyKeys?: boolean
 }
 
 export interface FeedParams {
@@ -80,10 +96,13 @@ interface RequestOptions {
   signal?: AbortSignal
 }
 
+const KEYED = new Set(['POST', 'PUT', 'PATCH'])
+
 /** The transport both clients share: URLs, the token, JSON, and errors as `HarkApiError`. */
 export function createTransport(options: ClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, '')
-  const doFetch: Fetch = options.fetch ?? ((r) => fetch(r))
+  const doFetch: Fetch = options.fetch ?? boundedFetch
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
 
   function url(path: string, query?: Query): string {
     const u = new URL(base + path)
@@ -94,22 +113,41 @@ export function createTransport(options: ClientOptions) {
     return u.href
   }
 
-  /** The raw response, whatever its status. */
-  function raw(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
+  /** The request a call sends, and how long it may take. */
+  function prepare(method: string, path: string, o: RequestOptions) {
     const headers: Record<string, string> = { ...options.headers, ...o.headers }
     if (options.token) headers.authorization = `Bearer ${options.token}`
+    // One key per logical call: retries copy the request, so they carry the same one.
+    if (options.idempotencyKeys && KEYED.has(method) && !hasKey(headers)) {
+      headers['idempotency-key'] = crypto.randomUUID()
+    }
     let body = o.body
     if (o.json !== undefined) {
       headers['content-type'] = 'application/json'
       body = JSON.stringify(o.json)
     }
-    return doFetch(new Request(url(path, o.query), { method, headers, body, signal: o.signal }))
+    const request = new Request(url(path, o.query), { method, headers, body, signal: o.signal })
+    return { request, exchange: { timeoutMs: boundFor(timeoutMs, o.query?.wait, body) } }
+  }
+
+  /** The raw response, whatever its status. */
+  function raw(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
+    const { request, exchange } = prepare(method, path, o)
+    return doFetch(request, exchange)
   }
 
   async function call<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
-    const response = await raw(method, path, o)
+    const { request, exchange } = prepare(method, path, o)
+    const response = await doFetch(request, exchange)
     if (!response.ok) throw await apiError(response)
-    const text = await response.text()
+    let text: string
+    try {
+      text = await response.text()
+    } catch (error) {
+      // The bound covers the body too: a server that stops half-way through is a timeout.
+      const ours = (error as Error)?.name === 'TimeoutError' && !o.signal?.aborted
+      throw ours ? timeoutOf(request, exchange.timeoutMs) : error
+    }
     try {
       return (text ? JSON.parse(text) : undefined) as T
     } catch {
@@ -124,6 +162,9 @@ export function createTransport(options: ClientOptions) {
     info: () => call<Static<typeof Info>>('GET', '/v1/info'),
   }
 }
+
+const hasKey = (headers: Record<string, string>) =>
+  Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key')
 
 export type { PairingStart }
 
@@ -164,9 +205,9 @@ const feedQuery = (p: FeedParams): Query => ({
   limit: p.limit,
 })
 
-/** The agent's client: one token, one channel. */
+/** The agent's client: one token, one channel; its writes carry idempotency keys. */
 export function createAgentClient(options: ClientOptions) {
-  const t = createTransport(options)
+  const t = createTransport({ idempotencyKeys: true, ...options })
   const { call, raw } = t
   return {
     ...t,

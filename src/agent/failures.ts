@@ -1,6 +1,7 @@
 import { UsageError } from '../core/errors.ts'
 import { HarkApiError } from './client.ts'
 import { isNetworkError, networkErrorCode } from './retry.ts'
+import { RequestTimeoutError } from './timeouts.ts'
 
 /** The agent CLI's exit codes; scripts branch on them. */
 export const EXIT = {
@@ -73,6 +74,7 @@ export function describeFailure(error: unknown): { message: string; exitCode: nu
       exitCode: auth ? EXIT.notAuthenticated : EXIT.error,
     }
   }
+  if (error instanceof RequestTimeoutError) return { message: error.message, exitCode: EXIT.error }
   if (isLocalFileError(error)) {
     return {
       message: `cannot ${error.syscall} ${error.path}: ${fileCause(error)}`,

@@ -1,11 +1,15 @@
 import type { Fetch } from './client.ts'
+import type { Exchange } from './timeouts.ts'
 
 /**
  * A `fetch` that retries what is safe to retry, a bounded number of times: requests that never
  * reached the server (connection refused, name not resolved) whatever their method; idempotent
- * requests (GET, HEAD, PUT, DELETE) on any network failure or a 502/503/504 from a proxy; and
- * any request answered 429, after its `Retry-After`. A write cut off mid-flight is not repeated:
- * it may have been applied, and sending a message twice is worse than reporting the failure.
+ * requests (GET, HEAD, PUT, DELETE, and any write that carries an `Idempotency-Key`) on any
+ * network failure or a 502/503/504 from a proxy; and any request answered 429, after its
+ * `Retry-After`. A write without a key cut off mid-flight is not repeated: it may have been
+ * applied, and sending a message twice is worse than reporting the failure. With a key the
+ * server answers a repeat with the first result and writes nothing, so repeating it is safe.
+ * A request that timed out (`RequestTimeoutError`) is not repeated: the bound is the caller's.
  */
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
@@ -80,15 +84,17 @@ export function retryAfterMs(headers: Headers, now = Date.now()): number | undef
 export function retryingFetch(inner: Fetch, policy: RetryPolicy = DEFAULT_RETRY): Fetch {
   const backoff = (attempt: number) =>
     Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1))
-  return async (request) => {
-    const idempotent = IDEMPOTENT.has(request.method)
+  return async (request, exchange?: Exchange) => {
+    const idempotent = IDEMPOTENT.has(request.method) || request.headers.has('idempotency-key')
     for (let attempt = 1; ; attempt++) {
       const last = attempt >= policy.attempts
-      // Each attempt sends a copy: a body can be read once. The last sends the original.
+      // Each attempt sends a copy: a body can be read once. The last sends the original. The
+      // copy keeps the headers: a write's retries carry its one idempotency key. Each attempt
+      // has the whole bound (`exchange`): a pause for a 429 does not eat into the next one.
       const sent = last ? request : request.clone()
       let response: Response
       try {
-        response = await inner(sent)
+        response = await inner(sent, exchange)
       } catch (error) {
         const safe = idempotent || NOT_CONNECTED.has(networkErrorCode(error))
         if (last || !isNetworkError(error) || !safe) throw error

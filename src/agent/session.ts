@@ -8,6 +8,7 @@ import {
 import { notConnected } from './failures.ts'
 import { DEFAULT_PROFILE, type Env, loadConfig, type Profile } from './profiles.ts'
 import { DEFAULT_RETRY, retryingFetch } from './retry.ts'
+import { boundedFetch, requestTimeoutMs } from './timeouts.ts'
 
 /**
  * Where the agent's connection comes from: the profile in the config file, overridden field by
@@ -37,9 +38,9 @@ export interface Session {
   client: AgentClient
 }
 
-/** Retry notices go to stderr; stdout is for results. */
+/** Retry notices go to stderr; stdout is for results. Every attempt is bounded in time. */
 function clientFetch(warn: (line: string) => void, attempts = DEFAULT_RETRY.attempts) {
-  return retryingFetch((r) => fetch(r), {
+  return retryingFetch(boundedFetch, {
     ...DEFAULT_RETRY,
     attempts,
     onRetry: (reason, delayMs, attempt) =>
@@ -47,17 +48,22 @@ function clientFetch(warn: (line: string) => void, attempts = DEFAULT_RETRY.atte
   })
 }
 
-/** An agent client for `url` and `token`; `attempts: 1` reports an outage at once. */
+/**
+ * An agent client for `url` and `token`; `attempts: 1` reports an outage at once. Each request
+ * is bounded by `timeoutMs` (`HARK_REQUEST_TIMEOUT`, else 30 s; long-polls add their wait).
+ */
 export function agentClientFor(
   url: string,
   token: string | undefined,
   warn: (line: string) => void,
   attempts?: number,
+  timeoutMs = requestTimeoutMs(process.env),
 ): AgentClient {
   return createAgentClient({
     baseUrl: normaliseUrl(url),
     token,
     fetch: clientFetch(warn, attempts),
+    timeoutMs,
   })
 }
 
@@ -66,12 +72,17 @@ export function openSession(env: Env, profile: string, warn: (line: string) => v
   const c = resolveConnection(env, profile)
   if (!c.url || !c.token) throw notConnected(profile)
   const url = normaliseUrl(c.url)
-  return { profile, url, token: c.token, client: agentClientFor(url, c.token, warn) }
+  const client = agentClientFor(url, c.token, warn, undefined, requestTimeoutMs(env))
+  return { profile, url, token: c.token, client }
 }
 
 /** A client with no token, for pairing and joining. */
 export function enrolmentClient(url: string, warn: (line: string) => void): EnrolmentClient {
-  return createEnrolmentClient({ baseUrl: normaliseUrl(url), fetch: clientFetch(warn) })
+  return createEnrolmentClient({
+    baseUrl: normaliseUrl(url),
+    fetch: clientFetch(warn),
+    timeoutMs: requestTimeoutMs(process.env),
+  })
 }
 
 /** `https://host/prefix/` → `https://host/prefix`; anything but http(s) is a usage error. */

@@ -1,6 +1,7 @@
 import { MAX_WAIT_SECONDS } from '../core/query.ts'
 import { HarkApiError } from './client.ts'
 import { isNetworkError, networkErrorCode, pause } from './retry.ts'
+import { RequestTimeoutError } from './timeouts.ts'
 
 /**
  * Long waits, built from the server's long-polls (each held at most 55 s): poll again and again
@@ -42,7 +43,10 @@ export async function pollUntil<T>(
       outages = 0
       if (value !== undefined) return value
     } catch (error) {
-      const stalled = error instanceof Error && error.name === 'TimeoutError'
+      // Our own bound (`limitMs`) or the client's (`RequestTimeoutError`): a silent server.
+      const stalled =
+        error instanceof RequestTimeoutError ||
+        (error instanceof Error && error.name === 'TimeoutError')
       if (!stalled && !isOutage(error)) throw error
       if (Date.now() >= options.deadline) return undefined
       if (outages === 0) {

@@ -1,0 +1,82 @@
+import { UsageError } from '../core/errors.ts'
+import type { Env } from './profiles.ts'
+
+/**
+ * Every request the agent's client makes is bounded (issue 16, defect 6): a server (or a proxy)
+ * that accepts the connection and never answers must not hang a command, an agent's harness
+ * waiting on it, or an MCP tool call.
+ */
+
+/** A plain request's bound; long-polls get their wait on top (`boundFor`). */
+export const DEFAULT_TIMEOUT_MS = 30_000
+/**
+ * The slowest upload that still counts as moving: a body's bound grows by a second per 64 KiB,
+ * so a large file on a slow link is not cut, and a stuck one still ends (a JSON body's few
+ * kilobytes add some milliseconds).
+ */
+const UPLOAD_BYTES_PER_SECOND = 64 * 1024
+
+/** What one HTTP exchange may take: past it the request is aborted. */
+export interface Exchange {
+  timeoutMs: number
+}
+
+/** No answer within the bound: the message names the request and the bound. */
+export class RequestTimeoutError extends Error {
+  override readonly name = 'RequestTimeoutError'
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      `the server did not answer ${method} ${path} within ${seconds(timeoutMs)} ` +
+        '(request timeout; set HARK_REQUEST_TIMEOUT to change it)',
+    )
+  }
+}
+
+const seconds = (ms: number) => `${Number((ms / 1000).toFixed(1))} s`
+
+/** How long a request may take: `timeoutMs`, plus a long-poll's wait, plus an upload's time. */
+export function boundFor(timeoutMs: number, waitSeconds: unknown, body: unknown): number {
+  const wait = typeof waitSeconds === 'number' && waitSeconds > 0 ? waitSeconds * 1000 : 0
+  return timeoutMs + wait + Math.floor((sizeOf(body) * 1000) / UPLOAD_BYTES_PER_SECOND)
+}
+
+/** A body's size when it is known before sending (a stream's is not: it gets the plain bound). */
+function sizeOf(body: unknown): number {
+  if (body instanceof Blob) return body.size
+  if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return body.byteLength
+  if (typeof body === 'string') return body.length
+  return 0
+}
+
+/**
+ * The global `fetch`, aborted after `exchange.timeoutMs` (or by the request's own signal).
+ * A timeout becomes a `RequestTimeoutError`; the caller's own abort stays what it was.
+ */
+export async function boundedFetch(request: Request, exchange?: Exchange): Promise<Response> {
+  if (!exchange) return fetch(request)
+  const timer = AbortSignal.timeout(exchange.timeoutMs)
+  try {
+    return await fetch(request, { signal: AbortSignal.any([request.signal, timer]) })
+  } catch (error) {
+    if (timer.aborted && !request.signal.aborted) throw timeoutOf(request, exchange.timeoutMs)
+    throw error
+  }
+}
+
+export const timeoutOf = (request: Request, timeoutMs: number) =>
+  new RequestTimeoutError(request.method, new URL(request.url).pathname, timeoutMs)
+
+/** `HARK_REQUEST_TIMEOUT` (seconds) as milliseconds; the default without it. */
+export function requestTimeoutMs(env: Env): number {
+  const raw = env.HARK_REQUEST_TIMEOUT
+  if (raw === undefined || raw === '') return DEFAULT_TIMEOUT_MS
+  const s = Number(raw)
+  if (!Number.isFinite(s) || s <= 0) {
+    throw new UsageError(`HARK_REQUEST_TIMEOUT must be a positive number of seconds, not "${raw}"`)
+  }
+  return s * 1000
+}
