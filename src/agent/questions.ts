@@ -21,12 +21,16 @@ export interface AskOptions extends WaitOptions {
   onAsked?: (message: Message, sent: MessageBody) => void
 }
 
-/** Sends the question, then waits for its answer as `waitForAnswer` does. */
+/**
+ * Sends the question, then waits for its answer as `waitForAnswer` does. The timeout counts
+ * from the call: uploads and the send are inside it, so a caller's bound holds.
+ */
 export async function askQuestion(
   client: AgentClient,
   spec: QuestionSpec,
   options: AskOptions = {},
 ): Promise<AskOutcome> {
+  const deadline = deadlineAfter(options.timeoutMs)
   const body = await composeQuestion(client, spec)
   const { message } = await client.send({
     body,
@@ -35,7 +39,8 @@ export async function askQuestion(
     ...(options.proof ? { proof: true } : {}),
   })
   options.onAsked?.(message, body)
-  return waitForAnswer(client, message.id, options.timeoutMs, options.onOutage)
+  const left = options.timeoutMs === undefined ? undefined : Math.max(0, deadline - Date.now())
+  return waitForAnswer(client, message.id, left, options.onOutage)
 }
 
 /** Waits until the question is no longer open, or the timeout passes (`status: 'timeout'`). */

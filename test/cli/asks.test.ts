@@ -72,7 +72,7 @@ describe('hark ask', () => {
     expect((await run.finished()).json()).toEqual({ id, status: 'answered', answer })
   })
 
-  test('the question text may come from stdin; --block gives any input', async () => {
+  test('the question text may come from stdin with "-"; --block gives any input', async () => {
     const out = live.cli.spawn(['ask', '--block', '{"type":"confirm","id":"go","label":"Go"}'], {
       env: live.env,
     })
@@ -80,7 +80,10 @@ describe('hark ask', () => {
     await live.server.person.answer(id as string, true)
     const done = await out.finished()
     expect(done.stdout).toBe('true\n')
-    const piped = await hark(['ask', '--confirm', 'OK', '--timeout', '0', '--json'], 'Piped?\n')
+    const piped = await hark(
+      ['ask', '-', '--confirm', 'OK', '--timeout', '0', '--json'],
+      'Piped?\n',
+    )
     const asked = piped.json<{ id: string }>()
     const { messages } = await live.server.person.feed(live.server.channelId)
     expect((messages.find((m) => m.id === asked.id) as Message).body.text).toBe('Piped?')

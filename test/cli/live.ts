@@ -38,12 +38,15 @@ export interface Cli {
   configFile: string
   /** Runs `hark ...args` to completion. */
   run(args: string[], options?: RunOptions): Promise<Ran>
-  /** Starts `hark ...args` and returns at once, for waits, follows and pairing. */
-  spawn(args: string[], options?: { env?: Record<string, string> }): Spawned
+  /**
+   * Starts `hark ...args` and returns at once, for waits, follows and pairing. With `stdin:
+   * 'pipe'` its stdin is a pipe this side holds open, as agent harnesses spawn commands.
+   */
+  spawn(args: string[], options?: { env?: Record<string, string>; stdin?: 'pipe' }): Spawned
 }
 
 export interface Spawned {
-  proc: Subprocess<'ignore', 'pipe', 'pipe'>
+  proc: Subprocess<'ignore' | 'pipe', 'pipe', 'pipe'>
   /** Resolves once stderr matches, with the match. */
   stderrMatch(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>
   /** Resolves with the next complete stdout line. */
@@ -103,7 +106,7 @@ export function makeCli(): Cli {
     spawn(args, options = {}) {
       const proc = Bun.spawn([process.execPath, MAIN, ...args], {
         env: env(options.env),
-        stdin: 'ignore',
+        stdin: options.stdin ?? 'ignore',
         stdout: 'pipe',
         stderr: 'pipe',
       })

@@ -25,13 +25,16 @@ describe('hark send', () => {
     expect((await seen(id)).body).toEqual({ text: 'build is green' })
   })
 
-  test('text from stdin, with a title; --json prints { message }', async () => {
-    const out = await hark(['send', '--title', 'Log tail', '--json'], 'line 1\nline 2\n')
+  test('text from stdin when nothing else is given; --json prints { message }', async () => {
+    const out = await hark(['send', '--json'], 'line 1\nline 2\n')
     expect(out.code).toBe(0)
     const { message } = out.json<{ message: Message }>()
-    expect(message.body).toEqual({ title: 'Log tail', text: 'line 1\nline 2' })
+    expect(message.body).toEqual({ text: 'line 1\nline 2' })
     expect(message.sender).toBe('agent')
     expect(out.stdout.trim().split('\n')).toHaveLength(1)
+    // With a title there is something to send: stdin is left alone (an agent's may never close).
+    const titled = await hark(['send', '--title', 'Log tail', '--json'], 'not read\n')
+    expect(titled.json<{ message: Message }>().message.body).toEqual({ title: 'Log tail' })
   })
 
   test('"-" reads stdin even beside other flags', async () => {

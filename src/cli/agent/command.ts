@@ -1,3 +1,4 @@
+import { CliError, EXIT } from '../../agent/failures.ts'
 import type { Env } from '../../agent/profiles.ts'
 import { openSession, type Session } from '../../agent/session.ts'
 import { UsageError } from '../../core/errors.ts'
@@ -59,18 +60,51 @@ export function secondsFlag(args: ParsedArgs, name: string): number | undefined 
 
 /**
  * The message text: the arguments joined; or stdin when the only argument is `-`; or stdin when
- * there are no arguments, no other content (`otherContent`: blocks, files) and stdin is a pipe
- * or a file (`make 2>&1 | tail | hark send --title Log`). A terminal or /dev/null is never read,
- * so an agent's command with nothing on stdin does not hang.
+ * the command line gives nothing else to send (`otherContent`: a title, blocks, files, a
+ * question's inputs) and stdin is a pipe or a file (`make 2>&1 | tail -20 | hark send`).
+ * Anything else never reads stdin: agent harnesses run commands with stdin a pipe they hold
+ * open and never write to, which looks the same as a pipe with a writer, and waiting for it
+ * hangs the command. A read ends at `deadline` (the command's --timeout) with exit 124.
  */
 export async function messageText(
   c: CommandContext,
   words: string[],
   otherContent: boolean,
+  deadline = Number.POSITIVE_INFINITY,
 ): Promise<string | undefined> {
-  const fromStdin = async () => (await c.io.readStdin()).replace(/\r?\n$/, '')
+  const fromStdin = async () => (await stdinBy(c.io, deadline)).replace(/\r?\n$/, '')
   if (words.length === 1 && words[0] === '-') return fromStdin()
   if (words.length > 0) return words.join(' ')
   if (!otherContent && c.io.stdinIsPiped) return fromStdin()
   return undefined
+}
+
+/**
+ * Time stdin always gets: a closed pipe or a file is read in milliseconds, and this keeps
+ * `ask - --timeout 0` (ask, do not wait for the answer) working with the text on stdin.
+ */
+const STDIN_GRACE_MS = 1000
+
+/** All of stdin, or exit 124 when it is still open at `deadline` (before anything was sent). */
+async function stdinBy(io: Io, deadline: number): Promise<string> {
+  if (deadline === Number.POSITIVE_INFINITY) return io.readStdin()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new CliError(
+            'stdin was still open when --timeout ran out: nothing was sent (give the text as arguments, or close stdin)',
+            EXIT.timeout,
+          ),
+        ),
+      Math.max(STDIN_GRACE_MS, deadline - Date.now()),
+    )
+  })
+  try {
+    // The read left pending when the deadline wins ends with the process (main exits).
+    return await Promise.race([io.readStdin(), late])
+  } finally {
+    clearTimeout(timer)
+  }
 }

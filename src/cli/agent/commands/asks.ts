@@ -3,6 +3,7 @@ import { parseBlocks, type QuestionSpec, splitOptions } from '../../../agent/bod
 import { CliError, EXIT } from '../../../agent/failures.ts'
 import { type AskOutcome, askQuestion, waitForAnswer } from '../../../agent/questions.ts'
 import { askLedger, warnUnsigned } from '../../../agent/trust.ts'
+import { deadlineAfter } from '../../../agent/waiting.ts'
 import type { MessageBody } from '../../../messages/schema.ts'
 import { isInput } from '../../../shared/blocks.ts'
 import { questionRequest } from '../../../shared/canonical.ts'
@@ -46,7 +47,8 @@ export const ask: AgentCommand = {
   help: `Usage: hark ask [TEXT...] INPUT... [flags]
 
 Asks a question and waits for the answer (by default without limit; Ctrl-C stops waiting,
-"hark wait ID" resumes). The text is the arguments (or stdin, as for send).
+"hark wait ID" resumes). The text is the arguments, or stdin with "-" (only then is stdin
+read; a --timeout bounds that read too).
 
 Inputs (at least one; several make a form; ids in brackets):
   --choice A,B,C     pick one of the options [choice]; with --multi, several
@@ -84,10 +86,12 @@ ${ANSWER_HELP}`,
   booleans: ['multi', 'silent', 'verify'],
   async run(c) {
     const { args, io } = c
-    const timeoutMs = secondsFlag(args, 'timeout')
+    // The timeout counts from here: reading stdin, uploading and asking are inside it.
+    const deadline = deadlineAfter(secondsFlag(args, 'timeout'))
     const expiresMs = secondsFlag(args, 'expires-in')
     const title = flagString(args, 'title')
-    const text = await messageText(c, args.positionals, false)
+    // A question always has inputs: its text comes from stdin only with "-".
+    const text = await messageText(c, args.positionals, true, deadline)
     const { client } = c.session()
     const question: QuestionSpec = {
       text,
@@ -111,7 +115,8 @@ ${ANSWER_HELP}`,
     const outcome = await askQuestion(client, question, {
       ...silentFlag(c),
       expiresIn: expiresMs === undefined ? undefined : expiresMs / 1000,
-      timeoutMs,
+      timeoutMs:
+        deadline === Number.POSITIVE_INFINITY ? undefined : Math.max(0, deadline - Date.now()),
       proof: verify,
       onAsked: (message, body) => {
         sent = body

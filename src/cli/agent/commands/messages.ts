@@ -21,8 +21,11 @@ export async function bodySpecFromFlags(c: CommandContext, words: string[]): Pro
   const blocks = parseBlocks(flagStrings(args, 'block'))
   const files = flagStrings(args, 'file')
   const images = flagStrings(args, 'image')
+  const title = flagString(args, 'title')
   const otherContent =
-    markdownPath !== undefined || blocks.length + files.length + images.length > 0
+    title !== undefined ||
+    markdownPath !== undefined ||
+    blocks.length + files.length + images.length > 0
   const text = await messageText(c, words, otherContent)
   const markdown =
     markdownPath === undefined
@@ -30,7 +33,7 @@ export async function bodySpecFromFlags(c: CommandContext, words: string[]): Pro
       : markdownPath === '-'
         ? await c.io.readStdin()
         : await readTextFile(markdownPath)
-  return { text, title: flagString(args, 'title'), markdown, blocks, files, images }
+  return { text, title, markdown, blocks, files, images }
 }
 
 /** `--silent`; without it the server decides (it notifies). */
@@ -53,8 +56,9 @@ export const send: AgentCommand = {
   summary: 'send the person a message',
   help: `Usage: hark send [TEXT...] [flags]
 
-Sends a message and prints its id. The text is the arguments, or stdin: with "-", or when
-stdin is a pipe and no block or file is given ("make 2>&1 | tail -20 | hark send --title Log").
+Sends a message and prints its id. The text is the arguments, or stdin: with "-"
+("make 2>&1 | tail -20 | hark send - --title Log"), or when nothing else is given (no text,
+title, block or file) and stdin is a pipe or a file. Otherwise stdin is never read.
 
 ${BODY_HELP}
   --silent             no push notification`,
