@@ -3,7 +3,7 @@
 // it loads. It must be polyfilled before the server's modules load (they load lazily, below);
 // in the compiled binary nothing else provides it.
 import 'reflect-metadata'
-import { AGENT_COMMANDS_HELP, isAgentCommand, runAgentCli } from './cli/agent/index.ts'
+import { AGENT_COMMANDS_HELP, GLOBAL_HELP, isAgentCommand, runAgentCli } from './cli/agent/index.ts'
 import { parseArgs } from './cli/args.ts'
 import { FatalError, HarkError, UsageError } from './core/errors.ts'
 import { VERSION } from './core/version.ts'
@@ -28,6 +28,8 @@ Usage:
 
 Agent commands (hark help COMMAND for each):
 ${AGENT_COMMANDS_HELP}
+
+${GLOBAL_HELP}
 
 Run "hark serve --help" for the server's flags.`
 

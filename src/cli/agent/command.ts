@@ -21,9 +21,29 @@ export interface CommandContext {
 /** Flags every agent command takes. */
 export const GLOBAL_VALUED = ['profile'] as const
 export const GLOBAL_BOOLEANS = ['json', 'help'] as const
+/**
+ * Under every command's help and the top-level help: a CI job or an agent reads only `hark
+ * help`, and needs how to connect without a config file, what --json gives and what each exit
+ * code means.
+ */
 export const GLOBAL_HELP = `Global flags:
   --profile NAME  use another stored connection (default "default", or $HARK_PROFILE)
-  --json          print one JSON document on stdout (one per line when streaming)`
+  --json          print one JSON document on stdout (one per line when streaming);
+                  progress, warnings and errors go to stderr
+
+Environment (a CI job needs no config file):
+  HARK_URL              the server, e.g. https://hark.example.com
+  HARK_TOKEN            an agent token, as "hark init" or "hark join" stores it in
+                        $XDG_CONFIG_HOME/hark/config.json; both override the profile's
+  HARK_REQUEST_TIMEOUT  seconds a request may take (default 30; long-polls add their wait)
+
+Exit codes:
+  ${EXIT.ok}    ok
+  ${EXIT.error}    error (stderr says what failed)
+  ${EXIT.usage}    usage: a bad flag or argument
+  ${EXIT.notAuthenticated}    not connected, or the token was refused (401, 403)
+  ${EXIT.timeout}  a wait or --timeout ran out (ask, wait: {"id","status":"timeout"} with --json)
+  ${EXIT.interrupted}  interrupted (Ctrl-C)`
 
 export function contextFor(args: ParsedArgs, io: Io, env: Env, profile: string): CommandContext {
   let session: Session | undefined

@@ -66,6 +66,8 @@ const COMMANDS: readonly AgentCommand[] = [
 ]
 const byName = new Map(COMMANDS.map((c) => [c.name, c]))
 
+export { GLOBAL_HELP } from './command.ts'
+
 /** The agent commands, one line each, for the top-level help. */
 export const AGENT_COMMANDS_HELP = COMMANDS.map(
   (c) => `  hark ${c.name.padEnd(10)} ${c.summary}`,
@@ -76,10 +78,7 @@ ${AGENT_COMMANDS_HELP}
 
 ${GLOBAL_HELP}
 
-Run "hark help COMMAND" (or "hark COMMAND --help") for a command's flags. The connection
-comes from $XDG_CONFIG_HOME/hark/config.json (see "hark init"), overridden by HARK_URL and
-HARK_TOKEN. Exit codes: 0 ok, 1 error, 2 usage, 4 not authenticated, 124 a wait timed out,
-130 interrupted.`
+Run "hark help COMMAND" (or "hark COMMAND --help") for a command's flags.`
 
 /** True for the names this module answers: the agent commands, and `help` about one of them. */
 export function isAgentCommand(command: string | undefined, rest: readonly string[]): boolean {
