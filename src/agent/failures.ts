@@ -61,8 +61,16 @@ export function fileCause(error: unknown): string {
 export const fileError = (doing: string, path: string, error: unknown) =>
   new CliError(`cannot ${doing} ${path}: ${fileCause(error)}`)
 
+export interface Failure {
+  /** One line: what a person or a model reads. */
+  message: string
+  exitCode: number
+  /** Where an unexpected failure happened (its stack): for a log or HARK_DEBUG, never shown. */
+  detail?: string
+}
+
 /** The message and exit code of anything a command throws. */
-export function describeFailure(error: unknown): { message: string; exitCode: number } {
+export function describeFailure(error: unknown): Failure {
   if (error instanceof UsageError) return { message: error.message, exitCode: EXIT.usage }
   if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode }
   if (error instanceof HarkApiError) {
@@ -81,11 +89,33 @@ export function describeFailure(error: unknown): { message: string; exitCode: nu
       exitCode: EXIT.error,
     }
   }
-  if (isNetworkError(error)) {
+  if (isNetworkError(error) && hasCode(error)) {
     return {
       message: `cannot reach the server (${networkErrorCode(error)})`,
       exitCode: EXIT.error,
     }
   }
-  return { message: (error as Error)?.stack ?? String(error), exitCode: EXIT.error }
+  return {
+    message: `unexpected error: ${firstLine(error)}`,
+    exitCode: EXIT.error,
+    detail: error instanceof Error ? error.stack : undefined,
+  }
+}
+
+/**
+ * Every failure of `fetch` carries a code (ECONNREFUSED, ECONNRESET, ENOTFOUND...); a TypeError
+ * without one is a bug of ours (`undefined is not an object`), not a lost connection.
+ */
+function hasCode(error: unknown): boolean {
+  const { code, cause } = error as { code?: unknown; cause?: { code?: unknown } }
+  return typeof code === 'string' || typeof cause?.code === 'string'
+}
+
+const MAX_LINE = 200
+
+/** An error's own words, one line, bounded: a stack or a dump says nothing to its reader. */
+function firstLine(error: unknown): string {
+  const text = error instanceof Error ? error.message || error.name : String(error)
+  const line = text.split('\n', 1)[0]?.trim() || 'no message'
+  return line.length > MAX_LINE ? `${line.slice(0, MAX_LINE - 1)}…` : line
 }

@@ -36,6 +36,7 @@ Environment (a CI job needs no config file):
   HARK_TOKEN            an agent token, as "hark init" or "hark join" stores it in
                         $XDG_CONFIG_HOME/hark/config.json; both override the profile's
   HARK_REQUEST_TIMEOUT  seconds a request may take (default 30; long-polls add their wait)
+  HARK_DEBUG            1: an unexpected error also prints where it happened
 
 Exit codes:
   ${EXIT.ok}    ok

@@ -118,6 +118,8 @@ export async function runAgentCli(command: string, rest: readonly string[]): Pro
     const hint =
       failure.exitCode === EXIT.usage && byName.has(command) ? ` (see "hark help ${command}")` : ''
     io.note(`${failure.message}${hint}`)
+    // One line for whoever runs hark (often a model); where a bug happened is for its report.
+    if (failure.detail && env.HARK_DEBUG) io.tell(failure.detail)
     return failure.exitCode
   }
 }

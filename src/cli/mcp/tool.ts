@@ -11,7 +11,7 @@ import type { Session } from '../../agent/session.ts'
 /**
  * One MCP tool: its name, what the model reads about it, its arguments, and what it does; the
  * MCP counterpart of the CLI's `Command`. `run` returns data (sent as one JSON text) or throws
- * (sent as a tool error with a readable message).
+ * (sent as a tool error: one line, never a stack).
  */
 export interface McpTool<Shape extends z.ZodRawShape = z.ZodRawShape> {
   name: string
@@ -73,10 +73,11 @@ export function registerTools(
         try {
           return { content: [{ type: 'text', text: JSON.stringify(await t.run(args, context)) }] }
         } catch (error) {
-          return {
-            isError: true,
-            content: [{ type: 'text', text: describeFailure(error).message }],
-          }
+          const failure = describeFailure(error)
+          // The model reads one line. Where a bug happened goes to stderr, which the MCP
+          // client keeps in its log (stdout is the protocol's).
+          if (failure.detail) process.stderr.write(`hark mcp: ${t.name}: ${failure.detail}\n`)
+          return { isError: true, content: [{ type: 'text', text: failure.message }] }
         }
       },
     )

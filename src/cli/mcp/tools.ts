@@ -1,5 +1,6 @@
 import * as z from 'zod'
 import { uploadPath } from '../../agent/bodies.ts'
+import { CliError } from '../../agent/failures.ts'
 import { Inbox } from '../../agent/inbox.ts'
 import { ACK_STATES, pinMessage, sendMessage, showProgress } from '../../agent/messages.ts'
 import { askQuestion, waitForAnswer } from '../../agent/questions.ts'
@@ -11,6 +12,7 @@ import {
   waitForSecret,
   writeSecretFile,
 } from '../../agent/secrets.ts'
+import { UsageError } from '../../core/errors.ts'
 import type { Block } from '../../messages/schema.ts'
 import { approve } from './approve.ts'
 import {
@@ -228,11 +230,15 @@ const requestSecretTool = tool({
     const timeoutMs = waitMs(a.wait_seconds)
     if (a.id !== undefined) {
       const entry = c.pendingSecrets.get(a.id)
-      if (!entry) throw new Error(`no pending secret request ${a.id} in this MCP server; ask again`)
+      if (!entry) {
+        throw new CliError(`no pending secret request ${a.id} in this MCP server; ask again`)
+      }
       const outcome = await waitForSecret(c.client, entry.pending, timeoutMs)
       return secretResult(c, entry.pending.request, outcome, a.path ?? entry.path)
     }
-    if (!a.name) throw new Error('give the name of the secret (or the id of a pending request)')
+    if (!a.name) {
+      throw new UsageError('give the name of the secret (or the id of a pending request)')
+    }
     const { pending, outcome } = await requestSecret(c.client, a.name, a.description, {
       timeoutMs,
       // Kept before the wait: a later call with the id resumes it with the same private key.
