@@ -13,7 +13,14 @@ import type {
   SendRequest,
 } from '../messages/schema.ts'
 import type { Info } from '../server/public-routes.ts'
-import { boundedFetch, boundFor, DEFAULT_TIMEOUT_MS, type Exchange, timeoutOf } from './timeouts.ts'
+import {
+  boundedFetch,
+  boundFor,
+  DEFAULT_TIMEOUT_MS,
+  type Exchange,
+  RequestTimeoutError,
+  timeoutOf,
+} from './timeouts.ts'
 
 /**
  * The one typed HTTP client of the API: the CLI, the MCP server and the tests all use it.
@@ -145,6 +152,7 @@ export function createTransport(options: ClientOptions) {
       text = await response.text()
     } catch (error) {
       // The bound covers the body too: a server that stops half-way through is a timeout.
+      if (error instanceof RequestTimeoutError) throw error
       const ours = (error as Error)?.name === 'TimeoutError' && !o.signal?.aborted
       throw ours ? timeoutOf(request, exchange.timeoutMs) : error
     }

@@ -53,18 +53,47 @@ function sizeOf(body: unknown): number {
 }
 
 /**
- * The global `fetch`, aborted after `exchange.timeoutMs` (or by the request's own signal).
- * A timeout becomes a `RequestTimeoutError`; the caller's own abort stays what it was.
+ * The global `fetch`, bounded: the answer must begin within `exchange.timeoutMs`, and its body
+ * may then take as long as it keeps coming, with no silence longer than the bound (a large
+ * download on a slow link is not cut; a server that stops half-way is). A timeout becomes a
+ * `RequestTimeoutError`; the caller's own abort (the request's signal) stays what it was.
  */
 export async function boundedFetch(request: Request, exchange?: Exchange): Promise<Response> {
   if (!exchange) return fetch(request)
-  const timer = AbortSignal.timeout(exchange.timeoutMs)
+  const ms = exchange.timeoutMs
+  const expired = new AbortController()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const arm = () => {
+    clearTimeout(timer)
+    timer = setTimeout(() => expired.abort(timeoutOf(request, ms)), ms)
+    // A timer must not keep a finished command alive (a body nobody reads to the end).
+    timer.unref?.()
+  }
+  arm()
+  let response: Response
   try {
-    return await fetch(request, { signal: AbortSignal.any([request.signal, timer]) })
+    response = await fetch(request, { signal: AbortSignal.any([request.signal, expired.signal]) })
   } catch (error) {
-    if (timer.aborted && !request.signal.aborted) throw timeoutOf(request, exchange.timeoutMs)
+    clearTimeout(timer)
+    if (expired.signal.aborted && !request.signal.aborted) throw timeoutOf(request, ms)
     throw error
   }
+  if (!response.body) {
+    clearTimeout(timer)
+    return response
+  }
+  arm()
+  const watched = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, out) {
+        arm()
+        out.enqueue(chunk)
+      },
+      flush: () => clearTimeout(timer),
+    }),
+  )
+  const { status, statusText, headers } = response
+  return new Response(watched, { status, statusText, headers })
 }
 
 export const timeoutOf = (request: Request, timeoutMs: number) =>

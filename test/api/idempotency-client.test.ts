@@ -4,6 +4,7 @@ import {
   createAgentClient,
   createEnrolmentClient,
   createPersonClient,
+  createTransport,
   type Fetch,
 } from '../../src/agent/client.ts'
 import { retryingFetch } from '../../src/agent/retry.ts'
@@ -204,6 +205,41 @@ describe('request timeouts', () => {
       expect((await real.feed({ since: 0, wait: 1 })).messages).toEqual([])
     } finally {
       await live.close()
+    }
+  })
+
+  test('a body that keeps coming may outlast the bound; one that stops may not', async () => {
+    const bytes = new TextEncoder()
+    const trickle = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      idleTimeout: 0,
+      fetch(request) {
+        let sent = 0
+        const stalls = new URL(request.url).pathname === '/stall'
+        const body = new ReadableStream<Uint8Array>({
+          async pull(out) {
+            if (stalls && sent > 0) return new Promise<void>(() => {})
+            await Bun.sleep(100)
+            // `[0,0,...,1]`, a piece every 100 ms: 1 s in all, against a 300 ms bound.
+            if (sent++ === 10) {
+              out.enqueue(bytes.encode('1]'))
+              out.close()
+            } else out.enqueue(bytes.encode(sent === 1 ? '[0,' : '0,'))
+          },
+        })
+        return new Response(body, { headers: { 'content-type': 'application/json' } })
+      },
+    })
+    try {
+      const t = createTransport({ baseUrl: `http://127.0.0.1:${trickle.port}`, timeoutMs: 300 })
+      const started = performance.now()
+      expect(await t.call<number[]>('GET', '/steady')).toHaveLength(11)
+      expect(performance.now() - started).toBeGreaterThan(900)
+      const error = await t.call('GET', '/stall').catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(RequestTimeoutError)
+    } finally {
+      trickle.stop(true)
     }
   })
 
