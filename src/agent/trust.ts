@@ -127,19 +127,25 @@ export function askLedger(env: Env, profile: string) {
     note(messageId: string): void {
       asked.add(messageId)
       let seen = false
-      updateConfig(env, (config) => {
-        const entry = config.profiles[profile]
-        const approvers = entry?.approvers as Pinned | undefined
-        if (!entry || !approvers) return
-        seen = approvers.asked?.[messageId] !== undefined
-        const kept = Object.entries(approvers.asked ?? {}).filter(
-          ([, at]) => at > Date.now() - USED_KEPT_MS,
-        )
-        entry.approvers = {
-          ...approvers,
-          asked: { ...Object.fromEntries(kept), [messageId]: Date.now() },
-        } as Pinned
-      })
+      // Best effort: a profile that cannot be written loses only this memory across processes
+      // (this process still trusts only the questions it asked), never the question itself.
+      try {
+        updateConfig(env, (config) => {
+          const entry = config.profiles[profile]
+          const approvers = entry?.approvers as Pinned | undefined
+          if (!entry || !approvers) return
+          seen = approvers.asked?.[messageId] !== undefined
+          const kept = Object.entries(approvers.asked ?? {}).filter(
+            ([, at]) => at > Date.now() - USED_KEPT_MS,
+          )
+          entry.approvers = {
+            ...approvers,
+            asked: { ...Object.fromEntries(kept), [messageId]: Date.now() },
+          } as Pinned
+        })
+      } catch {
+        // See above.
+      }
       if (seen) reused.add(messageId)
     },
     verify(

@@ -120,7 +120,7 @@ ${ANSWER_HELP}`,
       proof: verify,
       onAsked: (message, body) => {
         sent = body
-        ledger.note(message.id)
+        if (verify) ledger.note(message.id)
         io.note(`asked ${message.id}; waiting for the answer`)
       },
       onOutage: io.note,
