@@ -48,7 +48,7 @@ export async function agentAsk(
 const agentSide = (ctx: Ctx) =>
   agentRoutes(ctx)
     .get('/asks', ({ agent }) => ({ asks: listOpenAsks(ctx, agent.channel) }), {
-      detail: doc('asks', 'List open questions', AsksResponse),
+      detail: doc('listAsks', 'asks', 'List open questions', AsksResponse),
     })
     .get(
       '/asks/:id',
@@ -56,7 +56,7 @@ const agentSide = (ctx: Ctx) =>
       {
         params: IdParams,
         query: AskQuery,
-        detail: doc('asks', 'Read a question and its answer (long-poll)', AskResponse),
+        detail: doc('getAsk', 'asks', 'Read a question and its answer (long-poll)', AskResponse),
       },
     )
     .post(
@@ -68,7 +68,7 @@ const agentSide = (ctx: Ctx) =>
       {
         params: IdParams,
         body: CancelRequest,
-        detail: doc('asks', 'Cancel an open question', MessageResponse),
+        detail: doc('cancelAsk', 'asks', 'Cancel an open question', MessageResponse),
       },
     )
 
@@ -93,7 +93,12 @@ const personSide = (ctx: Ctx) =>
       ({ person, query }) => ({ asks: listPersonAsks(ctx, person.user.id, query.type) }),
       {
         query: PersonAsksQuery,
-        detail: doc('person', 'List open questions of every channel, oldest first', AsksResponse),
+        detail: doc(
+          'listMyAsks',
+          'person',
+          'List open questions of every channel, oldest first',
+          AsksResponse,
+        ),
       },
     )
     .get(
@@ -113,7 +118,11 @@ const personSide = (ctx: Ctx) =>
       {
         params: IdParams,
         query: HistoryQuery,
-        detail: doc('person', "A channel's approval decisions, newest first (the audit log)"),
+        detail: doc(
+          'listApprovals',
+          'person',
+          "A channel's approval decisions, newest first (the audit log)",
+        ),
       },
     )
     .post(
@@ -133,7 +142,7 @@ const personSide = (ctx: Ctx) =>
       {
         params: IdParams,
         body: AnswerRequest,
-        detail: doc('person', 'Answer a question', AskResponse),
+        detail: doc('answerAsk', 'person', 'Answer a question', AskResponse, { errors: [409] }),
       },
     )
 

@@ -1,22 +1,30 @@
 import { type Static, Type as t } from '@sinclair/typebox'
 import { AnswerProof, Message } from '../messages/schema.ts'
 
-export const AskResponse = t.Object({
-  message: Message,
-  answer: t.Unknown({ description: 'null until answered; the defaults once expired' }),
-})
+export const AskResponse = t.Object(
+  {
+    message: Message,
+    answer: t.Unknown({ description: 'null until answered; the defaults once expired' }),
+  },
+  { $id: 'AskResponse' },
+)
 
-export const AsksResponse = t.Object({ asks: t.Array(Message) })
+export const AsksResponse = t.Object({ asks: t.Array(Message) }, { $id: 'AsksResponse' })
 
 export const AskQuery = t.Object({
   wait: t.Optional(t.String({ description: 'seconds to hold the request, at most 55' })),
 })
 export type AskQuery = Static<typeof AskQuery>
 
-export const AnswerRequest = t.Object({
-  answer: t.Unknown({ description: 'one input: its value; several: an object keyed by block id' }),
-  proof: t.Optional(AnswerProof),
-})
+export const AnswerRequest = t.Object(
+  {
+    answer: t.Unknown({
+      description: 'one input: its value; several: an object keyed by block id',
+    }),
+    proof: t.Optional(AnswerProof),
+  },
+  { $id: 'AnswerRequest' },
+)
 
 export const CancelRequest = t.Object(
   {
@@ -28,7 +36,7 @@ export const CancelRequest = t.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { $id: 'CancelRequest', additionalProperties: false },
 )
 
 export const PersonAsksQuery = t.Object({

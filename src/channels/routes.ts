@@ -29,6 +29,7 @@ const agentSide = (ctx: Ctx) =>
       }),
       {
         detail: doc(
+          'getChannel',
           'channel',
           "The channel's details and its approvers' keys",
           AgentChannelResponse,
@@ -42,7 +43,10 @@ const agentSide = (ctx: Ctx) =>
           const channel = channelDetails(ctx, renameChannel(ctx, c.agent.channel, c.body.label))
           return { agent: { label: channel.label }, channel }
         }),
-      { body: RenameRequest, detail: doc('channel', 'Rename the agent', AgentResponse) },
+      {
+        body: RenameRequest,
+        detail: doc('renameAgent', 'channel', 'Rename the agent', AgentResponse),
+      },
     )
 
 /** The person's channels: the list, one, rename, delete, mark read. Only their own. */
@@ -57,14 +61,14 @@ const personSide = (ctx: Ctx) =>
           // person's own change sequence (it never moves with anyone else's activity).
           cursor: ctx.store.messages.currentSeq(person.user.id),
         }))(),
-      { detail: doc('person', 'List my channels', ChannelsResponse) },
+      { detail: doc('listChannels', 'person', 'List my channels', ChannelsResponse) },
     )
     .get(
       '/channels/:id',
       ({ person, params }) => ({
         channel: channelSummary(ctx, personChannel(ctx, person.user.id, params.id)),
       }),
-      { params: IdParams, detail: doc('person', 'One of my channels') },
+      { params: IdParams, detail: doc('getMyChannel', 'person', 'One of my channels') },
     )
     .patch(
       '/channels/:id',
@@ -72,20 +76,27 @@ const personSide = (ctx: Ctx) =>
         const channel = personChannel(ctx, person.user.id, params.id)
         return { channel: channelSummary(ctx, renameChannel(ctx, channel, body.label)) }
       },
-      { params: IdParams, body: RenameRequest, detail: doc('person', 'Rename an agent') },
+      {
+        params: IdParams,
+        body: RenameRequest,
+        detail: doc('renameChannel', 'person', 'Rename an agent'),
+      },
     )
     .delete(
       '/channels/:id',
       ({ person, params }) =>
         done(() => deleteChannel(ctx, personChannel(ctx, person.user.id, params.id))),
-      { params: IdParams, detail: doc('person', 'Delete a channel with its messages and files') },
+      {
+        params: IdParams,
+        detail: doc('deleteChannel', 'person', 'Delete a channel with its messages and files'),
+      },
     )
     .post(
       '/channels/:id/read',
       ({ person, params }) => ({
         channel: markChannelRead(ctx, personChannel(ctx, person.user.id, params.id)),
       }),
-      { params: IdParams, detail: doc('person', 'Mark a channel read') },
+      { params: IdParams, detail: doc('markChannelRead', 'person', 'Mark a channel read') },
     )
 
 /** Channels, both sides: the agent sees its one channel, the person all of theirs. */

@@ -35,7 +35,7 @@ const agentSide = (ctx: Ctx) =>
         // unread (json-body.ts `isUploadPath`).
         query: UploadQuery,
         detail: {
-          ...doc('files', 'Upload a file (raw body, ?name=)', FileInfo),
+          ...doc('uploadFile', 'files', 'Upload a file (raw body, ?name=)', FileInfo),
           // Not derived from a body schema (there is none to validate): say what is sent.
           requestBody: {
             required: true,
@@ -48,7 +48,10 @@ const agentSide = (ctx: Ctx) =>
     .get(
       '/files/:id',
       ({ agent, params }) => downloadResponse(ctx, findFile(ctx, agent.channel, params.id)),
-      { params: t.Object({ id: t.String() }), detail: doc('files', 'Download a file') },
+      {
+        params: t.Object({ id: t.String() }),
+        detail: doc('downloadFile', 'files', 'Download a file'),
+      },
     )
 
 /** The files of the person's channels: upload to one, download from one. */
@@ -69,7 +72,13 @@ const personSide = (ctx: Ctx) =>
         // Streamed to disk by the handler; the JSON parser leaves upload paths unread.
         params: t.Object({ id: t.String() }),
         query: UploadQuery,
-        detail: doc('person', 'Upload a file to a channel (raw body, ?name=)', FileInfo),
+        detail: doc(
+          'uploadChannelFile',
+          'person',
+          'Upload a file to a channel (raw body, ?name=)',
+          FileInfo,
+          { errors: [409] },
+        ),
       },
     )
     .get(
@@ -80,7 +89,7 @@ const personSide = (ctx: Ctx) =>
       },
       {
         params: t.Object({ id: t.String(), file: t.String() }),
-        detail: doc('person', 'Download a file of a channel'),
+        detail: doc('downloadChannelFile', 'person', 'Download a file of a channel'),
       },
     )
 

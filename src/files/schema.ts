@@ -1,12 +1,15 @@
 import { type Static, Type as t } from '@sinclair/typebox'
 
-export const FileInfo = t.Object({
-  file_id: t.String(),
-  name: t.String(),
-  mime: t.String(),
-  size: t.Integer({ description: 'bytes' }),
-  created_at: t.Integer(),
-})
+export const FileInfo = t.Object(
+  {
+    file_id: t.String(),
+    name: t.String(),
+    mime: t.String(),
+    size: t.Integer({ description: 'bytes' }),
+    created_at: t.Integer(),
+  },
+  { $id: 'FileInfo' },
+)
 export type FileInfo = Static<typeof FileInfo>
 
 export const UploadQuery = t.Object({

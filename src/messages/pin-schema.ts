@@ -7,11 +7,14 @@ export const PinKeyParams = t.Object({
   key: t.String({ description: `1 to ${LIMITS.pinKeyChars} characters: letters, digits, . _ - :` }),
 })
 
-export const PutPinRequest = t.Object({ body: MessageBody, silent: t.Optional(t.Boolean()) })
+export const PutPinRequest = t.Object(
+  { body: MessageBody, silent: t.Optional(t.Boolean()) },
+  { $id: 'PutPinRequest' },
+)
 export type PutPinRequest = { body: Body; silent?: boolean }
 
-export const Pin = t.Object({ key: t.String(), message: Message })
+export const Pin = t.Object({ key: t.String(), message: Message }, { $id: 'Pin' })
 export type Pin = { key: string; message: MessageRecord }
 
-export const PinResponse = t.Object({ pin: Pin })
-export const PinsResponse = t.Object({ pins: t.Array(Pin) })
+export const PinResponse = t.Object({ pin: Pin }, { $id: 'PinResponse' })
+export const PinsResponse = t.Object({ pins: t.Array(Pin) }, { $id: 'PinsResponse' })

@@ -78,12 +78,12 @@ const agentSide = (ctx: Ctx) =>
       (c) => retrySafe(ctx, c, () => answer(sendMessage(ctx, c.agent.channel, 'agent', c.body))),
       {
         body: SendRequest,
-        detail: doc('messages', 'Send a message or a question', MessageResponse),
+        detail: doc('sendMessage', 'messages', 'Send a message or a question', MessageResponse),
       },
     )
     .get('/messages', ({ agent, query, request }) => agentFeed(ctx, agent, query, request), {
       query: FeedQuery,
-      detail: doc('messages', 'Read the change feed (long-poll)', FeedResponse),
+      detail: doc('readFeed', 'messages', 'Read the change feed (long-poll)', FeedResponse),
     })
     .patch(
       '/messages/:id',
@@ -92,7 +92,7 @@ const agentSide = (ctx: Ctx) =>
       {
         params: IdParams,
         body: EditRequest,
-        detail: doc('messages', 'Edit a message', MessageResponse),
+        detail: doc('editMessage', 'messages', 'Edit a message', MessageResponse),
       },
     )
     .put(
@@ -104,13 +104,13 @@ const agentSide = (ctx: Ctx) =>
       {
         params: IdParams,
         body: ReplaceRequest,
-        detail: doc('messages', "Replace a message's body", MessageResponse),
+        detail: doc('replaceMessage', 'messages', "Replace a message's body", MessageResponse),
       },
     )
     .delete(
       '/messages/:id',
       ({ agent, params }) => done(() => deleteMessage(ctx, agent.channel, params.id)),
-      { params: IdParams, detail: doc('messages', 'Delete a message', Ok) },
+      { params: IdParams, detail: doc('deleteMessage', 'messages', 'Delete a message', Ok) },
     )
     .post(
       '/messages/:id/state',
@@ -121,11 +121,16 @@ const agentSide = (ctx: Ctx) =>
       {
         params: IdParams,
         body: StateRequest,
-        detail: doc('messages', "Acknowledge the person's message", MessageResponse),
+        detail: doc(
+          'setMessageState',
+          'messages',
+          "Acknowledge the person's message",
+          MessageResponse,
+        ),
       },
     )
     .get('/pins', ({ agent }) => ({ pins: listPins(ctx, agent.channel) }), {
-      detail: doc('pins', 'List pins', PinsResponse),
+      detail: doc('listPins', 'pins', 'List pins', PinsResponse),
     })
     .put(
       '/pins/:key',
@@ -133,19 +138,23 @@ const agentSide = (ctx: Ctx) =>
       {
         params: PinKeyParams,
         body: PutPinRequest,
-        detail: doc('pins', 'Create or replace a pin', PinResponse),
+        detail: doc('putPin', 'pins', 'Create or replace a pin', PinResponse),
       },
     )
     .patch(
       '/pins/:key',
       (c) =>
         retrySafe(ctx, c, () => ({ pin: patchPin(ctx, c.agent.channel, c.params.key, c.body) })),
-      { params: PinKeyParams, body: EditRequest, detail: doc('pins', 'Edit a pin', PinResponse) },
+      {
+        params: PinKeyParams,
+        body: EditRequest,
+        detail: doc('editPin', 'pins', 'Edit a pin', PinResponse),
+      },
     )
     .delete(
       '/pins/:key',
       ({ agent, params }) => done(() => deletePin(ctx, agent.channel, params.key)),
-      { params: PinKeyParams, detail: doc('pins', 'Remove a pin', Ok) },
+      { params: PinKeyParams, detail: doc('deletePin', 'pins', 'Remove a pin', Ok) },
     )
 
 const PersonSend = t.Object({ body: SendRequest.properties.body })
@@ -199,7 +208,12 @@ const personSide = (ctx: Ctx) =>
       },
       {
         query: PersonFeedQuery,
-        detail: doc('person', 'Read the change feed of all my channels (long-poll)', FeedResponse),
+        detail: doc(
+          'readMyFeed',
+          'person',
+          'Read the change feed of all my channels (long-poll)',
+          FeedResponse,
+        ),
       },
     )
     .get(
@@ -224,6 +238,7 @@ const personSide = (ctx: Ctx) =>
         params: IdParams,
         query: ChannelFeedQuery,
         detail: doc(
+          'readChannel',
           'person',
           "Read a channel's change feed (long-poll), or with tail=N its newest N messages",
           FeedResponse,
@@ -239,7 +254,7 @@ const personSide = (ctx: Ctx) =>
       {
         params: IdParams,
         body: PersonSend,
-        detail: doc('person', 'Write to the agent', MessageResponse),
+        detail: doc('writeToAgent', 'person', 'Write to the agent', MessageResponse),
       },
     )
     .get(
@@ -247,7 +262,10 @@ const personSide = (ctx: Ctx) =>
       ({ person, params }) => ({
         pins: listPins(ctx, personChannel(ctx, person.user.id, params.id)),
       }),
-      { params: IdParams, detail: doc('person', "A channel's pins", PinsResponse) },
+      {
+        params: IdParams,
+        detail: doc('listChannelPins', 'person', "A channel's pins", PinsResponse),
+      },
     )
 
 /** Messages and pins, both sides: the agent's channel and the person's channels. */

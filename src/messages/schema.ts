@@ -195,7 +195,7 @@ export type KnownBlock = { [K in KnownBlockType]: Static<(typeof KnownBlocks)[K]
 /** Any block: a known one, or an unknown type stored as given. */
 export const AnyBlock = t.Object(
   { type: t.String({ minLength: 1, maxLength: 64 }), id: t.Optional(BlockId) },
-  { ...open, description: 'A block; see the spec for the known types' },
+  { $id: 'Block', ...open, description: 'A block; see the spec for the known types' },
 )
 /** A block as given: `type`, maybe `id`, and the fields of its type. */
 export type Block = Static<typeof AnyBlock> & Record<string, unknown>
@@ -206,31 +206,38 @@ export const MessageBody = t.Object(
     text: t.Optional(t.String({ maxLength: LIMITS.textChars })),
     blocks: t.Optional(t.Array(AnyBlock, { maxItems: LIMITS.blocks })),
   },
-  { additionalProperties: false },
+  { $id: 'MessageBody', additionalProperties: false },
 )
 export type MessageBody = Omit<Static<typeof MessageBody>, 'blocks'> & { blocks?: Block[] }
 
-export const SendRequest = t.Object({
-  body: MessageBody,
-  silent: t.Optional(t.Boolean()),
-  expires_in: t.Optional(
-    t.Number({ exclusiveMinimum: 0, maximum: LIMITS.expiresInSeconds, description: 'seconds' }),
-  ),
-  proof: t.Optional(
-    t.Boolean({
-      description: 'a question whose answer the person signs with a passkey (ask.request_hash)',
-    }),
-  ),
-})
+export const SendRequest = t.Object(
+  {
+    body: MessageBody,
+    silent: t.Optional(t.Boolean()),
+    expires_in: t.Optional(
+      t.Number({ exclusiveMinimum: 0, maximum: LIMITS.expiresInSeconds, description: 'seconds' }),
+    ),
+    proof: t.Optional(
+      t.Boolean({
+        description: 'a question whose answer the person signs with a passkey (ask.request_hash)',
+      }),
+    ),
+  },
+  { $id: 'SendRequest' },
+)
 export type SendRequest = Omit<Static<typeof SendRequest>, 'body'> & { body: MessageBody }
 
-export const ReplaceRequest = t.Object({ body: MessageBody })
+export const ReplaceRequest = t.Object({ body: MessageBody }, { $id: 'ReplaceRequest' })
 
 /** `block_patches`: `[{ id, ...fields }]`, or `{ [id]: { ...fields } }`. Merged by block id. */
-export const BlockPatches = t.Union([
-  t.Array(t.Object({ id: BlockId }, open), { maxItems: LIMITS.blocks }),
-  t.Record(t.String(), t.Object({}, open)),
-])
+export const BlockPatches = t.Union(
+  [
+    t.Array(t.Object({ id: BlockId }, open), { maxItems: LIMITS.blocks }),
+    // `additionalProperties`, not `t.Record`: the same check, and generated clients read it.
+    t.Object({}, { additionalProperties: t.Object({}, open) }),
+  ],
+  { $id: 'BlockPatches' },
+)
 
 export const EditRequest = t.Object(
   {
@@ -239,7 +246,7 @@ export const EditRequest = t.Object(
     blocks: t.Optional(t.Array(AnyBlock, { maxItems: LIMITS.blocks })),
     block_patches: t.Optional(BlockPatches),
   },
-  { additionalProperties: false },
+  { $id: 'EditRequest', additionalProperties: false },
 )
 export type EditRequest = Omit<Static<typeof EditRequest>, 'blocks' | 'block_patches'> & {
   blocks?: Block[]
@@ -248,9 +255,11 @@ export type EditRequest = Omit<Static<typeof EditRequest>, 'blocks' | 'block_pat
     | Record<string, Record<string, unknown>>
 }
 
-export const AckState = t.Union([t.Literal('seen'), t.Literal('working'), t.Literal('done')])
+export const AckState = t.Union([t.Literal('seen'), t.Literal('working'), t.Literal('done')], {
+  $id: 'AckState',
+})
 export type AckState = Static<typeof AckState>
-export const StateRequest = t.Object({ state: AckState })
+export const StateRequest = t.Object({ state: AckState }, { $id: 'StateRequest' })
 
 /** The passkey's WebAuthn assertion over an answer's claim (src/shared/proof.ts). */
 export const AnswerProof = t.Object(
@@ -262,51 +271,65 @@ export const AnswerProof = t.Object(
     user_handle: t.Optional(t.String({ maxLength: 1024 })),
     answered_at: t.Integer({ minimum: 0, description: "the app's clock when signed, ms" }),
   },
-  { additionalProperties: false },
+  { $id: 'AnswerProof', additionalProperties: false },
 )
 
-export const AskInfo = t.Object({
-  status: t.Union([
-    t.Literal('open'),
-    t.Literal('answered'),
-    t.Literal('expired'),
-    t.Literal('cancelled'),
-  ]),
-  expires_at: t.Optional(t.Integer()),
-  answered_at: t.Optional(t.Integer()),
-  answer: t.Optional(t.Unknown()),
-  request_hash: t.Optional(
-    t.String({ description: 'approvals: SHA-256 (hex) of the canonical JSON of { tool, input }' }),
-  ),
-  reason: t.Optional(t.String({ description: 'why a cancelled question was withdrawn' })),
-  proof: t.Optional(AnswerProof),
-})
+export const AskInfo = t.Object(
+  {
+    status: t.Union([
+      t.Literal('open'),
+      t.Literal('answered'),
+      t.Literal('expired'),
+      t.Literal('cancelled'),
+    ]),
+    expires_at: t.Optional(t.Integer()),
+    answered_at: t.Optional(t.Integer()),
+    answer: t.Optional(t.Unknown()),
+    request_hash: t.Optional(
+      t.String({
+        description: 'approvals: SHA-256 (hex) of the canonical JSON of { tool, input }',
+      }),
+    ),
+    reason: t.Optional(t.String({ description: 'why a cancelled question was withdrawn' })),
+    proof: t.Optional(AnswerProof),
+  },
+  { $id: 'AskInfo' },
+)
 export type AskInfo = Static<typeof AskInfo>
 
-export const Message = t.Object({
-  id: t.String(),
-  channel_id: t.String(),
-  sender: t.Union([t.Literal('agent'), t.Literal('human')]),
-  created_at: t.Integer(),
-  updated_at: t.Integer(),
-  body: MessageBody,
-  silent: t.Optional(t.Boolean()),
-  ask: t.Optional(AskInfo),
-  state: t.Optional(t.Union([AckState, t.Null()])),
-  pin: t.Optional(t.String({ description: 'the pin key, on pinned messages' })),
-})
+export const Message = t.Object(
+  {
+    id: t.String(),
+    channel_id: t.String(),
+    sender: t.Union([t.Literal('agent'), t.Literal('human')]),
+    created_at: t.Integer(),
+    updated_at: t.Integer(),
+    body: MessageBody,
+    silent: t.Optional(t.Boolean()),
+    ask: t.Optional(AskInfo),
+    state: t.Optional(t.Union([AckState, t.Null()])),
+    pin: t.Optional(t.String({ description: 'the pin key, on pinned messages' })),
+  },
+  { $id: 'Message' },
+)
 export type Message = Omit<Static<typeof Message>, 'body'> & { body: MessageBody }
 
-export const DeletedMessage = t.Object({ id: t.String(), deleted: t.Literal(true) })
+export const DeletedMessage = t.Object(
+  { id: t.String(), deleted: t.Literal(true) },
+  { $id: 'DeletedMessage' },
+)
 export type DeletedMessage = Static<typeof DeletedMessage>
 
-export const MessageResponse = t.Object({ message: Message })
+export const MessageResponse = t.Object({ message: Message }, { $id: 'MessageResponse' })
 
-export const FeedResponse = t.Object({
-  messages: t.Array(t.Union([Message, DeletedMessage])),
-  cursor: t.Integer(),
-  has_more: t.Boolean(),
-})
+export const FeedResponse = t.Object(
+  {
+    messages: t.Array(t.Union([Message, DeletedMessage])),
+    cursor: t.Integer(),
+    has_more: t.Boolean(),
+  },
+  { $id: 'FeedResponse' },
+)
 export type FeedResponse = Static<typeof FeedResponse>
 
 export const FeedQuery = t.Object({
@@ -318,4 +341,4 @@ export const FeedQuery = t.Object({
 })
 export type FeedQuery = Static<typeof FeedQuery>
 
-export const Ok = t.Object({ ok: t.Literal(true) })
+export const Ok = t.Object({ ok: t.Literal(true) }, { $id: 'Ok' })

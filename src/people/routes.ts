@@ -41,7 +41,7 @@ export const peopleRoutes = (ctx: Ctx) =>
   new Elysia({ name: 'hark/people', prefix: '/v1/app' })
     .use(personAuth(ctx))
     .get('/me', ({ person }) => ({ user: personView(person.user) }), {
-      detail: doc('people', 'Who am I'),
+      detail: doc('getMe', 'people', 'Who am I'),
     })
     .get(
       '/people',
@@ -49,15 +49,24 @@ export const peopleRoutes = (ctx: Ctx) =>
         requireOwner(person)
         return { people: ctx.store.users.all().map(personView) }
       },
-      { detail: doc('people', 'List people (owner)') },
+      { detail: doc('listPeople', 'people', 'List people (owner)') },
     )
     .delete(
       '/people/:id',
       ({ person, params }) => done(() => removePerson(ctx, person, params.id)),
-      { params: IdParams, detail: doc('people', 'Remove a person and their channels (owner)') },
+      {
+        params: IdParams,
+        detail: doc(
+          'removePerson',
+          'people',
+          'Remove a person and their channels (owner)',
+          undefined,
+          { errors: [409] },
+        ),
+      },
     )
     .get('/settings', () => ({ registration: registrationMode(ctx) }), {
-      detail: doc('people', 'Server settings'),
+      detail: doc('getSettings', 'people', 'Server settings'),
     })
     .patch(
       '/settings',
@@ -67,18 +76,22 @@ export const peopleRoutes = (ctx: Ctx) =>
       },
       {
         body: t.Object({ registration: t.String() }),
-        detail: doc('people', 'Change registration: closed, invite or open (owner)'),
+        detail: doc(
+          'setRegistration',
+          'people',
+          'Change registration: closed, invite or open (owner)',
+        ),
       },
     )
     .get('/invites', ({ person }) => ({ invites: listInvites(ctx, person) }), {
-      detail: doc('people', 'Open invites'),
+      detail: doc('listInvites', 'people', 'Open invites'),
     })
     .post('/invites', ({ person, body }) => createInvite(ctx, person, body), {
       body: t.Object({ email: t.Optional(t.String()), expires_in: t.Optional(t.Number()) }),
-      detail: doc('people', 'Make a single-use invite link'),
+      detail: doc('createInvite', 'people', 'Make a single-use invite link'),
     })
     .delete(
       '/invites/:id',
       ({ person, params }) => done(() => revokeInvite(ctx, person, params.id)),
-      { params: IdParams, detail: doc('people', 'Revoke an invite') },
+      { params: IdParams, detail: doc('revokeInvite', 'people', 'Revoke an invite') },
     )

@@ -2,14 +2,17 @@ import { type Static, Type as t } from '@sinclair/typebox'
 import type { UserRow } from './store.ts'
 
 /** What a successful login or sign-up answers (next to its session cookie). */
-export const SignedInUser = t.Object({
-  user: t.Object({
-    id: t.String(),
-    email: t.String(),
-    name: t.Union([t.String(), t.Null()]),
-    is_owner: t.Boolean(),
-  }),
-})
+export const SignedInUser = t.Object(
+  {
+    user: t.Object({
+      id: t.String(),
+      email: t.String(),
+      name: t.Union([t.String(), t.Null()]),
+      is_owner: t.Boolean(),
+    }),
+  },
+  { $id: 'SignedInUser' },
+)
 export type SignedInUser = Static<typeof SignedInUser>
 
 export const signedIn = (user: UserRow): SignedInUser => ({

@@ -29,7 +29,7 @@ export const pushRoutes = (ctx: Ctx) =>
   new Elysia({ name: 'hark/push', prefix: '/v1/app/push' })
     .use(personAuth(ctx))
     .get('/subscriptions', ({ person }) => ({ subscriptions: listDevices(ctx, person.user.id) }), {
-      detail: doc('push', 'My devices that get notifications', DevicesResponse),
+      detail: doc('listPushDevices', 'push', 'My devices that get notifications', DevicesResponse),
     })
     .post(
       '/subscriptions',
@@ -39,21 +39,29 @@ export const pushRoutes = (ctx: Ctx) =>
       {
         body: SubscribeRequest,
         detail: doc(
+          'subscribePush',
           'push',
           `Register this device's push subscription (at most ${MAX_PUSH_DEVICES} devices a person)`,
           DeviceResponse,
+          { errors: [409] },
         ),
       },
     )
     .delete(
       '/subscriptions/:id',
       ({ person, params }) => done(() => removeDevice(ctx, person.user.id, params.id)),
-      { params: IdParams, detail: doc('push', 'Stop notifications to a device', Ok) },
+      {
+        params: IdParams,
+        detail: doc('unsubscribePush', 'push', 'Stop notifications to a device', Ok),
+      },
     )
     .post(
       '/subscriptions/:id/test',
       ({ person, params }) => done(() => sendTest(ctx, person.user.id, params.id)),
-      { params: IdParams, detail: doc('push', 'Send a test notification to a device', Ok) },
+      {
+        params: IdParams,
+        detail: doc('testPushDevice', 'push', 'Send a test notification to a device', Ok),
+      },
     )
     .get(
       '/email-reminders',
@@ -61,14 +69,18 @@ export const pushRoutes = (ctx: Ctx) =>
         minutes: ctx.store.push.reminderMinutes(person.user.id),
         available: ctx.mailer !== undefined,
       }),
-      { detail: doc('push', 'My email reminder setting') },
+      { detail: doc('getEmailReminders', 'push', 'My email reminder setting') },
     )
     .patch(
       '/email-reminders',
       ({ person, body }) => ({ minutes: setEmailReminders(ctx, person.user.id, body.minutes) }),
       {
         body: EmailReminders,
-        detail: doc('push', 'Email me questions that wait unanswered for N minutes'),
+        detail: doc(
+          'setEmailReminders',
+          'push',
+          'Email me questions that wait unanswered for N minutes',
+        ),
       },
     )
 
@@ -82,6 +94,12 @@ export const pushAnswerRoutes = (ctx: Ctx) =>
     ({ body }) => answerWithCapability(ctx, body.capability, body.answer),
     {
       body: AnswerByCapability,
-      detail: doc('push', 'Answer a question with a notification capability', AskResponse, false),
+      detail: doc(
+        'answerByCapability',
+        'push',
+        'Answer a question with a notification capability',
+        AskResponse,
+        { public: true, errors: [403, 404, 409, 429] },
+      ),
     },
   )

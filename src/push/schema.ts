@@ -1,45 +1,62 @@
 import type { Static } from '@sinclair/typebox'
 import { Type as t } from '@sinclair/typebox'
 
-export const SubscribeRequest = t.Object({
-  endpoint: t.String({ minLength: 1, maxLength: 2000, description: "the push service's URL" }),
-  keys: t.Object({
-    p256dh: t.String({
-      minLength: 1,
-      maxLength: 200,
-      description: "base64url of the device's P-256 public key, uncompressed (65 bytes)",
+export const SubscribeRequest = t.Object(
+  {
+    endpoint: t.String({ minLength: 1, maxLength: 2000, description: "the push service's URL" }),
+    keys: t.Object({
+      p256dh: t.String({
+        minLength: 1,
+        maxLength: 200,
+        description: "base64url of the device's P-256 public key, uncompressed (65 bytes)",
+      }),
+      auth: t.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'base64url of the 16-byte auth secret',
+      }),
     }),
-    auth: t.String({
-      minLength: 1,
-      maxLength: 100,
-      description: 'base64url of the 16-byte auth secret',
-    }),
-  }),
-  name: t.Optional(t.String({ maxLength: 100, description: 'what the person calls this device' })),
-  // A browser's PushSubscription.toJSON() carries this; accepted and ignored.
-  expirationTime: t.Optional(t.Union([t.Number(), t.Null()])),
-})
+    name: t.Optional(
+      t.String({ maxLength: 100, description: 'what the person calls this device' }),
+    ),
+    // A browser's PushSubscription.toJSON() carries this; accepted and ignored.
+    expirationTime: t.Optional(t.Union([t.Number(), t.Null()])),
+  },
+  { $id: 'SubscribeRequest' },
+)
 export type SubscribeRequest = Static<typeof SubscribeRequest>
 
-export const PushDevice = t.Object({
-  id: t.String(),
-  name: t.Union([t.String(), t.Null()]),
-  browser: t.String({ description: 'from the User-Agent it subscribed with' }),
-  created_at: t.Integer(),
-  last_success_at: t.Union([t.Integer(), t.Null()]),
-})
+export const PushDevice = t.Object(
+  {
+    id: t.String(),
+    name: t.Union([t.String(), t.Null()]),
+    browser: t.String({ description: 'from the User-Agent it subscribed with' }),
+    created_at: t.Integer(),
+    last_success_at: t.Union([t.Integer(), t.Null()]),
+  },
+  { $id: 'PushDevice' },
+)
 export type PushDevice = Static<typeof PushDevice>
 
-export const DeviceResponse = t.Object({ subscription: PushDevice })
-export const DevicesResponse = t.Object({ subscriptions: t.Array(PushDevice) })
+export const DeviceResponse = t.Object({ subscription: PushDevice }, { $id: 'DeviceResponse' })
+export const DevicesResponse = t.Object(
+  { subscriptions: t.Array(PushDevice) },
+  { $id: 'DevicesResponse' },
+)
 
-export const AnswerByCapability = t.Object({
-  capability: t.String({ minLength: 1, maxLength: 200 }),
-  answer: t.Unknown(),
-})
+export const AnswerByCapability = t.Object(
+  {
+    capability: t.String({ minLength: 1, maxLength: 200 }),
+    answer: t.Unknown(),
+  },
+  { $id: 'AnswerByCapability' },
+)
 
-export const EmailReminders = t.Object({
-  minutes: t.Union([t.Number(), t.Null()], {
-    description: 'email a question still open after this many minutes; null turns it off',
-  }),
-})
+export const EmailReminders = t.Object(
+  {
+    minutes: t.Union([t.Number(), t.Null()], {
+      description: 'email a question still open after this many minutes; null turns it off',
+    }),
+  },
+  { $id: 'EmailReminders' },
+)

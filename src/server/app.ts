@@ -1,4 +1,3 @@
-import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import { emailRoutes } from '../access/email/routes.ts'
 import { joinRoutes } from '../access/enrol/join-routes.ts'
@@ -11,13 +10,13 @@ import { personSecretRoutes, secretRoutes } from '../asks/secrets/routes.ts'
 import { channelRoutes } from '../channels/routes.ts'
 import { pathOf } from '../core/http/front-door.ts'
 import { parseJsonBody } from '../core/http/json-body.ts'
-import { VERSION } from '../core/version.ts'
 import { fileRoutes } from '../files/routes.ts'
 import { messageRoutes } from '../messages/routes.ts'
 import { peopleRoutes } from '../people/routes.ts'
 import { pushAnswerRoutes, pushRoutes } from '../push/routes.ts'
 import type { Ctx } from './context.ts'
 import { leanRoute } from './lean.ts'
+import { openApiRoutes } from './openapi.ts'
 import { publicRoutes } from './public-routes.ts'
 import { renderError } from './render-error.ts'
 
@@ -66,25 +65,7 @@ export function buildApp(ctx: Ctx) {
       // always answers, so Elysia's own JSON parser named next never runs: it is there for the
       // OpenAPI document, which takes a route's media type from the parsers it has by name.
       .onParse({ as: 'global' }, [parseBody, ELYSIA_JSON])
-      .use(
-        openapi({
-          path: '/v1/openapi',
-          specPath: '/v1/openapi.json',
-          provider: null,
-          documentation: {
-            info: {
-              title: 'Hark',
-              version: VERSION,
-              description:
-                'A message channel between automated agents and the person they work for.',
-            },
-            components: {
-              securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-            },
-            security: [{ bearer: [] }],
-          },
-        }),
-      )
+      .use(openApiRoutes(ctx))
       .use(publicRoutes(ctx))
       .use(messageRoutes(ctx))
       .use(askRoutes(ctx))

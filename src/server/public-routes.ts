@@ -5,26 +5,31 @@ import { registrationMode } from '../people/settings.ts'
 import type { Ctx } from './context.ts'
 import { webRoutes } from './webapp/routes.ts'
 
-export const Info = t.Object({
-  name: t.String(),
-  version: t.String(),
-  base_url: t.String({ description: 'the public URL of this server (links, passkeys)' }),
-  needs_setup: t.Boolean({ description: 'true until the server has an owner' }),
-  registration: t.Union([t.Literal('closed'), t.Literal('invite'), t.Literal('open')]),
-  features: t.Object({
-    files: t.Boolean(),
-    push: t.Boolean(),
-    passkeys: t.Boolean(),
-    email: t.Boolean(),
-  }),
-  vapid_public_key: t.String({ description: 'applicationServerKey for web push subscriptions' }),
-})
+export const Info = t.Object(
+  {
+    name: t.String(),
+    version: t.String(),
+    base_url: t.String({ description: 'the public URL of this server (links, passkeys)' }),
+    needs_setup: t.Boolean({ description: 'true until the server has an owner' }),
+    registration: t.Union([t.Literal('closed'), t.Literal('invite'), t.Literal('open')]),
+    features: t.Object({
+      files: t.Boolean(),
+      push: t.Boolean(),
+      passkeys: t.Boolean(),
+      email: t.Boolean(),
+    }),
+    vapid_public_key: t.String({ description: 'applicationServerKey for web push subscriptions' }),
+  },
+  { $id: 'Info' },
+)
 
 /** What anyone may read: health, server info, and the web app's shell. */
 export const publicRoutes = (ctx: Ctx) =>
   new Elysia({ name: 'hark/public' })
     .get('/health', () => ({ ok: true as const }), {
-      detail: doc('public', 'Is the server up?', t.Object({ ok: t.Literal(true) }), false),
+      detail: doc('health', 'public', 'Is the server up?', t.Object({ ok: t.Literal(true) }), {
+        public: true,
+      }),
     })
     .get(
       '/v1/info',
@@ -37,7 +42,7 @@ export const publicRoutes = (ctx: Ctx) =>
         features: { files: true, push: true, passkeys: true, email: ctx.mailer !== undefined },
         vapid_public_key: ctx.push.vapid.current().publicKey,
       }),
-      { detail: doc('public', 'Public server info', Info, false) },
+      { detail: doc('getInfo', 'public', 'Public server info', Info, { public: true }) },
     )
     // The answering web app: its shell, bundle, icons, service worker and html-block host.
     .use(webRoutes())

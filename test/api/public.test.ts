@@ -206,7 +206,7 @@ describe('GET /v1/openapi.json', () => {
     const spec = await openapi()
     expect(spec.paths['/health']?.get?.security).toEqual([])
     expect(spec.paths['/v1/info']?.get?.security).toEqual([])
-    expect(spec.paths['/v1/messages']?.post?.security).toBeUndefined()
+    expect(spec.paths['/v1/messages']?.post?.security).toEqual([{ bearer: [] }])
   })
 
   test('needs no token', async () => {

@@ -28,7 +28,10 @@ export const emailRoutes = (ctx: Ctx) => {
     .post('/start', ({ body, request }) => startEmailCode(ctx, limits, requester(request), body), {
       transform: ({ request }) => guard(request, 'startsPerIp'),
       body: StartRequest,
-      detail: doc('auth', 'Mail a login or sign-up code', StartResponse, false),
+      detail: doc('startEmailLogin', 'auth', 'Mail a login or sign-up code', StartResponse, {
+        public: true,
+        errors: [403, 409, 429],
+      }),
     })
     .post(
       '/verify',
@@ -46,7 +49,10 @@ export const emailRoutes = (ctx: Ctx) => {
       {
         transform: ({ request }) => guard(request, 'verifiesPerIp'),
         body: VerifyRequest,
-        detail: doc('auth', 'Trade a mailed code for a session', SignedInUser, false),
+        detail: doc('verifyEmailLogin', 'auth', 'Trade a mailed code for a session', SignedInUser, {
+          public: true,
+          errors: [401, 403, 429],
+        }),
       },
     )
 }

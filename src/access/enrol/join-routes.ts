@@ -12,14 +12,23 @@ export const joinRoutes = (ctx: Ctx) => {
     {
       transform: limitedByAddress(ctx, ctx.limits.joinRedeems),
       body: t.Object({ code: t.String() }),
-      detail: doc('pairing', 'Redeem a join link for an agent token', undefined, false),
+      detail: doc('redeemJoinLink', 'pairing', 'Redeem a join link for an agent token', undefined, {
+        public: true,
+        errors: [403, 404, 429],
+      }),
     },
   )
   const create = new Elysia({ name: 'hark/join-links', prefix: '/v1/app' })
     .use(personAuth(ctx))
     .post('/join-links', ({ person, body }) => createJoinLink(ctx, person, body), {
       body: t.Object({ label: t.Optional(t.String()), channel_id: t.Optional(t.String()) }),
-      detail: doc('pairing', 'Make a single-use join link (new channel, or re-key one)'),
+      detail: doc(
+        'createJoinLink',
+        'pairing',
+        'Make a single-use join link (new channel, or re-key one)',
+        undefined,
+        { session: true },
+      ),
     })
   return new Elysia({ name: 'hark/join-all' }).use(redeem).use(create)
 }

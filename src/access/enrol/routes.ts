@@ -23,7 +23,10 @@ export const pairingRoutes = (ctx: Ctx) => {
     .post('/v1/pair/start', ({ body }) => startPairing(ctx, body.label), {
       transform: limitedByAddress(ctx, ctx.limits.pairStarts),
       body: t.Object({ label: t.Optional(t.String()) }),
-      detail: doc('pairing', 'Start pairing an agent (device flow)', undefined, false),
+      detail: doc('startPairing', 'pairing', 'Start pairing an agent (device flow)', undefined, {
+        public: true,
+        errors: [429],
+      }),
     })
     .post(
       '/v1/pair/token',
@@ -36,10 +39,11 @@ export const pairingRoutes = (ctx: Ctx) => {
         body: t.Object({ device_code: t.String() }),
         query: t.Object({ wait: t.Optional(t.String()) }),
         detail: doc(
+          'waitForPairing',
           'pairing',
           "Wait for the person's approval; receive the token once",
           undefined,
-          false,
+          { public: true, errors: [403, 404, 429] },
         ),
       },
     )
@@ -57,7 +61,7 @@ export const pairingRoutes = (ctx: Ctx) => {
         })),
       {
         params: CodeParams,
-        detail: doc('pairing', 'See a pending pairing'),
+        detail: doc('getPairing', 'pairing', 'See a pending pairing'),
       },
     )
     .post(
@@ -67,7 +71,10 @@ export const pairingRoutes = (ctx: Ctx) => {
       {
         params: CodeParams,
         body: t.Object({ label: t.Optional(t.String()) }),
-        detail: doc('pairing', 'Approve a pairing, naming the agent'),
+        detail: doc('approvePairing', 'pairing', 'Approve a pairing, naming the agent', undefined, {
+          session: true,
+          errors: [409],
+        }),
       },
     )
     .post(
@@ -76,7 +83,7 @@ export const pairingRoutes = (ctx: Ctx) => {
         byCode(person, request, () => denyPairing(ctx, person, params.code)),
       {
         params: CodeParams,
-        detail: doc('pairing', 'Deny a pairing'),
+        detail: doc('denyPairing', 'pairing', 'Deny a pairing', undefined, { errors: [409] }),
       },
     )
   return new Elysia({ name: 'hark/pairing-all' }).use(agentSide).use(personSide)

@@ -54,7 +54,13 @@ const ceremonies = (ctx: Ctx) => {
     .post('/register/options', ({ body }) => signUpOptions(ctx, body), {
       transform: limited,
       body: SignUpOptionsRequest,
-      detail: doc('auth', 'Start signing up with a passkey', CeremonyOptions, false),
+      detail: doc(
+        'startPasskeySignUp',
+        'auth',
+        'Start signing up with a passkey',
+        CeremonyOptions,
+        { public: true, errors: [409, 429] },
+      ),
     })
     .post(
       '/register/verify',
@@ -66,16 +72,20 @@ const ceremonies = (ctx: Ctx) => {
       {
         body: RegisterVerifyRequest,
         detail: doc(
+          'finishPasskeySignUp',
           'auth',
           'Finish signing up: creates the account and a session',
           SignedInUser,
-          false,
+          { public: true, errors: [403, 409] },
         ),
       },
     )
     .post('/login/options', () => loginOptions(ctx), {
       transform: limited,
-      detail: doc('auth', 'Start logging in with a passkey', CeremonyOptions, false),
+      detail: doc('startPasskeyLogin', 'auth', 'Start logging in with a passkey', CeremonyOptions, {
+        public: true,
+        errors: [429],
+      }),
     })
     .post(
       '/login/verify',
@@ -85,7 +95,13 @@ const ceremonies = (ctx: Ctx) => {
       },
       {
         body: LoginVerifyRequest,
-        detail: doc('auth', 'Finish logging in: starts a session', SignedInUser, false),
+        detail: doc(
+          'finishPasskeyLogin',
+          'auth',
+          'Finish logging in: starts a session',
+          SignedInUser,
+          { public: true, errors: [401] },
+        ),
       },
     )
 }
@@ -95,7 +111,7 @@ const management = (ctx: Ctx) =>
   new Elysia({ prefix: '/v1/app/passkeys' })
     .use(personAuth(ctx))
     .get('', ({ person }) => ({ passkeys: listPasskeys(ctx, person.user.id) }), {
-      detail: doc('passkeys', 'List my passkeys', PasskeysResponse),
+      detail: doc('listPasskeys', 'passkeys', 'List my passkeys', PasskeysResponse),
     })
     // Adding a passkey needs a browser session: a person token must not become a web login.
     .post(
@@ -104,7 +120,15 @@ const management = (ctx: Ctx) =>
         requireSession(person, 'adding a passkey')
         return addPasskeyOptions(ctx, person.user)
       },
-      { detail: doc('passkeys', 'Start adding a passkey (browser session only)', CeremonyOptions) },
+      {
+        detail: doc(
+          'startAddingPasskey',
+          'passkeys',
+          'Start adding a passkey (browser session only)',
+          CeremonyOptions,
+          { session: true },
+        ),
+      },
     )
     .post(
       '/verify',
@@ -119,7 +143,13 @@ const management = (ctx: Ctx) =>
       },
       {
         body: RegisterVerifyRequest,
-        detail: doc('passkeys', 'Finish adding a passkey (browser session only)', PasskeyResponse),
+        detail: doc(
+          'finishAddingPasskey',
+          'passkeys',
+          'Finish adding a passkey (browser session only)',
+          PasskeyResponse,
+          { session: true, errors: [409] },
+        ),
       },
     )
     .patch(
@@ -130,13 +160,16 @@ const management = (ctx: Ctx) =>
       {
         params: PasskeyParams,
         body: RenamePasskeyRequest,
-        detail: doc('passkeys', 'Rename a passkey', PasskeyResponse),
+        detail: doc('renamePasskey', 'passkeys', 'Rename a passkey', PasskeyResponse),
       },
     )
     .delete(
       '/:id',
       ({ person, params }) => done(() => removePasskey(ctx, person.user.id, params.id)),
-      { params: PasskeyParams, detail: doc('passkeys', 'Remove a passkey', Ok) },
+      {
+        params: PasskeyParams,
+        detail: doc('removePasskey', 'passkeys', 'Remove a passkey', Ok, { errors: [409] }),
+      },
     )
 
 /** Passkeys: sign-up and login ceremonies (public), and managing one's own (the person). */

@@ -20,7 +20,7 @@ export const RegistrationCredential = t.Object(
     clientExtensionResults: t.Optional(t.Object({}, open)),
     authenticatorAttachment: t.Optional(t.String()),
   },
-  open,
+  { ...open, $id: 'RegistrationCredential' },
 )
 
 export const AuthenticationCredential = t.Object(
@@ -40,69 +40,90 @@ export const AuthenticationCredential = t.Object(
     clientExtensionResults: t.Optional(t.Object({}, open)),
     authenticatorAttachment: t.Optional(t.String()),
   },
-  open,
+  { ...open, $id: 'AuthenticationCredential' },
 )
 
 const PasskeyName = t.String({
   description: `the passkey's name as the person sees it, 1 to ${LIMITS.labelChars} characters`,
 })
 
-export const SignUpOptionsRequest = t.Object({
-  email: t.String(),
-  name: t.Optional(t.String({ description: "the person's name" })),
-  setup_token: t.Optional(t.String({ description: 'first run: the token from the setup link' })),
-  invite: t.Optional(t.String({ description: "an invite's secret" })),
-})
+export const SignUpOptionsRequest = t.Object(
+  {
+    email: t.String(),
+    name: t.Optional(t.String({ description: "the person's name" })),
+    setup_token: t.Optional(t.String({ description: 'first run: the token from the setup link' })),
+    invite: t.Optional(t.String({ description: "an invite's secret" })),
+  },
+  { $id: 'SignUpOptionsRequest' },
+)
 
-export const RegisterVerifyRequest = t.Object({
-  challenge_id: t.String(),
-  response: RegistrationCredential,
-  name: t.Optional(PasskeyName),
-})
+export const RegisterVerifyRequest = t.Object(
+  {
+    challenge_id: t.String(),
+    response: RegistrationCredential,
+    name: t.Optional(PasskeyName),
+  },
+  { $id: 'RegisterVerifyRequest' },
+)
 
 export const LoginOptionsRequest = t.Object({})
 
-export const LoginVerifyRequest = t.Object({
-  challenge_id: t.String(),
-  response: AuthenticationCredential,
-})
+export const LoginVerifyRequest = t.Object(
+  {
+    challenge_id: t.String(),
+    response: AuthenticationCredential,
+  },
+  { $id: 'LoginVerifyRequest' },
+)
 
-export const RenamePasskeyRequest = t.Object({ name: PasskeyName })
+export const RenamePasskeyRequest = t.Object({ name: PasskeyName }, { $id: 'RenamePasskeyRequest' })
 
 export const PasskeyParams = t.Object({ id: t.String() })
 
-export const CeremonyOptions = t.Object({
-  challenge_id: t.String({ description: 'send it back with the response' }),
-  options: t.Object(
-    {},
-    { ...open, description: 'pass to navigator.credentials.create() or .get() (JSON form)' },
-  ),
-})
+export const CeremonyOptions = t.Object(
+  {
+    challenge_id: t.String({ description: 'send it back with the response' }),
+    options: t.Object(
+      {},
+      { ...open, description: 'pass to navigator.credentials.create() or .get() (JSON form)' },
+    ),
+  },
+  { $id: 'CeremonyOptions' },
+)
 
-export const Passkey = t.Object({
-  id: t.String({ description: 'the credential id, base64url' }),
-  name: t.String(),
-  created_at: t.Integer(),
-  last_used_at: t.Union([t.Integer(), t.Null()]),
-  device_type: t.Union([t.String(), t.Null()], { description: 'singleDevice or multiDevice' }),
-  backed_up: t.Boolean({ description: 'synced by a passkey provider (iCloud, Google...)' }),
-})
+export const Passkey = t.Object(
+  {
+    id: t.String({ description: 'the credential id, base64url' }),
+    name: t.String(),
+    created_at: t.Integer(),
+    last_used_at: t.Union([t.Integer(), t.Null()]),
+    device_type: t.Union([t.String(), t.Null()], { description: 'singleDevice or multiDevice' }),
+    backed_up: t.Boolean({ description: 'synced by a passkey provider (iCloud, Google...)' }),
+  },
+  { $id: 'Passkey' },
+)
 export type Passkey = Static<typeof Passkey>
 
-export const PasskeyResponse = t.Object({ passkey: Passkey })
-export const PasskeysResponse = t.Object({ passkeys: t.Array(Passkey) })
+export const PasskeyResponse = t.Object({ passkey: Passkey }, { $id: 'PasskeyResponse' })
+export const PasskeysResponse = t.Object(
+  { passkeys: t.Array(Passkey) },
+  { $id: 'PasskeysResponse' },
+)
 
 /** The person's passkeys as an agent pins them (keys.ts): JWKs, with the rp id and origin. */
-export const Approvers = t.Object({
-  rp_id: t.String(),
-  origin: t.String(),
-  keys: t.Array(
-    t.Object({
-      id: t.String({ description: 'the credential id, base64url' }),
-      name: t.String(),
-      alg: t.Integer({ description: 'COSE algorithm: -7 ES256, -8 EdDSA, -257 RS256' }),
-      jwk: t.Record(t.String(), t.String()),
-      created_at: t.Integer(),
-    }),
-  ),
-})
+export const Approvers = t.Object(
+  {
+    rp_id: t.String(),
+    origin: t.String(),
+    keys: t.Array(
+      t.Object({
+        id: t.String({ description: 'the credential id, base64url' }),
+        name: t.String(),
+        alg: t.Integer({ description: 'COSE algorithm: -7 ES256, -8 EdDSA, -257 RS256' }),
+        jwk: t.Record(t.String(), t.String()),
+        created_at: t.Integer(),
+      }),
+    ),
+  },
+  { $id: 'Approvers' },
+)

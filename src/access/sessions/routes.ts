@@ -20,12 +20,15 @@ export const sessionRoutes = (ctx: Ctx) =>
           current: s.id === person.session?.id,
         })),
       }),
-      { detail: doc('sessions', 'List my sessions') },
+      { detail: doc('listSessions', 'sessions', 'List my sessions') },
     )
     .delete(
       '/sessions/:id',
       ({ person, params }) => done(() => endSession(ctx, person.user.id, params.id)),
-      { params: t.Object({ id: t.String() }), detail: doc('sessions', 'End a session') },
+      {
+        params: t.Object({ id: t.String() }),
+        detail: doc('endSession', 'sessions', 'End a session'),
+      },
     )
     .post(
       '/logout',
@@ -34,7 +37,7 @@ export const sessionRoutes = (ctx: Ctx) =>
         set.headers['set-cookie'] = clearCookie(ctx)
         return { ok: true as const }
       },
-      { detail: doc('sessions', 'Log out (this session)') },
+      { detail: doc('logOut', 'sessions', 'Log out (this session)') },
     )
     .post(
       '/logout-all',
@@ -43,5 +46,5 @@ export const sessionRoutes = (ctx: Ctx) =>
         set.headers['set-cookie'] = clearCookie(ctx)
         return { ok: true as const }
       },
-      { detail: doc('sessions', 'Log out everywhere') },
+      { detail: doc('logOutEverywhere', 'sessions', 'Log out everywhere') },
     )

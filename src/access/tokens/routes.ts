@@ -15,18 +15,30 @@ export const tokenRoutes = (ctx: Ctx) =>
   new Elysia({ name: 'hark/tokens', prefix: '/v1/app' })
     .use(personAuth(ctx))
     .get('/tokens', ({ person }) => ({ tokens: listTokens(ctx, person) }), {
-      detail: doc('tokens', 'List my live tokens'),
+      detail: doc('listTokens', 'tokens', 'List my live tokens'),
     })
     .post('/tokens', ({ person, body }) => createPersonToken(ctx, person, body.label), {
       body: t.Object({ label: t.Optional(t.String()) }),
-      detail: doc('tokens', 'Make a person token (shown once; browser session only)'),
+      detail: doc(
+        'createToken',
+        'tokens',
+        'Make a person token (shown once; browser session only)',
+        undefined,
+        { session: true },
+      ),
     })
     .delete(
       '/tokens/:id',
       ({ person, params }) => done(() => revokeToken(ctx, person, params.id)),
-      { params: IdParams, detail: doc('tokens', 'Revoke a token') },
+      { params: IdParams, detail: doc('revokeToken', 'tokens', 'Revoke a token') },
     )
     .post('/tokens/:id/rotate', ({ person, params }) => rotateToken(ctx, person, params.id), {
       params: IdParams,
-      detail: doc('tokens', 'Rotate a token (shown once; browser session only)'),
+      detail: doc(
+        'rotateToken',
+        'tokens',
+        'Rotate a token (shown once; browser session only)',
+        undefined,
+        { session: true },
+      ),
     })

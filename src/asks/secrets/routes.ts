@@ -36,6 +36,7 @@ export const secretRoutes = (ctx: Ctx) =>
       {
         body: CreateSecretRequest,
         detail: doc(
+          'requestSecret',
           'secrets',
           'Ask the person for a secret (end-to-end encrypted)',
           SecretResponse,
@@ -54,6 +55,7 @@ export const secretRoutes = (ctx: Ctx) =>
         params: IdParams,
         query: SecretQuery,
         detail: doc(
+          'getSecret',
           'secrets',
           'Read a secret request; its ciphertext once (long-poll)',
           SecretResponse,
@@ -65,7 +67,12 @@ export const secretRoutes = (ctx: Ctx) =>
       ({ agent, params }) => ({
         secret_request: secretOf(cancelSecret(ctx, agent.channel, params.id)),
       }),
-      { params: IdParams, detail: doc('secrets', 'Cancel a secret request', SecretResponse) },
+      {
+        params: IdParams,
+        detail: doc('cancelSecret', 'secrets', 'Cancel a secret request', SecretResponse, {
+          errors: [409],
+        }),
+      },
     )
 
 /** The person sees a request in their channel and answers it with ciphertext only. */
@@ -79,7 +86,12 @@ export const personSecretRoutes = (ctx: Ctx) =>
       }),
       {
         params: IdParams,
-        detail: doc('person', 'A secret request and its public key', SecretResponse),
+        detail: doc(
+          'getSecretRequest',
+          'person',
+          'A secret request and its public key',
+          SecretResponse,
+        ),
       },
     )
     .post(
@@ -90,6 +102,12 @@ export const personSecretRoutes = (ctx: Ctx) =>
       {
         params: IdParams,
         body: FulfilRequest,
-        detail: doc('person', 'Answer a secret request with ciphertext', SecretResponse),
+        detail: doc(
+          'fulfilSecret',
+          'person',
+          'Answer a secret request with ciphertext',
+          SecretResponse,
+          { errors: [409] },
+        ),
       },
     )

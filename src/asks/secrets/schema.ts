@@ -11,7 +11,7 @@ export const CreateSecretRequest = t.Object(
       description: 'base64url of the raw (uncompressed) ECDH P-256 public key',
     }),
   },
-  { additionalProperties: false },
+  { $id: 'CreateSecretRequest', additionalProperties: false },
 )
 
 export const FulfilRequest = t.Object(
@@ -22,33 +22,37 @@ export const FulfilRequest = t.Object(
         '`v1.<ephemeral key>.<iv>.<AES-GCM ciphertext>`, base64url (src/secrets/crypto.ts)',
     }),
   },
-  { additionalProperties: false },
+  { $id: 'FulfilRequest', additionalProperties: false },
 )
 
-export const SecretStatus = t.Union([
-  t.Literal('pending'),
-  t.Literal('fulfilled'),
-  t.Literal('delivered'),
-  t.Literal('cancelled'),
-])
+export const SecretStatus = t.Union(
+  [t.Literal('pending'), t.Literal('fulfilled'), t.Literal('delivered'), t.Literal('cancelled')],
+  { $id: 'SecretStatus' },
+)
 
-export const SecretRequest = t.Object({
-  id: t.String(),
-  channel_id: t.String(),
-  message_id: t.String({ description: 'the thread message that shows the request' }),
-  name: t.String(),
-  description: t.Optional(t.String()),
-  public_key: t.String(),
-  fingerprint: t.String({ description: 'first 8 bytes of SHA-256 of the raw public key, hex' }),
-  status: SecretStatus,
-  created_at: t.Integer(),
-  updated_at: t.Integer(),
-})
+export const SecretRequest = t.Object(
+  {
+    id: t.String(),
+    channel_id: t.String(),
+    message_id: t.String({ description: 'the thread message that shows the request' }),
+    name: t.String(),
+    description: t.Optional(t.String()),
+    public_key: t.String(),
+    fingerprint: t.String({ description: 'first 8 bytes of SHA-256 of the raw public key, hex' }),
+    status: SecretStatus,
+    created_at: t.Integer(),
+    updated_at: t.Integer(),
+  },
+  { $id: 'SecretRequest' },
+)
 
-export const SecretResponse = t.Object({
-  secret_request: SecretRequest,
-  ciphertext: t.Optional(t.String({ description: 'once, when it is delivered' })),
-})
+export const SecretResponse = t.Object(
+  {
+    secret_request: SecretRequest,
+    ciphertext: t.Optional(t.String({ description: 'once, when it is delivered' })),
+  },
+  { $id: 'SecretResponse' },
+)
 
 export const SecretQuery = t.Object({
   wait: t.Optional(t.String({ description: 'seconds to hold the request, at most 55' })),
