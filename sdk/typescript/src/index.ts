@@ -1,0 +1,17 @@
+/**
+ * @hark/client: the Hark agent API from Node 18+, Bun, Deno or a browser, with no dependencies.
+ * See README.md for the fastest path.
+ */
+export * as blocks from './blocks.ts'
+export {
+  type CallOptions,
+  type FeedOptions,
+  Hark,
+  type HarkOptions,
+  type InboxOptions,
+  MAX_WAIT_SECONDS,
+  type SendOptions,
+  type WaitOptions,
+} from './client.ts'
+export { type FetchLike, HarkError, type RetryOptions, sleep } from './http.ts'
+export * from './types.ts'
