@@ -4,10 +4,13 @@
  *   hark-linux-x64            x86-64 with AVX2 (Haswell and later)
  *   hark-linux-x64-baseline   x86-64 without AVX2 (older CPUs)
  *   hark-linux-arm64          aarch64 (Raspberry Pi 4/5, Graviton, Ampere)
+ *   hark-darwin-arm64, hark-darwin-x64, hark-windows-x64.exe
+ *                             the agent's side where agents run (a developer's Mac or Windows
+ *                             machine): every client command; `serve` is tested on Linux only
  *   install.sh, hark-uninstall.sh
  *   SHA256SUMS                `sha256sum -c` format, over every file above
  *
- * Usage: bun scripts/release.ts [--version V] [--out DIR] [--targets x64,x64-baseline,arm64]
+ * Usage: bun scripts/release.ts [--version V] [--out DIR] [--targets x64,arm64,darwin-arm64,...]
  * The version defaults to $HARK_VERSION, else package.json's; it is stamped into each binary.
  * Cross-compiling fetches each target's Bun runtime from the npm registry once (then cached).
  */
@@ -17,9 +20,12 @@ import { join } from 'node:path'
 import pkg from '../package.json' with { type: 'json' }
 
 export const TARGETS = {
-  x64: 'bun-linux-x64-modern',
-  'x64-baseline': 'bun-linux-x64-baseline',
-  arm64: 'bun-linux-arm64',
+  x64: { bun: 'bun-linux-x64-modern', file: 'hark-linux-x64' },
+  'x64-baseline': { bun: 'bun-linux-x64-baseline', file: 'hark-linux-x64-baseline' },
+  arm64: { bun: 'bun-linux-arm64', file: 'hark-linux-arm64' },
+  'darwin-arm64': { bun: 'bun-darwin-arm64', file: 'hark-darwin-arm64' },
+  'darwin-x64': { bun: 'bun-darwin-x64', file: 'hark-darwin-x64' },
+  'windows-x64': { bun: 'bun-windows-x64', file: 'hark-windows-x64.exe' },
 } as const
 type Target = keyof typeof TARGETS
 
@@ -46,13 +52,13 @@ for (const t of targets) {
 rmSync(out, { recursive: true, force: true })
 mkdirSync(out, { recursive: true })
 for (const t of targets) {
-  const outfile = join(out, `hark-linux-${t}`)
+  const outfile = join(out, TARGETS[t].file)
   const proc = Bun.spawnSync(
     [
       process.execPath,
       join(root, 'scripts', 'build.ts'),
       '--target',
-      TARGETS[t],
+      TARGETS[t].bun,
       '--outfile',
       outfile,
       '--version',
