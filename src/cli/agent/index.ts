@@ -18,6 +18,7 @@ import { ack, inbox } from './commands/inbox.ts'
 import { keys } from './commands/keys.ts'
 import { edit, rm, send } from './commands/messages.ts'
 import { pin, pins, progress, unpin } from './commands/pins.ts'
+import { run } from './commands/run.ts'
 import { secret } from './commands/secret.ts'
 import { processIo } from './io.ts'
 
@@ -60,6 +61,7 @@ const COMMANDS: readonly AgentCommand[] = [
   upload,
   download,
   secret,
+  run,
   rename,
   keys,
   mcp,
