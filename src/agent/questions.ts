@@ -40,7 +40,7 @@ export async function askQuestion(
   })
   options.onAsked?.(message, body)
   const left = options.timeoutMs === undefined ? undefined : Math.max(0, deadline - Date.now())
-  return waitForAnswer(client, message.id, left, options.onOutage)
+  return waitForAnswer(client, message.id, left, options.onOutage, options.signal)
 }
 
 /** Waits until the question is no longer open, or the timeout passes (`status: 'timeout'`). */
@@ -49,6 +49,7 @@ export async function waitForAnswer(
   id: string,
   timeoutMs: number | undefined,
   onOutage?: (line: string) => void,
+  signal?: AbortSignal,
 ): Promise<AskOutcome> {
   const settled = await pollUntil(
     async (wait, signal) => {
@@ -56,7 +57,7 @@ export async function waitForAnswer(
       const status = message.ask?.status
       return status === undefined || status === 'open' ? undefined : { id, status, answer }
     },
-    { deadline: deadlineAfter(timeoutMs), onOutage },
+    { deadline: deadlineAfter(timeoutMs), onOutage, signal },
   )
   return settled ?? { id, status: 'timeout' }
 }

@@ -13,6 +13,8 @@ export interface PollOptions {
   deadline: number
   /** Told once when the server is lost and once when it is back. */
   onOutage?: (line: string) => void
+  /** Ends the wait early (its reason is thrown): a caller that no longer wants the answer. */
+  signal?: AbortSignal
 }
 
 /** Room over the requested wait before a silent connection counts as dead. */
@@ -33,16 +35,20 @@ export async function pollUntil<T>(
 ): Promise<T | undefined> {
   let outages = 0
   for (;;) {
+    options.signal?.throwIfAborted()
     const remainingMs = options.deadline - Date.now()
     const waitSeconds = Math.max(0, Math.min(MAX_WAIT_SECONDS, remainingMs / 1000))
     // A request (retries included) never outlives the deadline by more than a second.
     const limitMs = Math.min(waitSeconds * 1000 + STALL_MS, remainingMs + DEADLINE_GRACE_MS)
+    const bound = AbortSignal.timeout(limitMs)
+    const signal = options.signal ? AbortSignal.any([bound, options.signal]) : bound
     try {
-      const value = await poll(Math.round(waitSeconds * 1000) / 1000, AbortSignal.timeout(limitMs))
+      const value = await poll(Math.round(waitSeconds * 1000) / 1000, signal)
       if (outages > 0) options.onOutage?.('connected to the server again')
       outages = 0
       if (value !== undefined) return value
     } catch (error) {
+      options.signal?.throwIfAborted()
       // Our own bound (`limitMs`) or the client's (`RequestTimeoutError`): a silent server.
       const stalled =
         error instanceof RequestTimeoutError ||
@@ -75,6 +81,8 @@ export interface WaitOptions {
   timeoutMs?: number
   /** Told when the server is lost during the wait, and when it is back. */
   onOutage?: (line: string) => void
+  /** Ends the wait early: the caller was cancelled. */
+  signal?: AbortSignal
 }
 
 export const deadlineAfter = (timeoutMs: number | undefined) =>

@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Block, Message } from '../../src/messages/schema.ts'
 import { startTestServer, type TestServer, tempDir } from '../harness.ts'
+import { HARK_MCP } from './live.ts'
 
 /**
  * The MCP `approve` tool as Claude Code's --permission-prompt-tool calls it, through the official
@@ -20,8 +21,8 @@ beforeAll(async () => {
   client = new Client({ name: 'hark-test', version: '1.0.0' })
   await client.connect(
     new StdioClientTransport({
-      command: process.execPath,
-      args: [join(import.meta.dir, '..', '..', 'src', 'main.ts'), 'mcp'],
+      // dist/hark when it is fresh, else bun src/main.ts (live.ts).
+      ...HARK_MCP,
       env: {
         HOME: home,
         XDG_CONFIG_HOME: join(home, 'config'),

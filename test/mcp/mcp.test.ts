@@ -6,6 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Message } from '../../src/messages/schema.ts'
 import { encryptSecret, fingerprint } from '../../src/shared/secret-crypto.ts'
 import { startTestServer, type TestServer, tempDir } from '../harness.ts'
+import { HARK_MCP } from './live.ts'
 
 /**
  * `hark mcp` as an MCP client sees it: a process on stdio, driven by the official SDK's Client,
@@ -21,8 +22,8 @@ beforeAll(async () => {
   client = new Client({ name: 'hark-test', version: '1.0.0' })
   await client.connect(
     new StdioClientTransport({
-      command: process.execPath,
-      args: [join(import.meta.dir, '..', '..', 'src', 'main.ts'), 'mcp'],
+      // dist/hark when it is fresh, else bun src/main.ts (live.ts).
+      ...HARK_MCP,
       env: {
         HOME: home,
         XDG_CONFIG_HOME: join(home, 'config'),

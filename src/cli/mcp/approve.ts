@@ -3,6 +3,7 @@ import { claudeHook, type HookDeps } from '../../agent/harnesses/claude.ts'
 import { type PendingApprovals, pendingApprovals } from '../../agent/harnesses/pending.ts'
 import { askLedger } from '../../agent/trust.ts'
 import { allowsUnsigned, DEFAULT_HOOK_WAIT_S, signatureCheck } from '../harness/hook.ts'
+import { withdrawOnCancel } from './call.ts'
 import { tool } from './tool.ts'
 
 /**
@@ -28,7 +29,7 @@ export const approve = tool({
     input: z.record(z.string(), z.unknown()).describe("the tool's input"),
     tool_use_id: z.string().optional(),
   },
-  async run(a, { client, env, session: connection }) {
+  async run(a, { client, env, session: connection }, call) {
     const seconds = waitSeconds(env.HARK_HOOK_WAIT)
     const notes: string[] = []
     const ledger = askLedger(env, connection.profile)
@@ -39,6 +40,9 @@ export const approve = tool({
     // word to the person. The hooks' PostToolUse / Stop then withdraw this card as well, so it
     // does not stay open on the phone for an action already decided.
     const session = env.CLAUDE_CODE_SESSION_ID || undefined
+    // Claude Code cancels the call when the person answers in the terminal or interrupts: the
+    // card on the phone is withdrawn then, as the hook's is when its process is ended.
+    const cancel = withdrawOnCancel(call, client)
     const deps: HookDeps = {
       client: () => client,
       pending: (id) => (session ? pendingApprovals(env, id) : NOTHING_PENDING),
@@ -46,7 +50,10 @@ export const approve = tool({
       reply: false,
       warn: (line) => notes.push(line),
       onSending: () => {},
-      onAsked: (message) => ledger.note(message.id),
+      onAsked: (message) => {
+        ledger.note(message.id)
+        cancel.asked(message.id)
+      },
       verifyAllow: allowsUnsigned(false, env) ? undefined : signatureCheck(ledger),
     }
     const output = await claudeHook(
@@ -57,7 +64,7 @@ export const approve = tool({
         ...(session ? { session_id: session } : {}),
       },
       deps,
-    )
+    ).finally(cancel.done)
     const decision = (output?.hookSpecificOutput as { decision?: Record<string, unknown> })
       ?.decision
     if (decision?.behavior === 'allow') {

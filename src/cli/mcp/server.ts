@@ -3,13 +3,16 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Env } from '../../agent/profiles.ts'
 import type { Session } from '../../agent/session.ts'
 import { VERSION } from '../../core/version.ts'
+import { progressEveryMs } from './call.ts'
+import { registerResources } from './resources.ts'
 import { registerTools } from './tool.ts'
 import { TOOLS } from './tools.ts'
 
 const INSTRUCTIONS = `Hark is a message channel to the person you work for, on their phone.
 Use notify to tell them something, ask to get a decision (then wait_for_answer while the
 status is "pending"), read_messages to see what they wrote to you (acknowledge it as working
-or done), pin and progress to keep a status visible, upload to share a file.`
+or done), pin and progress to keep a status visible, upload to share a file. The resources
+hark://pins and hark://asks show the pinned statuses and the questions still open.`
 
 /**
  * `hark mcp`: the agent's client as an MCP server on stdio. stdout carries only the protocol;
@@ -17,7 +20,16 @@ or done), pin and progress to keep a status visible, upload to share a file.`
  */
 export async function runMcpServer(session: Session, env: Env): Promise<void> {
   const server = new McpServer({ name: 'hark', version: VERSION }, { instructions: INSTRUCTIONS })
-  registerTools(server, TOOLS, { session, client: session.client, env, pendingSecrets: new Map() })
+  const client = session.client
+  const everyMs = progressEveryMs(env)
+  registerTools(server, TOOLS, {
+    session,
+    client,
+    env,
+    pendingSecrets: new Map(),
+    progressEveryMs: everyMs,
+  })
+  registerResources(server, client)
   const closed = new Promise<void>((resolve) => {
     process.stdin.once('end', resolve)
     process.stdin.once('close', resolve)

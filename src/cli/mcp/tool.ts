@@ -7,6 +7,8 @@ import type { Env } from '../../agent/profiles.ts'
 import type { AskOutcome } from '../../agent/questions.ts'
 import type { PendingSecret } from '../../agent/secrets.ts'
 import type { Session } from '../../agent/session.ts'
+import { type ToolCall, toolCall } from './call.ts'
+import { imagesOf } from './images.ts'
 
 /**
  * One MCP tool: its name, what the model reads about it, its arguments, and what it does; the
@@ -17,7 +19,9 @@ export interface McpTool<Shape extends z.ZodRawShape = z.ZodRawShape> {
   name: string
   description: string
   inputSchema: Shape
-  run(args: z.infer<z.ZodObject<Shape>>, c: ToolContext): Promise<unknown>
+  /** Images the result carries (blocks of messages, answers) are sent as image content too. */
+  showsImages?: boolean
+  run(args: z.infer<z.ZodObject<Shape>>, c: ToolContext, call: ToolCall): Promise<unknown>
 }
 
 /** Checks a tool's `run` against its own schema, then lets it stand in the table. */
@@ -30,6 +34,8 @@ export interface ToolContext {
   env: Env
   /** Secret requests still waiting, with their private keys: only this process can open them. */
   pendingSecrets: Map<string, { pending: PendingSecret; path?: string }>
+  /** How often a waiting tool tells the client it is still waiting (call.ts). */
+  progressEveryMs: number
 }
 
 /**
@@ -38,11 +44,6 @@ export interface ToolContext {
  * `wait_for_answer` picks it up again.
  */
 export const MAX_TOOL_WAIT_SECONDS = 45
-
-export const blocksArgument = z
-  .array(z.looseObject({ type: z.string() }))
-  .optional()
-  .describe('Hark content blocks (markdown, code, table, progress, image, choice, ...) as JSON')
 
 export const waitSecondsArgument = z
   .number()
@@ -69,10 +70,16 @@ export function registerTools(
     server.registerTool(
       t.name,
       { description: t.description, inputSchema: t.inputSchema },
-      async (args): Promise<CallToolResult> => {
+      async (args, extra): Promise<CallToolResult> => {
         try {
-          return { content: [{ type: 'text', text: JSON.stringify(await t.run(args, context)) }] }
+          const result = await t.run(args, context, toolCall(extra, context.progressEveryMs))
+          const text = { type: 'text', text: JSON.stringify(result) } as const
+          if (!t.showsImages) return { content: [text] }
+          return { content: [text, ...(await imagesOf(context.client, result))] }
         } catch (error) {
+          // A cancelled call's result is never sent (the SDK drops it): nothing to report.
+          if (extra.signal.aborted)
+            return { isError: true, content: [{ type: 'text', text: 'cancelled' }] }
           const failure = describeFailure(error)
           // The model reads one line. Where a bug happened goes to stderr, which the MCP
           // client keeps in its log (stdout is the protocol's).

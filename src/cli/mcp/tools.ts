@@ -15,8 +15,9 @@ import {
 import { UsageError } from '../../core/errors.ts'
 import type { Block } from '../../messages/schema.ts'
 import { approve } from './approve.ts'
+import { blocksArgument } from './blocks.ts'
+import { withdrawOnCancel } from './call.ts'
 import {
-  blocksArgument,
   MAX_TOOL_WAIT_SECONDS,
   type McpTool,
   type ToolContext,
@@ -72,7 +73,8 @@ const ask = tool({
     silent: z.boolean().optional(),
     wait_seconds: waitSecondsArgument,
   },
-  async run(a, { client }) {
+  showsImages: true,
+  async run(a, { client }, call) {
     const one = (label: string | undefined) => (label === undefined ? [] : [label])
     const question = {
       text: a.question,
@@ -84,12 +86,26 @@ const ask = tool({
       numbers: one(a.number_input),
       toggles: one(a.toggle),
     }
-    const outcome = await askQuestion(client, question, {
-      silent: a.silent,
-      expiresIn: a.expires_in,
-      timeoutMs: waitMs(a.wait_seconds),
-    })
-    return toolOutcome(outcome)
+    const timeoutMs = waitMs(a.wait_seconds)
+    // A cancelled call withdraws its question: nobody is left to read the answer.
+    const cancel = withdrawOnCancel(call, client)
+    let stop = () => {}
+    try {
+      const outcome = await askQuestion(client, question, {
+        silent: a.silent,
+        expiresIn: a.expires_in,
+        timeoutMs,
+        signal: call.signal,
+        onAsked: (message) => {
+          cancel.asked(message.id)
+          stop = call.waiting(`asked ${message.id}; waiting for the person`, timeoutMs / 1000)
+        },
+      })
+      return toolOutcome(outcome)
+    } finally {
+      stop()
+      cancel.done()
+    }
   },
 })
 
@@ -97,8 +113,18 @@ const waitForAnswerTool = tool({
   name: 'wait_for_answer',
   description: `Wait up to ${MAX_TOOL_WAIT_SECONDS} s for the answer to a question asked earlier. Safe to call again and again: status "pending" means not answered yet.`,
   inputSchema: { id: z.string(), wait_seconds: waitSecondsArgument },
-  run: async (a, { client }) =>
-    toolOutcome(await waitForAnswer(client, a.id, waitMs(a.wait_seconds))),
+  showsImages: true,
+  async run(a, { client }, call) {
+    // A cancelled wait only stops waiting: the question was left open on purpose by an earlier
+    // call (and a client's own request timeout cancels too); the cancel tool withdraws it.
+    const timeoutMs = waitMs(a.wait_seconds)
+    const stop = call.waiting(`waiting for the person to answer ${a.id}`, timeoutMs / 1000)
+    try {
+      return toolOutcome(await waitForAnswer(client, a.id, timeoutMs, undefined, call.signal))
+    } finally {
+      stop()
+    }
+  },
 })
 
 const cancel = tool({
@@ -121,6 +147,7 @@ const readMessages = tool({
       `when nothing is new, wait up to this many seconds (default 0, most ${MAX_TOOL_WAIT_SECONDS})`,
     ),
   },
+  showsImages: true,
   async run(a, { session, env }) {
     // A model sees no stderr: a place that could not be kept is said in the result.
     let warning: string | undefined
