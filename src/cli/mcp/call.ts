@@ -72,8 +72,9 @@ export const CANCELLED_BY_AGENT = 'cancelled by the agent'
 export function withdrawOnCancel(call: ToolCall, client: AgentClient) {
   let id: string | undefined
   const onAbort = () => {
-    // An answer given at that very moment (409) is dropped with the call; nothing to report.
-    if (id !== undefined) void withdraw(client, id, CANCELLED_BY_AGENT)
+    // An answer given at that very moment (409) is dropped with the call, and so is a failure
+    // to tell the server: nobody is left to report it to, and the question expires anyway.
+    if (id !== undefined) withdraw(client, id, CANCELLED_BY_AGENT).catch(() => {})
   }
   call.signal.addEventListener('abort', onAbort, { once: true })
   return {
