@@ -73,7 +73,7 @@ export function withdrawOnCancel(call: ToolCall, client: AgentClient) {
   let id: string | undefined
   const onAbort = () => {
     // An answer given at that very moment (409) is dropped with the call, and so is a failure
-    // to tell the server: nobody is left to report it to, and the question expires anyway.
+    // to tell the server: the call is over, so nobody is left to report it to.
     if (id !== undefined) withdraw(client, id, CANCELLED_BY_AGENT).catch(() => {})
   }
   call.signal.addEventListener('abort', onAbort, { once: true })
