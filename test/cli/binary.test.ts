@@ -45,3 +45,16 @@ test('dist/hark mcp lists its tools and sends', async () => {
     await client.close()
   }
 })
+
+test('dist/hark run: runs the command, reports its tail, exits with its code', async () => {
+  const ran = await run(['run', '--title', 'Build', '--', 'sh', '-c', 'echo built; exit 3'], env)
+  expect(ran.code).toBe(3)
+  expect(ran.stdout).toContain('built')
+  const { messages } = await server.person.feed(server.channelId, { since: 0 })
+  // The result message (the status pin it kept meanwhile is gone: a tombstone in the feed).
+  const results = messages.filter((m) => 'body' in m && m.body.title === 'Build')
+  expect(results).toHaveLength(1)
+  expect(JSON.stringify(results[0])).toContain('built')
+  const { pins } = await server.agent.pins()
+  expect(pins).toHaveLength(0)
+})
