@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the real coding-agent CLIs the approval tests drive (Claude Code and Codex), pinned,
+# Installs the real coding-agent CLIs the approval tests drive (Claude Code and Codex), and Deno
+# (the TypeScript SDK's third runtime), pinned,
 # into a cache outside the repository: never part of `npm install` of the product, like Chromium.
 # Run by `npm test` (pretest) and CI. Fast when already there. Claude Code 2.1.330 or later is
 # required: earlier builds never call PermissionRequest hooks in `-p` mode.
@@ -7,12 +8,14 @@ set -uo pipefail
 
 CLAUDE_CODE_VERSION=2.1.330
 CODEX_VERSION=0.169.0
+DENO_VERSION=2.9.6
 cache="${HARK_AGENT_CLIS:-${XDG_CACHE_HOME:-$HOME/.cache}/hark-test/agent-clis}"
 stamp="$cache/.versions"
-want="claude-code@$CLAUDE_CODE_VERSION codex@$CODEX_VERSION"
+want="claude-code@$CLAUDE_CODE_VERSION codex@$CODEX_VERSION deno@$DENO_VERSION"
 
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
-  [ -x "$cache/node_modules/.bin/claude" ] && [ -x "$cache/node_modules/.bin/codex" ]; then
+  [ -x "$cache/node_modules/.bin/claude" ] && [ -x "$cache/node_modules/.bin/codex" ] &&
+  [ -x "$cache/node_modules/.bin/deno" ]; then
   exit 0
 fi
 
@@ -21,7 +24,8 @@ echo "installing agent CLIs for the tests into $cache: $want"
 # --force: Claude Code declares node >= 22 but ships a native binary that does not run on Node.
 if (cd "$cache" && [ -f package.json ] || echo '{"private":true}' >package.json) &&
   npm install --prefix "$cache" --no-audit --no-fund --no-save --force \
-    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" "@openai/codex@$CODEX_VERSION" >/dev/null; then
+    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" "@openai/codex@$CODEX_VERSION" \
+    "deno@$DENO_VERSION" >/dev/null; then
   echo "$want" >"$stamp"
   exit 0
 fi

@@ -18,3 +18,4 @@ const bin = (name: string) => {
 
 export const claudeBin = () => bin('claude')
 export const codexBin = () => bin('codex')
+export const denoBin = () => bin('deno')

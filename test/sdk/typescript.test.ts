@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { blocks, Hark, HarkError, type Message } from '../../sdk/typescript/src/index.ts'
+import { denoBin } from '../harnesses/agent-clis.ts'
 import { type SdkServer, startSdkServer } from './server.ts'
 
 /**
@@ -337,4 +338,50 @@ console.log(JSON.stringify({ text: m.body.text, status: r.status }))`,
     },
     60_000,
   )
+
+  test('the source runs in Deno against dist/hark (no node: imports, fetch only)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hark-sdk-deno-'))
+    try {
+      writeFileSync(
+        join(dir, 'main.ts'),
+        `import { Hark } from ${JSON.stringify(join(SDK, 'src', 'index.ts'))}
+const hark = new Hark({ url: Deno.env.get('HARK_URL')!, token: Deno.env.get('HARK_TOKEN')! })
+const m = await hark.send('from deno')
+const q = await hark.ask({ blocks: [{ type: 'confirm', id: 'x', label: 'x' }] })
+const r = await hark.waitForAnswer(q.id, { timeoutMs: 500 })
+console.log(JSON.stringify({ text: m.body.text, status: r.status }))`,
+      )
+      const deno = Bun.spawn(
+        [
+          denoBin(),
+          'run',
+          '--quiet',
+          '--no-config',
+          '--allow-net=127.0.0.1',
+          '--allow-env',
+          join(dir, 'main.ts'),
+        ],
+        {
+          env: {
+            ...process.env,
+            HARK_URL: server.url,
+            HARK_TOKEN: server.token,
+            DENO_DIR: join(dir, 'cache'),
+            NO_COLOR: '1',
+          },
+          stdout: 'pipe',
+          stderr: 'pipe',
+          timeout: 30_000,
+        },
+      )
+      const [stdout, stderr] = [
+        await new Response(deno.stdout).text(),
+        await new Response(deno.stderr).text(),
+      ]
+      expect(stderr).toBe('')
+      expect(JSON.parse(stdout)).toEqual({ text: 'from deno', status: 'timeout' })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 })
