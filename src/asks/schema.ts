@@ -1,4 +1,5 @@
 import { type Static, Type as t } from '@sinclair/typebox'
+import { listResponse } from '../core/docs.ts'
 import { AnswerProof, Message } from '../messages/schema.ts'
 
 export const AskResponse = t.Object(
@@ -9,7 +10,7 @@ export const AskResponse = t.Object(
   { $id: 'AskResponse' },
 )
 
-export const AsksResponse = t.Object({ asks: t.Array(Message) }, { $id: 'AsksResponse' })
+export const AsksResponse = listResponse('AsksResponse', 'asks', Message)
 
 export const AskQuery = t.Object({
   wait: t.Optional(t.String({ description: 'seconds to hold the request, at most 55' })),

@@ -1,5 +1,6 @@
 import { type Static, Type as t } from '@sinclair/typebox'
 import { Approvers } from '../access/passkeys/schema.ts'
+import { wrappedResponse } from '../core/docs.ts'
 import { LIMITS } from '../messages/limits.ts'
 import { Message, type Message as MessageRecord } from '../messages/schema.ts'
 
@@ -19,7 +20,7 @@ export const Channel = t.Object(
 )
 export type Channel = Static<typeof Channel>
 
-export const ChannelResponse = t.Object({ channel: Channel }, { $id: 'ChannelResponse' })
+export const ChannelResponse = wrappedResponse('ChannelResponse', 'channel', Channel)
 
 /** The agent's view of its channel: with the keys that sign its person's answers. */
 export const AgentChannelResponse = t.Object(

@@ -19,6 +19,17 @@ export const ErrorBody = t.Object(
   { $id: 'Error' },
 )
 
+/**
+ * `{ [key]: item }`: an answer that wraps one record under its name, itself a named component
+ * schema (`$id`, see `openapi-document.ts`), e.g. `PinResponse` is `{ pin: Pin }`.
+ */
+export const wrappedResponse = <K extends string, T extends TSchema>(id: string, key: K, item: T) =>
+  t.Object({ [key]: item } as Record<K, T>, { $id: id })
+
+/** `{ [key]: item[] }`: an answer that lists records, named like `wrappedResponse`. */
+export const listResponse = <K extends string, T extends TSchema>(id: string, key: K, item: T) =>
+  wrappedResponse(id, key, t.Array(item))
+
 /** The statuses documented as named responses (`components.responses`). */
 export const ERROR_RESPONSES = {
   400: { name: 'BadRequest', description: 'The request is invalid (`field` names what)' },

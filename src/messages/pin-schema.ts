@@ -1,4 +1,5 @@
 import { Type as t } from '@sinclair/typebox'
+import { listResponse, wrappedResponse } from '../core/docs.ts'
 import { LIMITS } from './limits.ts'
 import type { MessageBody as Body, Message as MessageRecord } from './schema.ts'
 import { Message, MessageBody } from './schema.ts'
@@ -16,5 +17,5 @@ export type PutPinRequest = { body: Body; silent?: boolean }
 export const Pin = t.Object({ key: t.String(), message: Message }, { $id: 'Pin' })
 export type Pin = { key: string; message: MessageRecord }
 
-export const PinResponse = t.Object({ pin: Pin }, { $id: 'PinResponse' })
-export const PinsResponse = t.Object({ pins: t.Array(Pin) }, { $id: 'PinsResponse' })
+export const PinResponse = wrappedResponse('PinResponse', 'pin', Pin)
+export const PinsResponse = listResponse('PinsResponse', 'pins', Pin)

@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { agentRoutes, personRoutes } from '../access/guards.ts'
-import { retrySafe } from '../access/idempotency/service.ts'
+import { type KeyedCall, retrySafe } from '../access/idempotency/service.ts'
 import type { AgentAuth } from '../access/tokens/service.ts'
 import { personChannel } from '../channels/service.ts'
 import { doc } from '../core/docs.ts'
@@ -40,6 +40,10 @@ const IdParams = t.Object({ id: t.String() })
 /** `{ message }`: how a write to a message answers. */
 const answer = (row: MessageRow) => ({ message: messageOf(row) })
 
+/** An agent's write to a message, safe to retry with its key, answered with the message. */
+const messageWrite = (ctx: Ctx, call: KeyedCall, write: () => MessageRow) =>
+  retrySafe(ctx, call, () => answer(write()))
+
 /**
  * `GET /v1/messages`: the agent's change feed. Served by this route and by the lean path in
  * front of Elysia (`leanRoute` in src/server/lean.ts), which both call this.
@@ -75,7 +79,7 @@ const agentSide = (ctx: Ctx) =>
   agentRoutes(ctx)
     .post(
       '/messages',
-      (c) => retrySafe(ctx, c, () => answer(sendMessage(ctx, c.agent.channel, 'agent', c.body))),
+      (c) => messageWrite(ctx, c, () => sendMessage(ctx, c.agent.channel, 'agent', c.body)),
       {
         body: SendRequest,
         detail: doc('sendMessage', 'messages', 'Send a message or a question', MessageResponse),
@@ -87,8 +91,7 @@ const agentSide = (ctx: Ctx) =>
     })
     .patch(
       '/messages/:id',
-      (c) =>
-        retrySafe(ctx, c, () => answer(editMessage(ctx, c.agent.channel, c.params.id, c.body))),
+      (c) => messageWrite(ctx, c, () => editMessage(ctx, c.agent.channel, c.params.id, c.body)),
       {
         params: IdParams,
         body: EditRequest,
@@ -98,9 +101,7 @@ const agentSide = (ctx: Ctx) =>
     .put(
       '/messages/:id',
       (c) =>
-        retrySafe(ctx, c, () =>
-          answer(replaceMessage(ctx, c.agent.channel, c.params.id, c.body.body)),
-        ),
+        messageWrite(ctx, c, () => replaceMessage(ctx, c.agent.channel, c.params.id, c.body.body)),
       {
         params: IdParams,
         body: ReplaceRequest,
@@ -115,8 +116,8 @@ const agentSide = (ctx: Ctx) =>
     .post(
       '/messages/:id/state',
       (c) =>
-        retrySafe(ctx, c, () =>
-          answer(setMessageState(ctx, c.agent.channel, c.params.id, c.body.state)),
+        messageWrite(ctx, c, () =>
+          setMessageState(ctx, c.agent.channel, c.params.id, c.body.state),
         ),
       {
         params: IdParams,

@@ -1,4 +1,5 @@
-import { type Static, Type as t } from '@sinclair/typebox'
+import { type Static, type TProperties, Type as t } from '@sinclair/typebox'
+import { wrappedResponse } from '../core/docs.ts'
 import { LIMITS } from './limits.ts'
 
 /**
@@ -13,180 +14,114 @@ export const BlockId = t.String({ minLength: 1, maxLength: LIMITS.blockIdChars }
 
 const base = { id: t.Optional(BlockId) }
 
+/** A known block: its `type`, maybe an `id`, its own fields; open to fields it does not know. */
+const block = <K extends string, P extends TProperties>(type: K, fields: P) =>
+  t.Object({ type: t.Literal(type), ...base, ...fields }, open)
+
+/** The fields every input block has: a label, and whether it must be filled in. */
+const input = {
+  label: t.Optional(str(LIMITS.titleChars)),
+  required: t.Optional(t.Boolean()),
+}
+
 export const KnownBlocks = {
-  markdown: t.Object({ type: t.Literal('markdown'), ...base, text: str() }, open),
-  heading: t.Object({ type: t.Literal('heading'), ...base, text: str(LIMITS.titleChars) }, open),
-  code: t.Object(
-    { type: t.Literal('code'), ...base, code: str(), language: t.Optional(str(64)) },
-    open,
-  ),
-  link: t.Object(
-    {
-      type: t.Literal('link'),
-      ...base,
-      url: t.String({ maxLength: 4096, pattern: '^(https?|mailto):' }),
-      label: t.Optional(str(LIMITS.titleChars)),
-    },
-    open,
-  ),
-  progress: t.Object(
-    {
-      type: t.Literal('progress'),
-      ...base,
-      value: t.Number(),
-      max: t.Optional(t.Number({ exclusiveMinimum: 0 })),
-      label: t.Optional(str(LIMITS.titleChars)),
-    },
-    open,
-  ),
-  keyvalue: t.Object(
-    {
-      type: t.Literal('keyvalue'),
-      ...base,
-      items: t.Array(t.Object({ key: str(LIMITS.titleChars), value: str() }, open), {
-        maxItems: 500,
-      }),
-    },
-    open,
-  ),
-  table: t.Object(
-    {
-      type: t.Literal('table'),
-      ...base,
-      columns: t.Array(str(LIMITS.titleChars), { maxItems: 100 }),
-      rows: t.Array(t.Array(t.Union([str(), t.Number()])), { maxItems: 5000 }),
-    },
-    open,
-  ),
-  image: t.Object(
-    {
-      type: t.Literal('image'),
-      ...base,
-      file_id: t.String({ minLength: 1, maxLength: 64 }),
-      name: t.Optional(str(255)),
-      alt: t.Optional(str(LIMITS.titleChars)),
-    },
-    open,
-  ),
-  file: t.Object(
-    {
-      type: t.Literal('file'),
-      ...base,
-      file_id: t.String({ minLength: 1, maxLength: 64 }),
-      name: str(255),
-      mime: t.Optional(str(255)),
-      size: t.Optional(t.Integer({ minimum: 0 })),
-    },
-    open,
-  ),
-  html: t.Object(
-    {
-      type: t.Literal('html'),
-      ...base,
-      html: str(LIMITS.bodyBytes),
-      label: t.Optional(str(LIMITS.titleChars)),
-      height: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 2000 })),
-      question: t.Optional(t.Boolean()),
-    },
-    open,
-  ),
-  choice: t.Object(
-    {
-      type: t.Literal('choice'),
-      ...base,
-      label: t.Optional(str(LIMITS.titleChars)),
-      options: t.Array(
-        t.Object(
-          {
-            label: t.String({ minLength: 1, maxLength: LIMITS.titleChars }),
-            value: t.Optional(t.String({ minLength: 1, maxLength: LIMITS.titleChars })),
-            description: t.Optional(str(LIMITS.titleChars * 2)),
-            danger: t.Optional(t.Boolean()),
-          },
-          open,
-        ),
-        { minItems: 1, maxItems: LIMITS.choiceOptions },
+  markdown: block('markdown', { text: str() }),
+  heading: block('heading', { text: str(LIMITS.titleChars) }),
+  code: block('code', { code: str(), language: t.Optional(str(64)) }),
+  link: block('link', {
+    url: t.String({ maxLength: 4096, pattern: '^(https?|mailto):' }),
+    label: t.Optional(str(LIMITS.titleChars)),
+  }),
+  progress: block('progress', {
+    value: t.Number(),
+    max: t.Optional(t.Number({ exclusiveMinimum: 0 })),
+    label: t.Optional(str(LIMITS.titleChars)),
+  }),
+  keyvalue: block('keyvalue', {
+    items: t.Array(t.Object({ key: str(LIMITS.titleChars), value: str() }, open), {
+      maxItems: 500,
+    }),
+  }),
+  table: block('table', {
+    columns: t.Array(str(LIMITS.titleChars), { maxItems: 100 }),
+    rows: t.Array(t.Array(t.Union([str(), t.Number()])), { maxItems: 5000 }),
+  }),
+  image: block('image', {
+    file_id: t.String({ minLength: 1, maxLength: 64 }),
+    name: t.Optional(str(255)),
+    alt: t.Optional(str(LIMITS.titleChars)),
+  }),
+  file: block('file', {
+    file_id: t.String({ minLength: 1, maxLength: 64 }),
+    name: str(255),
+    mime: t.Optional(str(255)),
+    size: t.Optional(t.Integer({ minimum: 0 })),
+  }),
+  html: block('html', {
+    html: str(LIMITS.bodyBytes),
+    label: t.Optional(str(LIMITS.titleChars)),
+    height: t.Optional(t.Number({ exclusiveMinimum: 0, maximum: 2000 })),
+    question: t.Optional(t.Boolean()),
+  }),
+  choice: block('choice', {
+    ...input,
+    options: t.Array(
+      t.Object(
+        {
+          label: t.String({ minLength: 1, maxLength: LIMITS.titleChars }),
+          value: t.Optional(t.String({ minLength: 1, maxLength: LIMITS.titleChars })),
+          description: t.Optional(str(LIMITS.titleChars * 2)),
+          danger: t.Optional(t.Boolean()),
+        },
+        open,
       ),
-      multi: t.Optional(t.Boolean()),
-      other: t.Optional(t.Boolean()),
-      required: t.Optional(t.Boolean()),
-      default: t.Optional(t.Union([str(LIMITS.titleChars), t.Array(str(LIMITS.titleChars))])),
-    },
-    open,
-  ),
-  text_input: t.Object(
-    {
-      type: t.Literal('text_input'),
-      ...base,
-      label: t.Optional(str(LIMITS.titleChars)),
-      placeholder: t.Optional(str(LIMITS.titleChars)),
-      multiline: t.Optional(t.Boolean()),
-      required: t.Optional(t.Boolean()),
-      default: t.Optional(str()),
-    },
-    open,
-  ),
-  number_input: t.Object(
-    {
-      type: t.Literal('number_input'),
-      ...base,
-      label: t.Optional(str(LIMITS.titleChars)),
-      min: t.Optional(t.Number()),
-      max: t.Optional(t.Number()),
-      required: t.Optional(t.Boolean()),
-      default: t.Optional(t.Number()),
-    },
-    open,
-  ),
-  toggle: t.Object(
-    {
-      type: t.Literal('toggle'),
-      ...base,
-      label: t.String({ minLength: 1, maxLength: LIMITS.titleChars }),
-      default: t.Optional(t.Boolean()),
-    },
-    open,
-  ),
-  confirm: t.Object(
-    {
-      type: t.Literal('confirm'),
-      ...base,
-      label: t.String({ minLength: 1, maxLength: LIMITS.titleChars }),
-      description: t.Optional(str(LIMITS.titleChars * 2)),
-      danger: t.Optional(t.Boolean()),
-    },
-    open,
-  ),
+      { minItems: 1, maxItems: LIMITS.choiceOptions },
+    ),
+    multi: t.Optional(t.Boolean()),
+    other: t.Optional(t.Boolean()),
+    default: t.Optional(t.Union([str(LIMITS.titleChars), t.Array(str(LIMITS.titleChars))])),
+  }),
+  text_input: block('text_input', {
+    ...input,
+    placeholder: t.Optional(str(LIMITS.titleChars)),
+    multiline: t.Optional(t.Boolean()),
+    default: t.Optional(str()),
+  }),
+  number_input: block('number_input', {
+    ...input,
+    min: t.Optional(t.Number()),
+    max: t.Optional(t.Number()),
+    default: t.Optional(t.Number()),
+  }),
+  toggle: block('toggle', {
+    label: t.String({ minLength: 1, maxLength: LIMITS.titleChars }),
+    default: t.Optional(t.Boolean()),
+  }),
+  confirm: block('confirm', {
+    label: t.String({ minLength: 1, maxLength: LIMITS.titleChars }),
+    description: t.Optional(str(LIMITS.titleChars * 2)),
+    danger: t.Optional(t.Boolean()),
+  }),
   // An agent asks to be allowed one action (PRODUCT.md "Approvals"). `input` is the tool's own
   // input, kept verbatim whatever its shape: the person sees it and its hash binds the answer.
-  approval: t.Object(
-    {
-      type: t.Literal('approval'),
-      ...base,
-      tool: t.String({ minLength: 1, maxLength: LIMITS.titleChars }),
-      input: t.Unknown({ description: "the tool's input, any JSON, kept verbatim" }),
-      summary: t.Optional(str(LIMITS.titleChars)),
-      cwd: t.Optional(str(4096)),
-      session: t.Optional(str(LIMITS.titleChars)),
-      scopes: t.Optional(
-        t.Array(t.Union([t.Literal('once'), t.Literal('session')]), { minItems: 1, maxItems: 2 }),
-      ),
-      danger: t.Optional(t.Boolean()),
-    },
-    open,
-  ),
+  approval: block('approval', {
+    tool: t.String({ minLength: 1, maxLength: LIMITS.titleChars }),
+    input: t.Unknown({ description: "the tool's input, any JSON, kept verbatim" }),
+    summary: t.Optional(str(LIMITS.titleChars)),
+    cwd: t.Optional(str(4096)),
+    session: t.Optional(str(LIMITS.titleChars)),
+    scopes: t.Optional(
+      t.Array(t.Union([t.Literal('once'), t.Literal('session')]), { minItems: 1, maxItems: 2 }),
+    ),
+    danger: t.Optional(t.Boolean()),
+  }),
   // Made only by the server (POST /v1/secrets): a body that carries one is refused (blocks.ts).
-  secret_request: t.Object(
-    {
-      type: t.Literal('secret_request'),
-      ...base,
-      request_id: t.String(),
-      name: str(LIMITS.titleChars),
-      fingerprint: t.String(),
-      status: t.Optional(t.String()),
-    },
-    open,
-  ),
+  secret_request: block('secret_request', {
+    request_id: t.String(),
+    name: str(LIMITS.titleChars),
+    fingerprint: t.String(),
+    status: t.Optional(t.String()),
+  }),
 } as const
 
 export type KnownBlockType = keyof typeof KnownBlocks
@@ -320,7 +255,7 @@ export const DeletedMessage = t.Object(
 )
 export type DeletedMessage = Static<typeof DeletedMessage>
 
-export const MessageResponse = t.Object({ message: Message }, { $id: 'MessageResponse' })
+export const MessageResponse = wrappedResponse('MessageResponse', 'message', Message)
 
 export const FeedResponse = t.Object(
   {

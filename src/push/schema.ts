@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox'
 import { Type as t } from '@sinclair/typebox'
+import { listResponse, wrappedResponse } from '../core/docs.ts'
 
 export const SubscribeRequest = t.Object(
   {
@@ -38,11 +39,8 @@ export const PushDevice = t.Object(
 )
 export type PushDevice = Static<typeof PushDevice>
 
-export const DeviceResponse = t.Object({ subscription: PushDevice }, { $id: 'DeviceResponse' })
-export const DevicesResponse = t.Object(
-  { subscriptions: t.Array(PushDevice) },
-  { $id: 'DevicesResponse' },
-)
+export const DeviceResponse = wrappedResponse('DeviceResponse', 'subscription', PushDevice)
+export const DevicesResponse = listResponse('DevicesResponse', 'subscriptions', PushDevice)
 
 export const AnswerByCapability = t.Object(
   {

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { requestIp } from '../../core/client-address.ts'
 import { doc } from '../../core/docs.ts'
-import { SignedInUser, signedIn } from '../../people/schema.ts'
+import { signedIn, signInDoc } from '../../people/schema.ts'
 import type { Ctx } from '../../server/context.ts'
 import { limitedByAddress } from '../guards.ts'
 import { checkOrigin } from '../sessions/service.ts'
@@ -49,10 +49,7 @@ export const emailRoutes = (ctx: Ctx) => {
       {
         transform: ({ request }) => guard(request, 'verifiesPerIp'),
         body: VerifyRequest,
-        detail: doc('verifyEmailLogin', 'auth', 'Trade a mailed code for a session', SignedInUser, {
-          public: true,
-          errors: [401, 403, 429],
-        }),
+        detail: signInDoc('verifyEmailLogin', 'Trade a mailed code for a session', [401, 403, 429]),
       },
     )
 }

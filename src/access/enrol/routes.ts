@@ -16,13 +16,15 @@ import {
 } from './pairing.ts'
 
 const CodeParams = t.Object({ code: t.String() })
+/** The agent's name: what the CLI suggests when pairing starts, what the person approves it as. */
+const LabelBody = t.Object({ label: t.Optional(t.String()) })
 
 /** `hark init`'s device flow: the CLI's public half, and the person's approve/deny. */
 export const pairingRoutes = (ctx: Ctx) => {
   const agentSide = new Elysia({ name: 'hark/pairing' })
     .post('/v1/pair/start', ({ body }) => startPairing(ctx, body.label), {
       transform: limitedByAddress(ctx, ctx.limits.pairStarts),
-      body: t.Object({ label: t.Optional(t.String()) }),
+      body: LabelBody,
       detail: doc('startPairing', 'pairing', 'Start pairing an agent (device flow)', undefined, {
         public: true,
         errors: [429],
@@ -70,7 +72,7 @@ export const pairingRoutes = (ctx: Ctx) => {
         byCode(person, request, () => approvePairing(ctx, person, params.code, body.label)),
       {
         params: CodeParams,
-        body: t.Object({ label: t.Optional(t.String()) }),
+        body: LabelBody,
         detail: doc('approvePairing', 'pairing', 'Approve a pairing, naming the agent', undefined, {
           session: true,
           errors: [409],

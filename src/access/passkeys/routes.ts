@@ -3,7 +3,7 @@ import { Elysia } from 'elysia'
 import { doc } from '../../core/docs.ts'
 import { done } from '../../core/http/ok.ts'
 import { Ok } from '../../messages/schema.ts'
-import { SignedInUser, signedIn } from '../../people/schema.ts'
+import { signedIn, signInDoc } from '../../people/schema.ts'
 import type { UserRow } from '../../people/store.ts'
 import type { Ctx } from '../../server/context.ts'
 import { limitedByAddress, personAuth } from '../guards.ts'
@@ -30,14 +30,19 @@ import {
   signUpOptions,
 } from './service.ts'
 
-/** A signed-in answer: the person, and the new session's cookie. */
-function withSession(result: { user: UserRow; setCookie: string }) {
+/**
+ * Ends a ceremony in a session, started for the browser that sent `request`: answers with the
+ * person, and the new session's cookie.
+ */
+async function startSession(
+  request: Request,
+  finish: (userAgent: string | null) => Promise<{ user: UserRow; setCookie: string }>,
+) {
+  const result = await finish(request.headers.get('user-agent'))
   return new Response(JSON.stringify(signedIn(result.user)), {
     headers: { 'content-type': 'application/json; charset=utf-8', 'set-cookie': result.setCookie },
   })
 }
-
-const userAgent = (request: Request) => request.headers.get('user-agent')
 
 /**
  * Sign-up and login ceremonies: public, no session yet. Browsers send Origin on these
@@ -64,19 +69,17 @@ const ceremonies = (ctx: Ctx) => {
     })
     .post(
       '/register/verify',
-      async ({ body, request }) => {
+      ({ body, request }) => {
         // The schema checks the response's outline; SimpleWebAuthn checks the rest.
         const response = body.response as RegistrationResponseJSON
-        return withSession(await signUp(ctx, { ...body, response }, userAgent(request)))
+        return startSession(request, (userAgent) => signUp(ctx, { ...body, response }, userAgent))
       },
       {
         body: RegisterVerifyRequest,
-        detail: doc(
+        detail: signInDoc(
           'finishPasskeySignUp',
-          'auth',
           'Finish signing up: creates the account and a session',
-          SignedInUser,
-          { public: true, errors: [403, 409] },
+          [403, 409],
         ),
       },
     )
@@ -89,19 +92,13 @@ const ceremonies = (ctx: Ctx) => {
     })
     .post(
       '/login/verify',
-      async ({ body, request }) => {
+      ({ body, request }) => {
         const response = body.response as AuthenticationResponseJSON
-        return withSession(await logIn(ctx, { ...body, response }, userAgent(request)))
+        return startSession(request, (userAgent) => logIn(ctx, { ...body, response }, userAgent))
       },
       {
         body: LoginVerifyRequest,
-        detail: doc(
-          'finishPasskeyLogin',
-          'auth',
-          'Finish logging in: starts a session',
-          SignedInUser,
-          { public: true, errors: [401] },
-        ),
+        detail: signInDoc('finishPasskeyLogin', 'Finish logging in: starts a session', [401]),
       },
     )
 }

@@ -1,4 +1,5 @@
 import { type Static, Type as t } from '@sinclair/typebox'
+import { listResponse, wrappedResponse } from '../../core/docs.ts'
 import { LIMITS } from '../../messages/limits.ts'
 
 /**
@@ -104,11 +105,8 @@ export const Passkey = t.Object(
 )
 export type Passkey = Static<typeof Passkey>
 
-export const PasskeyResponse = t.Object({ passkey: Passkey }, { $id: 'PasskeyResponse' })
-export const PasskeysResponse = t.Object(
-  { passkeys: t.Array(Passkey) },
-  { $id: 'PasskeysResponse' },
-)
+export const PasskeyResponse = wrappedResponse('PasskeyResponse', 'passkey', Passkey)
+export const PasskeysResponse = listResponse('PasskeysResponse', 'passkeys', Passkey)
 
 /** The person's passkeys as an agent pins them (keys.ts): JWKs, with the rp id and origin. */
 export const Approvers = t.Object(
