@@ -35,6 +35,15 @@ export function tokenKindOf(token: string): TokenKind | undefined {
 export const hashToken = (token: string): Uint8Array =>
   new Uint8Array(createHash('sha256').update(token).digest())
 
+/**
+ * A new bearer secret of `length` base62 characters, handed out once in plaintext, and the hash
+ * that is stored in its place (a lookup hashes what is presented: `hashToken`).
+ */
+export function newSecret(length: number): { secret: string; hash: Uint8Array } {
+  const secret = randomBase62(length)
+  return { secret, hash: hashToken(secret) }
+}
+
 export function sameHash(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && timingSafeEqual(a, b)
 }

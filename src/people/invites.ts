@@ -1,6 +1,6 @@
 import type { PersonAuth } from '../access/tokens/service.ts'
 import { fail } from '../core/errors.ts'
-import { hashToken, newId, randomBase62 } from '../core/ids.ts'
+import { newId, newSecret } from '../core/ids.ts'
 import type { Ctx } from '../server/context.ts'
 import { cleanEmail } from './admission.ts'
 import { registrationMode } from './settings.ts'
@@ -37,11 +37,11 @@ export function createInvite(
   if (typeof ttl !== 'number' || !(ttl > 0) || ttl > MAX_TTL_S) {
     throw fail.invalid('expires_in', `must be seconds, more than 0 and at most ${MAX_TTL_S}`)
   }
-  const secret = randomBase62(32)
+  const { secret, hash } = newSecret(32)
   const now = ctx.clock.now()
   const row = ctx.store.invites.insert({
     id: newId('inv'),
-    hash: hashToken(secret),
+    hash,
     created_by: person.user.id,
     email,
     created_at: now,

@@ -1,6 +1,6 @@
 import { personChannel } from '../../channels/service.ts'
 import { fail } from '../../core/errors.ts'
-import { hashToken, newId, randomBase62 } from '../../core/ids.ts'
+import { hashToken, newId, newSecret } from '../../core/ids.ts'
 import { cleanLabel } from '../../core/labels.ts'
 import { channelsChanged } from '../../messages/feed.ts'
 import { newChannel } from '../../people/service.ts'
@@ -31,11 +31,11 @@ export function createJoinLink(
   } else if (input.label !== undefined) {
     label = cleanLabel(input.label)
   }
-  const code = randomBase62(32)
+  const { secret: code, hash } = newSecret(32)
   const now = ctx.clock.now()
   const row = ctx.store.joinLinks.insert({
     id: newId('join'),
-    hash: hashToken(code),
+    hash,
     user_id: person.user.id,
     channel_id: channelId,
     label,

@@ -1,5 +1,5 @@
 import { fail } from '../../core/errors.ts'
-import { hashToken, newId, randomBase62 } from '../../core/ids.ts'
+import { hashToken, newId, newSecret } from '../../core/ids.ts'
 import { cleanLabel } from '../../core/labels.ts'
 import { type Abortable, pollFor } from '../../core/waiters.ts'
 import { channelsChanged } from '../../messages/feed.ts'
@@ -50,10 +50,10 @@ export function startPairing(ctx: Ctx, label: string | undefined): PairingStart 
   const now = ctx.clock.now()
   // Swept a while after expiry, not at once: a CLI still polling hears "expired", not 404.
   ctx.store.pairings.removeExpired(now - SWEEP_AFTER_MS)
-  const deviceCode = randomBase62(43)
+  const { secret: deviceCode, hash: deviceHash } = newSecret(43)
   const row = ctx.store.pairings.insert({
     id: newId('pair'),
-    device_hash: hashToken(deviceCode),
+    device_hash: deviceHash,
     user_code: newUserCode(),
     label: label === undefined ? null : cleanLabel(label),
     created_at: now,

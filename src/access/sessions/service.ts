@@ -1,5 +1,5 @@
 import { fail } from '../../core/errors.ts'
-import { hashToken, newId, randomBase62 } from '../../core/ids.ts'
+import { hashToken, newId, newSecret } from '../../core/ids.ts'
 import type { UserRow } from '../../people/store.ts'
 import type { Ctx } from '../../server/context.ts'
 import type { PersonAuth } from '../tokens/service.ts'
@@ -40,13 +40,13 @@ export function startSession(
   user: UserRow,
   userAgent: string | null,
 ): { session: SessionRow; setCookie: string } {
-  const secret = randomBase62(43)
+  const { secret, hash } = newSecret(43)
   const now = ctx.clock.now()
   // Nothing else sweeps sessions: each login clears the expired ones, so the table stays small.
   ctx.store.sessions.removeExpired(now)
   const session = ctx.store.sessions.insert({
     id: newId('ses'),
-    hash: hashToken(secret),
+    hash,
     user_id: user.id,
     user_agent: userAgent?.slice(0, 300) ?? null,
     created_at: now,
