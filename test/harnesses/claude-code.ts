@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { claudeBin } from './agent-clis'
+import { type BoundedRun, runBounded } from './bounded.ts'
 
 /**
  * Runs the real Claude Code CLI (2.1.330) offline against the loopback Messages API stub
@@ -105,39 +106,17 @@ export interface RunClaudeOptions {
   timeoutMs?: number
 }
 
-export interface ClaudeRun {
-  exitCode: number | null
-  stdout: string
-  stderr: string
-  timedOut: boolean
-  ms: number
-}
+export type ClaudeRun = BoundedRun
 
 /**
  * Spawns the real Claude Code binary and waits for it, bounded by `timeoutMs`: with its API
  * unreachable Claude Code retries for minutes, so an unbounded run could hang the suite.
  */
 export async function runClaude(options: RunClaudeOptions): Promise<ClaudeRun> {
-  const started = Date.now()
-  const proc = Bun.spawn([claudeBin(), ...options.args], {
+  return runBounded([claudeBin(), ...options.args], {
     cwd: options.cwd,
     env: claudeEnv(options.home, options.baseUrl, options.env),
-    stdin: options.stdin === undefined ? 'ignore' : new TextEncoder().encode(options.stdin),
-    stdout: 'pipe',
-    stderr: 'pipe',
+    stdin: options.stdin,
+    timeoutMs: options.timeoutMs,
   })
-  let timedOut = false
-  const timer = setTimeout(() => {
-    timedOut = true
-    // SIGTERM lets Claude Code stop its hooks and MCP servers; SIGKILL if it does not exit.
-    proc.kill('SIGTERM')
-    setTimeout(() => proc.kill('SIGKILL'), 2000).unref()
-  }, options.timeoutMs ?? 20_000)
-  const [stdout, stderr] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-  ])
-  const exitCode = await proc.exited
-  clearTimeout(timer)
-  return { exitCode, stdout, stderr, timedOut, ms: Date.now() - started }
 }

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { codexBin } from './agent-clis'
+import { type BoundedRun, runBounded } from './bounded.ts'
 
 /**
  * Runs the real Codex CLI (@openai/codex 0.169.0) offline against the loopback model stub
@@ -158,20 +159,13 @@ export interface RunCodexOptions {
   timeoutMs?: number
 }
 
-export interface CodexRun {
-  exitCode: number | null
-  stdout: string
-  stderr: string
-  timedOut: boolean
-  ms: number
-}
+export type CodexRun = BoundedRun
 
 /**
  * Spawns the real Codex binary and waits for it, bounded by `timeoutMs`. stdin is /dev/null:
  * `codex exec` otherwise waits to read extra prompt text from it.
  */
 export async function runCodex(options: RunCodexOptions): Promise<CodexRun> {
-  const started = Date.now()
   // The npm launcher is a `#!/usr/bin/env node` script: keep node (and sh, for hooks) reachable.
   const node = Bun.which('node')
   if (!node) throw new Error('node is not on PATH: the Codex npm launcher needs it')
@@ -183,25 +177,9 @@ export async function runCodex(options: RunCodexOptions): Promise<CodexRun> {
     LANG: 'C.UTF-8',
     ...options.env,
   }
-  const proc = Bun.spawn([codexBin(), ...options.args], {
+  return runBounded([codexBin(), ...options.args], {
     cwd: options.cwd,
     env,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
+    timeoutMs: options.timeoutMs,
   })
-  let timedOut = false
-  const timer = setTimeout(() => {
-    timedOut = true
-    // SIGTERM first: the npm launcher forwards it to the native binary; SIGKILL if that hangs.
-    proc.kill('SIGTERM')
-    setTimeout(() => proc.kill('SIGKILL'), 2000).unref()
-  }, options.timeoutMs ?? 20_000)
-  const [stdout, stderr] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-  ])
-  const exitCode = await proc.exited
-  clearTimeout(timer)
-  return { exitCode, stdout, stderr, timedOut, ms: Date.now() - started }
 }
