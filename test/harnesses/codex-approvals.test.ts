@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { Message } from '../../src/messages/schema.ts'
 import { deadUrl } from '../cli/hooks.ts'
 import { liveCli } from '../cli/live.ts'
-import { type CodexSandbox, makeCodexSandbox, writeCodexConfig } from './codex.ts'
+import { type CodexSandbox, escalatedWrite, makeCodexSandbox, writeCodexConfig } from './codex.ts'
 import {
   channelMessages,
   execCodex,
@@ -35,14 +35,6 @@ afterEach(() => {
   stub = undefined
   sandbox = undefined
 })
-
-/** A command outside the sandbox: `--approve-for-me` sends it to the PermissionRequest hook. */
-const escalatedWrite = {
-  type: 'exec',
-  cmd: 'echo hello > out.txt && echo wrote',
-  justification: 'Write out.txt?',
-  sandboxPermissions: 'require_escalated',
-} as const
 
 /** A sandbox whose config.toml points Codex at a fresh stub, with `hark install codex` run. */
 async function installed(turns: StubTurn[], installArgs: string[] = []) {

@@ -7,6 +7,7 @@ import {
   type CodexCommandHook,
   type CodexSandbox,
   codexHookTrustHash,
+  escalatedWrite,
   makeCodexSandbox,
   writeCodexConfig,
 } from './codex.ts'
@@ -35,13 +36,6 @@ afterEach(() => {
   stub = undefined
   sandbox = undefined
 })
-
-const escalatedWrite = {
-  type: 'exec',
-  cmd: 'echo hello > out.txt && echo wrote',
-  justification: 'Write out.txt?',
-  sandboxPermissions: 'require_escalated',
-} as const
 
 /** The hook `hark install codex --wait N` writes, as Codex hashes it. */
 const harkHook = (wait = 540): CodexCommandHook => ({

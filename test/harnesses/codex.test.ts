@@ -3,6 +3,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   type CodexSandbox,
+  escalatedWrite,
   makeCodexSandbox,
   runCodex,
   trustedPermissionHookToml,
@@ -24,14 +25,6 @@ afterEach(() => {
   stub = undefined
   sandbox = undefined
 })
-
-/** A model turn that asks to run outside the sandbox, so `--approve-for-me` routes it to the hook. */
-const escalatedWrite = {
-  type: 'exec',
-  cmd: 'echo hello > out.txt && echo wrote',
-  justification: 'Write out.txt?',
-  sandboxPermissions: 'require_escalated',
-} as const
 
 /** Writes an executable hook that saves its stdin next to itself and prints `stdout`. */
 const writeHook = (dir: string, stdout: string) => {

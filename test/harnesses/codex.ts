@@ -183,3 +183,11 @@ export async function runCodex(options: RunCodexOptions): Promise<CodexRun> {
     timeoutMs: options.timeoutMs,
   })
 }
+
+/** A model turn that asks to run outside the sandbox: `--approve-for-me` routes it to the hook. */
+export const escalatedWrite = {
+  type: 'exec',
+  cmd: 'echo hello > out.txt && echo wrote',
+  justification: 'Write out.txt?',
+  sandboxPermissions: 'require_escalated',
+} as const
