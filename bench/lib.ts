@@ -12,6 +12,7 @@ import { systemClock } from '../src/core/clock.ts'
 import { addChannel, addPersonToken, addUser } from '../src/people/service.ts'
 import { openStores } from '../src/server/context.ts'
 import { openDatabase } from '../src/server/db/database.ts'
+import { directWrites } from '../src/server/db/direct-writes.ts'
 import { HARK, requireBinary } from '../test/binary/process.ts'
 
 export { HARK, requireBinary }
@@ -47,7 +48,7 @@ export interface Provisioned {
  */
 export function provision(dir: string, channels: number, tokensPerChannel = 1): Provisioned {
   const db = openDatabase(join(dir, 'hark.db'))
-  const p = { db, store: openStores(db), clock: systemClock }
+  const p = { db, writes: directWrites(db), store: openStores(db), clock: systemClock }
   const email = 'bench@example.com'
   const user = addUser(p, { email, owner: true })
   const agentTokens: string[] = []

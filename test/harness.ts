@@ -10,7 +10,7 @@ import {
   type PersonClient,
 } from '../src/agent/client.ts'
 import type { Clock } from '../src/core/clock.ts'
-import { type Logger, silentLogger } from '../src/core/log.ts'
+import { type Logger, silentLogger, stderrLogger as stderrLoggerForTests } from '../src/core/log.ts'
 import { createSmtpMailer, type Mailer } from '../src/core/mailer.ts'
 import { addChannel, addPersonToken, addUser } from '../src/people/service.ts'
 import type { UserRow } from '../src/people/store.ts'
@@ -169,7 +169,7 @@ export function startTestServer(options: TestServerOptions = {}): TestServer {
     channel = true,
     mailer,
     clock,
-    log = silentLogger,
+    log = process.env.HARK_TEST_LOG ? stderrLoggerForTests : silentLogger,
     listen = false,
     idleTimeout,
     ...overrides

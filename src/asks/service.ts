@@ -118,26 +118,23 @@ function settle(
 ): MessageRow {
   const now = ctx.clock.now()
   const proof = typeof by === 'object' && by.proof ? JSON.stringify(by.proof) : null
-  const updated = ctx.db
-    .transaction(() => {
-      const settled = ctx.store.messages.setAsk(
-        row.rid,
-        {
-          status,
-          answer: status === 'cancelled' ? null : JSON.stringify(answer),
-          answeredAt: status === 'answered' ? now : null,
-          reason,
-          proof,
-        },
-        now,
-      )
-      const owner = ctx.store.channels.byId(row.channel_id)?.user_id
-      if (owner) appendDecision(ctx, settled, owner, by)
-      return settled
-    })
-    .immediate()
-  announce(ctx, updated)
-  return updated
+  return ctx.writes.apply((tx) => {
+    const settled = ctx.store.messages.setAsk(
+      row.rid,
+      {
+        status,
+        answer: status === 'cancelled' ? null : JSON.stringify(answer),
+        answeredAt: status === 'answered' ? now : null,
+        reason,
+        proof,
+      },
+      now,
+    )
+    const owner = ctx.store.channels.byId(row.channel_id)?.user_id
+    if (owner) appendDecision(ctx, settled, owner, by)
+    announce(ctx, tx, settled)
+    return settled
+  })
 }
 
 /** Expires a question whose time has come, answering it with its inputs' defaults. */

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { fail } from '../core/errors.ts'
 import { cleanLabel } from '../core/labels.ts'
 import { askKey, channelKey, userKey } from '../core/waiters.ts'
+import type { WriteTx } from '../core/write-path.ts'
 import { channelsChanged } from '../messages/feed.ts'
 import { toRecord } from '../messages/records.ts'
 import type { Message } from '../messages/schema.ts'
@@ -23,9 +24,12 @@ export const channelDetails = (ctx: Ctx, row: ChannelRow): Channel => ({
 
 /** The agent renames itself: the label is the channel's name in the person's app. */
 export function renameChannel(ctx: Ctx, channel: ChannelRow, label: unknown): ChannelRow {
-  const renamed = ctx.store.channels.rename(channel.id, cleanLabel(label), ctx.clock.now())
-  channelsChanged(ctx, channel.user_id)
-  return renamed
+  const name = cleanLabel(label)
+  return ctx.writes.apply((tx) => {
+    const renamed = ctx.store.channels.rename(channel.id, name, ctx.clock.now())
+    channelsChanged(ctx, tx, channel.user_id)
+    return renamed
+  })
 }
 
 /** A channel as the person's list shows it: with unread count and the last message. */
@@ -43,8 +47,10 @@ export const listChannels = (ctx: Ctx, userId: string): ChannelSummary[] =>
 
 /** The person has seen everything up to now in this channel. */
 export function markChannelRead(ctx: Ctx, channel: ChannelRow): ChannelSummary {
-  ctx.store.channels.markRead(channel.id, ctx.store.channels.lastRid(channel.id))
-  channelsChanged(ctx, channel.user_id) // the person's other devices drop the unread count
+  ctx.writes.apply((tx) => {
+    ctx.store.channels.markRead(channel.id, ctx.store.channels.lastRid(channel.id))
+    channelsChanged(ctx, tx, channel.user_id) // the person's other devices drop the unread count
+  })
   return channelSummary(ctx, ctx.store.channels.byId(channel.id) as ChannelRow)
 }
 
@@ -53,10 +59,12 @@ export function markChannelRead(ctx: Ctx, channel: ChannelRow): ChannelSummary {
  * once; long-polls held on it are answered.
  */
 export function deleteChannel(ctx: Ctx, channel: ChannelRow): void {
-  const held = heldKeys(ctx, channel.id)
-  ctx.db.transaction(() => ctx.store.channels.remove(channel.id)).immediate()
-  channelsGone(ctx, [channel.id], held)
-  channelsChanged(ctx, channel.user_id)
+  ctx.writes.apply((tx) => {
+    const held = heldKeys(ctx, channel.id)
+    ctx.store.channels.remove(channel.id)
+    channelsGone(ctx, tx, [channel.id], held)
+    channelsChanged(ctx, tx, channel.user_id)
+  })
 }
 
 /**
@@ -73,9 +81,12 @@ export const heldKeys = (ctx: Ctx, channelId: string): string[] => [
  * After channels were deleted (with the channel or with their person): their files go, and
  * the long-polls held on them are woken to find them gone.
  */
-export function channelsGone(ctx: Ctx, channelIds: string[], held: string[]): void {
-  for (const id of channelIds) removeChannelFiles(ctx, id)
-  ctx.waiters.wake(...held)
+export function channelsGone(ctx: Ctx, tx: WriteTx, channelIds: string[], held: string[]): void {
+  // Once the deletion is durable: a crash before that keeps the channel, so its files too.
+  tx.after(() => {
+    for (const id of channelIds) removeChannelFiles(ctx, id)
+  })
+  tx.wake(...held)
 }
 
 export function removeChannelFiles(ctx: Ctx, channelId: string): void {

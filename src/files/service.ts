@@ -140,13 +140,11 @@ export async function saveUpload(
   mkdirSync(join(ctx.filesDir, channel.id), { recursive: true, mode: 0o700 })
   try {
     await rename(tmp, dest)
-    ctx.db
-      .transaction(() => {
-        checkQuota(ctx, channel, size)
-        ctx.store.files.insert(row)
-        onRecord?.(toFileInfo(row), row.sha256)
-      })
-      .immediate()
+    await ctx.writes.run(() => {
+      checkQuota(ctx, channel, size)
+      ctx.store.files.insert(row)
+      onRecord?.(toFileInfo(row), row.sha256)
+    })
   } catch (error) {
     await rm(tmp, { force: true })
     await rm(dest, { force: true })

@@ -1,6 +1,7 @@
 import type { ChannelRow } from '../channels/store.ts'
 import { fail } from '../core/errors.ts'
 import { type Abortable, pollFor, userKey } from '../core/waiters.ts'
+import type { WriteTx } from '../core/write-path.ts'
 import type { Ctx } from '../server/context.ts'
 import { toRecord } from './records.ts'
 import type { DeletedMessage, FeedResponse, Message } from './schema.ts'
@@ -25,9 +26,9 @@ export interface PersonFeedOptions {
  * once, even when it happens while the app is between two polls or the server restarts:
  * every open app then refreshes its channel list.
  */
-export function channelsChanged(ctx: Ctx, userId: string): void {
+export function channelsChanged(ctx: Ctx, tx: WriteTx, userId: string): void {
   ctx.store.messages.nextSeq(userId)
-  ctx.waiters.wake(userKey(userId))
+  tx.wake(userKey(userId))
 }
 
 /**

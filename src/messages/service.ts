@@ -4,6 +4,7 @@ import type { ChannelRow } from '../channels/store.ts'
 import { fail } from '../core/errors.ts'
 import { newId } from '../core/ids.ts'
 import { type Abortable, askKey, channelKey, pollFor, userKey } from '../core/waiters.ts'
+import type { WriteTx } from '../core/write-path.ts'
 import { enqueueMessagePush } from '../push/service.ts'
 import type { Ctx } from '../server/context.ts'
 import { type BlockRules, inputBlocks, validateBody } from './blocks.ts'
@@ -20,8 +21,8 @@ export const messageOf = (row: MessageRow) => toRecord(row) as Message
  * Tells every long-poll watching this channel (and this question) that something changed,
  * and the person's own feed across all their channels.
  */
-export function announce(ctx: Ctx, row: MessageRow): void {
-  ctx.waiters.wake(channelKey(row.channel_id), askKey(row.id), ...ownerKey(ctx, row.channel_id))
+export function announce(ctx: Ctx, tx: WriteTx, row: MessageRow): void {
+  tx.wake(channelKey(row.channel_id), askKey(row.id), ...ownerKey(ctx, row.channel_id))
 }
 
 /** The person's waiter key for a channel (none once the channel is gone). */
@@ -71,28 +72,25 @@ export function sendMessage(
   }
   const now = ctx.clock.now()
   const expiresAt = req.expires_in === undefined ? null : now + Math.round(req.expires_in * 1000)
-  const row = ctx.db
-    .transaction(() => {
-      const inserted = ctx.store.messages.insert({
-        id: newId('msg'),
-        channel_id: channel.id,
-        sender,
-        body: JSON.stringify(req.body),
-        silent: req.silent === true,
-        pin_key: pinKey,
-        ask_status: isQuestion ? 'open' : null,
-        ask_expires_at: expiresAt,
-        ask_request_hash: isQuestion ? requestHashOf(req.body, req.proof === true) : null,
-        created_at: now,
-      })
-      // In the same transaction: a message that exists has its pushes queued, even after a crash.
-      if (sender === 'agent' && !inserted.silent) enqueueMessagePush(ctx, channel, inserted)
-      return inserted
+  return ctx.writes.apply((tx) => {
+    const inserted = ctx.store.messages.insert({
+      id: newId('msg'),
+      channel_id: channel.id,
+      sender,
+      body: JSON.stringify(req.body),
+      silent: req.silent === true,
+      pin_key: pinKey,
+      ask_status: isQuestion ? 'open' : null,
+      ask_expires_at: expiresAt,
+      ask_request_hash: isQuestion ? requestHashOf(req.body, req.proof === true) : null,
+      created_at: now,
     })
-    .immediate()
-  if (expiresAt !== null) ctx.expiry.noteExpiry(ctx, expiresAt)
-  announce(ctx, row)
-  return row
+    // In the same transaction: a message that exists has its pushes queued, even after a crash.
+    if (sender === 'agent' && !inserted.silent) enqueueMessagePush(ctx, tx, channel, inserted)
+    if (expiresAt !== null) tx.after(() => ctx.expiry.noteExpiry(ctx, expiresAt))
+    announce(ctx, tx, inserted)
+    return inserted
+  })
 }
 
 export interface FeedOptions {
@@ -170,10 +168,13 @@ export async function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions)
       const rows = [...page.rows]
       let cursor = (rows.at(-1) as MessageRow).seq
       const now = ctx.clock.now()
+      // A write on the way of a read: durable before this answer leaves (core/write-path.ts).
       const marked = new Map(
-        ctx.db
-          .transaction(() => unseen.map((r) => ctx.store.messages.setState(r.rid, 'seen', now)))
-          .immediate()
+        ctx.writes
+          .apply((tx) => {
+            tx.wake(channelKey(channel.id), userKey(channel.user_id))
+            return unseen.map((r) => ctx.store.messages.setState(r.rid, 'seen', now))
+          })
           .map((r) => [r.rid, r]),
       )
       for (let i = 0; i < rows.length; i++) {
@@ -183,7 +184,6 @@ export async function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions)
       // Marking took new change numbers; step over them so this reader does not see its own
       // marks again — unless a page was cut short, where the rest must still come.
       if (!hasMore) cursor = Math.max(...rows.map((r) => r.seq))
-      ctx.waiters.wake(channelKey(channel.id), userKey(channel.user_id))
       return feedJson(rows, cursor, hasMore)
     }
     page.json ??= feedJson(page.rows, (page.rows.at(-1) as MessageRow).seq, hasMore)
@@ -299,11 +299,11 @@ function changeBody(
   } else if (after.length > 0) {
     throw fail.invalid(field, 'input blocks can only be sent in a new message (a question)')
   }
-  const updated = ctx.db
-    .transaction(() => ctx.store.messages.setBody(row.rid, JSON.stringify(next), ctx.clock.now()))
-    .immediate()
-  announce(ctx, updated)
-  return updated
+  return ctx.writes.apply((tx) => {
+    const updated = ctx.store.messages.setBody(row.rid, JSON.stringify(next), ctx.clock.now())
+    announce(ctx, tx, updated)
+    return updated
+  })
 }
 
 export function editMessage(ctx: Ctx, channel: ChannelRow, id: string, req: EditRequest) {
@@ -325,10 +325,9 @@ export function replaceRow(ctx: Ctx, channel: ChannelRow, row: MessageRow, body:
 }
 
 export function deleteRow(ctx: Ctx, row: MessageRow): void {
-  const deleted = ctx.db
-    .transaction(() => ctx.store.messages.markDeleted(row.rid, ctx.clock.now()))
-    .immediate()
-  announce(ctx, deleted)
+  ctx.writes.apply((tx) =>
+    announce(ctx, tx, ctx.store.messages.markDeleted(row.rid, ctx.clock.now())),
+  )
 }
 
 export function deleteMessage(ctx: Ctx, channel: ChannelRow, id: string): void {
@@ -347,9 +346,9 @@ export function setMessageState(
     throw fail.invalid('state', "only the person's messages carry a state")
   }
   if (row.state === state) return row
-  const updated = ctx.db
-    .transaction(() => ctx.store.messages.setState(row.rid, state, ctx.clock.now()))
-    .immediate()
-  announce(ctx, updated)
-  return updated
+  return ctx.writes.apply((tx) => {
+    const updated = ctx.store.messages.setState(row.rid, state, ctx.clock.now())
+    announce(ctx, tx, updated)
+    return updated
+  })
 }

@@ -28,10 +28,12 @@ function removePerson(ctx: Ctx, person: PersonAuth, id: string): void {
   const user = ctx.store.users.byId(id)
   if (!user) throw fail.notFound('person')
   if (user.is_owner) throw fail.forbidden('the owner cannot be removed')
-  const channels = ctx.store.channels.byUser(id).map((c) => c.id)
-  const held = channels.flatMap((c) => heldKeys(ctx, c))
-  ctx.db.transaction(() => ctx.store.users.remove(id)).immediate()
-  channelsGone(ctx, channels, held)
+  ctx.writes.apply((tx) => {
+    const channels = ctx.store.channels.byUser(id).map((c) => c.id)
+    const held = channels.flatMap((c) => heldKeys(ctx, c))
+    ctx.store.users.remove(id)
+    channelsGone(ctx, tx, channels, held)
+  })
 }
 
 const IdParams = t.Object({ id: t.String() })

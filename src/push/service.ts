@@ -3,6 +3,7 @@ import type { ChannelRow } from '../channels/store.ts'
 import { fail, HarkError } from '../core/errors.ts'
 import { hashToken, randomBase62 } from '../core/ids.ts'
 import type { MessageRow } from '../messages/store.ts'
+import type { WriteTx } from '../core/write-path.ts'
 import type { Ctx } from '../server/context.ts'
 import { deviceLabel } from '../shared/device.ts'
 import { checkEndpoint } from './endpoint.ts'
@@ -107,14 +108,20 @@ export function sendTest(ctx: Ctx, userId: string, id: string): void {
  * writes the message, so a push is queued exactly when its message exists; the worker sends
  * it after the commit, off the agent's request.
  */
-export function enqueueMessagePush(ctx: Ctx, channel: ChannelRow, row: MessageRow): void {
+export function enqueueMessagePush(
+  ctx: Ctx,
+  tx: WriteTx,
+  channel: ChannelRow,
+  row: MessageRow,
+): void {
   const payload = JSON.stringify(messagePayload(channel, row))
   if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
     ctx.log.warn(`push payload of ${row.id} is too large; not sent`)
     return
   }
+  // The worker reads the queue once it is durable: no push for a message a crash takes back.
   if (ctx.store.push.enqueueForUser(channel.user_id, row.id, payload, ctx.clock.now()) > 0) {
-    ctx.push.kick()
+    tx.after(() => ctx.push.kick())
   }
 }
 

@@ -15,6 +15,7 @@ import { messageRoutes } from '../messages/routes.ts'
 import { peopleRoutes } from '../people/routes.ts'
 import { pushAnswerRoutes, pushRoutes } from '../push/routes.ts'
 import type { Ctx } from './context.ts'
+import { whenDurable } from './durable.ts'
 import { leanRoute } from './lean.ts'
 import { openApiRoutes } from './openapi.ts'
 import { publicRoutes } from './public-routes.ts'
@@ -25,7 +26,8 @@ export function handlerOf(ctx: Ctx, app: App): (request: Request) => Promise<Res
   // The lean path's answers say no-store themselves (`jsonResponse`, `errorResponse`): a held
   // poll is not wrapped in one more async step, which 10,000 of them would pay for in memory.
   return (request) =>
-    leanRoute(ctx, request) ?? app.handle(request).then((response) => noStore(request, response))
+    leanRoute(ctx, request) ??
+    app.handle(request).then((response) => whenDurable(ctx, request, noStore(request, response)))
 }
 
 /**

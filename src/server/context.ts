@@ -21,6 +21,7 @@ import { HeldPolls } from '../core/holds.ts'
 import { type Logger, stderrLogger } from '../core/log.ts'
 import type { Mailer } from '../core/mailer.ts'
 import { Waiters } from '../core/waiters.ts'
+import type { WritePath } from '../core/write-path.ts'
 import { sweepFiles } from '../files/service.ts'
 import { fileStore } from '../files/store.ts'
 import { SharedPages } from '../messages/service.ts'
@@ -31,6 +32,7 @@ import { pushStore } from '../push/store.ts'
 import { PushWorker } from '../push/worker.ts'
 import type { Config } from './config.ts'
 import { openDatabase } from './db/database.ts'
+import { GroupCommit } from './db/group-commit.ts'
 
 /**
  * Everything the services need, built once from the configuration. Services are plain
@@ -42,6 +44,8 @@ export interface Ctx {
   clock: Clock
   log: Logger
   waiters: Waiters
+  /** The one way anything is written: units batched into group commits (core/write-path.ts). */
+  writes: WritePath
   /** Long-polls held right now, by token or session (capped). */
   holds: HeldPolls
   /** Every rate limit (docs/security.md). */
@@ -107,14 +111,17 @@ export function createContext(
   prepareDataDir(config.dataDir)
   const db = openDatabase(databasePath(config.dataDir))
   const clock = options.clock ?? systemClock
+  const log = options.log ?? stderrLogger
+  const waiters = new Waiters()
   const filesDir = join(config.dataDir, 'files')
   mkdirSync(filesDir, { recursive: true, mode: 0o700 })
   const ctx: Ctx = {
     config,
     db,
     clock,
-    log: options.log ?? stderrLogger,
-    waiters: new Waiters(),
+    log,
+    waiters,
+    writes: new GroupCommit(db, waiters, log),
     holds: new HeldPolls(),
     limits: createLimits(config, () => clock.now()),
     idempotency: new KeyedWrites(),
@@ -136,5 +143,6 @@ export function closeContext(ctx: Ctx): void {
   ctx.push.stop()
   ctx.expiry.stop()
   ctx.waiters.close()
+  ctx.writes.close()
   ctx.db.close()
 }

@@ -2,6 +2,7 @@ import { type AgentAuth, authenticateAgent } from '../access/tokens/service.ts'
 import { agentAsk } from '../asks/routes.ts'
 import { agentFeed } from '../messages/routes.ts'
 import type { Ctx } from './context.ts'
+import { whenDurable } from './durable.ts'
 import { renderError } from './render-error.ts'
 
 /** What a lean route may read from the query string, by route. */
@@ -65,7 +66,10 @@ async function lean(
   handle: (agent: AgentAuth) => Promise<Response>,
 ): Promise<Response> {
   try {
-    return await handle(authenticateAgent(ctx, request.headers.get('authorization') ?? undefined))
+    const response = await handle(
+      authenticateAgent(ctx, request.headers.get('authorization') ?? undefined),
+    )
+    return await whenDurable(ctx, request, response)
   } catch (error) {
     return renderError(ctx, request, error)
   }

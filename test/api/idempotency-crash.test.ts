@@ -5,6 +5,7 @@ import { systemClock } from '../../src/core/clock.ts'
 import { addChannel, addUser } from '../../src/people/service.ts'
 import { openStores } from '../../src/server/context.ts'
 import { openDatabase } from '../../src/server/db/database.ts'
+import { directWrites } from '../../src/server/db/direct-writes.ts'
 import { requireBinary, startServe } from '../binary/process.ts'
 import { tempDir } from '../harness.ts'
 
@@ -20,7 +21,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 function provision(): string {
   const db = openDatabase(join(dir, 'hark.db'))
-  const p = { db, store: openStores(db), clock: systemClock }
+  const p = { db, writes: directWrites(db), store: openStores(db), clock: systemClock }
   addUser(p, { email: 'crash@example.com', owner: true })
   const { token } = addChannel(p, { email: 'crash@example.com', label: 'crash' })
   db.close()

@@ -17,6 +17,7 @@ import { systemClock } from '../../src/core/clock.ts'
 import { addChannel, addPersonToken, addUser } from '../../src/people/service.ts'
 import { openStores } from '../../src/server/context.ts'
 import { openDatabase } from '../../src/server/db/database.ts'
+import { directWrites } from '../../src/server/db/direct-writes.ts'
 import { HARK, requireBinary } from '../binary/process.ts'
 
 export interface CrashOptions {
@@ -50,7 +51,7 @@ interface Acked {
 
 function provisionDir(dir: string, channels: number) {
   const db = openDatabase(join(dir, 'hark.db'))
-  const p = { db, store: openStores(db), clock: systemClock }
+  const p = { db, writes: directWrites(db), store: openStores(db), clock: systemClock }
   addUser(p, { email: 'crash@example.com', owner: true })
   const agents = Array.from({ length: channels }, (_, i) => {
     const made = addChannel(p, { email: 'crash@example.com', label: `crash ${i}` })

@@ -55,41 +55,41 @@ export function createJoinLink(
 }
 
 export function redeemJoinLink(ctx: Ctx, code: unknown) {
-  const redeemed = redeem(ctx, code)
-  channelsChanged(ctx, redeemed.userId)
-  return { token: redeemed.token, channel: redeemed.channel }
+  return ctx.writes.apply((tx) => {
+    const redeemed = redeem(ctx, code)
+    channelsChanged(ctx, tx, redeemed.userId)
+    return { token: redeemed.token, channel: redeemed.channel }
+  })
 }
 
 function redeem(ctx: Ctx, code: unknown) {
   if (typeof code !== 'string' || code === '') throw fail.invalid('code', 'is required')
-  return ctx.db
-    .transaction(() => {
-      const link = ctx.store.joinLinks.byHash(hashToken(code))
-      const now = ctx.clock.now()
-      if (
-        !link ||
-        link.used_at !== null ||
-        link.expires_at <= now ||
-        !ctx.store.joinLinks.use(link.id, now)
-      ) {
-        throw fail.forbidden(
-          'this join link is not valid (used or expired); make a new one in the app',
-        )
-      }
-      const user = ctx.store.users.byId(link.user_id)
-      if (!user)
-        throw fail.forbidden(
-          'this join link is not valid (used or expired); make a new one in the app',
-        )
-      let channel = link.channel_id ? ctx.store.channels.byId(link.channel_id) : undefined
-      if (link.channel_id) {
-        if (!channel) throw fail.forbidden('the channel of this join link no longer exists')
-        ctx.store.tokens.revokeChannel(channel.id, now)
-      } else {
-        channel = newChannel(ctx, user.id, link.label ?? 'Agent')
-      }
-      const { token } = issueToken(ctx, 'agent', user, channel, channel.label)
-      return { token, channel: { id: channel.id, label: channel.label }, userId: user.id }
-    })
-    .immediate()
+  return ctx.writes.apply(() => {
+    const link = ctx.store.joinLinks.byHash(hashToken(code))
+    const now = ctx.clock.now()
+    if (
+      !link ||
+      link.used_at !== null ||
+      link.expires_at <= now ||
+      !ctx.store.joinLinks.use(link.id, now)
+    ) {
+      throw fail.forbidden(
+        'this join link is not valid (used or expired); make a new one in the app',
+      )
+    }
+    const user = ctx.store.users.byId(link.user_id)
+    if (!user)
+      throw fail.forbidden(
+        'this join link is not valid (used or expired); make a new one in the app',
+      )
+    let channel = link.channel_id ? ctx.store.channels.byId(link.channel_id) : undefined
+    if (link.channel_id) {
+      if (!channel) throw fail.forbidden('the channel of this join link no longer exists')
+      ctx.store.tokens.revokeChannel(channel.id, now)
+    } else {
+      channel = newChannel(ctx, user.id, link.label ?? 'Agent')
+    }
+    const { token } = issueToken(ctx, 'agent', user, channel, channel.label)
+    return { token, channel: { id: channel.id, label: channel.label }, userId: user.id }
+  })
 }

@@ -108,16 +108,14 @@ export async function pollPairing(
 }
 
 function redeem(ctx: Ctx, row: PairingRow): PairingResult {
-  return ctx.db
-    .transaction((): PairingResult => {
-      if (!ctx.store.pairings.redeem(row.id)) throw fail.notFound('pairing')
-      const channel = ctx.store.channels.byId(row.channel_id as string)
-      const user = ctx.store.users.byId(row.user_id as string)
-      if (!channel || !user) return { status: 'denied' }
-      const { token } = issueToken(ctx, 'agent', user, channel, channel.label)
-      return { status: 'approved', token, channel: { id: channel.id, label: channel.label } }
-    })
-    .immediate()
+  return ctx.writes.apply((): PairingResult => {
+    if (!ctx.store.pairings.redeem(row.id)) throw fail.notFound('pairing')
+    const channel = ctx.store.channels.byId(row.channel_id as string)
+    const user = ctx.store.users.byId(row.user_id as string)
+    if (!channel || !user) return { status: 'denied' }
+    const { token } = issueToken(ctx, 'agent', user, channel, channel.label)
+    return { status: 'approved', token, channel: { id: channel.id, label: channel.label } }
+  })
 }
 
 /** The person's view of a pending pairing, by its user code. */
@@ -141,16 +139,14 @@ export function approvePairing(ctx: Ctx, person: PersonAuth, code: string, label
   requireSession(person, 'approving a pairing')
   const row = findPendingPairing(ctx, code)
   const name = label === undefined ? (row.label ?? 'Agent') : cleanLabel(label)
-  const settled = ctx.db
-    .transaction(() => {
-      const channel = newChannel(ctx, person.user.id, name)
-      const done = ctx.store.pairings.settle(row.id, 'approved', person.user.id, channel.id)
-      if (!done) throw fail.conflict('this pairing was already answered')
-      return { pairing: done, channel }
-    })
-    .immediate()
-  ctx.waiters.wake(pairingKey(row.id))
-  channelsChanged(ctx, person.user.id)
+  const settled = ctx.writes.apply((tx) => {
+    const channel = newChannel(ctx, person.user.id, name)
+    const done = ctx.store.pairings.settle(row.id, 'approved', person.user.id, channel.id)
+    if (!done) throw fail.conflict('this pairing was already answered')
+    tx.wake(pairingKey(row.id))
+    channelsChanged(ctx, tx, person.user.id)
+    return { pairing: done, channel }
+  })
   return {
     pairing: pairingView(settled.pairing),
     channel: { id: settled.channel.id, label: settled.channel.label },
@@ -159,8 +155,11 @@ export function approvePairing(ctx: Ctx, person: PersonAuth, code: string, label
 
 export function denyPairing(ctx: Ctx, person: PersonAuth, code: string) {
   const row = findPendingPairing(ctx, code)
-  const done = ctx.store.pairings.settle(row.id, 'denied', person.user.id, null)
-  if (!done) throw fail.conflict('this pairing was already answered')
-  ctx.waiters.wake(pairingKey(row.id))
+  const done = ctx.writes.apply((tx) => {
+    const settled = ctx.store.pairings.settle(row.id, 'denied', person.user.id, null)
+    if (!settled) throw fail.conflict('this pairing was already answered')
+    tx.wake(pairingKey(row.id))
+    return settled
+  })
   return { pairing: pairingView(done) }
 }

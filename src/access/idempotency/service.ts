@@ -62,18 +62,17 @@ async function keyed<T extends object>(
   }
   const found = find(ctx, channelId, key)
   if (found) return replay(found, hash)
-  const json = ctx.db
-    .transaction(() => {
-      const answer = write()
-      if (typeof (answer as { then?: unknown }).then === 'function') {
-        // A promise here would commit the key before the write it stands for.
-        throw new Error('retrySafe: the write must be synchronous (see retrySafeUpload)')
-      }
-      const text = JSON.stringify(answer)
-      keep(ctx, { channel_id: channelId, key, request_hash: hash, status: 200, response: text })
-      return text
-    })
-    .immediate()
+  // One unit: the write and its key are durable together, or neither is.
+  const json = await ctx.writes.run(() => {
+    const answer = write()
+    if (typeof (answer as { then?: unknown }).then === 'function') {
+      // A promise here would commit the key before the write it stands for.
+      throw new Error('retrySafe: the write must be synchronous (see retrySafeUpload)')
+    }
+    const text = JSON.stringify(answer)
+    keep(ctx, { channel_id: channelId, key, request_hash: hash, status: 200, response: text })
+    return text
+  })
   return answerOf(200, json)
 }
 

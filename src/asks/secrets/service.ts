@@ -96,37 +96,34 @@ export function recordSecret(ctx: Ctx, channel: ChannelRow, checked: CheckedSecr
     ...(description ? { text: description } : {}),
     blocks: [blockOf({ id, name, fingerprint: print, status: 'pending' })],
   }
-  const { secret, message } = ctx.db
-    .transaction(() => {
-      const message = ctx.store.messages.insert({
-        id: newId('msg'),
-        channel_id: channel.id,
-        sender: 'agent',
-        body: JSON.stringify(body),
-        silent: false,
-        pin_key: null,
-        ask_status: null,
-        ask_expires_at: null,
-        ask_request_hash: null,
-        created_at: now,
-      })
-      const secret = ctx.store.secrets.insert({
-        id,
-        channel_id: channel.id,
-        message_id: message.id,
-        name,
-        description,
-        public_key: checked.public_key,
-        fingerprint: print,
-        created_at: now,
-      })
-      // A secret request waits on the person: tell their devices, like any message.
-      enqueueMessagePush(ctx, channel, message)
-      return { secret, message }
+  return ctx.writes.apply((tx) => {
+    const message = ctx.store.messages.insert({
+      id: newId('msg'),
+      channel_id: channel.id,
+      sender: 'agent',
+      body: JSON.stringify(body),
+      silent: false,
+      pin_key: null,
+      ask_status: null,
+      ask_expires_at: null,
+      ask_request_hash: null,
+      created_at: now,
     })
-    .immediate()
-  announce(ctx, message)
-  return secret
+    const secret = ctx.store.secrets.insert({
+      id,
+      channel_id: channel.id,
+      message_id: message.id,
+      name,
+      description,
+      public_key: checked.public_key,
+      fingerprint: print,
+      created_at: now,
+    })
+    // A secret request waits on the person: tell their devices, like any message.
+    enqueueMessagePush(ctx, tx, channel, message)
+    announce(ctx, tx, message)
+    return secret
+  })
 }
 
 /**
@@ -140,24 +137,21 @@ function transition(
   ciphertext: string | null,
 ): SecretRow {
   const now = ctx.clock.now()
-  const { updated, message } = ctx.db
-    .transaction(() => {
-      const updated = ctx.store.secrets.setStatus(row.id, status, ciphertext, now)
-      const shown = ctx.store.messages.byId(row.message_id)
-      let message = undefined as ReturnType<typeof ctx.store.messages.setBody> | undefined
-      if (shown && shown.body !== null) {
-        const body = JSON.parse(shown.body) as MessageBody
-        body.blocks = (body.blocks ?? []).map((b) =>
-          b.type === 'secret_request' && b.request_id === row.id ? { ...b, status } : b,
-        )
-        message = ctx.store.messages.setBody(shown.rid, JSON.stringify(body), now)
-      }
-      return { updated, message }
-    })
-    .immediate()
-  if (message) announce(ctx, message)
-  ctx.waiters.wake(secretKey(row.id))
-  return updated
+  return ctx.writes.apply((tx) => {
+    const updated = ctx.store.secrets.setStatus(row.id, status, ciphertext, now)
+    const shown = ctx.store.messages.byId(row.message_id)
+    let message = undefined as ReturnType<typeof ctx.store.messages.setBody> | undefined
+    if (shown && shown.body !== null) {
+      const body = JSON.parse(shown.body) as MessageBody
+      body.blocks = (body.blocks ?? []).map((b) =>
+        b.type === 'secret_request' && b.request_id === row.id ? { ...b, status } : b,
+      )
+      message = ctx.store.messages.setBody(shown.rid, JSON.stringify(body), now)
+    }
+    if (message) announce(ctx, tx, message)
+    tx.wake(secretKey(row.id))
+    return updated
+  })
 }
 
 /** The agent's own request, or 404: another channel's requests do not exist here. */

@@ -4,6 +4,7 @@ import { UsageError } from '../../core/errors.ts'
 import type { Provisioning } from '../../people/service.ts'
 import { databasePath, openStores, prepareDataDir } from '../../server/context.ts'
 import { openDatabase } from '../../server/db/database.ts'
+import { directWrites } from '../../server/db/direct-writes.ts'
 import type { ParsedArgs } from '../args.ts'
 import type { Command } from '../command.ts'
 
@@ -27,7 +28,7 @@ export function withDatabase<T>(dataDir: string, work: (p: Provisioning) => T): 
   prepareDataDir(dataDir)
   const db = openDatabase(databasePath(dataDir))
   try {
-    return work({ db, store: openStores(db), clock: systemClock })
+    return work({ db, writes: directWrites(db), store: openStores(db), clock: systemClock })
   } finally {
     db.close()
   }
