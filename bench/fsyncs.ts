@@ -64,12 +64,14 @@ async function stopTraced(strace: Subprocess): Promise<void> {
   await strace.exited
 }
 
-requireBinary()
+if (!process.env.HARK_BENCH_CMD) requireBinary()
 const dir = tempDataDir('hark-fsyncs-')
 try {
   const { agentTokens } = provision(dir, 64)
   const trace = join(dir, 'strace.txt')
-  const serve = [HARK, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dir]
+  // HARK_BENCH_CMD: another build to compare (e.g. the one before group commit).
+  const bin = process.env.HARK_BENCH_CMD?.split(' ').filter(Boolean) ?? [HARK]
+  const serve = [...bin, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dir]
   const limits = ['--write-limit', '0']
 
   // 1. fsyncs per 1,000 writes under load. --seccomp-bpf stops the process only at the two

@@ -65,12 +65,8 @@ export async function checkProof(
         : String(error)
     throw fail.invalid('proof', `does not verify for this answer: ${why}`)
   }
-  const recorded = ctx.store.passkeys.recordUse(
-    passkey.id,
-    use.counter,
-    use.deviceType,
-    use.backedUp,
-    now,
+  const recorded = ctx.writes.apply(() =>
+    ctx.store.passkeys.recordUse(passkey.id, use.counter, use.deviceType, use.backedUp, now),
   )
   if (!recorded) throw fail.invalid('proof', 'the passkey signature counter went back')
 }

@@ -27,7 +27,12 @@ export interface WritePath {
    * undefined when it already is, which costs nothing.
    */
   settled(): Promise<void> | undefined
-  /** Makes everything written so far durable now, then refuses further writes (shutdown). */
+  /**
+   * Commits and makes durable everything written so far, now, on this thread: for the moments
+   * another connection must find the file free (start-up done, a backup taken in process).
+   */
+  flush(): void
+  /** `flush`, then refuses further writes (shutdown). */
   close(): void
 }
 

@@ -53,28 +53,26 @@ export async function subscribe(
   const auth = authKey(req.keys.auth)
   if (!auth) throw fail.invalid('keys.auth', 'must be base64url of 16 bytes')
   const name = req.name?.trim() || null
-  const row = ctx.db
-    .transaction(() => {
-      // In the write transaction: two devices subscribing at once cannot both take the last place.
-      const known = ctx.store.push.byEndpoint(url.href)
-      if (!known && ctx.store.push.countByUser(userId) >= MAX_PUSH_DEVICES) {
-        throw fail.conflict(
-          `notifications are on for ${MAX_PUSH_DEVICES} devices already, the most there can be; ` +
-            'remove one in Settings → Notifications to add this one',
-        )
-      }
-      return ctx.store.push.insert({
-        id: `push_${randomBase62(18)}`,
-        user_id: userId,
-        endpoint: url.href,
-        p256dh,
-        auth,
-        name,
-        user_agent: userAgent?.slice(0, 300) ?? null,
-        created_at: ctx.clock.now(),
-      })
+  const row = await ctx.writes.run(() => {
+    // In the write transaction: two devices subscribing at once cannot both take the last place.
+    const known = ctx.store.push.byEndpoint(url.href)
+    if (!known && ctx.store.push.countByUser(userId) >= MAX_PUSH_DEVICES) {
+      throw fail.conflict(
+        `notifications are on for ${MAX_PUSH_DEVICES} devices already, the most there can be; ` +
+          'remove one in Settings → Notifications to add this one',
+      )
+    }
+    return ctx.store.push.insert({
+      id: `push_${randomBase62(18)}`,
+      user_id: userId,
+      endpoint: url.href,
+      p256dh,
+      auth,
+      name,
+      user_agent: userAgent?.slice(0, 300) ?? null,
+      created_at: ctx.clock.now(),
     })
-    .immediate()
+  })
   // Someone else registered this endpoint: taking it over would let whoever learns a device's
   // endpoint URL swap in their own keys and read (or silence) that person's notifications.
   if (!row) throw new HarkError(409, 'is registered to another account', 'endpoint')
@@ -93,14 +91,16 @@ function ownDevice(ctx: Ctx, userId: string, id: string): SubscriptionRow {
 
 export function removeDevice(ctx: Ctx, userId: string, id: string): void {
   ownDevice(ctx, userId, id)
-  ctx.db.transaction(() => ctx.store.push.remove(id)).immediate()
+  ctx.writes.apply(() => ctx.store.push.remove(id))
 }
 
 /** Queues a test notification to one device; the worker sends it at once. */
 export function sendTest(ctx: Ctx, userId: string, id: string): void {
   ownDevice(ctx, userId, id)
-  ctx.store.push.enqueueOne(id, null, JSON.stringify(testPayload()), ctx.clock.now())
-  ctx.push.kick()
+  ctx.writes.apply((tx) => {
+    ctx.store.push.enqueueOne(id, null, JSON.stringify(testPayload()), ctx.clock.now())
+    tx.after(() => ctx.push.kick())
+  })
 }
 
 /**
@@ -162,11 +162,11 @@ export async function answerWithCapability(
   const row = ctx.store.messages.byId(found.message_id) as MessageRow | undefined
   const channel = row ? ctx.store.channels.byId(row.channel_id) : undefined
   if (!row || !channel || row.deleted_at !== null) {
-    ctx.store.push.dropCapabilities(found.message_id)
+    ctx.writes.apply(() => ctx.store.push.dropCapabilities(found.message_id))
     throw fail.forbidden(INVALID_CAPABILITY)
   }
   if (expireIfDue(ctx, row).ask_status !== 'open') {
-    ctx.store.push.dropCapabilities(found.message_id)
+    ctx.writes.apply(() => ctx.store.push.dropCapabilities(found.message_id))
     throw fail.conflict('the question is no longer open')
   }
   // An approval's Allow needs the person's passkey, in the app: a notification only denies.
@@ -177,7 +177,7 @@ export async function answerWithCapability(
   // Synchronous from the lookup to here (an unsigned answer settles before answerAsk's first
   // await): no other request can use the capability between.
   const result = await answerAsk(ctx, channel, row.id, answer, { via: 'notification' })
-  ctx.store.push.dropCapabilities(row.id)
+  ctx.writes.apply(() => ctx.store.push.dropCapabilities(row.id))
   return result
 }
 
@@ -194,6 +194,6 @@ export function setEmailReminders(ctx: Ctx, userId: string, minutes: number | nu
   if (minutes !== null && !ctx.mailer) {
     throw fail.unavailable('email reminders need an SMTP server (--smtp-url)')
   }
-  ctx.store.push.setReminder(userId, minutes, ctx.clock.now())
+  ctx.writes.apply(() => ctx.store.push.setReminder(userId, minutes, ctx.clock.now()))
   return minutes
 }

@@ -74,7 +74,7 @@ export class PushWorker {
 
   start(ctx: Ctx): void {
     this.ctx = ctx
-    ctx.store.push.releaseLeases(ctx.clock.now())
+    ctx.writes.apply(() => ctx.store.push.releaseLeases(ctx.clock.now()))
     this.reminders = setInterval(() => this.tickReminders(), this.reminderEveryMs)
     this.reminders.unref?.()
     this.kick()
@@ -117,8 +117,14 @@ export class PushWorker {
     const free = this.concurrency - this.inflight
     if (free > 0) {
       const now = ctx.clock.now()
-      for (const row of ctx.store.push.due(now, free)) {
-        ctx.store.push.lease(row.id, now + this.leaseMs)
+      // A lease needs no flush of its own before the send: one lost to a crash only means the
+      // push is sent again after the restart, as a lease that ran out would be.
+      const due = ctx.writes.apply(() => {
+        const rows = ctx.store.push.due(now, free)
+        for (const row of rows) ctx.store.push.lease(row.id, now + this.leaseMs)
+        return rows
+      })
+      for (const row of due) {
         this.inflight++
         void this.deliver(ctx, row).finally(() => {
           this.inflight--
@@ -142,6 +148,11 @@ export class PushWorker {
       outcome = { kind: 'retry', why: (error as Error).message }
     }
     if (this.stopped) return // the database may be closed; the row stays queued
+    ctx.writes.apply(() => this.record(ctx, row, outcome))
+  }
+
+  /** What a send's outcome does to the queue and the subscription (one unit of the write path). */
+  private record(ctx: Ctx, row: QueuedPush, outcome: Outcome): void {
     const store = ctx.store.push
     const now = ctx.clock.now()
     const host = new URL(row.endpoint).host
@@ -213,7 +224,9 @@ export class PushWorker {
       payload = current
     }
     if (payload.actions && row.message_id) {
-      const capability = mintCapability(ctx, row.message_id)
+      // Durable before the push leaves: the notification's button must find it after a crash.
+      const messageId = row.message_id
+      const capability = await ctx.writes.run(() => mintCapability(ctx, messageId))
       if (capability) payload.capability = capability
       else delete payload.actions // answered or closed meanwhile: a plain notification
     }
@@ -292,8 +305,10 @@ export class PushWorker {
     const ctx = this.ctx
     if (!ctx || this.stopped) return 0
     try {
-      ctx.store.push.dropExpiredCapabilities(ctx.clock.now())
-      return sendDueReminders(ctx)
+      return ctx.writes.apply(() => {
+        ctx.store.push.dropExpiredCapabilities(ctx.clock.now())
+        return sendDueReminders(ctx)
+      })
     } catch (error) {
       ctx.log.error(`email reminders: ${(error as Error).message}`)
       return 0

@@ -135,6 +135,9 @@ export function createContext(
   sweepFiles(ctx)
   ctx.expiry.start(ctx)
   ctx.push.start(ctx)
+  // What starting wrote (questions that expired while down, leases let go) is on disk before
+  // the first request, and the file is free for another connection.
+  ctx.writes.flush()
   return ctx
 }
 

@@ -14,6 +14,7 @@ export function directWrites(db: Database): WritePath {
     apply,
     run: async (unit) => apply(unit),
     settled: () => undefined,
+    flush() {},
     close() {},
   }
 }

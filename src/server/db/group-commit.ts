@@ -39,6 +39,12 @@ export class GroupCommit implements WritePath {
   /** The unit running now, which a nested `apply` joins. */
   private current: UnitEffects | undefined
   private closed = false
+  /** `flush` is committing: it syncs the log itself, on this thread. */
+  private syncing = false
+  /** A turn-by-turn wait for a quiet turn before the next flush is under way. */
+  private gathering = false
+  /** When the last unit ran (performance.now()). */
+  private lastWrite = Number.NEGATIVE_INFINITY
   /** Set once a flush failed: what was committed may not be on disk, so nothing more is taken. */
   private broken: Error | undefined
   private wal: { fd: number; ino: number } | undefined
@@ -49,7 +55,15 @@ export class GroupCommit implements WritePath {
     private readonly db: Database,
     private readonly waiters: Waiters,
     private readonly log: Logger,
-  ) {}
+    /** How long without a write before the next commits alone (tests set Infinity: never). */
+    private readonly quietMs = QUIET_MS,
+  ) {
+    // A checkpoint copies each page of the log into the database once, however many commits
+    // changed it, and costs two syncs on this thread: a longer log (16 MB instead of 4) is
+    // checkpointed a quarter as often, for far fewer page writes where a batch touches index
+    // pages all over (bench/fsyncs.ts).
+    db.run(`PRAGMA wal_autocheckpoint = ${CHECKPOINT_PAGES}`)
+  }
 
   run<T>(unit: (tx: WriteTx) => T): Promise<T> {
     let value: T
@@ -58,14 +72,24 @@ export class GroupCommit implements WritePath {
     } catch (error) {
       return Promise.reject(error)
     }
-    // Inside an outer unit the batch is the outer one's: durable together.
-    return (this.open as Batch).durable.then(() => value)
+    // The unit's batch is the newest one (inside an outer unit, the outer one's): durable
+    // together. A unit that committed alone is durable already.
+    const pending = this.settled()
+    return pending ? pending.then(() => value) : Promise.resolve(value)
   }
 
   apply<T>(unit: (tx: WriteTx) => T): T {
     if (this.current) return this.savepoint(unit, this.current)
     if (this.broken) throw storageFailed()
     if (this.closed) throw new HarkError(503, 'the server is shutting down; try again shortly')
+    if (!this.open && this.db.inTransaction) {
+      // Someone holds a transaction of their own on this connection: its commit would decide
+      // this unit's fate and the flush would not cover it. Every write goes through this path.
+      throw new Error('a write-path unit ran inside a transaction opened outside the write path')
+    }
+    const quiet = this.quiet()
+    this.lastWrite = performance.now()
+    if (quiet) return this.alone(unit)
     const batch = this.open ?? this.begin()
     const tx = new UnitEffects()
     this.current = tx
@@ -78,6 +102,39 @@ export class GroupCommit implements WritePath {
     }
   }
 
+  /**
+   * Nothing written for a while and nothing under way: a write now is most likely alone, and
+   * committing it on the spot (SQLite syncing the log itself, as before group commit) answers
+   * it without waiting a turn of the event loop and a trip to the thread pool. The next write
+   * within `QUIET_MS` is batched.
+   */
+  private quiet(): boolean {
+    return (
+      !this.open &&
+      !this.gathering &&
+      this.committed.length === 0 &&
+      this.flushing.length === 0 &&
+      performance.now() - this.lastWrite > this.quietMs
+    )
+  }
+
+  /** A unit in a transaction of its own, durable when it returns; then its wakes and effects. */
+  private alone<T>(unit: (tx: WriteTx) => T): T {
+    const tx = new UnitEffects()
+    this.current = tx
+    let value: T
+    try {
+      value = this.db.transaction(() => unit(tx)).immediate()
+    } finally {
+      this.current = undefined
+    }
+    this.flushes++
+    const batch = new Batch()
+    batch.take(tx)
+    this.durable([batch])
+    return value
+  }
+
   settled(): Promise<void> | undefined {
     const last = this.open ?? this.committed.at(-1) ?? this.flushing.at(-1)
     return last?.durable
@@ -85,20 +142,29 @@ export class GroupCommit implements WritePath {
 
   close(): void {
     if (this.closed) return
+    this.flush()
     this.closed = true
-    this.commitOpen()
+    this.closeWal()
+  }
+
+  flush(): void {
+    if (this.closed) return
+    this.syncing = true
+    try {
+      this.commitOpen()
+    } finally {
+      this.syncing = false
+    }
     const waiting = [...this.flushing, ...this.committed]
     this.flushing = []
     this.committed = []
-    if (waiting.length === 0) return this.closeWal()
+    if (waiting.length === 0) return
     try {
       this.syncWal(true)
-      this.durable(waiting)
     } catch (error) {
-      for (const batch of waiting) batch.fail(storageFailed())
-      this.log.error(`flushing the database at shutdown failed: ${error}`)
+      return this.flushFailed(waiting, error)
     }
-    this.closeWal()
+    this.durable(waiting)
   }
 
   /** Runs `unit` in a savepoint (bun:sqlite nests a transaction inside an open one). */
@@ -107,11 +173,6 @@ export class GroupCommit implements WritePath {
   }
 
   private begin(): Batch {
-    if (this.db.inTransaction) {
-      // Someone holds a transaction of their own on this connection: its commit would decide
-      // this unit's fate and the flush would not cover it. Every write goes through this path.
-      throw new Error('a write-path unit ran inside a transaction opened outside the write path')
-    }
     // The safety level cannot change inside a transaction: set here, restored after the commit.
     this.db.run('PRAGMA synchronous = NORMAL')
     try {
@@ -143,11 +204,34 @@ export class GroupCommit implements WritePath {
     }
     // Flushed even when every unit failed: a write that bypassed the path may have joined it.
     this.committed.push(batch)
-    this.flush()
+    if (!this.syncing) this.flushWhenQuiet()
+  }
+
+  /**
+   * Starts the flush at the end of the first turn of the event loop that brought no new write
+   * (or once `MAX_GATHER_MS` have passed since the oldest commit waiting): under load, every
+   * write that is being worked on joins the flush; at rest, a lone write waits one turn (µs).
+   */
+  private flushWhenQuiet(): void {
+    if (this.gathering) return
+    this.gathering = true
+    const started = performance.now()
+    let quietTurns = 0
+    const check = () => {
+      quietTurns = this.open === undefined ? quietTurns + 1 : 0
+      this.commitOpen()
+      if (quietTurns < QUIET_TURNS && performance.now() - started < MAX_GATHER_MS && !this.closed) {
+        setImmediate(check)
+        return
+      }
+      this.gathering = false
+      this.startFlush()
+    }
+    setImmediate(check)
   }
 
   /** Starts a flush of every committed batch, unless one runs (it starts the next when done). */
-  private flush(): void {
+  private startFlush(): void {
     if (this.flushing.length > 0 || this.committed.length === 0 || this.closed) return
     const batches = this.committed
     this.committed = []
@@ -163,12 +247,15 @@ export class GroupCommit implements WritePath {
       this.flushing = []
       if (error) return this.flushFailed(batches, error)
       this.durable(batches)
-      this.flush()
+      this.startFlush()
     })
   }
 
   /** The batches are on disk: wake once per key, run effects, resolve, all in order. */
   private durable(batches: Batch[]): void {
+    // Acknowledging is activity too: the writers it answers send again at once, and their
+    // next writes are batched, not taken for a quiet spell's lone write.
+    this.lastWrite = performance.now()
     const keys = new Set<string>()
     for (const batch of batches) for (const key of batch.wakes) keys.add(key)
     if (keys.size > 0) this.waiters.wake(...keys)
@@ -218,6 +305,21 @@ export class GroupCommit implements WritePath {
     this.wal = undefined
   }
 }
+
+/**
+ * The longest a committed write waits for others to share its flush. Only reached under a
+ * steady stream of writes; it bounds the latency gathering adds.
+ */
+const MAX_GATHER_MS = 2
+
+/** Turns without a new write that end the gathering. */
+const QUIET_TURNS = 2
+
+/** Pages of write-ahead log that trigger a checkpoint (SQLite's default is 1,000). */
+const CHECKPOINT_PAGES = 4000
+
+/** How long without a write before the next one commits alone (see `quiet`). */
+const QUIET_MS = 1
 
 /**
  * The file a commit lands in: the write-ahead log, or the database itself where SQLite could
