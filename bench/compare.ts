@@ -32,7 +32,6 @@ const ROUNDS = arg('rounds', 3)
 const CONCURRENCY = arg('concurrency', 32)
 const CHANNELS = arg('channels', 64)
 
-
 const payload = JSON.stringify({
   body: {
     title: 'Build #42',

@@ -60,7 +60,8 @@ function syscallCounts(summary: string): Map<string, number> {
  */
 async function stopTraced(strace: Subprocess): Promise<void> {
   const children = readFileSync(`/proc/${strace.pid}/task/${strace.pid}/children`, 'utf8')
-  for (const pid of children.trim().split(/\s+/).filter(Boolean)) process.kill(Number(pid), 'SIGTERM')
+  for (const pid of children.trim().split(/\s+/).filter(Boolean))
+    process.kill(Number(pid), 'SIGTERM')
   await strace.exited
 }
 

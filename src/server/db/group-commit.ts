@@ -162,7 +162,8 @@ export class GroupCommit implements WritePath {
     try {
       this.syncWal(true)
     } catch (error) {
-      return this.flushFailed(waiting, error)
+      this.flushFailed(waiting, error)
+      return
     }
     this.durable(waiting)
   }
@@ -239,13 +240,17 @@ export class GroupCommit implements WritePath {
     try {
       fd = this.syncWal(false)
     } catch (error) {
-      return this.flushFailed(batches, error)
+      this.flushFailed(batches, error)
+      return
     }
     this.flushing = batches
     fdatasync(fd, (error) => {
       if (this.flushing !== batches) return // closed meanwhile: close() made them durable
       this.flushing = []
-      if (error) return this.flushFailed(batches, error)
+      if (error) {
+        this.flushFailed(batches, error)
+        return
+      }
       this.durable(batches)
       this.startFlush()
     })
