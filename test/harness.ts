@@ -240,6 +240,8 @@ export function startTestServer(options: TestServerOptions = {}): TestServer {
     }
     personToken = addPersonToken(ctx, { email: OWNER }).token
   }
+  // Provisioned and on disk before the test goes on: it may open the file itself (a backup).
+  ctx.writes.flush()
 
   // In-process, stopping and closing are done by the time they return: a test may go on at once.
   const stop = (): Promise<void> => {

@@ -76,25 +76,23 @@ export function createAdmittedPerson<T>(
   then: (user: UserRow) => T,
 ): { user: UserRow; result: T } {
   const email = cleanEmail(input.email)
-  const created = ctx.db
-    .transaction(() => {
-      const admitted = admit(ctx, admission, email)
-      const now = ctx.clock.now()
-      const user = ctx.store.users.insert({
-        id: newId('usr'),
-        email,
-        name: input.name?.trim() || null,
-        is_owner: admitted.kind === 'owner',
-        created_at: now,
-        email_verified: emailVerified(admitted, input.emailProven),
-      })
-      if (admitted.kind === 'invite' && !ctx.store.invites.use(admitted.invite.id, now, user.id)) {
-        throw fail.forbidden('this invite is not valid (used, expired or revoked)')
-      }
-      if (admitted.kind === 'owner') ctx.store.settings.remove(SETUP_KEY)
-      return { user, result: then(user) }
+  const created = ctx.writes.apply(() => {
+    const admitted = admit(ctx, admission, email)
+    const now = ctx.clock.now()
+    const user = ctx.store.users.insert({
+      id: newId('usr'),
+      email,
+      name: input.name?.trim() || null,
+      is_owner: admitted.kind === 'owner',
+      created_at: now,
+      email_verified: emailVerified(admitted, input.emailProven),
     })
-    .immediate()
+    if (admitted.kind === 'invite' && !ctx.store.invites.use(admitted.invite.id, now, user.id)) {
+      throw fail.forbidden('this invite is not valid (used, expired or revoked)')
+    }
+    if (admitted.kind === 'owner') ctx.store.settings.remove(SETUP_KEY)
+    return { user, result: then(user) }
+  })
   // The token file goes only once the owner is committed.
   if (created.user.is_owner) finishSetup(ctx)
   return created

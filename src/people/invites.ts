@@ -39,14 +39,16 @@ export function createInvite(
   }
   const { secret, hash } = newSecret(32)
   const now = ctx.clock.now()
-  const row = ctx.store.invites.insert({
-    id: newId('inv'),
-    hash,
-    created_by: person.user.id,
-    email,
-    created_at: now,
-    expires_at: now + Math.round(ttl * 1000),
-  })
+  const row = ctx.writes.apply(() =>
+    ctx.store.invites.insert({
+      id: newId('inv'),
+      hash,
+      created_by: person.user.id,
+      email,
+      created_at: now,
+      expires_at: now + Math.round(ttl * 1000),
+    }),
+  )
   return {
     invite: { ...inviteView(row), link: `${ctx.config.baseUrl}/invite#${secret}`, code: secret },
   }
@@ -63,5 +65,5 @@ export function revokeInvite(ctx: Ctx, person: PersonAuth, id: string): void {
   if (!row || (!person.user.is_owner && row.created_by !== person.user.id)) {
     throw fail.notFound('invite')
   }
-  ctx.store.invites.remove(id)
+  ctx.writes.apply(() => ctx.store.invites.remove(id))
 }

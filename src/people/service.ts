@@ -20,22 +20,20 @@ export function addUser(
   const email = input.email.trim()
   if (!EMAIL.test(email) || email.length > 254)
     throw fail.invalid('email', 'is not an email address')
-  return p.db
-    .transaction(() => {
-      if (p.store.users.byEmail(email)) throw fail.conflict(`${email} already has an account`)
-      if (input.owner && p.store.users.hasOwner())
-        throw fail.conflict('this server already has an owner')
-      return p.store.users.insert({
-        id: newId('usr'),
-        email,
-        name: input.name?.trim() || null,
-        is_owner: input.owner === true,
-        created_at: p.clock.now(),
-        // The operator vouches for the address.
-        email_verified: true,
-      })
+  return p.writes.apply(() => {
+    if (p.store.users.byEmail(email)) throw fail.conflict(`${email} already has an account`)
+    if (input.owner && p.store.users.hasOwner())
+      throw fail.conflict('this server already has an owner')
+    return p.store.users.insert({
+      id: newId('usr'),
+      email,
+      name: input.name?.trim() || null,
+      is_owner: input.owner === true,
+      created_at: p.clock.now(),
+      // The operator vouches for the address.
+      email_verified: true,
     })
-    .immediate()
+  })
 }
 
 function userByEmail(p: Provisioning, email: string): UserRow {
@@ -71,13 +69,11 @@ export function addChannel(
   input: { email: string; label?: string },
 ): { channel: ChannelRow; token: string } {
   const label = cleanLabel(input.label ?? 'Agent')
-  return p.db
-    .transaction(() => {
-      const user = userByEmail(p, input.email)
-      const channel = newChannel(p, user.id, label)
-      return { channel, token: issueToken(p, 'agent', user, channel, label).token }
-    })
-    .immediate()
+  return p.writes.apply(() => {
+    const user = userByEmail(p, input.email)
+    const channel = newChannel(p, user.id, label)
+    return { channel, token: issueToken(p, 'agent', user, channel, label).token }
+  })
 }
 
 /** A person token, for scripts that act as the person. */
@@ -86,7 +82,5 @@ export function addPersonToken(
   input: { email: string; label?: string },
 ): { token: string; row: TokenRow } {
   const label = input.label === undefined ? null : cleanLabel(input.label)
-  return p.db
-    .transaction(() => issueToken(p, 'person', userByEmail(p, input.email), null, label))
-    .immediate()
+  return p.writes.apply(() => issueToken(p, 'person', userByEmail(p, input.email), null, label))
 }

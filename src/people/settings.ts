@@ -12,10 +12,13 @@ export function registrationMode(ctx: Pick<Ctx, 'store'>): RegistrationMode {
     : 'closed'
 }
 
-export function setRegistrationMode(ctx: Pick<Ctx, 'store'>, mode: unknown): RegistrationMode {
+export function setRegistrationMode(
+  ctx: Pick<Ctx, 'store' | 'writes'>,
+  mode: unknown,
+): RegistrationMode {
   if (!(REGISTRATION_MODES as readonly unknown[]).includes(mode)) {
     throw fail.invalid('registration', `must be one of ${REGISTRATION_MODES.join(', ')}`)
   }
-  ctx.store.settings.set('registration', mode as string)
+  ctx.writes.apply(() => ctx.store.settings.set('registration', mode as string))
   return mode as RegistrationMode
 }

@@ -32,7 +32,7 @@ export function issueSetupToken(ctx: Ctx): string | undefined {
     hash: Buffer.from(hashToken(token)).toString('hex'),
     expires_at: ctx.clock.now() + SETUP_TTL_MS,
   }
-  ctx.store.settings.set(SETUP_KEY, JSON.stringify(record))
+  ctx.writes.apply(() => ctx.store.settings.set(SETUP_KEY, JSON.stringify(record)))
   const link = setupLink(ctx, token)
   writeFileSync(setupTokenFile(ctx), `${link}\n`, { mode: 0o600 })
   return link
@@ -57,6 +57,7 @@ export function checkSetupToken(ctx: Ctx, token: unknown): void {
 
 /** Setup is done: the token is gone for good, from the database and the disk. */
 export function finishSetup(ctx: Ctx): void {
-  ctx.store.settings.remove(SETUP_KEY)
+  ctx.writes.apply(() => ctx.store.settings.remove(SETUP_KEY))
+  // At once, not once durable: with an owner in place the token is refused anyway.
   rmSync(setupTokenFile(ctx), { force: true })
 }

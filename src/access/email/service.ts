@@ -68,7 +68,7 @@ function issueCode(
   const now = ctx.clock.now()
   const code = newCode()
   const id = `code_${randomBase62(18)}`
-  const issued = ctx.db.transaction(() => {
+  const issued = ctx.writes.apply(() => {
     ctx.store.emailCodes.removeExpired(now)
     if (!limits.codesPerAddress.tryTake(email.toLowerCase())) return false
     ctx.store.emailCodes.insert({
@@ -82,7 +82,7 @@ function issueCode(
       expires_at: now + CODE_TTL_MS,
     })
     return true
-  })()
+  })
   return issued ? { id, code } : undefined
 }
 
@@ -91,7 +91,9 @@ function issueCode(
  * out or not, and a slow SMTP server cannot show in the response time.
  */
 function sendLater(ctx: Ctx, mailer: Mailer, mail: OutgoingMail): void {
-  setTimeout(() => {
+  setTimeout(async () => {
+    // Not before the code it carries is durable: a crash must not leave a mailed code unknown.
+    await ctx.writes.settled()?.catch(() => {})
     mailer.send(mail).catch((error: unknown) => {
       ctx.log.error(
         `email login code to ${mail.to} not sent: ${(error as Error)?.message ?? error}`,
@@ -140,7 +142,7 @@ async function startSignUp(
   try {
     await mailer.send(codeMail(ctx, email, use, issued.code))
   } catch (error) {
-    ctx.store.emailCodes.remove(issued.id)
+    ctx.writes.apply(() => ctx.store.emailCodes.remove(issued.id))
     ctx.log.error(`email sign-up code to ${email} not sent: ${(error as Error)?.message ?? error}`)
     throw fail.unavailable(
       'the code could not be mailed; ask the operator to check the SMTP settings',
@@ -259,28 +261,26 @@ export function verifyEmailCode(
   const purpose = parsePurpose(req.purpose)
   const code = normalizeCode(req.code)
   if (!code) throw fail.invalid('code', `must be the ${CODE_DIGITS} digits from the mail`)
-  const outcome = ctx.db
-    .transaction(() => {
-      if (purpose === 'login') {
-        const redeemed = redeemCode<object>(ctx, from, email, 'login', code)
-        if (redeemed instanceof HarkError) return redeemed
-        const found = ctx.store.users.byEmail(email)
-        // Only a code that was never mailed (no account), or an account removed since.
-        if (!found) return fail.invalid('email', 'has no account here')
-        const user = found.email_verified ? found : claimAccount(ctx, found)
-        return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
-      }
-      const signUp = redeemCode<SignUp>(ctx, from, email, 'signup', code)
-      if (signUp instanceof HarkError) return signUp
-      const { user } = createAdmittedPerson(
-        ctx,
-        signUp,
-        { email, name: signUp.name, emailProven: true },
-        () => null,
-      )
+  const outcome = ctx.writes.apply(() => {
+    if (purpose === 'login') {
+      const redeemed = redeemCode<object>(ctx, from, email, 'login', code)
+      if (redeemed instanceof HarkError) return redeemed
+      const found = ctx.store.users.byEmail(email)
+      // Only a code that was never mailed (no account), or an account removed since.
+      if (!found) return fail.invalid('email', 'has no account here')
+      const user = found.email_verified ? found : claimAccount(ctx, found)
       return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
-    })
-    .immediate()
+    }
+    const signUp = redeemCode<SignUp>(ctx, from, email, 'signup', code)
+    if (signUp instanceof HarkError) return signUp
+    const { user } = createAdmittedPerson(
+      ctx,
+      signUp,
+      { email, name: signUp.name, emailProven: true },
+      () => null,
+    )
+    return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
+  })
   if (outcome instanceof HarkError) throw outcome
   return outcome
 }

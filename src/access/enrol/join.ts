@@ -33,15 +33,17 @@ export function createJoinLink(
   }
   const { secret: code, hash } = newSecret(32)
   const now = ctx.clock.now()
-  const row = ctx.store.joinLinks.insert({
-    id: newId('join'),
-    hash,
-    user_id: person.user.id,
-    channel_id: channelId,
-    label,
-    created_at: now,
-    expires_at: now + TTL_MS,
-  })
+  const row = ctx.writes.apply(() =>
+    ctx.store.joinLinks.insert({
+      id: newId('join'),
+      hash,
+      user_id: person.user.id,
+      channel_id: channelId,
+      label,
+      created_at: now,
+      expires_at: now + TTL_MS,
+    }),
+  )
   return {
     join_link: {
       id: row.id,

@@ -49,15 +49,17 @@ export interface PairingStart {
 export function startPairing(ctx: Ctx, label: string | undefined): PairingStart {
   const now = ctx.clock.now()
   // Swept a while after expiry, not at once: a CLI still polling hears "expired", not 404.
-  ctx.store.pairings.removeExpired(now - SWEEP_AFTER_MS)
   const { secret: deviceCode, hash: deviceHash } = newSecret(43)
-  const row = ctx.store.pairings.insert({
-    id: newId('pair'),
-    device_hash: deviceHash,
-    user_code: newUserCode(),
-    label: label === undefined ? null : cleanLabel(label),
-    created_at: now,
-    expires_at: now + TTL_MS,
+  const row = ctx.writes.apply(() => {
+    ctx.store.pairings.removeExpired(now - SWEEP_AFTER_MS)
+    return ctx.store.pairings.insert({
+      id: newId('pair'),
+      device_hash: deviceHash,
+      user_code: newUserCode(),
+      label: label === undefined ? null : cleanLabel(label),
+      created_at: now,
+      expires_at: now + TTL_MS,
+    })
   })
   const uri = `${ctx.config.baseUrl}/pair`
   return {

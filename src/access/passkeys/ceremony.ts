@@ -59,21 +59,19 @@ function saveChallenge(
   data: unknown,
 ): string {
   const id = newId('chal')
-  ctx.db
-    .transaction(() => {
-      const now = ctx.clock.now()
-      // Abandoned ceremonies leave rows behind; each new one sweeps them, so the table stays small.
-      ctx.store.challenges.removeExpired(now)
-      if (purpose !== 'add') refuseWhenFull(ctx, now)
-      ctx.store.challenges.insert({
-        id,
-        purpose,
-        challenge,
-        data: seal(`${id} ${purpose}`, data ?? null),
-        expires_at: now + CHALLENGE_TTL_MS,
-      })
+  ctx.writes.apply(() => {
+    const now = ctx.clock.now()
+    // Abandoned ceremonies leave rows behind; each new one sweeps them, so the table stays small.
+    ctx.store.challenges.removeExpired(now)
+    if (purpose !== 'add') refuseWhenFull(ctx, now)
+    ctx.store.challenges.insert({
+      id,
+      purpose,
+      challenge,
+      data: seal(`${id} ${purpose}`, data ?? null),
+      expires_at: now + CHALLENGE_TTL_MS,
     })
-    .immediate()
+  })
   return id
 }
 
@@ -99,7 +97,7 @@ export function takeChallenge<D>(
   id: string,
   purpose: ChallengePurpose,
 ): { challenge: string; data: D } {
-  const row = ctx.store.challenges.take(id)
+  const row = ctx.writes.apply(() => ctx.store.challenges.take(id))
   const live = row && row.purpose === purpose && row.expires_at > ctx.clock.now()
   // Sealed by an earlier process (a restart since the options): as good as expired.
   const data = live && row.data !== null ? unseal<D>(`${id} ${purpose}`, row.data) : undefined

@@ -109,12 +109,14 @@ export async function logIn(
   const use = await verifyAssertion(ctx, challenge, req.response, passkey)
   // Conditional on the counter still being below the new one, so two racing logins that
   // carry the same counter cannot both pass.
-  const recorded = ctx.store.passkeys.recordUse(
-    passkey.id,
-    use.counter,
-    use.deviceType,
-    use.backedUp,
-    ctx.clock.now(),
+  const recorded = ctx.writes.apply(() =>
+    ctx.store.passkeys.recordUse(
+      passkey.id,
+      use.counter,
+      use.deviceType,
+      use.backedUp,
+      ctx.clock.now(),
+    ),
   )
   if (!recorded) throw fail.unauthorized('passkey login failed: the signature counter went back')
   const user = ctx.store.users.byId(passkey.user_id)
@@ -140,7 +142,7 @@ export async function addPasskey(
     throw fail.invalid('challenge_id', 'is unknown, used or expired; ask for new options')
   }
   const credential = await verifyNewCredential(ctx, challenge, req.response)
-  return passkeyOf(storePasskey(ctx, user, credential, name))
+  return passkeyOf(ctx.writes.apply(() => storePasskey(ctx, user, credential, name)))
 }
 
 export const listPasskeys = (ctx: Ctx, userId: string): Passkey[] =>
@@ -148,7 +150,8 @@ export const listPasskeys = (ctx: Ctx, userId: string): Passkey[] =>
 
 /** Another person's passkey is "not found", like an unknown id. */
 export function renamePasskey(ctx: Ctx, userId: string, id: string, name: string): Passkey {
-  const row = ctx.store.passkeys.rename(id, userId, cleanLabel(name, 'name'))
+  const label = cleanLabel(name, 'name')
+  const row = ctx.writes.apply(() => ctx.store.passkeys.rename(id, userId, label))
   if (!row) throw fail.notFound('passkey')
   return passkeyOf(row)
 }
@@ -159,16 +162,14 @@ export function renamePasskey(ctx: Ctx, userId: string, id: string, name: string
  * for scripts, not a way into the app.
  */
 export function removePasskey(ctx: Ctx, userId: string, id: string): void {
-  ctx.db
-    .transaction(() => {
-      const row = ctx.store.passkeys.byId(id)
-      if (!row || row.user_id !== userId) throw fail.notFound('passkey')
-      if (!ctx.mailer && ctx.store.passkeys.countByUser(userId) <= 1) {
-        throw fail.conflict(
-          'this is your last passkey and email login is not set up: add another passkey first',
-        )
-      }
-      ctx.store.passkeys.remove(id, userId)
-    })
-    .immediate()
+  ctx.writes.apply(() => {
+    const row = ctx.store.passkeys.byId(id)
+    if (!row || row.user_id !== userId) throw fail.notFound('passkey')
+    if (!ctx.mailer && ctx.store.passkeys.countByUser(userId) <= 1) {
+      throw fail.conflict(
+        'this is your last passkey and email login is not set up: add another passkey first',
+      )
+    }
+    ctx.store.passkeys.remove(id, userId)
+  })
 }

@@ -43,14 +43,16 @@ export function startSession(
   const { secret, hash } = newSecret(43)
   const now = ctx.clock.now()
   // Nothing else sweeps sessions: each login clears the expired ones, so the table stays small.
-  ctx.store.sessions.removeExpired(now)
-  const session = ctx.store.sessions.insert({
-    id: newId('ses'),
-    hash,
-    user_id: user.id,
-    user_agent: userAgent?.slice(0, 300) ?? null,
-    created_at: now,
-    expires_at: now + SESSION_TTL_MS,
+  const session = ctx.writes.apply(() => {
+    ctx.store.sessions.removeExpired(now)
+    return ctx.store.sessions.insert({
+      id: newId('ses'),
+      hash,
+      user_id: user.id,
+      user_agent: userAgent?.slice(0, 300) ?? null,
+      created_at: now,
+      expires_at: now + SESSION_TTL_MS,
+    })
   })
   return { session, setCookie: cookie(ctx, secret, SESSION_TTL_MS / 1000) }
 }
@@ -83,7 +85,7 @@ export function sessionFromCookie(
   const user = ctx.store.users.byId(session.user_id)
   if (!user) return undefined
   if (now - session.last_seen_at > TOUCH_EVERY_MS) {
-    ctx.store.sessions.touch(session.id, now, now + SESSION_TTL_MS)
+    ctx.writes.apply(() => ctx.store.sessions.touch(session.id, now, now + SESSION_TTL_MS))
     return { session, user, setCookie: cookie(ctx, secret, SESSION_TTL_MS / 1000) }
   }
   return { session, user }
@@ -105,11 +107,14 @@ export const listSessions = (ctx: Ctx, userId: string) =>
   ctx.store.sessions.byUser(userId).filter((s) => s.expires_at > ctx.clock.now())
 
 export function endSession(ctx: Ctx, userId: string, sessionId: string): void {
-  if (!ctx.store.sessions.remove(sessionId, userId)) throw fail.notFound('session')
+  if (!ctx.writes.apply(() => ctx.store.sessions.remove(sessionId, userId))) {
+    throw fail.notFound('session')
+  }
 }
 
 /** "Log out everywhere": every session of the person ends. */
-export const endAllSessions = (ctx: Ctx, userId: string) => ctx.store.sessions.removeAll(userId)
+export const endAllSessions = (ctx: Ctx, userId: string) =>
+  ctx.writes.apply(() => ctx.store.sessions.removeAll(userId))
 
 /**
  * For what would turn a token into a lasting way in (adding a passkey) or mint new secrets

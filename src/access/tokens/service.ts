@@ -95,7 +95,7 @@ function lookup(ctx: Ctx, header: string | undefined, kind: TokenKind): TokenRow
   }
   const now = ctx.clock.now()
   if (row.last_used_at === null || now - row.last_used_at > TOUCH_EVERY_MS) {
-    ctx.store.tokens.touch(row.id, now)
+    ctx.writes.apply(() => ctx.store.tokens.touch(row.id, now))
   }
   return row
 }
@@ -131,26 +131,25 @@ function ownLiveToken(ctx: Ctx, person: PersonAuth, id: string) {
 /** Making and rotating need a browser session: a token may not mint its own successors. */
 export function createPersonToken(ctx: Ctx, person: PersonAuth, label: unknown) {
   requireSession(person, 'making a token')
-  const { token, row } = issueToken(ctx, 'person', person.user, null, cleanLabel(label ?? 'Script'))
+  const name = cleanLabel(label ?? 'Script')
+  const { token, row } = ctx.writes.apply(() => issueToken(ctx, 'person', person.user, null, name))
   return { token, info: tokenInfo(row) }
 }
 
 /** Revoking takes effect at once: the next request with it gets 401. */
 export function revokeToken(ctx: Ctx, person: PersonAuth, id: string): void {
   ownLiveToken(ctx, person, id)
-  ctx.store.tokens.revoke(id, ctx.clock.now())
+  ctx.writes.apply(() => ctx.store.tokens.revoke(id, ctx.clock.now()))
 }
 
 /** A new secret for the same purpose (kind, channel, label); the old one stops working. */
 export function rotateToken(ctx: Ctx, person: PersonAuth, id: string) {
   requireSession(person, 'rotating a token')
-  return ctx.db
-    .transaction(() => {
-      const old = ownLiveToken(ctx, person, id)
-      ctx.store.tokens.revoke(id, ctx.clock.now())
-      const channel = old.channel_id ? (ctx.store.channels.byId(old.channel_id) ?? null) : null
-      const { token, row } = issueToken(ctx, old.kind, person.user, channel, old.label)
-      return { token, info: tokenInfo(row) }
-    })
-    .immediate()
+  return ctx.writes.apply(() => {
+    const old = ownLiveToken(ctx, person, id)
+    ctx.store.tokens.revoke(id, ctx.clock.now())
+    const channel = old.channel_id ? (ctx.store.channels.byId(old.channel_id) ?? null) : null
+    const { token, row } = issueToken(ctx, old.kind, person.user, channel, old.label)
+    return { token, info: tokenInfo(row) }
+  })
 }

@@ -152,7 +152,7 @@ notifications on again`,
       c.out('Warning: rotating the VAPID keys drops every push subscription; every device must')
       c.out('turn notifications on again (Settings, Notifications).')
       rotateVapid(c.dataDir)
-      return p.db.transaction(() => p.store.push.removeAll()).immediate()
+      return p.writes.apply(() => p.store.push.removeAll())
     })
     c.out(`Rotated the VAPID keys in ${c.dataDir}; dropped ${dropped} subscriptions.`)
     return 0
