@@ -39,16 +39,16 @@ export function createInvite(
   }
   const { secret, hash } = newSecret(32)
   const now = ctx.clock.now()
-  const row = ctx.writes.apply(() =>
-    ctx.store.invites.insert({
-      id: newId('inv'),
-      hash,
-      created_by: person.user.id,
-      email,
-      created_at: now,
-      expires_at: now + Math.round(ttl * 1000),
-    }),
-  )
+  const expires_at = now + Math.round(ttl * 1000)
+  const invite = {
+    id: newId('inv'),
+    hash,
+    created_by: person.user.id,
+    email,
+    created_at: now,
+    expires_at,
+  }
+  const row = ctx.writes.apply(() => ctx.store.invites.insert(invite))
   return {
     invite: { ...inviteView(row), link: `${ctx.config.baseUrl}/invite#${secret}`, code: secret },
   }
