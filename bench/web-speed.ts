@@ -101,7 +101,7 @@ try {
       scripts.push(
         response.body().then(
           (b) => {
-            sizes.set(new URL(response.url()).pathname, gzipSync(b).byteLength)
+            sizes.set(new URL(response.url()).pathname, gzipSync(new Uint8Array(b)).byteLength)
           },
           () => {},
         ),
