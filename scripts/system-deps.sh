@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite needs, when missing: Chromium for the web app's
 # browser tests (playwright-core never downloads a browser), qemu + the arm64 C library to run
-# the arm64 binary, systemd-analyze to check the unit, curl for install.sh. Run by `npm test`
+# the arm64 binary, systemd-analyze to check the unit, curl for install.sh, Prometheus's Python
+# client for /metrics. Run by `npm test`
 # (pretest) and CI. Without root or apt-get it says what is missing; in CI that is a failure.
 set -uo pipefail
 
@@ -11,6 +12,8 @@ command -v qemu-aarch64-static >/dev/null 2>&1 || missing="$missing qemu-user-st
 [ -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ] || missing="$missing libc6-arm64-cross"
 command -v systemd-analyze >/dev/null 2>&1 || missing="$missing systemd"
 command -v curl >/dev/null 2>&1 || command -v wget >/dev/null 2>&1 || missing="$missing curl"
+# Prometheus's own Python client parses /metrics in the tests (Debian's python, not a pyenv one).
+/usr/bin/python3 -c 'import prometheus_client' >/dev/null 2>&1 || missing="$missing python3-prometheus-client"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then

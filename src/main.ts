@@ -78,8 +78,8 @@ async function main(argv: string[]): Promise<number> {
         return 0
       }
       const { serve } = await import('./server/serve.ts')
-      const { stderrLogger } = await import('./core/log.ts')
-      await serve(resolved.config, stderrLogger)
+      const { jsonLogger, stderrLogger } = await import('./core/log.ts')
+      await serve(resolved.config, resolved.config.logFormat === 'json' ? jsonLogger : stderrLogger)
       return 0
     }
     case 'hook': {

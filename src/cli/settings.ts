@@ -182,6 +182,45 @@ export const SETTINGS: readonly Setting[] = [
     fallback: (c) => `hark@${new URL(c.baseUrl ?? 'http://localhost').hostname}`,
   }),
   setting({
+    key: 'metrics',
+    flag: 'metrics',
+    env: 'HARK_METRICS',
+    help: 'serve GET /metrics (Prometheus text format)',
+    defaultText: 'false',
+    boolean: true,
+    parse: (raw, flag) => bool(flag, raw),
+    fallback: () => DEFAULTS.metrics,
+  }),
+  setting({
+    key: 'metricsToken',
+    flag: 'metrics-token',
+    env: 'HARK_METRICS_TOKEN',
+    help: 'bearer token /metrics asks for (without one: only from this machine, no proxy)',
+    defaultText: '(none)',
+    secret: true,
+    parse: (raw, flag) => {
+      const token = raw.trim()
+      if (token.length < 16) throw new UsageError(`--${flag} must be at least 16 characters`)
+      return token
+    },
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'logFormat',
+    flag: 'log-format',
+    env: 'HARK_LOG_FORMAT',
+    help: 'text (a line per event) or json (an object per line)',
+    defaultText: DEFAULTS.logFormat,
+    parse: (raw, flag) => {
+      const v = raw.trim().toLowerCase()
+      if (v !== 'text' && v !== 'json') {
+        throw new UsageError(`--${flag} must be text or json (got "${raw}")`)
+      }
+      return v
+    },
+    fallback: () => DEFAULTS.logFormat,
+  }),
+  setting({
     key: 'pushAllowHosts',
     flag: 'push-allow-hosts',
     env: 'HARK_PUSH_ALLOW_HOSTS',

@@ -34,6 +34,8 @@ export interface WritePath {
   flush(): void
   /** `flush`, then refuses further writes (shutdown). */
   close(): void
+  /** Writes (units) committed and syncs made for them so far, for `/metrics`. */
+  stats(): { writes: number; flushes: number }
 }
 
 /** What a unit can ask of the write path besides writing. */

@@ -67,6 +67,8 @@ export class PushWorker {
   private readonly abort = new AbortController()
   private stopped = false
   private readonly refusals = new Map<string, number>()
+  /** Sends finished, by outcome (`sent`, `retry`, `gone`...), for `/metrics`. */
+  readonly outcomes = new Map<string, number>()
 
   constructor(dataDir: string) {
     this.vapid = new VapidHolder(dataDir)
@@ -153,6 +155,8 @@ export class PushWorker {
 
   /** What a send's outcome does to the queue and the subscription (one unit of the write path). */
   private record(ctx: Ctx, row: QueuedPush, outcome: Outcome): void {
+    const name = outcome.kind === 'badKeys' ? 'bad_keys' : outcome.kind
+    this.outcomes.set(name, (this.outcomes.get(name) ?? 0) + 1)
     const store = ctx.store.push
     const now = ctx.clock.now()
     const host = new URL(row.endpoint).host

@@ -17,6 +17,7 @@ import { pushAnswerRoutes, pushRoutes } from '../push/routes.ts'
 import type { Ctx } from './context.ts'
 import { whenDurable } from './durable.ts'
 import { leanRoute } from './lean.ts'
+import { metricsRoutes } from './metrics.ts'
 import { openApiRoutes } from './openapi.ts'
 import { publicRoutes } from './public-routes.ts'
 import { renderError } from './render-error.ts'
@@ -60,13 +61,19 @@ const ELYSIA_JSON = 'application/json' as unknown as BodyParser
 export function buildApp(ctx: Ctx) {
   return (
     new Elysia({ normalize: false })
-      .onError({ as: 'global' }, ({ code, error, request }) =>
-        renderError(ctx, request, error, code),
-      )
+      .onError({ as: 'global' }, ({ code, error, request, route }) => {
+        // A guard may refuse before the route's transform ran: the route is named here too.
+        if (route && !ctx.metrics.routes.has(request)) ctx.metrics.routes.set(request, route)
+        return renderError(ctx, request, error, code)
+      })
       // Every JSON body, on every route, goes through the one bounded parser (json-body.ts). It
       // always answers, so Elysia's own JSON parser named next never runs: it is there for the
       // OpenAPI document, which takes a route's media type from the parsers it has by name.
       .onParse({ as: 'global' }, [parseBody, ELYSIA_JSON])
+      // The route a request matched names it in the log and the metrics (bounded labels).
+      .onTransform({ as: 'global' }, ({ request, route }) => {
+        ctx.metrics.routes.set(request, route)
+      })
       .use(openApiRoutes(ctx))
       .use(publicRoutes(ctx))
       .use(messageRoutes(ctx))
@@ -84,6 +91,7 @@ export function buildApp(ctx: Ctx) {
       .use(pushAnswerRoutes(ctx))
       .use(secretRoutes(ctx))
       .use(personSecretRoutes(ctx))
+      .use(ctx.config.metrics ? metricsRoutes(ctx) : new Elysia({ name: 'hark/no-metrics' }))
   )
 }
 

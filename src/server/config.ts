@@ -27,6 +27,12 @@ export interface Config {
    * https push services: a self-hosted push service on the LAN, a test's local receiver.
    */
   pushAllowHosts?: string[]
+  /** Serve `GET /metrics` (Prometheus text format). */
+  metrics?: boolean
+  /** A bearer token `/metrics` asks for; without one, only this machine may read it. */
+  metricsToken?: string
+  /** `text` (a line per event) or `json` (an object per line). */
+  logFormat?: 'text' | 'json'
   /** Longest pause in an upload's body before it is cut (408); not a flag: tests shorten it. */
   uploadStallMs?: number
 }
@@ -38,4 +44,6 @@ export const DEFAULTS = {
   writeLimit: 120,
   maxFileSize: 25 * 1024 * 1024,
   trustProxy: false,
+  metrics: false,
+  logFormat: 'text',
 } as const

@@ -33,6 +33,7 @@ import { PushWorker } from '../push/worker.ts'
 import type { Config } from './config.ts'
 import { openDatabase } from './db/database.ts'
 import { GroupCommit } from './db/group-commit.ts'
+import { ServerMetrics } from './metrics.ts'
 
 /**
  * Everything the services need, built once from the configuration. Services are plain
@@ -46,6 +47,8 @@ export interface Ctx {
   waiters: Waiters
   /** The one way anything is written: units batched into group commits (core/write-path.ts). */
   writes: WritePath
+  /** Requests counted for `/metrics`, and the route each matched (for the log too). */
+  metrics: ServerMetrics
   /** Long-polls held right now, by token or session (capped). */
   holds: HeldPolls
   /** Every rate limit (docs/security.md). */
@@ -122,6 +125,7 @@ export function createContext(
     log,
     waiters,
     writes: new GroupCommit(db, waiters, log),
+    metrics: new ServerMetrics(),
     holds: new HeldPolls(),
     limits: createLimits(config, () => clock.now()),
     idempotency: new KeyedWrites(),

@@ -49,12 +49,14 @@ export function leanRoute(ctx: Ctx, request: Request): Promise<Response> | undef
   if (path === '/v1/messages') {
     const query = plainQuery(url, at, FEED_QUERY)
     if (!query) return undefined
+    ctx.metrics.routes.set(request, '/v1/messages')
     return lean(ctx, request, (agent) => agentFeed(ctx, agent, query, request))
   }
   if (path.startsWith('/v1/asks/') && /^\/v1\/asks\/[\w-]+$/.test(path)) {
     const query = plainQuery(url, at, ASK_QUERY)
     if (!query) return undefined
     const id = path.slice('/v1/asks/'.length)
+    ctx.metrics.routes.set(request, '/v1/asks/:id')
     return lean(ctx, request, (agent) => agentAsk(ctx, agent, id, query, request))
   }
   return undefined

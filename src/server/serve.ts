@@ -3,7 +3,7 @@ import { clientIp } from '../core/client-address.ts'
 import { errorResponse, FatalError } from '../core/errors.ts'
 import { refuseOversizedBody } from '../core/http/body-limit.ts'
 import { admitHost, pathOf } from '../core/http/front-door.ts'
-import type { Logger } from '../core/log.ts'
+import type { Logger, RequestEntry } from '../core/log.ts'
 import { createSmtpMailer } from '../core/mailer.ts'
 import { issueSetupToken, setupTokenFile } from '../people/setup.ts'
 import { buildApp, handlerOf } from './app.ts'
@@ -41,10 +41,14 @@ export function startServer(ctx: Ctx, options: { idleTimeout?: number } = {}): R
       idleTimeout: options.idleTimeout ?? 30,
       maxRequestBodySize: BUN_BODY_CAP,
       fetch: (request, srv) =>
-        logged(log, request, clientIp(request, srv, config.trustProxy === true), async () => {
+        logged(ctx, request, clientIp(request, srv, config.trustProxy === true), async () => {
           const admitted = admitHost(request)
           if (admitted instanceof Response) return admitted
-          return refuseOversizedBody(admitted, config.maxFileSize) ?? handle(admitted)
+          const response = await (refuseOversizedBody(admitted, config.maxFileSize) ??
+            handle(admitted))
+          // A stand-in request (a very short Host) matched the route: it is this request's.
+          if (admitted !== request) ctx.metrics.routes.set(request, ctx.metrics.routeOf(admitted))
+          return response
         }),
       error: (error) => {
         log.error(`unhandled: ${error.stack ?? error}`)
@@ -88,21 +92,31 @@ export function startServer(ctx: Ctx, options: { idleTimeout?: number } = {}): R
 
 /**
  * One log line per request: client address, method, path (never the query: it may carry names),
- * status, time.
+ * route, status, time; and the request counted in the metrics.
  */
 async function logged(
-  log: Logger,
+  ctx: Ctx,
   request: Request,
   ip: string | undefined,
   handle: () => Promise<Response>,
 ) {
   const started = performance.now()
   const response = await handle()
+  const ms = performance.now() - started
+  const route = ctx.metrics.routeOf(request)
+  ctx.metrics.observe(request, response.status, ms / 1000)
   // A pairing's user code is a short-lived secret of its own: it stays out of the log.
   const path = pathOf(request.url).replace(/\/pairings\/[^/]+/, '/pairings/…')
-  log.info(
-    `${ip ?? '-'} ${request.method} ${path} ${response.status} ${(performance.now() - started).toFixed(1)}ms`,
-  )
+  const entry: RequestEntry = {
+    ip,
+    method: request.method,
+    path,
+    route,
+    status: response.status,
+    ms,
+  }
+  if (ctx.log.request) ctx.log.request(entry)
+  else ctx.log.info(`${ip ?? '-'} ${request.method} ${path} ${response.status} ${ms.toFixed(1)}ms`)
   return response
 }
 

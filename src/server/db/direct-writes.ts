@@ -9,9 +9,15 @@ import type { WritePath, WriteTx } from '../../core/write-path.ts'
  */
 export function directWrites(db: Database): WritePath {
   const tx: WriteTx = { wake() {}, after: (effect) => effect() }
-  const apply = <T>(unit: (tx: WriteTx) => T): T => db.transaction(() => unit(tx)).immediate()
+  let writes = 0
+  const apply = <T>(unit: (tx: WriteTx) => T): T => {
+    const value = db.transaction(() => unit(tx)).immediate()
+    writes++
+    return value
+  }
   return {
     apply,
+    stats: () => ({ writes, flushes: writes }),
     run: async (unit) => apply(unit),
     settled: () => undefined,
     flush() {},

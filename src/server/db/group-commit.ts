@@ -48,8 +48,10 @@ export class GroupCommit implements WritePath {
   /** Set once a flush failed: what was committed may not be on disk, so nothing more is taken. */
   private broken: Error | undefined
   private wal: { fd: number; ino: number } | undefined
-  /** Flushes (fdatasync calls) made, for tests and benchmarks. */
+  /** Flushes (fdatasync calls, and lone writes' own syncs) made, for tests and benchmarks. */
   flushes = 0
+  /** Units committed (each batch's count once it is durable). */
+  private written = 0
 
   constructor(
     private readonly db: Database,
@@ -133,6 +135,10 @@ export class GroupCommit implements WritePath {
     batch.take(tx)
     this.durable([batch])
     return value
+  }
+
+  stats(): { writes: number; flushes: number } {
+    return { writes: this.written, flushes: this.flushes }
   }
 
   settled(): Promise<void> | undefined {
@@ -265,6 +271,7 @@ export class GroupCommit implements WritePath {
     for (const batch of batches) for (const key of batch.wakes) keys.add(key)
     if (keys.size > 0) this.waiters.wake(...keys)
     for (const batch of batches) {
+      this.written += batch.units
       for (const effect of batch.effects) {
         try {
           effect()
