@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { startTestServer, type TestServer } from '../harness.ts'
 import { startPushServer } from '../push/fixture.ts'
@@ -224,6 +224,7 @@ describe('--log-format json (the compiled binary)', () => {
       expect(log).not.toContain(setupToken)
     } finally {
       proc.kill('SIGKILL')
+      rmSync(dir, { recursive: true, force: true })
     }
   }, 30_000)
 })
