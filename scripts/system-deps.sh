@@ -2,7 +2,7 @@
 # Installs the Debian packages the test suite needs, when missing: Chromium for the web app's
 # browser tests (playwright-core never downloads a browser), qemu + the arm64 C library to run
 # the arm64 binary, systemd-analyze to check the unit, curl for install.sh, Prometheus's Python
-# client for /metrics. Run by `npm test`
+# client for /metrics, nginx, Caddy and openssl for the proxy configs. Run by `npm test`
 # (pretest) and CI. Without root or apt-get it says what is missing; in CI that is a failure.
 set -uo pipefail
 
@@ -14,13 +14,25 @@ command -v systemd-analyze >/dev/null 2>&1 || missing="$missing systemd"
 command -v curl >/dev/null 2>&1 || command -v wget >/dev/null 2>&1 || missing="$missing curl"
 # Prometheus's own Python client parses /metrics in the tests (Debian's python, not a pyenv one).
 /usr/bin/python3 -c 'import prometheus_client' >/dev/null 2>&1 || missing="$missing python3-prometheus-client"
+# The shipped proxy configs run in front of dist/hark in the tests (test/ops/proxies.test.ts).
+command -v nginx >/dev/null 2>&1 || missing="$missing nginx"
+command -v caddy >/dev/null 2>&1 || missing="$missing caddy"
+command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing Debian packages for the tests:$missing"
-  if apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing; then
-    exit 0
+  # nginx and caddy would start as system services on ports 80/443; the tests run their own.
+  # policy-rc.d (Debian's switch for that) keeps every service down while installing.
+  added_policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    added_policy=yes
   fi
+  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing
+  installed=$?
+  [ -n "$added_policy" ] && rm -f /usr/sbin/policy-rc.d
+  [ "$installed" -eq 0 ] && exit 0
   echo "system-deps: apt-get install failed" >&2
 else
   echo "system-deps: missing$missing (install them with apt-get as root)" >&2
