@@ -1,9 +1,10 @@
 #!/bin/sh
-# Removes what install.sh installed: the service, the unit, the binary and /etc/hark. The data
-# (/var/lib/hark) and the hark user stay unless HARK_PURGE=1 (or --purge) is given.
+# Removes what install.sh installed: the service, the unit and the binary. The configuration
+# (/etc/hark), the data (/var/lib/hark) and the hark user stay unless HARK_PURGE=1 (or --purge)
+# is given: installing again picks them up as they were.
 #
-#   sudo hark-uninstall            # keep the data
-#   sudo hark-uninstall --purge    # also delete /var/lib/hark and the hark user
+#   sudo hark-uninstall            # keep the configuration and the data
+#   sudo hark-uninstall --purge    # also delete /etc/hark, /var/lib/hark and the hark user
 #
 # Environment: HARK_PURGE=1, HARK_ROOT=/tmp/x (a test prefix), HARK_SKIP_SYSTEMD=1.
 # The whole script is one function called on the last line.
@@ -33,14 +34,13 @@ hark_uninstall() {
   if [ -z "${HARK_SKIP_SYSTEMD:-}" ] && command -v systemctl >/dev/null 2>&1; then
     systemctl daemon-reload || true
   fi
-  rm -rf "$root/etc/hark"
   rm -f "$root/usr/local/bin/hark" "$root/usr/local/bin/hark-uninstall"
   if [ -n "$purge" ]; then
-    rm -rf "$root/var/lib/hark"
+    rm -rf "$root/etc/hark" "$root/var/lib/hark"
     if [ -z "$root" ] && id hark >/dev/null 2>&1; then userdel hark || true; fi
-    echo "Removed Hark, its data and the hark user."
+    echo "Removed Hark, its configuration, its data and the hark user."
   else
-    echo "Removed Hark. The data is kept in $root/var/lib/hark (delete it with --purge)."
+    echo "Removed Hark. Kept the configuration in $root/etc/hark and the data in $root/var/lib/hark (delete both with --purge)."
   fi
 }
 

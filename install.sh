@@ -317,6 +317,14 @@ HARK_PORT=8080
 # Push endpoint hosts allowed although private or plain http (host or host:port, comma list):
 # a self-hosted push service on the LAN. Browsers' own push services need nothing here.
 #HARK_PUSH_ALLOW_HOSTS=push.lan:8443
+
+# Prometheus metrics at GET /metrics. Without a token, only a scraper on this machine talking to
+# Hark directly may read them (not through the proxy); with one, send it as a bearer token.
+#HARK_METRICS=false
+#HARK_METRICS_TOKEN=a-long-random-string
+
+# text (a line per event) or json (one object per line, for a log shipper).
+#HARK_LOG_FORMAT=text
 HARK_ENV
 }
 

@@ -259,12 +259,15 @@ describe('install.sh with systemd', () => {
     expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200)
   }, 60_000)
 
-  test('hark-uninstall keeps the data unless --purge', async () => {
+  test('hark-uninstall keeps the configuration and the data unless --purge', async () => {
     const uninstall = join(sd.root, 'usr/local/bin/hark-uninstall')
+    const config = readFileSync(join(sd.root, 'etc/hark/hark.env'), 'utf8')
     const r = await install(sd.root, env(), uninstall)
     expect(r.code).toBe(0)
     expect(existsSync(join(sd.root, 'usr/local/bin/hark'))).toBe(false)
-    expect(existsSync(join(sd.root, 'etc/hark'))).toBe(false)
+    // The operator's settings stay as they were, for a later install to pick up.
+    expect(readFileSync(join(sd.root, 'etc/hark/hark.env'), 'utf8')).toBe(config)
+    expect(r.out).toContain('Kept the configuration')
     expect(existsSync(join(sd.root, 'etc/systemd/system/hark.service'))).toBe(false)
     expect(existsSync(join(sd.root, 'var/lib/hark/hark.db'))).toBe(true)
     expect(sd.log()).toContain('disable --now hark.service')
@@ -272,6 +275,7 @@ describe('install.sh with systemd', () => {
     const purge = await install(sd.root, env(), join(REPO, 'hark-uninstall.sh'), ['--purge'])
     expect(purge.code).toBe(0)
     expect(existsSync(join(sd.root, 'var/lib/hark'))).toBe(false)
+    expect(existsSync(join(sd.root, 'etc/hark'))).toBe(false)
   }, 60_000)
 })
 
