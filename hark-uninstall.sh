@@ -26,6 +26,14 @@ hark_uninstall() {
     printf 'hark-uninstall: run as root\n' >&2
     exit 1
   fi
+  # The installer's lock: never remove Hark while an install or upgrade runs.
+  lock="$root/run/lock/hark-install"
+  mkdir -p "$root/run/lock"
+  if ! mkdir "$lock" 2>/dev/null; then
+    printf 'hark-uninstall: an install.sh is running (lock %s); wait for it\n' "$lock" >&2
+    exit 1
+  fi
+  trap 'rmdir "$lock" 2>/dev/null' EXIT INT TERM
   if [ -z "${HARK_SKIP_SYSTEMD:-}" ] && command -v systemctl >/dev/null 2>&1; then
     systemctl disable --now hark.service >/dev/null 2>&1 || true
   fi
@@ -34,7 +42,7 @@ hark_uninstall() {
   if [ -z "${HARK_SKIP_SYSTEMD:-}" ] && command -v systemctl >/dev/null 2>&1; then
     systemctl daemon-reload || true
   fi
-  rm -f "$root/usr/local/bin/hark" "$root/usr/local/bin/hark-uninstall"
+  rm -f "$root/usr/local/bin/hark" "$root/usr/local/bin/hark.previous" "$root/usr/local/bin/hark-uninstall"
   if [ -n "$purge" ]; then
     rm -rf "$root/etc/hark" "$root/var/lib/hark"
     if [ -z "$root" ] && id hark >/dev/null 2>&1; then userdel hark || true; fi

@@ -23,6 +23,11 @@
 #   HARK_ROOT=/tmp/x            install under this prefix (tests; implies HARK_SKIP_USER=1)
 #   HARK_ARCH=aarch64           pretend `uname -m` said this (tests)
 #   HARK_CPUINFO=/path          read CPU flags from this file instead of /proc/cpuinfo (tests)
+#   HARK_HEALTH_WAIT=30         seconds to wait for /health after a (re)start
+#
+# An upgrade whose new binary does not answer /health is rolled back to the previous binary
+# (kept as hark.previous), saying so. Without a running systemd, everything is installed and
+# the command to run Hark is printed. One run at a time: a lock refuses a second.
 #
 # The whole script is one function called on the last line: a download cut short runs nothing.
 
@@ -84,6 +89,12 @@ hark_install() {
     die "run as root (curl -fsSL .../install.sh | sudo sh)"
   fi
 
+  # One run at a time (mkdir is atomic): a second install, or an uninstall, would race this one.
+  lock="$root/run/lock/hark-install"
+  mkdir -p "$root/run/lock"
+  mkdir "$lock" 2>/dev/null ||
+    die "another install.sh or hark-uninstall is running (lock $lock); wait for it, or remove $lock if none is"
+
   sha256() {
     if command -v sha256sum >/dev/null 2>&1; then
       sha256sum "$1" | cut -d' ' -f1
@@ -117,7 +128,7 @@ hark_install() {
   }
 
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/hark-install.XXXXXX")
-  trap 'rm -rf "$tmp"' EXIT INT TERM
+  trap 'rm -rf "$tmp"; rmdir "$lock" 2>/dev/null' EXIT INT TERM
 
   # --- get the binary (and the uninstaller) ---------------------------------------------------
   if [ -n "${HARK_BINARY:-}" ]; then
@@ -132,7 +143,12 @@ hark_install() {
     fi
     if [ -f "$src_dir/hark-uninstall.sh" ]; then cp "$src_dir/hark-uninstall.sh" "$tmp/uninstall"; fi
   else
-    url="$base/$version"
+    # GitHub serves the newest release's files at releases/latest/download/NAME.
+    if [ "$version" = latest ] && [ -z "${HARK_BASE_URL_DOWNLOAD:-}" ]; then
+      url="https://github.com/hark/hark/releases/latest/download"
+    else
+      url="$base/$version"
+    fi
     say "Downloading $asset ($version) from $url ..."
     fetch "$url/SHA256SUMS" "$tmp/SHA256SUMS"
     fetch "$url/$asset" "$tmp/hark"
@@ -180,6 +196,8 @@ hark_install() {
     if [ -f "$bin" ]; then
       old_version=$("$bin" --version 2>/dev/null || echo unknown)
       backup_before_upgrade
+      # Kept for a roll-back if the new binary does not come up (and for one by hand).
+      cp -p "$bin" "$bin.previous"
     fi
     cp "$tmp/hark" "$bin.new"
     chmod 0755 "$bin.new"
@@ -205,8 +223,14 @@ hark_install() {
     say "Skipped systemd (HARK_SKIP_SYSTEMD). Run: $bin serve --config $env_file"
     return 0
   fi
-  if ! command -v systemctl >/dev/null 2>&1; then
-    say "No systemctl here: start Hark yourself with $bin serve --config $env_file"
+  # systemctl may be installed where systemd is not running (a container, WSL): it would fail.
+  if ! command -v systemctl >/dev/null 2>&1 || [ ! -d "$root/run/systemd/system" ]; then
+    say "systemd is not running here, so Hark was installed but not started. Run it with:"
+    if [ -z "$skip_user" ]; then
+      say "  runuser -u hark -- $bin serve --config $env_file"
+    else
+      say "  $bin serve --config $env_file"
+    fi
     return 0
   fi
   systemctl daemon-reload
@@ -215,12 +239,29 @@ hark_install() {
     say "Not started (HARK_SKIP_START). Start with: systemctl start hark"
     return 0
   fi
+  touch "$tmp/started"
   if [ -n "$changed" ]; then
     systemctl restart hark.service
     say "Started the hark service."
   else
     systemctl start hark.service
     say "Nothing changed; the hark service keeps running."
+  fi
+  if ! healthy; then
+    if [ -n "$old_version" ] && [ -f "$bin.previous" ]; then
+      say "hark $new_version did not answer $health; rolling back to $old_version."
+      systemctl stop hark.service || true
+      mv -f "$bin.previous" "$bin"
+      systemctl start hark.service
+      if healthy; then
+        say "Rolled back: hark $old_version is running again, on the data as it was. See why the upgrade failed: journalctl -u hark -n 50"
+      else
+        say "hark $old_version does not answer either; see: journalctl -u hark -n 50"
+      fi
+    else
+      say "Hark did not answer $health; see: journalctl -u hark -n 50"
+    fi
+    exit 1
   fi
   report
 }
@@ -247,34 +288,49 @@ as_hark() {
   if [ -z "$skip_user" ]; then runuser -u hark -- "$@"; else "$@"; fi
 }
 
-# Waits for /health, then prints where Hark is and the one-time setup link if setup is pending.
-report() {
-  cfg=$(env -i PATH="$PATH" "$bin" serve --config "$env_file" --print-config)
+# Where Hark listens, from the configuration (read by the new binary, or the previous one if the
+# new one cannot even do that); then waits up to HARK_HEALTH_WAIT seconds for /health.
+healthy() {
+  cfg=$(env -i PATH="$PATH" "$bin" serve --config "$env_file" --print-config 2>/dev/null) ||
+    cfg=$(env -i PATH="$PATH" "$bin.previous" serve --config "$env_file" --print-config 2>/dev/null) ||
+    cfg=
   port=$(printf '%s\n' "$cfg" | sed -n 's/^HARK_PORT=\([0-9]*\).*/\1/p')
   host=$(printf '%s\n' "$cfg" | sed -n 's/^HARK_HOST=\([^ ]*\).*/\1/p')
   public=$(printf '%s\n' "$cfg" | sed -n 's/^HARK_BASE_URL=\([^ ]*\).*/\1/p')
   case "$host" in 0.0.0.0 | :: | '') host=127.0.0.1 ;; *:*) host="[$host]" ;; esac
-  health="http://$host:$port/health"
-  up=
+  health="http://$host:${port:-8080}/health"
   i=0
-  while [ $i -lt 60 ]; do
+  while [ $i -lt $((${HARK_HEALTH_WAIT:-30} * 2)) ]; do
     if command -v curl >/dev/null 2>&1; then
-      curl -fsS -o /dev/null "$health" 2>/dev/null && up=1 && break
+      curl -fsS -o /dev/null "$health" 2>/dev/null && return 0
     else
-      wget -q -O /dev/null "$health" 2>/dev/null && up=1 && break
+      wget -q -O /dev/null "$health" 2>/dev/null && return 0
     fi
     i=$((i + 1))
     sleep 0.5
   done
-  if [ -z "$up" ]; then
-    say "Hark did not answer $health within 30 s; see: journalctl -u hark -n 50"
-    exit 1
-  fi
+  return 1
+}
+
+# Prints where Hark is and, if setup is pending, the one-time setup link: the one this start
+# wrote (an older file would hold a link the restart replaced), else where to find it.
+report() {
   say "Hark is running: $public"
-  if [ -f "$data_dir/setup-token" ]; then
+  token_file="$data_dir/setup-token"
+  # After a restart the server writes a new link just after it starts listening.
+  fresh() { [ -z "$changed" ] || [ -n "$(find "$token_file" -newer "$tmp/started" 2>/dev/null)" ]; }
+  i=0
+  while [ -f "$token_file" ] && ! fresh && [ $i -lt 10 ]; do
+    sleep 0.5
+    i=$((i + 1))
+  done
+  if [ -f "$token_file" ] && fresh; then
     say ""
     say "Finish setup in your browser (one-time link, keep it private):"
-    say "  $(cat "$data_dir/setup-token")"
+    say "  $(cat "$token_file")"
+  elif [ -f "$token_file" ]; then
+    say ""
+    say "Finish setup in your browser: the one-time link is in $token_file"
   fi
   say ""
   say "Config: $env_file   Data: $data_dir   Logs: journalctl -u hark -f"

@@ -123,6 +123,8 @@ function fakeSystemd(name: string) {
   const root = join(work, name)
   const fake = join(work, `${name}-fake`)
   mkdirSync(join(fake, 'bin'), { recursive: true })
+  // What says systemd is running (install.sh looks for it under its root).
+  mkdirSync(join(root, 'run/systemd/system'), { recursive: true })
   writeFileSync(join(fake, 'bin', 'systemctl'), FAKE_SYSTEMCTL)
   chmodSync(join(fake, 'bin', 'systemctl'), 0o755)
   const env = {
@@ -259,6 +261,31 @@ describe('install.sh with systemd', () => {
     expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200)
   }, 60_000)
 
+  test('an upgrade whose binary does not come up is rolled back to the previous one, saying so', async () => {
+    const broken = join(work, 'broken')
+    mkdirSync(broken, { recursive: true })
+    // Runs `--version` but dies on `serve`: a build that cannot start on this machine.
+    writeFileSync(
+      join(broken, 'hark'),
+      '#!/bin/sh\ncase "$1" in --version) echo 9.9.9-broken ;; *) echo "boom" >&2; exit 1 ;; esac\n',
+    )
+    chmodSync(join(broken, 'hark'), 0o755)
+    const r = await install(sd.root, {
+      ...env(),
+      HARK_BINARY: join(broken, 'hark'),
+      HARK_HEALTH_WAIT: '3',
+    })
+    sd.track()
+    expect(r.code).toBe(1)
+    expect(r.out).toContain(`Upgraded hark ${V2} -> 9.9.9-broken`)
+    expect(r.out).toContain(`hark 9.9.9-broken did not answer`)
+    expect(r.out).toContain(`Rolled back: hark ${V2} is running again`)
+    expect(version()).toBe(V2)
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200)
+    // The lock is let go however the run ended.
+    expect(existsSync(join(sd.root, 'run/lock/hark-install'))).toBe(false)
+  }, 60_000)
+
   test('hark-uninstall keeps the configuration and the data unless --purge', async () => {
     const uninstall = join(sd.root, 'usr/local/bin/hark-uninstall')
     const config = readFileSync(join(sd.root, 'etc/hark/hark.env'), 'utf8')
@@ -282,6 +309,58 @@ describe('install.sh with systemd', () => {
 function hasAvx2(): boolean {
   return /\bavx2\b/.test(readFileSync('/proc/cpuinfo', 'utf8'))
 }
+
+describe('install.sh without systemd, with a lock, and for the latest version', () => {
+  test('systemctl present but systemd not running: installs, starts nothing, says how to run', async () => {
+    const sd = fakeSystemd('no-systemd')
+    rmSync(join(sd.root, 'run/systemd'), { recursive: true, force: true })
+    const r = await install(sd.root, sd.env)
+    expect(r.code).toBe(0)
+    expect(r.out).toContain('systemd is not running here')
+    expect(r.out).toContain(`${join(sd.root, 'usr/local/bin/hark')} serve --config`)
+    expect(existsSync(join(sd.root, 'usr/local/bin/hark'))).toBe(true)
+    expect(sd.log()).toBe('')
+  })
+
+  test('a second run while one holds the lock is refused before changing anything', async () => {
+    const root = join(work, 'locked')
+    mkdirSync(join(root, 'run/lock/hark-install'), { recursive: true })
+    const r = await install(root, { HARK_SKIP_SYSTEMD: '1' })
+    expect(r.code).toBe(1)
+    expect(r.err).toContain('another install.sh or hark-uninstall is running')
+    expect(existsSync(join(root, 'usr/local/bin/hark'))).toBe(false)
+    expect(existsSync(join(root, 'etc/hark'))).toBe(false)
+    // Not its lock: left for whoever holds it.
+    expect(existsSync(join(root, 'run/lock/hark-install'))).toBe(true)
+  })
+
+  test('"latest" is fetched from GitHub\'s releases/latest/download/NAME', async () => {
+    const fake = join(work, 'curl-fake')
+    mkdirSync(fake, { recursive: true })
+    writeFileSync(join(fake, 'curl'), `#!/bin/sh\necho "$@" >> ${fake}/urls\nexit 22\n`)
+    chmodSync(join(fake, 'curl'), 0o755)
+    const root = join(work, 'latest')
+    const proc = Bun.spawn(['sh', join(REPO, 'install.sh')], {
+      env: {
+        PATH: `${fake}:${process.env.PATH}`,
+        HOME: work,
+        HARK_ROOT: root,
+        HARK_SKIP_SYSTEMD: '1',
+      },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const err = await new Response(proc.stderr).text()
+    expect(await proc.exited).toBe(1)
+    expect(err).toContain(
+      'download failed: https://github.com/hark/hark/releases/latest/download/SHA256SUMS',
+    )
+    expect(readFileSync(join(fake, 'urls'), 'utf8')).toContain(
+      'https://github.com/hark/hark/releases/latest/download/SHA256SUMS',
+    )
+    expect(existsSync(join(root, 'usr/local/bin/hark'))).toBe(false)
+  })
+})
 
 describe('install.sh refuses', () => {
   test('a checksum mismatch, installing nothing', async () => {
