@@ -36,8 +36,10 @@ hark_uninstall() {
   trap 'rmdir "$lock" 2>/dev/null' EXIT INT TERM
   if [ -z "${HARK_SKIP_SYSTEMD:-}" ] && command -v systemctl >/dev/null 2>&1; then
     systemctl disable --now hark.service >/dev/null 2>&1 || true
+    systemctl disable --now hark-backup.timer >/dev/null 2>&1 || true
   fi
   rm -f "$root/etc/systemd/system/hark.service"
+  rm -f "$root/etc/systemd/system/hark-backup.service" "$root/etc/systemd/system/hark-backup.timer"
   rm -rf "$root/etc/systemd/system/hark.service.d"
   if [ -z "${HARK_SKIP_SYSTEMD:-}" ] && command -v systemctl >/dev/null 2>&1; then
     systemctl daemon-reload || true

@@ -218,6 +218,15 @@ hark_install() {
     changed=1
     say "Wrote $unit."
   fi
+  # The daily backup (newest 7 kept in /var/lib/hark/backups); a timer, so no restart needed.
+  write_backup_service >"$tmp/hark-backup.service"
+  write_backup_timer >"$tmp/hark-backup.timer"
+  for u in hark-backup.service hark-backup.timer; do
+    if ! cmp -s "$tmp/$u" "$unit_dir/$u"; then
+      install -m 0644 "$tmp/$u" "$unit_dir/$u"
+      say "Wrote $unit_dir/$u."
+    fi
+  done
 
   if [ -n "${HARK_SKIP_SYSTEMD:-}" ]; then
     say "Skipped systemd (HARK_SKIP_SYSTEMD). Run: $bin serve --config $env_file"
@@ -235,6 +244,7 @@ hark_install() {
   fi
   systemctl daemon-reload
   systemctl enable hark.service >/dev/null 2>&1 || systemctl enable hark.service
+  systemctl enable --now hark-backup.timer >/dev/null 2>&1 || systemctl enable --now hark-backup.timer
   if [ -n "${HARK_SKIP_START:-}" ]; then
     say "Not started (HARK_SKIP_START). Start with: systemctl start hark"
     return 0
@@ -439,6 +449,53 @@ SystemCallArchitectures=native
 [Install]
 WantedBy=multi-user.target
 HARK_UNIT
+}
+
+write_backup_service() {
+  cat <<'HARK_BACKUP_SERVICE'
+# Hark's daily backup: installed by install.sh as /etc/systemd/system/hark-backup.service and run
+# by hark-backup.timer. A snapshot taken while the server runs, named by its UTC time, in
+# /var/lib/hark/backups; the newest 7 are kept (change --keep in a drop-in: systemctl edit
+# hark-backup). Copy them off the machine too: a backup on the same disk survives mistakes, not
+# the disk.
+[Unit]
+Description=Hark backup
+Documentation=https://github.com/hark/hark/blob/main/docs/operations.md#backup-and-restore
+
+[Service]
+Type=oneshot
+User=hark
+Group=hark
+ExecStart=/usr/local/bin/hark admin backup --config /etc/hark/hark.env --dir /var/lib/hark/backups --keep 7
+WorkingDirectory=/var/lib/hark
+UMask=0077
+Nice=10
+IOSchedulingClass=idle
+NoNewPrivileges=yes
+PrivateTmp=yes
+PrivateDevices=yes
+ProtectSystem=strict
+ReadWritePaths=/var/lib/hark
+ProtectHome=yes
+RestrictAddressFamilies=AF_UNIX
+CapabilityBoundingSet=
+HARK_BACKUP_SERVICE
+}
+
+write_backup_timer() {
+  cat <<'HARK_BACKUP_TIMER'
+# Runs hark-backup.service once a day (a missed run, the machine being off, runs at boot).
+[Unit]
+Description=Daily Hark backup
+
+[Timer]
+OnCalendar=daily
+RandomizedDelaySec=1h
+Persistent=true
+
+[Install]
+WantedBy=timers.target
+HARK_BACKUP_TIMER
 }
 
 hark_install "$@"

@@ -201,3 +201,50 @@ describe('restore refuses', () => {
     expect(existsSync(join(work, 'after.tar'))).toBe(true)
   })
 })
+
+describe('scheduled backups: --dir and --keep', () => {
+  test('names each by its UTC time in a folder it makes, keeps the newest N, leaves other files', async () => {
+    const dir = join(work, 'scheduled', 'backups')
+    mkdirSync(dir, { recursive: true })
+    // Made by hand or by the installer: never the schedule's to remove.
+    writeFileSync(join(dir, 'pre-upgrade-20250101T000000Z.tar'), 'x')
+    writeFileSync(join(dir, 'mine.tar'), 'x')
+    // Three older scheduled ones.
+    for (const stamp of ['20240101T000000Z', '20240102T000000Z', '20240103T000000Z']) {
+      writeFileSync(join(dir, `hark-${stamp}.tar`), 'old')
+    }
+    const r = await run(['admin', 'backup', '--dir', dir, '--keep', '2', '--data', data])
+    expect(r.code).toBe(0)
+    const made = readdirSync(dir).filter((n) => /^hark-\d{8}T\d{6}Z\.tar$/.test(n)).sort()
+    expect(made).toHaveLength(2)
+    expect(made[0]).toBe('hark-20240103T000000Z.tar')
+    expect(r.stdout).toContain(`Backed up ${data} to ${join(dir, made[1] as string)}`)
+    expect(r.stdout).toContain('Removed the older backup')
+    expect(readdirSync(dir)).toContain('pre-upgrade-20250101T000000Z.tar')
+    expect(readdirSync(dir)).toContain('mine.tar')
+    // The new one restores like any backup.
+    const target = join(work, 'restored-scheduled')
+    const back = await run(['admin', 'restore', join(dir, made[1] as string), '--data', target])
+    expect(back.code).toBe(0)
+  }, 60_000)
+
+  test('a FILE in a folder that does not exist yet (a fresh install has no backups folder)', async () => {
+    const file = join(work, 'fresh', 'backups', 'first.tar')
+    const r = await run(['admin', 'backup', file, '--data', data])
+    expect(r.code).toBe(0)
+    expect(statSync(join(work, 'fresh', 'backups')).mode & 0o777).toBe(0o700)
+    expect(existsSync(file)).toBe(true)
+  })
+
+  test('usage errors: --keep without --dir, FILE with --dir, a bad count', async () => {
+    const a = await run(['admin', 'backup', join(work, 'x.tar'), '--keep', '2', '--data', data])
+    expect(a.code).toBe(2)
+    expect(a.stderr).toContain('--keep goes with --dir')
+    const b = await run(['admin', 'backup', join(work, 'y.tar'), '--dir', work, '--data', data])
+    expect(b.code).toBe(2)
+    expect(b.stderr).toContain('not both')
+    const c = await run(['admin', 'backup', '--dir', work, '--keep', '0', '--data', data])
+    expect(c.code).toBe(2)
+    expect(c.stderr).toContain('--keep must be a whole number')
+  })
+})

@@ -177,7 +177,14 @@ describe('install.sh with systemd', () => {
     expect(readFileSync(envFile, 'utf8')).toBe(template)
     const unit = readFileSync(join(sd.root, 'etc/systemd/system/hark.service'), 'utf8')
     expect(unit).toBe(readFileSync(join(REPO, 'deploy/hark.service'), 'utf8'))
-    expect(sd.log()).toBe('daemon-reload\nenable hark.service\nrestart hark.service\n')
+    for (const u of ['hark-backup.service', 'hark-backup.timer']) {
+      expect(readFileSync(join(sd.root, 'etc/systemd/system', u), 'utf8')).toBe(
+        readFileSync(join(REPO, 'deploy', u), 'utf8'),
+      )
+    }
+    expect(sd.log()).toBe(
+      'daemon-reload\nenable hark.service\nenable --now hark-backup.timer\nrestart hark.service\n',
+    )
     expect(r.out).toContain(`Installed hark ${V1}`)
     expect(r.out).toContain('Hark is running: http://localhost:')
     const setup = join(data, 'setup-token')
@@ -192,15 +199,25 @@ describe('install.sh with systemd', () => {
     const analyze = requireTool('systemd-analyze', 'systemd')
     const unitDir = join(work, 'verify')
     mkdirSync(unitDir, { recursive: true })
-    const unit = readFileSync(join(sd.root, 'etc/systemd/system/hark.service'), 'utf8')
     // verify checks that ExecStart exists: point it at the installed binary.
-    writeFileSync(join(unitDir, 'hark.service'), unit.replace('/usr/local/bin/hark', bin()))
-    const r = Bun.spawnSync([analyze, 'verify', join(unitDir, 'hark.service')], {
-      env: { ...process.env, SYSTEMD_LOG_LEVEL: 'warning' },
-    })
+    for (const u of ['hark.service', 'hark-backup.service', 'hark-backup.timer']) {
+      const text = readFileSync(join(sd.root, 'etc/systemd/system', u), 'utf8')
+      writeFileSync(join(unitDir, u), text.replace('/usr/local/bin/hark', bin()))
+    }
+    const r = Bun.spawnSync(
+      [
+        analyze,
+        'verify',
+        ...['hark.service', 'hark-backup.service', 'hark-backup.timer'].map((u) =>
+          join(unitDir, u),
+        ),
+      ],
+      { env: { ...process.env, SYSTEMD_LOG_LEVEL: 'warning' } },
+    )
     const stderr = r.stderr.toString()
-    expect(stderr.split('\n').filter((l) => l.includes('hark.service'))).toEqual([])
+    expect(stderr.split('\n').filter((l) => l.includes('hark'))).toEqual([])
     expect(r.exitCode).toBe(0)
+    const unit = readFileSync(join(sd.root, 'etc/systemd/system/hark.service'), 'utf8')
     for (const line of [
       'ProtectSystem=strict',
       'StateDirectory=hark',
@@ -296,6 +313,8 @@ describe('install.sh with systemd', () => {
     expect(readFileSync(join(sd.root, 'etc/hark/hark.env'), 'utf8')).toBe(config)
     expect(r.out).toContain('Kept the configuration')
     expect(existsSync(join(sd.root, 'etc/systemd/system/hark.service'))).toBe(false)
+    expect(existsSync(join(sd.root, 'etc/systemd/system/hark-backup.timer'))).toBe(false)
+    expect(sd.log()).toContain('disable --now hark-backup.timer')
     expect(existsSync(join(sd.root, 'var/lib/hark/hark.db'))).toBe(true)
     expect(sd.log()).toContain('disable --now hark.service')
     await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow()

@@ -120,6 +120,8 @@ export async function backup(dataDir: string, outFile: string): Promise<Manifest
   if (!existsSync(live)) throw new BackupError(`no database at ${live}: is --data right?`)
   const out = resolve(outFile)
   if (existsSync(out)) throw new BackupError(`${out} already exists; choose a new file name`)
+  // The backups folder of a fresh install does not exist yet: made as private as the data.
+  mkdirSync(dirname(out), { recursive: true, mode: 0o700 })
   const work = mkdtempSync(join(dirname(out), `.${basename(out)}.`))
   try {
     for (let attempt = 1; ; attempt++) {

@@ -3,6 +3,7 @@ import { addChannel, addPersonToken, addUser, type Provisioning } from '../../pe
 import { rotateVapid } from '../../push/vapid.ts'
 import { flagString } from '../args.ts'
 import { backup, restore } from './backup.ts'
+import { keepCount, pruneBackups, scheduledName } from './backup-schedule.ts'
 import { type AdminCommand, type AdminContext, withDatabase } from './command.ts'
 
 /**
@@ -105,16 +106,27 @@ const sizeText = (n: number) =>
 
 export const backupCommand: AdminCommand = {
   name: 'backup',
-  summary: 'a consistent snapshot of the database and files, while the server runs',
-  help: 'hark admin backup FILE [--data DIR]',
-  valued: ARCHIVE_VALUED,
+  summary:
+    'a consistent snapshot of the database and files, while the server runs; --dir names it hark-<UTC time>.tar there, --keep N then keeps the newest N',
+  help: 'hark admin backup (FILE | --dir DIR [--keep N]) [--data DIR]',
+  valued: [...ARCHIVE_VALUED, 'dir', 'keep'],
   async run(c) {
-    const file = archivePath(c, 'backup')
+    const dir = flagString(c.args, 'dir')
+    const keep = flagString(c.args, 'keep')
+    if (dir === undefined && keep !== undefined) throw new UsageError('--keep goes with --dir')
+    if (dir !== undefined && c.args.positionals.length > 0) {
+      throw new UsageError('give FILE or --dir DIR, not both')
+    }
+    const file = dir === undefined ? archivePath(c, 'backup') : scheduledName(dir)
     const m = await backup(c.dataDir, file)
     const bytes = m.files.reduce((a, f) => a + f.size, m.database.size)
     c.out(
       `Backed up ${c.dataDir} to ${file}: database (schema ${m.schema_version}, integrity ok) and ${m.files.length} files, ${sizeText(bytes)}, all checksummed.`,
     )
+    if (dir !== undefined && keep !== undefined) {
+      for (const old of pruneBackups(dir, keepCount(keep)))
+        c.out(`Removed the older backup ${old}.`)
+    }
     return 0
   },
 }
