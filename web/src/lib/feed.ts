@@ -27,6 +27,12 @@ export interface ChannelFeed {
   upsert(m: Message): void
 }
 
+/**
+ * The thread keeps the server's order, never a sort by time: messages sent within the same
+ * millisecond have equal `created_at`, and ids are random. The map's insertion order is the
+ * order: the tail's (oldest first), older pages in front, then the change feed's order of first
+ * appearance (its cursor order) at the end. Only pins, a list of their own, go by time.
+ */
 const byTime = (a: Message, b: Message) => a.created_at - b.created_at || (a.id < b.id ? -1 : 1)
 
 export function useChannelFeed(channelId: string, onChange?: () => void): ChannelFeed {
@@ -40,6 +46,9 @@ export function useChannelFeed(channelId: string, onChange?: () => void): Channe
   changed.current = onChange
   // The oldest message loaded: changes to anything older wait until that page is read.
   const oldest = useRef<Message | undefined>(undefined)
+  // The person's own sends, shown before the feed brings them: the feed then puts each in its
+  // place (after an agent message that reached the server first but the feed later).
+  const provisional = useRef(new Set<string>())
 
   useEffect(() => {
     const abort = new AbortController()
@@ -48,15 +57,20 @@ export function useChannelFeed(channelId: string, onChange?: () => void): Channe
     setNotFound(false)
     setHasOlder(false)
     oldest.current = undefined
+    provisional.current.clear()
     const apply = (items: (Message | DeletedMessage)[]) => {
       if (items.length === 0) return
       setMap((old) => {
         const next = new Map(old)
         for (const m of items) {
           if ('deleted' in m) next.delete(m.id)
+          else if (next.has(m.id) && !provisional.current.has(m.id))
+            next.set(m.id, m) // in place
           else if (next.has(m.id) || m.pin !== undefined || !isBefore(m, oldest.current)) {
+            next.delete(m.id) // new (or a send of ours): at the end, in the feed's order
             next.set(m.id, m)
           }
+          provisional.current.delete(m.id)
         }
         return next
       })
@@ -115,11 +129,11 @@ export function useChannelFeed(channelId: string, onChange?: () => void): Channe
       const older = page.messages as Message[]
       if (oldest.current !== before) return // the channel changed meanwhile
       oldest.current = older[0] ?? before
-      setMap((old) => {
-        const next = new Map(old)
-        for (const m of older) if (!next.has(m.id)) next.set(m.id, m)
-        return next
-      })
+      // In front of what is loaded, in the page's order (oldest first).
+      setMap(
+        (old) =>
+          new Map([...older.filter((m) => !old.has(m.id)).map((m) => [m.id, m] as const), ...old]),
+      )
       setHasOlder(page.has_more)
     } catch {
       // Offline: the button stays, and the live feed shows the banner.
@@ -129,10 +143,10 @@ export function useChannelFeed(channelId: string, onChange?: () => void): Channe
   }
 
   return useMemo(() => {
-    const all = [...map.values()].sort(byTime)
+    const all = [...map.values()]
     return {
       messages: all.filter((m) => m.pin === undefined),
-      pins: all.filter((m) => m.pin !== undefined),
+      pins: all.filter((m) => m.pin !== undefined).sort(byTime),
       loaded,
       hasOlder,
       loadingOlder,
@@ -143,13 +157,18 @@ export function useChannelFeed(channelId: string, onChange?: () => void): Channe
         setMap((old) => {
           // The feed may already hold a newer form of it (an edit right after the answer).
           const known = old.get(m.id)
+          if (!known) provisional.current.add(m.id)
           return known && known.updated_at > m.updated_at ? old : new Map(old).set(m.id, m)
         }),
     }
   }, [map, loaded, hasOlder, loadingOlder, offline, notFound])
 }
 
-/** Is `m` older than the oldest loaded message (so not on screen yet)? */
+/**
+ * Is `m` older than the oldest loaded message (so not on screen yet)? Only a strictly earlier
+ * millisecond counts: a message of the same one may be new, and dropping a new message is worse
+ * than showing an edit of an old one at the end until the next reload.
+ */
 function isBefore(m: Message, oldest: Message | undefined): boolean {
-  return oldest !== undefined && byTime(m, oldest) < 0
+  return oldest !== undefined && m.created_at < oldest.created_at
 }

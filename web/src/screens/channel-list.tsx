@@ -1,6 +1,7 @@
 import { toolName } from '../../../src/shared/approval-text.ts'
 import { OpenAsks } from '../components/open-asks.tsx'
 import { Spinner } from '../components/ui.tsx'
+import { useAttention } from '../lib/attention.ts'
 import { useChannels } from '../lib/channels.ts'
 import { fromNow } from '../lib/format.ts'
 import type { ChannelSummary, Message } from '../lib/types.ts'
@@ -30,6 +31,7 @@ const lastActivity = (c: ChannelSummary) => c.last_message?.created_at ?? c.crea
 
 export function ChannelList({ activeId }: { activeId?: string }) {
   const channels = useChannels()
+  useAttention(channels)
   if (!channels) return <Spinner label="Loading your agents" />
   if (channels.length === 0) {
     return (

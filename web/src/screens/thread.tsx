@@ -1,3 +1,4 @@
+import { Fragment } from 'preact'
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { Composer } from '../components/composer.tsx'
 import { MessageView } from '../components/message.tsx'
@@ -6,7 +7,7 @@ import { forgetChannel, markRead, updateChannel, useChannels } from '../lib/chan
 import * as client from '../lib/client.ts'
 import { useChannelFeed } from '../lib/feed.ts'
 import { navigate } from '../lib/router.ts'
-import type { ChannelSummary } from '../lib/types.ts'
+import type { ChannelSummary, Message } from '../lib/types.ts'
 
 /** Older pages read, at most, to find the message a link points at (50 messages each). */
 const FOCUS_PAGES = 10
@@ -28,10 +29,20 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
   const onFeedChange = () => {
     clearTimeout(readTimer.current)
     readTimer.current = setTimeout(() => {
-      if (document.visibilityState === 'visible') void markRead(id)
+      // Not before the divider knows what was unread: marking read would zero the count.
+      if (unreadAtOpen.current === undefined) onFeedChange()
+      else if (document.visibilityState === 'visible') void markRead(id)
     }, 300)
   }
   const feed = useChannelFeed(id, onFeedChange)
+  // "New messages": above the first message that arrived since the person last read this
+  // thread, fixed when it opens (what arrives while they read it is read). The list's unread
+  // count (agent messages after the read mark) counted back from the newest message finds it.
+  const unreadAtOpen = useRef<{ count: number; last?: string } | undefined>(undefined)
+  if (unreadAtOpen.current === undefined && channel && feed.loaded) {
+    unreadAtOpen.current = { count: channel.unread, last: feed.messages.at(-1)?.id }
+  }
+  const newFrom = firstUnread(feed.messages, feed.hasOlder, unreadAtOpen.current)
 
   useEffect(() => {
     stick.current = true
@@ -63,9 +74,24 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
   // the newest), scrolled to and marked; the thread stops following the bottom, so the person
   // reads it before anything newer. Runs after the effect above, so it has the last word.
   const [focused, setFocused] = useState<string | undefined>(undefined)
+  const toDivider = useRef(true)
   /** Older pages read for the current link; each new link has the whole budget. */
   const focusPages = useRef({ for: focus, read: 0 })
   useLayoutEffect(() => {
+    if (!focus && feed.loaded && unreadAtOpen.current && toDivider.current) {
+      // Opened with more unread than fits: start at the divider, not the newest message (when
+      // it is on the page: more unread than loaded opens at the end as before).
+      toDivider.current = false
+      const el = list.current
+      const divider = el?.querySelector('.new-divider')
+      if (!el || !divider) return
+      const gap = divider.getBoundingClientRect().top - el.getBoundingClientRect().top
+      if (el.scrollHeight - (el.scrollTop + gap) > el.clientHeight) {
+        stick.current = false
+        scrollToTop(divider)
+      }
+      return
+    }
     if (!focus || !feed.loaded || focused === focus) return
     const el = section.current?.querySelector(`article[data-id="${CSS.escape(focus)}"]`)
     if (el) {
@@ -73,11 +99,7 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
       fromBottom.current = undefined // the older page's own scroll fix would undo this one
       setFocused(focus)
       // Its own list scrolls, not the page (scrollIntoView would move the page and its header).
-      const scroller = el.closest('.messages, .pins')
-      if (scroller) {
-        const gap = el.getBoundingClientRect().top - scroller.getBoundingClientRect().top
-        scroller.scrollTop += gap - 8
-      }
+      scrollToTop(el)
       return
     }
     if (focusPages.current.for !== focus) focusPages.current = { for: focus, read: 0 }
@@ -85,7 +107,7 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
       focusPages.current.read++
       loadOlder()
     }
-  }, [focus, focused, feed.messages, feed.loaded, feed.loadingOlder])
+  }, [focus, focused, feed.messages, feed.loaded, feed.loadingOlder, unreadAtOpen.current])
 
   // Images and embeds grow after they load: stay at the bottom through that too.
   useEffect(() => {
@@ -148,12 +170,10 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
                 </Button>
               )}
               {feed.messages.map((m) => (
-                <MessageView
-                  key={m.id}
-                  message={m}
-                  onChange={feed.upsert}
-                  focused={m.id === focused}
-                />
+                <Fragment key={m.id}>
+                  {m.id === newFrom && <p class="new-divider">New messages</p>}
+                  <MessageView message={m} onChange={feed.upsert} focused={m.id === focused} />
+                </Fragment>
               ))}
             </>
           )}
@@ -168,6 +188,43 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
       />
     </section>
   )
+}
+
+/**
+ * Scrolls `el`'s own list (`.messages` or `.pins`, never the page: scrollIntoView would move
+ * the page and its header) so that `el` is at its top. Messages off screen are laid out at an
+ * estimated height (`content-visibility: auto`) until seen, so the place moves once those near
+ * it are measured: set again over the next frames until it stays.
+ */
+function scrollToTop(el: Element, frames = 12) {
+  const scroller = el.closest('.messages, .pins')
+  if (!scroller) return
+  const gap = el.getBoundingClientRect().top - scroller.getBoundingClientRect().top - 8
+  if (Math.abs(gap) > 1) scroller.scrollTop += gap
+  if (frames > 0) requestAnimationFrame(() => scrollToTop(el, frames - 1))
+}
+
+/**
+ * Where "New messages" goes: counting back from the newest message at opening, the last of the
+ * `count` agent messages that were unread then (in the thread's order); the first message when
+ * all are loaded and fewer counted (deleted since); null when nothing was unread or the first
+ * unread is still on an older page.
+ */
+function firstUnread(
+  messages: Message[],
+  hasOlder: boolean,
+  atOpen: { count: number; last?: string } | undefined,
+): string | null {
+  if (!atOpen || atOpen.count <= 0 || !atOpen.last) return null
+  let seen = 0
+  let counting = false
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as Message
+    counting ||= m.id === atOpen.last // what arrived after the thread opened was read there
+    if (counting && m.sender === 'agent' && ++seen === atOpen.count) return m.id
+  }
+  // Fewer unread loaded than counted: the first is on an older page, unless there is none.
+  return hasOlder || !counting ? null : ((messages[0] as Message).id ?? null)
 }
 
 function ThreadHeader({ id, channel }: { id: string; channel?: ChannelSummary }) {
