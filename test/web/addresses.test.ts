@@ -90,7 +90,7 @@ describe('addresses', () => {
       await expectFocused(fresh, target)
       await context.close()
     }
-  })
+  }, 30_000)
 
   test('opening a thread changes the location; Back and Forward land on the same thread and message', async () => {
     const bot = web.server.addChannel('Asking bot')
@@ -122,7 +122,7 @@ describe('addresses', () => {
       await expectFocused(page, ask.id)
       await context.close()
     }
-  })
+  }, 30_000)
 })
 
 describe('order', () => {
@@ -147,5 +147,5 @@ describe('order', () => {
     expect((await order()).slice(1)).toEqual(sent)
     await screenshot(page, 'order-phone')
     await context.close()
-  })
+  }, 30_000)
 })
