@@ -5,6 +5,7 @@ import type { MessageRow } from '../../src/messages/store.ts'
 import { messagePayload } from '../../src/push/payload.ts'
 import { TestClock } from '../harness.ts'
 import { DESKTOP, PHONE, screenshot, webTest } from './harness.ts'
+import { click, workerPage } from './push-fixture.ts'
 import { touchContext } from './touch.ts'
 
 /**
@@ -123,6 +124,34 @@ describe('addresses', () => {
       await context.close()
     }
   }, 30_000)
+})
+
+describe('a notification', () => {
+  test("a tap runs the worker's handler: the open app goes to the thread at the message, from the list and from another message", async () => {
+    const bot = web.server.addChannel('Pushing bot')
+    const { message: first } = await bot.agent.send({ body: { text: 'First push' } })
+    for (let i = 1; i <= 70; i++) await bot.agent.send({ body: { text: `Filler ${i}` } })
+    const { message: second } = await bot.agent.send({ body: { text: 'Second push' } })
+    const { context, page, sw, deliver } = await workerPage(web)
+    await page.setViewportSize(PHONE)
+    await page.goto(`${web.server.url}/`)
+    await page.locator('.channel', { hasText: 'Pushing bot' }).waitFor()
+    const { ctx } = web.server
+    const channel = ctx.store.channels.byId(bot.channelId) as ChannelRow
+    for (const m of [first, second]) {
+      // The payload the server pushes (without a capability: no answer buttons needed here).
+      const payload = messagePayload(channel, ctx.store.messages.byId(m.id) as MessageRow)
+      await deliver(JSON.stringify(payload))
+      // Focusing the window is the one step a script-made click may not take (push.test.ts).
+      const { settled } = await click(sw, m.id, '')
+      expect(settled).toEqual(['InvalidAccessError: Not allowed to focus a window.'])
+      await page.waitForURL(`${web.server.url}${payload.url}`)
+      await expectFocused(page, m.id)
+      expect(await page.locator('.thread').isVisible()).toBe(true)
+      await screenshot(page, `addresses-notification-${m === first ? 'list' : 'thread'}-phone`)
+    }
+    await context.close()
+  }, 60_000)
 })
 
 describe('order', () => {
