@@ -126,6 +126,29 @@ describe('addresses', () => {
   }, 30_000)
 })
 
+describe('within one thread', () => {
+  test('Back to the bare thread drops the mark; Forward scrolls to the message again', async () => {
+    const bot = web.server.addChannel('Same bot')
+    const { message: ask } = await bot.agent.send({
+      body: { title: 'Merge it?', blocks: [{ type: 'confirm', id: 'go', label: 'Merge' }] },
+    })
+    for (let i = 1; i <= 30; i++) await bot.agent.send({ body: { text: `Later ${i}` } })
+    const { context, page } = await openAt(SIZES[1][1], `/c/${bot.channelId}`)
+    await page.locator('.messages').getByText('Later 30', { exact: true }).waitFor()
+    await page.locator('.open-asks a', { hasText: 'Merge it?' }).click()
+    await expectFocused(page, ask.id)
+    await page.goBack()
+    await page.waitForURL((u) => u.hash === '')
+    await page.locator('.messages article.focused').waitFor({ state: 'detached' })
+    await page.locator('.messages').evaluate((el) => {
+      el.scrollTop = el.scrollHeight
+    })
+    await page.goForward()
+    await expectFocused(page, ask.id)
+    await context.close()
+  }, 30_000)
+})
+
 describe('a notification', () => {
   test("a tap runs the worker's handler: the open app goes to the thread at the message, from the list and from another message", async () => {
     const bot = web.server.addChannel('Pushing bot')

@@ -118,6 +118,38 @@ describe('what is new', () => {
     }
   }, 30_000)
 
+  test('a thread left open in a hidden tab: what arrives stays unread, then is marked new and read on coming back', async () => {
+    const bot = web.server.addChannel('Background bot')
+    await bot.agent.send({ body: { text: 'Seen before' } })
+    markRead(bot.channelId)
+    const { context, page } = await openAt(SIZES[1][1], `/c/${bot.channelId}`)
+    await page.locator('.messages').getByText('Seen before').waitFor()
+    await page.waitForTimeout(500) // read
+    const setVisibility = (state: 'hidden' | 'visible') =>
+      page.evaluate((state) => {
+        Object.defineProperty(document, 'visibilityState', {
+          configurable: true,
+          get: () => state,
+        })
+        document.dispatchEvent(new Event('visibilitychange'))
+      }, state)
+    await setVisibility('hidden')
+    const { message: arrived } = await bot.agent.send({ body: { text: 'While away 1' } })
+    await bot.agent.send({ body: { text: 'While away 2' } })
+    await page.locator('.messages').getByText('While away 2').waitFor()
+    await page.waitForTimeout(500)
+    await unreadOf(page, 'Background bot').getByText('2').waitFor()
+    expect(await page.locator('.messages .new-divider').count()).toBe(0)
+    await setVisibility('visible')
+    await unreadOf(page, 'Background bot').waitFor({ state: 'detached' })
+    const divider = page.locator('.messages .new-divider')
+    await divider.waitFor()
+    expect(
+      await divider.evaluate((el) => el.nextElementSibling?.getAttribute('data-id') ?? null),
+    ).toBe(arrived.id)
+    await context.close()
+  }, 30_000)
+
   test('many unread: the thread opens at the divider, not at the end', async () => {
     const bot = web.server.addChannel('Chatty bot')
     await bot.agent.send({ body: { text: 'Old news' } })
@@ -174,7 +206,7 @@ describe('what is new', () => {
       }
       await page.waitForFunction(() => document.title === 'Hark')
       expect(await page.evaluate(() => window.badgeCalls.at(-1))).toBe('clear')
-      expect(await waiting.count()).toBe(0)
+      await waiting.waitFor({ state: 'detached' }) // read again after the counts changed
       await context.close()
     }
   }, 30_000)

@@ -43,6 +43,22 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
     unreadAtOpen.current = { count: channel.unread, last: feed.messages.at(-1)?.id }
   }
   const newFrom = firstUnread(feed.messages, feed.hasOlder, unreadAtOpen.current)
+  // Back to a thread left open in a hidden tab: what arrived meanwhile is unread. It gets the
+  // divider (counted as on opening) and is marked read now, not at the next change.
+  const latest = useRef({ channel, messages: feed.messages })
+  latest.current = { channel, messages: feed.messages }
+  useEffect(() => {
+    const onVisible = () => {
+      if (document.visibilityState !== 'visible') return
+      const { channel: now, messages } = latest.current
+      if (now && now.unread > 0 && unreadAtOpen.current) {
+        unreadAtOpen.current = { count: now.unread, last: messages.at(-1)?.id }
+      }
+      onFeedChange()
+    }
+    document.addEventListener('visibilitychange', onVisible)
+    return () => document.removeEventListener('visibilitychange', onVisible)
+  }, [id])
 
   useEffect(() => {
     stick.current = true
@@ -74,6 +90,11 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
   // the newest), scrolled to and marked; the thread stops following the bottom, so the person
   // reads it before anything newer. Runs after the effect above, so it has the last word.
   const [focused, setFocused] = useState<string | undefined>(undefined)
+  // The address lost its message (Back to the bare thread): the mark goes, and going forward
+  // to the message again scrolls to it again.
+  useEffect(() => {
+    if (!focus) setFocused(undefined)
+  }, [focus])
   const toDivider = useRef(true)
   /** Older pages read for the current link; each new link has the whole budget. */
   const focusPages = useRef({ for: focus, read: 0 })
