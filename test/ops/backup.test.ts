@@ -215,7 +215,9 @@ describe('scheduled backups: --dir and --keep', () => {
     }
     const r = await run(['admin', 'backup', '--dir', dir, '--keep', '2', '--data', data])
     expect(r.code).toBe(0)
-    const made = readdirSync(dir).filter((n) => /^hark-\d{8}T\d{6}Z\.tar$/.test(n)).sort()
+    const made = readdirSync(dir)
+      .filter((n) => /^hark-\d{8}T\d{6}Z\.tar$/.test(n))
+      .sort()
     expect(made).toHaveLength(2)
     expect(made[0]).toBe('hark-20240103T000000Z.tar')
     expect(r.stdout).toContain(`Backed up ${data} to ${join(dir, made[1] as string)}`)
