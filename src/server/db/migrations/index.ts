@@ -9,6 +9,7 @@ import m007 from './007_email_codes.sql' with { type: 'text' }
 import m008 from './008_approvals.sql' with { type: 'text' }
 import m009 from './009_trusted_answers.sql' with { type: 'text' }
 import m010 from './010_idempotency.sql' with { type: 'text' }
+import m011 from './011_sign_in_links.sql' with { type: 'text' }
 
 export const migrations: readonly { version: number; sql: string }[] = [
   { version: 1, sql: m001 },
@@ -21,6 +22,7 @@ export const migrations: readonly { version: number; sql: string }[] = [
   { version: 8, sql: m008 },
   { version: 9, sql: m009 },
   { version: 10, sql: m010 },
+  { version: 11, sql: m011 },
 ]
 
 export const latestVersion = migrations.at(-1)?.version ?? 0
