@@ -10,6 +10,7 @@ import m008 from './008_approvals.sql' with { type: 'text' }
 import m009 from './009_trusted_answers.sql' with { type: 'text' }
 import m010 from './010_idempotency.sql' with { type: 'text' }
 import m011 from './011_sign_in_links.sql' with { type: 'text' }
+import m012 from './012_search.sql' with { type: 'text' }
 
 export const migrations: readonly { version: number; sql: string }[] = [
   { version: 1, sql: m001 },
@@ -23,6 +24,7 @@ export const migrations: readonly { version: number; sql: string }[] = [
   { version: 9, sql: m009 },
   { version: 10, sql: m010 },
   { version: 11, sql: m011 },
+  { version: 12, sql: m012 },
 ]
 
 export const latestVersion = migrations.at(-1)?.version ?? 0
