@@ -14,6 +14,7 @@ import { fileRoutes } from '../files/routes.ts'
 import { messageRoutes } from '../messages/routes.ts'
 import { peopleRoutes } from '../people/routes.ts'
 import { pushAnswerRoutes, pushRoutes } from '../push/routes.ts'
+import { searchRoutes } from '../search/routes.ts'
 import type { Ctx } from './context.ts'
 import { whenDurable } from './durable.ts'
 import { leanRoute } from './lean.ts'
@@ -80,6 +81,7 @@ export function buildApp(ctx: Ctx) {
       .use(askRoutes(ctx))
       .use(fileRoutes(ctx))
       .use(channelRoutes(ctx))
+      .use(searchRoutes(ctx))
       .use(emailRoutes(ctx))
       .use(passkeyRoutes(ctx))
       .use(peopleRoutes(ctx))

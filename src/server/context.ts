@@ -30,6 +30,7 @@ import { settingsStore } from '../people/settings-store.ts'
 import { inviteStore, userStore } from '../people/store.ts'
 import { pushStore } from '../push/store.ts'
 import { PushWorker } from '../push/worker.ts'
+import { searchStore } from '../search/store.ts'
 import type { Config } from './config.ts'
 import { openDatabase } from './db/database.ts'
 import { GroupCommit } from './db/group-commit.ts'
@@ -89,6 +90,7 @@ export function openStores(db: Database) {
     secrets: secretStore(db),
     audit: auditStore(db),
     idempotency: idempotencyStore(db),
+    search: searchStore(db),
   }
 }
 

@@ -60,6 +60,7 @@ export const PERSON_ROUTES: Route[] = [
   { method: 'DELETE', path: '/v1/app/channels/ch_x' },
   { method: 'POST', path: '/v1/app/channels/ch_x/read' },
   { method: 'GET', path: '/v1/app/channels/ch_x/pins' },
+  { method: 'GET', path: '/v1/app/search?q=x' },
   {
     method: 'POST',
     path: '/v1/app/channels/ch_x/files?name=a.txt',

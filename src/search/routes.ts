@@ -1,0 +1,25 @@
+import { Elysia } from 'elysia'
+import { personRoutes } from '../access/guards.ts'
+import { doc } from '../core/docs.ts'
+import type { Ctx } from '../server/context.ts'
+import { SearchQuery, SearchResponse } from './schema.ts'
+import { searchMessages } from './service.ts'
+
+/** The person's search across their own channels (issue 18). */
+const personSide = (ctx: Ctx) =>
+  personRoutes(ctx).get(
+    '/search',
+    ({ person, query }) => searchMessages(ctx, person.user.id, query),
+    {
+      query: SearchQuery,
+      detail: doc(
+        'searchMessages',
+        'person',
+        'Search my messages: best match first, paged',
+        SearchResponse,
+        { errors: [400] },
+      ),
+    },
+  )
+
+export const searchRoutes = (ctx: Ctx) => new Elysia({ name: 'hark/search' }).use(personSide(ctx))

@@ -1,0 +1,106 @@
+import { createHash } from 'node:crypto'
+import { fail } from '../core/errors.ts'
+import { parseLimit } from '../core/query.ts'
+import type { Ctx } from '../server/context.ts'
+import { SEARCH, type SearchQuery, type SearchResponse, type SearchResult } from './schema.ts'
+import { MARK_CLOSE, MARK_OPEN, type SearchRow } from './store.ts'
+
+/**
+ * Full-text search over the person's own messages (issue 18): `q` becomes a safe FTS5 query,
+ * the store ranks and pages, and each hit's snippet is handed over in parts, never as markup.
+ */
+export function searchMessages(ctx: Ctx, userId: string, query: SearchQuery): SearchResponse {
+  const q = query.q ?? ''
+  if (q.trim() === '') throw fail.invalid('q', 'is required: the words to search for')
+  if ([...q].length > SEARCH.queryChars) {
+    throw fail.invalid('q', `is longer than ${SEARCH.queryChars} characters`)
+  }
+  const limit = parseLimit(query.limit, SEARCH.page, SEARCH.maxPage)
+  const match = ftsQuery(q)
+  const offset = parseSearchCursor(query.cursor, match ?? '')
+  // Only punctuation: no word to look for, so nothing is found (and nothing is refused).
+  if (match === null) return { results: [], cursor: null }
+
+  const take = Math.min(limit, SEARCH.maxResults - offset)
+  const rows = take > 0 ? ctx.store.search.search(userId, match, take + 1, offset) : []
+  const page = rows.slice(0, take)
+  const next = offset + page.length
+  return {
+    results: page.map(resultOf),
+    cursor: rows.length > take && next < SEARCH.maxResults ? cursorOf(next, match) : null,
+  }
+}
+
+/**
+ * The person's words as an FTS5 query that means only "these words": each word is a quoted
+ * phrase (a `"` inside doubled), so `*`, `-`, `:`, `^`, parentheses, NEAR, AND, OR and NOT are
+ * text, never syntax; the phrases are ANDed. The last word is also a prefix (`"dep"*`) unless
+ * `q` ends with a space, so results come while a word is still being typed. A word with no
+ * letter or digit has nothing the tokenizer keeps and is dropped; null when none is left.
+ */
+export function ftsQuery(q: string): string | null {
+  const words = q
+    .split(/\s+/u)
+    .filter((w) => /[\p{L}\p{N}]/u.test(w))
+    .slice(0, SEARCH.terms)
+  if (words.length === 0) return null
+  const prefix = !/\s$/u.test(q)
+  return words
+    .map((w, i) => {
+      const phrase = `"${w.replaceAll('"', '""')}"`
+      return prefix && i === words.length - 1 ? `${phrase}*` : phrase
+    })
+    .join(' ')
+}
+
+/**
+ * Pages are by offset into the ranked results, in a cursor the client does not read: the
+ * offset and a tag of the query it belongs to (a cursor of another search is refused rather
+ * than paging that one from the middle). Stable while the person's messages do not change.
+ */
+const tagOf = (match: string) => createHash('sha256').update(match).digest('base64url').slice(0, 8)
+
+function cursorOf(offset: number, match: string): string {
+  return Buffer.from(`${offset}.${tagOf(match)}`).toString('base64url')
+}
+
+function parseSearchCursor(raw: string | undefined, match: string): number {
+  if (raw === undefined || raw === '') return 0
+  const text = /^[A-Za-z0-9_-]{1,64}$/.test(raw) ? Buffer.from(raw, 'base64url').toString() : ''
+  const parts = /^(\d{1,7})\.([A-Za-z0-9_-]{8})$/.exec(text)
+  if (!parts || Number(parts[1]) > SEARCH.maxResults) {
+    throw fail.invalid('cursor', "must be the `cursor` of this search's previous page")
+  }
+  if (parts[2] !== tagOf(match)) {
+    throw fail.invalid('cursor', 'belongs to another search; start again without one')
+  }
+  return Number(parts[1])
+}
+
+function resultOf(row: SearchRow): SearchResult {
+  return {
+    message_id: row.id,
+    channel_id: row.channel_id,
+    channel_label: row.channel_label,
+    sender: row.sender,
+    created_at: row.created_at,
+    snippet: snippetParts(row.snippet),
+  }
+}
+
+/** `a \x02b\x03 c` → `[{ a }, { b, match }, { c }]`: the app marks what matched without markup. */
+export function snippetParts(snippet: string): SearchResult['snippet'] {
+  const parts: SearchResult['snippet'] = []
+  const push = (text: string, match: boolean) => {
+    if (text) parts.push({ text, match })
+  }
+  for (const piece of snippet.split(MARK_OPEN)) {
+    const close = piece.indexOf(MARK_CLOSE)
+    if (close < 0) push(piece, false)
+    else {
+      push(piece.slice(0, close), true)
+      push(piece.slice(close + 1), false)
+    }
+  }
+  return parts
+}
