@@ -7,12 +7,12 @@ import { type Session, SessionContext } from './lib/session.ts'
 import { passkeysChanged } from './lib/signing.ts'
 import type { Info, Me } from './lib/types.ts'
 import { ApprovalHistory } from './screens/approval-history.tsx'
-import { ChannelList } from './screens/channel-list.tsx'
 import { JoinInfo } from './screens/join.tsx'
 import { Login } from './screens/login.tsx'
 import { Pair } from './screens/pair.tsx'
 import { Settings } from './screens/settings.tsx'
 import { Setup } from './screens/setup.tsx'
+import { Sidebar } from './screens/sidebar.tsx'
 import { SignUp } from './screens/signup.tsx'
 import { Thread } from './screens/thread.tsx'
 
@@ -111,17 +111,7 @@ function Screen({
     const history = thread?.[2] !== undefined
     return (
       <div class={`split${id ? ' has-thread' : ''}`}>
-        <aside class="sidebar" aria-label="Your agents">
-          <header class="sidebar-head">
-            <h1>
-              <img src="/icons/favicon-32.png" alt="" width="24" height="24" /> Hark
-            </h1>
-            <a href="/settings" class="btn quiet">
-              Settings
-            </a>
-          </header>
-          <ChannelList activeId={id} />
-        </aside>
+        <Sidebar activeId={id} />
         <main class="main">
           {id && history ? (
             <ApprovalHistory key={id} id={id} />

@@ -22,6 +22,7 @@ import type {
   Person,
   PushDevice,
   RegistrationMode,
+  SearchResponse,
   SecretRecord,
   SessionInfo,
   TokenInfo,
@@ -175,6 +176,10 @@ export const approvalHistory = (channelId: string, before?: number, limit = 30) 
 /** The person's open questions across every channel, oldest first (`approval`: only those). */
 export const openAsks = (type?: 'approval') =>
   get<{ asks: Message[] }>(`${APP}/asks${type ? `?type=${type}` : ''}`).then((r) => r.asks)
+
+/** The person's messages matching `q`, best first; `cursor`: the previous page's, for the next. */
+export const searchMessages = (q: string, cursor?: string | null, signal?: AbortSignal) =>
+  get<SearchResponse>(`${APP}/search?q=${enc(q)}${cursor ? `&cursor=${enc(cursor)}` : ''}`, signal)
 
 export const uploadFile = (channelId: string, file: File) =>
   api<FileInfo>('POST', `${channelPath(channelId)}/files?name=${enc(file.name)}`, undefined, {

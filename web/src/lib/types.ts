@@ -16,6 +16,8 @@ export type {
   MessageBody,
   Passkey,
   PushDevice,
+  SearchResponse,
+  SearchResult,
   SecretRecord,
 } from '../../../src/shared/api-types.ts'
 
