@@ -2,7 +2,8 @@
 # Installs the Debian packages the test suite needs, when missing: Chromium for the web app's
 # browser tests (playwright-core never downloads a browser), qemu + the arm64 C library to run
 # the arm64 binary, systemd-analyze to check the unit, curl for install.sh, Prometheus's Python
-# client for /metrics, nginx, Caddy and openssl for the proxy configs. Run by `npm test`
+# client for /metrics, nginx, Caddy and openssl for the proxy configs, podman (with runc) and
+# debootstrap to build and run the Containerfile. Run by `npm test`
 # (pretest) and CI. Without root or apt-get it says what is missing; in CI that is a failure.
 set -uo pipefail
 
@@ -18,6 +19,11 @@ command -v curl >/dev/null 2>&1 || command -v wget >/dev/null 2>&1 || missing="$
 command -v nginx >/dev/null 2>&1 || missing="$missing nginx"
 command -v caddy >/dev/null 2>&1 || missing="$missing caddy"
 command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
+# The Containerfile is built and run with podman on a Debian base made by debootstrap
+# (test/ops/container.test.ts); runc where crun cannot start a container (hybrid cgroups).
+command -v podman >/dev/null 2>&1 || missing="$missing podman"
+command -v runc >/dev/null 2>&1 || missing="$missing runc"
+command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing="$missing debootstrap"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
