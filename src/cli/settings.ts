@@ -354,6 +354,25 @@ export function dataDirFrom(args: ParsedArgs, env: Env, options: LoadOptions = {
   return resolve(raw || DEFAULTS.dataDir)
 }
 
+/**
+ * The public base URL alone, by the same precedence (the links admin commands print): an
+ * unrelated bad setting must not stop `hark admin user link`.
+ */
+export function baseUrlFrom(args: ParsedArgs, env: Env, options: LoadOptions = {}): string {
+  const only: ParsedArgs = {
+    positionals: [],
+    flags: new Map(
+      [...args.flags].filter(([k]) => k === 'base-url' || k === 'port' || k === CONFIG_FLAG),
+    ),
+  }
+  const file = configFile(only, env, options)
+  const from = (flag: string, name: string) =>
+    flagString(only, flag) ?? (env[name] || undefined) ?? (file.values.get(name) || undefined)
+  const raw = from('base-url', 'HARK_BASE_URL')
+  if (raw !== undefined) return baseUrl(raw)
+  return `http://localhost:${from('port', 'HARK_PORT') ?? DEFAULTS.port}`
+}
+
 const show = (s: Setting, value: unknown): string => {
   if (s.secret && value !== undefined && value !== '') return '********'
   if (value === undefined) return ''

@@ -15,7 +15,19 @@ export function randomBase62(length: number): string {
 
 /** Opaque record ids with a readable prefix (`msg_…`, `file_…`): 96+ bits of randomness. */
 export const newId = (
-  prefix: 'msg' | 'file' | 'ch' | 'usr' | 'tok' | 'ses' | 'inv' | 'pair' | 'join' | 'chal' | 'sec',
+  prefix:
+    | 'msg'
+    | 'file'
+    | 'ch'
+    | 'usr'
+    | 'tok'
+    | 'ses'
+    | 'inv'
+    | 'pair'
+    | 'join'
+    | 'chal'
+    | 'sec'
+    | 'sil',
 ) => `${prefix}_${randomBase62(18)}`
 
 export type TokenKind = 'agent' | 'person'

@@ -36,7 +36,7 @@ export function addUser(
   })
 }
 
-function userByEmail(p: Provisioning, email: string): UserRow {
+export function userByEmail(p: Provisioning, email: string): UserRow {
   const user = p.store.users.byEmail(email.trim())
   if (!user) throw fail.notFound(`person ${email}`)
   return user

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import type { Server } from 'bun'
 import { emailCodeStore } from '../access/email/store.ts'
 import { joinLinkStore } from '../access/enrol/join-store.ts'
+import { signInLinkStore } from '../access/enrol/sign-in-store.ts'
 import { pairingStore } from '../access/enrol/store.ts'
 import { KeyedWrites } from '../access/idempotency/keys.ts'
 import { idempotencyStore } from '../access/idempotency/store.ts'
@@ -86,6 +87,7 @@ export function openStores(db: Database) {
     challenges: challengeStore(db),
     pairings: pairingStore(db),
     joinLinks: joinLinkStore(db),
+    signInLinks: signInLinkStore(db),
     push: pushStore(db),
     secrets: secretStore(db),
     audit: auditStore(db),

@@ -145,6 +145,12 @@ export const PUBLIC_ROUTES: Route[] = [
     path: '/v1/auth/passkey/register/verify',
     json: { challenge_id: 'x', response: {} },
   },
+  { method: 'POST', path: '/v1/auth/passkey/link/options', json: { code: 'x' } },
+  {
+    method: 'POST',
+    path: '/v1/auth/passkey/link/verify',
+    json: { challenge_id: 'x', response: {} },
+  },
   { method: 'POST', path: '/v1/auth/passkey/login/options', json: {} },
   {
     method: 'POST',

@@ -7,6 +7,7 @@ import { type Session, SessionContext } from './lib/session.ts'
 import { passkeysChanged } from './lib/signing.ts'
 import type { Info, Me } from './lib/types.ts'
 import { ApprovalHistory } from './screens/approval-history.tsx'
+import { Enrol } from './screens/enrol.tsx'
 import { JoinInfo } from './screens/join.tsx'
 import { Login } from './screens/login.tsx'
 import { Pair } from './screens/pair.tsx'
@@ -99,6 +100,7 @@ function Screen({
   if (path === '/setup') return <Setup />
   if (path === '/join') return <JoinInfo />
   if (path === '/invite') return <SignUp invite={hash} />
+  if (path === '/enrol') return <Enrol />
   if (path === '/signup') return <SignUp />
   if (session.info.needs_setup) return <NeedsSetup />
   if (!session.me) return <Login />

@@ -63,7 +63,8 @@ function saveChallenge(
     const now = ctx.clock.now()
     // Abandoned ceremonies leave rows behind; each new one sweeps them, so the table stays small.
     ctx.store.challenges.removeExpired(now)
-    if (purpose !== 'add') refuseWhenFull(ctx, now)
+    // Only ceremonies anyone may start count against the cap: 'add' needs a session, 'link' a link.
+    if (purpose === 'register' || purpose === 'login') refuseWhenFull(ctx, now)
     ctx.store.challenges.insert({
       id,
       purpose,
@@ -109,7 +110,7 @@ export function takeChallenge<D>(
 
 export async function registrationOptions(
   ctx: Ctx,
-  purpose: 'register' | 'add',
+  purpose: 'register' | 'add' | 'link',
   user: { email: string; name?: string | null },
   exclude: PasskeyRow[],
   data: unknown,

@@ -6,6 +6,7 @@ import { Ok } from '../../messages/schema.ts'
 import { signedIn, signInDoc } from '../../people/schema.ts'
 import type { UserRow } from '../../people/store.ts'
 import type { Ctx } from '../../server/context.ts'
+import { signInLinkOptions, signInWithLink } from '../enrol/sign-in-links.ts'
 import { limitedByAddress, personAuth } from '../guards.ts'
 import { checkOrigin, requireSession } from '../sessions/service.ts'
 import {
@@ -16,6 +17,7 @@ import {
   PasskeysResponse,
   RegisterVerifyRequest,
   RenamePasskeyRequest,
+  SignInLinkOptionsRequest,
   SignUpOptionsRequest,
 } from './schema.ts'
 import {
@@ -52,55 +54,92 @@ async function startSession(
  */
 const ceremonies = (ctx: Ctx) => {
   const limited = limitedByAddress(ctx, ctx.limits.passkeyStarts)
-  return new Elysia({ prefix: '/v1/auth/passkey' })
-    .onTransform(({ request }) => {
-      if (request.headers.has('origin')) checkOrigin(ctx, request)
-    })
-    .post('/register/options', ({ body }) => signUpOptions(ctx, body), {
-      transform: limited,
-      body: SignUpOptionsRequest,
-      detail: doc(
-        'startPasskeySignUp',
-        'auth',
-        'Start signing up with a passkey',
-        CeremonyOptions,
-        { public: true, errors: [409, 429] },
-      ),
-    })
-    .post(
-      '/register/verify',
-      ({ body, request }) => {
-        // The schema checks the response's outline; SimpleWebAuthn checks the rest.
-        const response = body.response as RegistrationResponseJSON
-        return startSession(request, (userAgent) => signUp(ctx, { ...body, response }, userAgent))
-      },
-      {
-        body: RegisterVerifyRequest,
-        detail: signInDoc(
-          'finishPasskeySignUp',
-          'Finish signing up: creates the account and a session',
-          [403, 409],
+  return (
+    new Elysia({ prefix: '/v1/auth/passkey' })
+      .onTransform(({ request }) => {
+        if (request.headers.has('origin')) checkOrigin(ctx, request)
+      })
+      .post('/register/options', ({ body }) => signUpOptions(ctx, body), {
+        transform: limited,
+        body: SignUpOptionsRequest,
+        detail: doc(
+          'startPasskeySignUp',
+          'auth',
+          'Start signing up with a passkey',
+          CeremonyOptions,
+          { public: true, errors: [409, 429] },
         ),
-      },
-    )
-    .post('/login/options', () => loginOptions(ctx), {
-      transform: limited,
-      detail: doc('startPasskeyLogin', 'auth', 'Start logging in with a passkey', CeremonyOptions, {
-        public: true,
-        errors: [429],
-      }),
-    })
-    .post(
-      '/login/verify',
-      ({ body, request }) => {
-        const response = body.response as AuthenticationResponseJSON
-        return startSession(request, (userAgent) => logIn(ctx, { ...body, response }, userAgent))
-      },
-      {
-        body: LoginVerifyRequest,
-        detail: signInDoc('finishPasskeyLogin', 'Finish logging in: starts a session', [401]),
-      },
-    )
+      })
+      .post(
+        '/register/verify',
+        ({ body, request }) => {
+          // The schema checks the response's outline; SimpleWebAuthn checks the rest.
+          const response = body.response as RegistrationResponseJSON
+          return startSession(request, (userAgent) => signUp(ctx, { ...body, response }, userAgent))
+        },
+        {
+          body: RegisterVerifyRequest,
+          detail: signInDoc(
+            'finishPasskeySignUp',
+            'Finish signing up: creates the account and a session',
+            [403, 409],
+          ),
+        },
+      )
+      // A sign-in link (`hark admin user add` / `user link`) enrols a passkey for its person.
+      .post('/link/options', ({ body }) => signInLinkOptions(ctx, body.code), {
+        transform: limited,
+        body: SignInLinkOptionsRequest,
+        detail: doc(
+          'startSignInLink',
+          'auth',
+          "Start enrolling a passkey with a sign-in link (the operator's)",
+          CeremonyOptions,
+          { public: true, errors: [403, 429] },
+        ),
+      })
+      .post(
+        '/link/verify',
+        ({ body, request }) => {
+          const response = body.response as RegistrationResponseJSON
+          return startSession(request, (userAgent) =>
+            signInWithLink(ctx, { ...body, response }, userAgent),
+          )
+        },
+        {
+          body: RegisterVerifyRequest,
+          detail: signInDoc(
+            'finishSignInLink',
+            'Finish a sign-in link: stores the passkey and starts a session',
+            [403, 409],
+          ),
+        },
+      )
+      .post('/login/options', () => loginOptions(ctx), {
+        transform: limited,
+        detail: doc(
+          'startPasskeyLogin',
+          'auth',
+          'Start logging in with a passkey',
+          CeremonyOptions,
+          {
+            public: true,
+            errors: [429],
+          },
+        ),
+      })
+      .post(
+        '/login/verify',
+        ({ body, request }) => {
+          const response = body.response as AuthenticationResponseJSON
+          return startSession(request, (userAgent) => logIn(ctx, { ...body, response }, userAgent))
+        },
+        {
+          body: LoginVerifyRequest,
+          detail: signInDoc('finishPasskeyLogin', 'Finish logging in: starts a session', [401]),
+        },
+      )
+  )
 }
 
 /** The logged-in person's passkeys. */

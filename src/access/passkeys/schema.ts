@@ -58,6 +58,11 @@ export const SignUpOptionsRequest = t.Object(
   { $id: 'SignUpOptionsRequest' },
 )
 
+export const SignInLinkOptionsRequest = t.Object(
+  { code: t.String({ description: "the secret in a sign-in link's fragment (/enrol#CODE)" }) },
+  { $id: 'SignInLinkOptionsRequest' },
+)
+
 export const RegisterVerifyRequest = t.Object(
   {
     challenge_id: t.String(),

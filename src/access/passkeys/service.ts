@@ -38,10 +38,10 @@ export const passkeyOf = (row: PasskeyRow): Passkey => ({
   backed_up: row.backed_up === 1,
 })
 
-const passkeyName = (raw: string | undefined) =>
+export const passkeyName = (raw: string | undefined) =>
   raw === undefined ? DEFAULT_NAME : cleanLabel(raw, 'name')
 
-function storePasskey(ctx: Ctx, user: UserRow, credential: NewCredential, name: string) {
+export function storePasskey(ctx: Ctx, user: UserRow, credential: NewCredential, name: string) {
   if (ctx.store.passkeys.byId(credential.id))
     throw fail.conflict('this passkey is already registered')
   return ctx.store.passkeys.insert({

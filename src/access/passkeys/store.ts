@@ -74,7 +74,7 @@ export function passkeyStore(db: Database) {
 
 export type PasskeyStore = ReturnType<typeof passkeyStore>
 
-export type ChallengePurpose = 'register' | 'login' | 'add'
+export type ChallengePurpose = 'register' | 'login' | 'add' | 'link'
 
 export interface ChallengeRow {
   id: string

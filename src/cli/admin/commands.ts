@@ -1,7 +1,16 @@
+import { issueSignInLink } from '../../access/enrol/sign-in-links.ts'
 import { UsageError } from '../../core/errors.ts'
-import { addChannel, addPersonToken, addUser, type Provisioning } from '../../people/service.ts'
+import {
+  addChannel,
+  addPersonToken,
+  addUser,
+  type Provisioning,
+  userByEmail,
+} from '../../people/service.ts'
+import type { UserRow } from '../../people/store.ts'
 import { rotateVapid } from '../../push/vapid.ts'
 import { flagString } from '../args.ts'
+import { baseUrlFrom } from '../settings.ts'
 import { backup, restore } from './backup.ts'
 import { keepCount, pruneBackups, scheduledName } from './backup-schedule.ts'
 import { type AdminCommand, type AdminContext, withDatabase } from './command.ts'
@@ -21,21 +30,60 @@ function needUser(c: AdminContext, command: string): string {
   return user
 }
 
+const LINKED = [...RECORD_VALUED, 'base-url', 'port'] as const
+
+/**
+ * Prints a person's new sign-in link, alone on the last line: without it a person made here, on
+ * a server without email, could not get in at all.
+ */
+function printSignInLink(c: AdminContext, p: Provisioning, user: UserRow): void {
+  const base = baseUrlFrom(c.args, c.env)
+  const { link } = issueSignInLink(p, user, base)
+  if (new URL(base).hostname === 'localhost') {
+    c.out(`Note: the link uses ${base}; set HARK_BASE_URL (or --base-url) to the public URL.`)
+  }
+  c.out(`Sign-in link for ${user.email} (one-time, valid 24 hours; it enrols a passkey):`)
+  c.out(link)
+}
+
 export const userAdd: AdminCommand = {
   name: 'user add',
-  summary: '',
-  help: 'hark admin user add EMAIL [--name NAME] [--owner] [--data DIR]',
-  valued: RECORD_VALUED,
+  summary: 'prints a one-time sign-in link that enrols a passkey, alone on the last line',
+  help: 'hark admin user add EMAIL [--name NAME] [--owner] [--base-url URL] [--data DIR]',
+  valued: LINKED,
   booleans: RECORD_BOOLEANS,
   async run(c) {
     const [email] = c.args.positionals
     if (!email || c.args.positionals.length > 1) {
       throw new UsageError('usage: hark admin user add EMAIL')
     }
-    const user = withDatabase(c.dataDir, (p) =>
-      addUser(p, { email, name: flagString(c.args, 'name'), owner: c.args.flags.has('owner') }),
-    )
-    c.out(`Added ${user.email}${user.is_owner ? ' as the owner' : ''} (${user.id}).`)
+    baseUrlFrom(c.args, c.env) // a bad --base-url is refused before the person is made
+    withDatabase(c.dataDir, (p) => {
+      const user = addUser(p, {
+        email,
+        name: flagString(c.args, 'name'),
+        owner: c.args.flags.has('owner'),
+      })
+      c.out(`Added ${user.email}${user.is_owner ? ' as the owner' : ''} (${user.id}).`)
+      printSignInLink(c, p, user)
+    })
+    return 0
+  },
+}
+
+export const userLink: AdminCommand = {
+  name: 'user link',
+  summary: `a new sign-in link for the person (a lost phone, a new device); it voids their
+earlier link, not their passkeys`,
+  help: 'hark admin user link EMAIL [--base-url URL] [--data DIR]',
+  valued: LINKED,
+  async run(c) {
+    const [email] = c.args.positionals
+    if (!email || c.args.positionals.length > 1) {
+      throw new UsageError('usage: hark admin user link EMAIL')
+    }
+    baseUrlFrom(c.args, c.env)
+    withDatabase(c.dataDir, (p) => printSignInLink(c, p, userByEmail(p, email)))
     return 0
   },
 }

@@ -9,12 +9,14 @@ import {
   restoreCommand,
   tokenAdd,
   userAdd,
+  userLink,
   vapidRotate,
 } from './commands.ts'
 
 /** `hark admin ...`: the operator's commands, in the order `hark admin --help` lists them. */
 const COMMANDS: readonly AdminCommand[] = [
   userAdd,
+  userLink,
   channelAdd,
   tokenAdd,
   backupCommand,

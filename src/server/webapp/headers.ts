@@ -14,6 +14,7 @@ export const SPA_ROUTES = [
   '/pair',
   '/join',
   '/invite',
+  '/enrol',
   '/settings',
   '/c/*',
 ] as const

@@ -105,6 +105,17 @@ export const passkeySignUp = (
   post<{ user: Me }>('/v1/auth/passkey/register/verify', { challenge_id, response, name }).then(
     (r) => r.user,
   )
+/** A sign-in link (`/enrol#CODE`, from `hark admin user add` or `user link`). */
+export const signInLinkOptions = (code: string) =>
+  post<CreationCeremony>('/v1/auth/passkey/link/options', { code })
+export const signInWithLink = (
+  challenge_id: string,
+  response: RegistrationResponseJSON,
+  name: string,
+) =>
+  post<{ user: Me }>('/v1/auth/passkey/link/verify', { challenge_id, response, name }).then(
+    (r) => r.user,
+  )
 export const newPasskeyOptions = () => post<CreationCeremony>(`${APP}/passkeys/options`)
 export const newPasskey = (
   challenge_id: string,

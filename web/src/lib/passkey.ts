@@ -27,6 +27,13 @@ export async function signUpWithPasskey(request: client.SignUpRequest): Promise<
   return client.passkeySignUp(challenge_id, response, deviceName())
 }
 
+/** Enrols a passkey for the account a sign-in link is for; the server starts a session. */
+export async function signInWithLink(code: string): Promise<Me> {
+  const { challenge_id, options } = await client.signInLinkOptions(code)
+  const response = await startRegistration({ optionsJSON: options })
+  return client.signInWithLink(challenge_id, response, deviceName())
+}
+
 export async function addPasskey(): Promise<Passkey> {
   const { challenge_id, options } = await client.newPasskeyOptions()
   const response = await startRegistration({ optionsJSON: options })
