@@ -110,6 +110,15 @@ describe('Containerfile', () => {
     expect(instructions.join('\n')).not.toMatch(/apt-get|apk |curl |wget /)
   })
 
+  test('.dockerignore keeps the build context to the server binaries', () => {
+    const lines = readFileSync(join(REPO, '.dockerignore'), 'utf8')
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith('#'))
+    expect(lines[0]).toBe('*')
+    expect(lines).toContain('!dist/hark')
+    expect(lines).toContain('!dist/release/*/hark-linux-x64')
+  })
+
   test('the HEALTHCHECK command: 0 while dist/hark answers /health, not 0 when nothing does', async () => {
     requireBinary()
     const cmd = healthCommand()
