@@ -90,3 +90,28 @@ test('GET /v1/asks/:id: any id and any wait', async () => {
     { numRuns: RUNS },
   )
 })
+
+test('GET /v1/app/search: any q, limit and cursor is 200 or a JSON 400, never 500', async () => {
+  // Words of FTS5's syntax among the generated text, so the quoting is what keeps them text.
+  const syntax = fc.constantFrom('"', '*', '-', ':', '^', '(', ')', 'NEAR', 'AND', 'OR', 'NOT', '+')
+  const word = fc.oneof(syntax, queryValue, fc.constantFrom('m1', 'from', 'person'))
+  const q = fc
+    .tuple(fc.array(word, { maxLength: 8 }), fc.constantFrom(' ', ''))
+    .map(([words, between]) => words.join(between))
+  const statuses = new Set<number>()
+  await fc.assert(
+    fc.asyncProperty(q, fc.option(queryValue), fc.option(queryValue), async (words, l, c) => {
+      const params = new URLSearchParams({ q: words })
+      if (l !== null) params.set('limit', l)
+      if (c !== null) params.set('cursor', c)
+      const request = new Request(`http://hark.test/v1/app/search?${params}`, {
+        headers: { authorization: `Bearer ${f.person}` },
+      })
+      const status = await probe(f.s, request)
+      expect([200, 400]).toContain(status)
+      statuses.add(status)
+    }),
+    { numRuns: RUNS * 2 },
+  )
+  expect(statuses).toEqual(new Set([200, 400]))
+})
