@@ -223,11 +223,14 @@ describe('bad input is 400 naming the field', () => {
     expect((await search({ q: 'a'.repeat(200) })).results).toEqual([])
   })
 
-  test('limit: zero, negative, not a number', async () => {
+  test('limit: zero, negative, not a number (above 50 is 50)', async () => {
     s = startTestServer()
     for (const limit of ['0', '-1', 'ten', '1.5']) {
       expect((await failsWith(search({ q: 'x', limit }), 400)).field).toBe('limit')
     }
+    // Above the page's maximum is the maximum, as elsewhere in the API.
+    for (let i = 0; i < 52; i++) await send({ text: `ibis ${i}` })
+    expect((await search({ q: 'ibis', limit: 999 })).results.length).toBe(50)
   })
 
   test("cursor: garbage, forged, or another search's", async () => {
