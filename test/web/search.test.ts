@@ -93,4 +93,23 @@ describe('search', () => {
       await context.close()
     }
   }, 60_000)
+
+  test('More results pages on; Escape clears the box', async () => {
+    const bot = web.server.addChannel('Chatty bot')
+    for (let i = 1; i <= 23; i++) await bot.agent.send({ body: { text: `quokka sighting ${i}` } })
+    const { context, page, errors } = await openAt({ ...DESKTOP, touch: false })
+    const box = page.getByRole('searchbox', { name: 'Search messages' })
+    await box.fill('quokka')
+    await page.getByRole('status').filter({ hasText: '20+ messages' }).waitFor()
+    expect(await page.locator('.search-hit').count()).toBe(20)
+    await page.getByRole('button', { name: 'More results' }).click()
+    await page.getByRole('status').filter({ hasText: '23 messages' }).waitFor()
+    expect(await page.locator('.search-hit').count()).toBe(23)
+    expect(await page.getByRole('button', { name: 'More results' }).count()).toBe(0)
+    await box.press('Escape')
+    await page.locator('.sidebar-list .channel', { hasText: 'Chatty bot' }).waitFor()
+    expect(await box.inputValue()).toBe('')
+    expect(errors).toEqual([])
+    await context.close()
+  }, 30_000)
 })
