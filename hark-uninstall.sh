@@ -37,6 +37,12 @@ hark_uninstall() {
   if [ -z "${HARK_SKIP_SYSTEMD:-}" ] && command -v systemctl >/dev/null 2>&1; then
     systemctl disable --now hark.service >/dev/null 2>&1 || true
     systemctl disable --now hark-backup.timer >/dev/null 2>&1 || true
+    # A backup already running (its unit skips new runs while we hold the lock) finishes first:
+    # --purge must not delete the data under it.
+    if systemctl is-active --quiet hark-backup.service 2>/dev/null; then
+      printf 'Waiting for the running backup (hark-backup.service) to finish ...\n'
+      while systemctl is-active --quiet hark-backup.service 2>/dev/null; do sleep 1; done
+    fi
   fi
   rm -f "$root/etc/systemd/system/hark.service"
   rm -f "$root/etc/systemd/system/hark-backup.service" "$root/etc/systemd/system/hark-backup.timer"

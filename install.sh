@@ -24,6 +24,15 @@
 #   HARK_ARCH=aarch64           pretend `uname -m` said this (tests)
 #   HARK_CPUINFO=/path          read CPU flags from this file instead of /proc/cpuinfo (tests)
 #   HARK_HEALTH_WAIT=30         seconds to wait for /health after a (re)start
+#   HARK_RELEASE_PUBKEY=RW...   the minisign public key releases are signed with (a fork's own;
+#                               tests); default: Hark's, below
+#   HARK_VERIFY_WITH=openssl    check signatures with openssl even where minisign is installed
+#
+# Signed releases: SHA256SUMS is signed with minisign (SHA256SUMS.minisig, its trusted comment
+# naming the version). A download is installed only if that signature verifies under Hark's
+# public key (with minisign, else with openssl 3), the comment names the version asked for, and
+# the binary matches SHA256SUMS; anything else is refused before a file is touched. A local
+# HARK_BINARY is the operator's own: its SHA256SUMS and signature are checked when present.
 #
 # An upgrade whose new binary does not answer /health is rolled back to the previous binary
 # (kept as hark.previous), saying so. Without a running systemd, everything is installed and
@@ -35,6 +44,10 @@ hark_install() {
   set -eu
 
   default_base='https://github.com/hark/hark/releases/download'
+  # Hark's release key (minisign). The same line is in the README; rotating it is described in
+  # docs/operations.md ("Signed releases").
+  default_pubkey='RWStky1+8ubaofZMBYDqepE/yozPgpDxkQBmjttPt0EVOHaVexta7e4B'
+  pubkey=${HARK_RELEASE_PUBKEY:-$default_pubkey}
   version=${HARK_VERSION:-latest}
   base=${HARK_BASE_URL_DOWNLOAD:-$default_base}
   root=${HARK_ROOT:-}
@@ -127,6 +140,62 @@ hark_install() {
     [ "$got" = "$want" ] || die "checksum mismatch for $2: expected $want, got $got. Nothing was installed."
   }
 
+  # Checks SIG (minisign format) over FILE under $pubkey; prints the trusted comment.
+  verify_signature() { # FILE SIG
+    [ -f "$2" ] || die "no signature for SHA256SUMS (SHA256SUMS.minisig); refusing an unsigned release"
+    [ "$(sed -n 3p "$2" | cut -c1-17)" = 'trusted comment: ' ] || die "SHA256SUMS.minisig is not a minisign signature"
+    if [ "${HARK_VERIFY_WITH:-}" != openssl ] && command -v minisign >/dev/null 2>&1; then
+      minisign -q -V -m "$1" -x "$2" -P "$pubkey" >/dev/null 2>&1 ||
+        die "the signature of SHA256SUMS does not verify under Hark's release key: the release was tampered with or not made by Hark. Nothing was installed."
+    elif command -v openssl >/dev/null 2>&1 && openssl version 2>/dev/null | grep -q '^OpenSSL [3-9]'; then
+      verify_with_openssl "$1" "$2" ||
+        die "the signature of SHA256SUMS does not verify under Hark's release key: the release was tampered with or not made by Hark. Nothing was installed."
+    else
+      die "need minisign or OpenSSL 3 to check the release's signature (apt-get install minisign)"
+    fi
+    sed -n 3p "$2" | cut -c18-
+  }
+
+  # minisign's format, checked with OpenSSL 3 (Ed25519): the key line is "Ed", a key id and the
+  # public key; the signature line is "ED" (BLAKE2b-512 of the file signed) or "Ed" (the file
+  # itself), the key id and the signature; the global signature covers that signature and the
+  # trusted comment, so the comment cannot be swapped.
+  verify_with_openssl() { # FILE SIG
+    v="$tmp/verify"
+    mkdir -p "$v"
+    printf '%s' "$pubkey" | base64 -d >"$v/key" 2>/dev/null || return 1
+    sed -n 2p "$2" | base64 -d >"$v/sig" 2>/dev/null || return 1
+    sed -n 4p "$2" | base64 -d >"$v/global" 2>/dev/null || return 1
+    [ "$(wc -c <"$v/key")" -eq 42 ] && [ "$(wc -c <"$v/sig")" -eq 74 ] || return 1
+    [ "$(wc -c <"$v/global")" -eq 64 ] && [ "$(head -c 2 "$v/key")" = Ed ] || return 1
+    # The key ids must match: a signature by another key fails here, clearly.
+    [ "$(head -c 10 "$v/key" | tail -c 8 | od -An -tx1)" = "$(head -c 10 "$v/sig" | tail -c 8 | od -An -tx1)" ] || return 1
+    # An Ed25519 SubjectPublicKeyInfo (DER) around the raw 32-byte key.
+    printf '\060\052\060\005\006\003\053\145\160\003\041\000' >"$v/key.der"
+    tail -c 32 "$v/key" >>"$v/key.der"
+    tail -c 64 "$v/sig" >"$v/sig64"
+    case "$(head -c 2 "$v/sig")" in
+      ED) openssl dgst -blake2b512 -binary "$1" >"$v/message" || return 1 ;;
+      Ed) cp "$1" "$v/message" ;;
+      *) return 1 ;;
+    esac
+    ed25519() { openssl pkeyutl -verify -pubin -keyform DER -inkey "$v/key.der" -rawin -in "$1" -sigfile "$2" >/dev/null 2>&1; }
+    ed25519 "$v/message" "$v/sig64" || return 1
+    { cat "$v/sig64"; sed -n 3p "$2" | cut -c18- | tr -d '\n'; } >"$v/comment"
+    ed25519 "$v/comment" "$v/global"
+  }
+
+  # SHA256SUMS is Hark's for this version: signed, and the signed comment names the version.
+  verify_sums() { # SUMS SIG
+    comment=$(verify_signature "$1" "$2") || exit 1
+    signed_version=$(printf '%s\n' "$comment" | sed -n 's/^hark \([^ ]*\) .*/\1/p')
+    [ -n "$signed_version" ] || die "the signed comment does not name a Hark version: $comment"
+    if [ "$version" != latest ] && [ "$signed_version" != "$version" ]; then
+      die "the signature is for hark $signed_version, not $version: an older release offered in its place? Nothing was installed."
+    fi
+    say "Verified the signature of SHA256SUMS (hark $signed_version, Hark's release key)."
+  }
+
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/hark-install.XXXXXX")
   trap 'rm -rf "$tmp"; rmdir "$lock" 2>/dev/null' EXIT INT TERM
 
@@ -136,6 +205,9 @@ hark_install() {
     cp "$HARK_BINARY" "$tmp/hark"
     src_dir=$(dirname "$HARK_BINARY")
     if [ -f "$src_dir/SHA256SUMS" ]; then
+      if [ -f "$src_dir/SHA256SUMS.minisig" ]; then
+        verify_sums "$src_dir/SHA256SUMS" "$src_dir/SHA256SUMS.minisig"
+      fi
       verify "$tmp/hark" "$(basename "$HARK_BINARY")" "$src_dir/SHA256SUMS"
       say "Verified $HARK_BINARY against $src_dir/SHA256SUMS."
     else
@@ -151,6 +223,8 @@ hark_install() {
     fi
     say "Downloading $asset ($version) from $url ..."
     fetch "$url/SHA256SUMS" "$tmp/SHA256SUMS"
+    fetch "$url/SHA256SUMS.minisig" "$tmp/SHA256SUMS.minisig"
+    verify_sums "$tmp/SHA256SUMS" "$tmp/SHA256SUMS.minisig"
     fetch "$url/$asset" "$tmp/hark"
     verify "$tmp/hark" "$asset" "$tmp/SHA256SUMS"
     fetch "$url/hark-uninstall.sh" "$tmp/uninstall"
@@ -248,6 +322,11 @@ hark_install() {
   if [ -n "${HARK_SKIP_START:-}" ]; then
     say "Not started (HARK_SKIP_START). Start with: systemctl start hark"
     return 0
+  fi
+  # A backup that started before our lock finishes before the service restarts under it.
+  if systemctl is-active --quiet hark-backup.service 2>/dev/null; then
+    say "Waiting for the running backup (hark-backup.service) to finish ..."
+    while systemctl is-active --quiet hark-backup.service 2>/dev/null; do sleep 1; done
   fi
   touch "$tmp/started"
   if [ -n "$changed" ]; then
@@ -466,6 +545,8 @@ Documentation=https://github.com/hark/hark/blob/main/docs/operations.md#backup-a
 Type=oneshot
 User=hark
 Group=hark
+# Not while install.sh or hark-uninstall runs (their lock): the next day's run takes it.
+ExecCondition=/bin/sh -c 'test ! -d /run/lock/hark-install'
 ExecStart=/usr/local/bin/hark admin backup --config /etc/hark/hark.env --dir /var/lib/hark/backups --keep 7
 WorkingDirectory=/var/lib/hark
 UMask=0077

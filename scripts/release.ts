@@ -9,8 +9,13 @@
  *                             machine): every client command; `serve` is tested on Linux only
  *   install.sh, hark-uninstall.sh
  *   SHA256SUMS                `sha256sum -c` format, over every file above
+ *   SHA256SUMS.minisig        its minisign signature (with --sign), trusted comment
+ *                             `hark V SHA256SUMS`: install.sh refuses a download without it
  *
  * Usage: bun scripts/release.ts [--version V] [--out DIR] [--targets x64,arm64,darwin-arm64,...]
+ *                               [--sign SECRET_KEY_FILE]
+ * --sign (or $HARK_SIGNING_KEY) signs with Debian's `minisign`; a key with a password reads it
+ * from the terminal (or stdin). Without it the release is for local use only (HARK_BINARY).
  * The version defaults to $HARK_VERSION, else package.json's; it is stamped into each binary.
  * Cross-compiling fetches each target's Bun runtime from the npm registry once (then cached).
  */
@@ -82,3 +87,36 @@ for (const name of readdirSync(out).sort()) {
 }
 await Bun.write(join(out, 'SHA256SUMS'), `${sums.join('\n')}\n`)
 console.log(`release ${version} in ${out}:\n${sums.join('\n')}`)
+
+const signingKey = option('--sign') ?? process.env.HARK_SIGNING_KEY
+if (signingKey) {
+  if (!Bun.which('minisign')) {
+    console.error('release: --sign needs minisign (apt-get install minisign)')
+    process.exit(2)
+  }
+  // The trusted comment is signed too: install.sh checks it names the version it asked for, so
+  // an older release's signed sums cannot be passed off as a newer one's.
+  const sign = Bun.spawnSync(
+    [
+      'minisign',
+      '-S',
+      '-s',
+      signingKey,
+      '-m',
+      join(out, 'SHA256SUMS'),
+      '-t',
+      `hark ${version} SHA256SUMS`,
+    ],
+    { stdin: 'inherit', stdout: 'inherit', stderr: 'inherit' },
+  )
+  if (sign.exitCode !== 0) {
+    console.error('release: minisign failed; SHA256SUMS is not signed')
+    rmSync(join(out, 'SHA256SUMS.minisig'), { force: true })
+    process.exit(1)
+  }
+  console.log(`signed: ${join(out, 'SHA256SUMS.minisig')}`)
+} else {
+  console.log(
+    'unsigned (no --sign KEY): install.sh will not download this release; HARK_BINARY only',
+  )
+}

@@ -3,7 +3,7 @@
 # browser tests (playwright-core never downloads a browser), qemu + the arm64 C library to run
 # the arm64 binary, systemd-analyze to check the unit, curl for install.sh, Prometheus's Python
 # client for /metrics, nginx, Caddy and openssl for the proxy configs, podman (with runc) and
-# debootstrap to build and run the Containerfile. Run by `npm test`
+# debootstrap to build and run the Containerfile, minisign for signed releases. Run by `npm test`
 # (pretest) and CI. Without root or apt-get it says what is missing; in CI that is a failure.
 set -uo pipefail
 
@@ -24,6 +24,8 @@ command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
 command -v podman >/dev/null 2>&1 || missing="$missing podman"
 command -v runc >/dev/null 2>&1 || missing="$missing runc"
 command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing="$missing debootstrap"
+# Releases are signed with minisign; install.sh checks them with it, or with openssl.
+command -v minisign >/dev/null 2>&1 || missing="$missing minisign"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then

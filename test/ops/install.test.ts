@@ -13,7 +13,7 @@ import {
 import { join } from 'node:path'
 import type { Server } from 'bun'
 import { tempDir } from '../harness.ts'
-import { requireTool, skipWithout, testRelease } from './release.ts'
+import { requireTool, skipWithout, testRelease, testSigningKey } from './release.ts'
 
 /**
  * install.sh and hark-uninstall.sh against the real release artifacts, served by a local HTTP
@@ -42,6 +42,8 @@ stop() {
   rm -f "$pidf"
 }
 case "$1" in
+  # hark-backup.service runs while this file exists.
+  is-active) [ -f "$FAKE_DIR/backup-running" ]; exit $? ;;
   start) running && exit 0 ;;
   restart) stop ;;
   stop | disable) stop; exit 0 ;;
@@ -61,12 +63,13 @@ beforeAll(async () => {
     fetch(request) {
       const path = new URL(request.url).pathname
       requests.push(path)
-      const [, version, name] = path.split('/')
-      // /tampered/...: v1's SHA256SUMS with v2's binaries.
-      if (version === 'tampered') {
-        const from = name === 'SHA256SUMS' || name === 'hark-uninstall.sh' ? r1 : r2
-        return new Response(Bun.file(join(from, name as string)))
+      // /tampered/V1/...: v1's signed SHA256SUMS with v2's binaries.
+      if (path.startsWith('/tampered/')) {
+        const name = path.split('/').at(-1) as string
+        const from = name.startsWith('SHA256SUMS') || name === 'hark-uninstall.sh' ? r1 : r2
+        return new Response(Bun.file(join(from, name)))
       }
+      const [, version, name] = path.split('/')
       const dir = dirs[version as string]
       if (!dir || !name || !existsSync(join(dir, name))) return new Response('no', { status: 404 })
       return new Response(Bun.file(join(dir, name)))
@@ -104,6 +107,8 @@ async function install(
       HARK_ROOT: root,
       HARK_BASE_URL_DOWNLOAD: base,
       HARK_VERSION: V1,
+      // The test releases are signed with a throwaway key (test/ops/release.ts).
+      HARK_RELEASE_PUBKEY: testSigningKey().publicKey,
       ...env,
     },
     stdout: 'pipe',
@@ -183,7 +188,7 @@ describe('install.sh with systemd', () => {
       )
     }
     expect(sd.log()).toBe(
-      'daemon-reload\nenable hark.service\nenable --now hark-backup.timer\nrestart hark.service\n',
+      'daemon-reload\nenable hark.service\nenable --now hark-backup.timer\nis-active --quiet hark-backup.service\nrestart hark.service\n',
     )
     expect(r.out).toContain(`Installed hark ${V1}`)
     expect(r.out).toContain('Hark is running: http://localhost:')
@@ -237,6 +242,7 @@ describe('install.sh with systemd', () => {
     const before = sd.pid()
     const r = await install(sd.root, env())
     sd.track()
+    expect(r.err).toBe('')
     expect(r.code).toBe(0)
     expect(r.out).toContain(`hark ${V1} is already installed`)
     expect(r.out).toContain('Kept ')
@@ -302,6 +308,39 @@ describe('install.sh with systemd', () => {
     // The lock is let go however the run ended.
     expect(existsSync(join(sd.root, 'run/lock/hark-install'))).toBe(false)
   }, 60_000)
+
+  test('a backup running when install.sh starts finishes before the service restarts', async () => {
+    const running = join(sd.root, '..', 'main-fake', 'backup-running')
+    writeFileSync(running, '')
+    const proc = Bun.spawn(['sh', join(REPO, 'install.sh')], {
+      env: {
+        ...env(),
+        HOME: work,
+        HARK_ROOT: sd.root,
+        HARK_BASE_URL_DOWNLOAD: base,
+        HARK_VERSION: V1,
+        HARK_RELEASE_PUBKEY: testSigningKey().publicKey,
+      },
+      stdout: 'pipe',
+      stderr: 'pipe',
+      timeout: 90_000,
+    })
+    const out = new Response(proc.stdout).text()
+    // The unit's own guard: no new backup starts while the installer holds its lock.
+    const lock = join(sd.root, 'run/lock/hark-install')
+    for (let i = 0; i < 300 && !sd.log().endsWith('is-active --quiet hark-backup.service\n'); i++)
+      await Bun.sleep(50)
+    await Bun.sleep(500)
+    expect(existsSync(lock)).toBe(true)
+    expect(sd.log().split('\n').at(-2)).toBe('is-active --quiet hark-backup.service')
+    rmSync(running)
+    expect(await proc.exited).toBe(0)
+    sd.track()
+    expect(await out).toContain('Waiting for the running backup (hark-backup.service) to finish')
+    expect(sd.log().split('\n').at(-2)).toBe('restart hark.service')
+    expect(version()).toBe(V1)
+    expect(existsSync(lock)).toBe(false)
+  }, 90_000)
 
   test('hark-uninstall keeps the configuration and the data unless --purge', async () => {
     const uninstall = join(sd.root, 'usr/local/bin/hark-uninstall')
@@ -384,7 +423,10 @@ describe('install.sh without systemd, with a lock, and for the latest version', 
 describe('install.sh refuses', () => {
   test('a checksum mismatch, installing nothing', async () => {
     const root = join(work, 'tampered')
-    const r = await install(root, { HARK_SKIP_SYSTEMD: '1', HARK_VERSION: 'tampered' })
+    const r = await install(root, {
+      HARK_SKIP_SYSTEMD: '1',
+      HARK_BASE_URL_DOWNLOAD: `${base}/tampered`,
+    })
     expect(r.code).toBe(1)
     expect(r.err).toContain('checksum mismatch for hark-linux-x64')
     expect(r.err).toContain('Nothing was installed')

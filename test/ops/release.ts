@@ -1,8 +1,28 @@
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const built = new Map<string, Promise<string>>()
+
+/**
+ * A throwaway minisign key pair for the test releases (made once, no password): install.sh is
+ * pointed at its public key with HARK_RELEASE_PUBKEY. Returns the secret key's path.
+ */
+export function testSigningKey(name = 'test'): { secret: string; publicKey: string } {
+  const dir = join(ROOT, 'dist', 'test-release', 'keys')
+  const secret = join(dir, `${name}.key`)
+  const pub = join(dir, `${name}.pub`)
+  if (!existsSync(secret)) {
+    mkdirSync(dir, { recursive: true })
+    const made = Bun.spawnSync(['minisign', '-G', '-f', '-W', '-p', pub, '-s', secret], {
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    if (made.exitCode !== 0) throw new Error(`minisign -G failed: ${made.stderr.toString()}`)
+  }
+  const publicKey = readFileSync(pub, 'utf8').split('\n')[1]?.trim() ?? ''
+  return { secret, publicKey }
+}
 
 /**
  * A release directory made by `scripts/release.ts` (under dist/test-release/, built once per
@@ -24,6 +44,8 @@ export function testRelease(version: string, targets = 'x64,x64-baseline,arm64')
           out,
           '--targets',
           targets,
+          '--sign',
+          testSigningKey().secret,
         ],
         { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' },
       )

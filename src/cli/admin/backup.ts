@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto'
 import {
   chmodSync,
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -113,7 +114,7 @@ const sha256Bytes = (bytes: Uint8Array) => createHash('sha256').update(bytes).di
 
 /**
  * Writes a backup of `dataDir` to `outFile` (which must not exist). The archive is written
- * under a temporary name, synced and renamed, so `outFile` is either complete or absent.
+ * under a temporary name, synced and linked into place, so `outFile` is either complete or absent.
  */
 export async function backup(dataDir: string, outFile: string): Promise<Manifest> {
   const live = join(dataDir, DB_NAME)
@@ -209,7 +210,16 @@ async function backupOnce(dataDir: string, out: string, work: string): Promise<M
     await tar.finish()
     await handle.sync()
     await handle.close()
-    renameSync(partial, out)
+    // A hard link never replaces a file: of two backups racing for one name (the daily timer
+    // and one by hand in the same second) the second is refused, not written over the first.
+    try {
+      linkSync(partial, out)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new BackupError(`${out} already exists; choose a new file name`)
+      }
+      throw error
+    }
     await fsyncDir(dirname(out))
     return manifest
   } catch (error) {
