@@ -26,6 +26,8 @@ command -v runc >/dev/null 2>&1 || missing="$missing runc"
 command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing="$missing debootstrap"
 # Releases are signed with minisign; install.sh checks them with it, or with openssl.
 command -v minisign >/dev/null 2>&1 || missing="$missing minisign"
+# The README's backup and restore lines use sudo (test/ops/root-install.test.ts runs them).
+command -v sudo >/dev/null 2>&1 || missing="$missing sudo"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
