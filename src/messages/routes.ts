@@ -248,9 +248,12 @@ const personSide = (ctx: Ctx) =>
     )
     .post(
       '/channels/:id/messages',
-      ({ person, params, body }) => {
+      ({ person, params, body, request }) => {
         const channel = personChannel(ctx, person.user.id, params.id)
-        return answer(sendMessage(ctx, channel, 'human', body))
+        // The app's queued sends (written offline) carry a key made once per message, so a
+        // retry after a lost answer never posts twice: the agent routes' semantics.
+        const call = { agent: { channel }, request, body, writer: person.user.id }
+        return messageWrite(ctx, call, () => sendMessage(ctx, channel, 'human', body))
       },
       {
         params: IdParams,

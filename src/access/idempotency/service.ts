@@ -26,6 +26,11 @@ export interface KeyedCall {
   agent: Pick<AgentAuth, 'channel'>
   request: Request
   body?: unknown
+  /**
+   * Who writes, when not the channel's agent: the person's user id. Their keys live apart from
+   * the agent's on the same channel, so neither side's key can ever collide with the other's.
+   */
+  writer?: string
 }
 
 /** How an upload hands its answer over from inside the transaction that records the file. */
@@ -44,8 +49,16 @@ export function retrySafe<T extends object>(
 ): T | Promise<Response> {
   const key = keyOf(call.request)
   if (key === undefined) return write()
-  return keyed(ctx, call, key, jsonRequestHash(call.request, call.body), write)
+  return keyed(ctx, call, scoped(call, key), jsonRequestHash(call.request, call.body), write)
 }
+
+/**
+ * The key as stored: a person's is prefixed with their id and a newline, which no sent key can
+ * hold (they are printable ASCII), so it never equals an agent's key. No column of its own: the
+ * table stays as it is, and the 255-character limit applies to what the client sends.
+ */
+const scoped = (call: KeyedCall, key: string) =>
+  call.writer === undefined ? key : `person ${call.writer}\n${key}`
 
 async function keyed<T extends object>(
   ctx: Ctx,
