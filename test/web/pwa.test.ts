@@ -93,11 +93,13 @@ describe('serving the app', () => {
     await page.waitForFunction(() => navigator.serviceWorker.controller !== null)
     await context.setOffline(true)
     await page.reload()
-    // The shell comes from the cache; the app says it cannot reach the server.
-    await page.getByText('Cannot reach the server').waitFor()
-    await context.setOffline(false)
-    await page.getByRole('button', { name: 'Try again' }).click()
+    // The shell comes from the cache, the list last seen from IndexedDB (offline.test.ts), and
+    // the app says it is offline until the server answers again.
+    const offline = page.getByRole('status').filter({ hasText: 'Offline' })
+    await offline.waitFor()
     await page.locator('.channel').first().waitFor()
+    await context.setOffline(false)
+    await offline.waitFor({ state: 'detached' })
     await context.close()
   })
 })

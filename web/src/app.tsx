@@ -2,6 +2,8 @@ import { useEffect, useMemo, useState } from 'preact/hooks'
 import { Spinner } from './components/ui.tsx'
 import { ApiError, errorText } from './lib/api.ts'
 import * as client from './lib/client.ts'
+import { clearOffline, savedStart, saveStart } from './lib/offline-store.ts'
+import { forgetOutbox } from './lib/outbox.ts'
 import { onLinkClick, useLocation } from './lib/router.ts'
 import { type Session, SessionContext } from './lib/session.ts'
 import { passkeysChanged } from './lib/signing.ts'
@@ -27,15 +29,26 @@ export function App() {
   const refreshInfo = async () => setInfo(await client.serverInfo())
   useEffect(() => {
     Promise.all([
-      refreshInfo(),
-      client.me().then(
-        (user) => setMe(user),
-        (e) => {
-          if (e instanceof ApiError && e.status === 401) setMe(null)
-          else throw e
-        },
-      ),
-    ]).catch((e) => setError(errorText(e)))
+      client.serverInfo(),
+      client.me().catch((e) => {
+        if (e instanceof ApiError && e.status === 401) return null
+        throw e
+      }),
+    ])
+      .then(([server, user]) => {
+        setInfo(server)
+        setMe(user)
+        // Kept to start offline next time; nobody logged in: nothing of anyone's is kept.
+        void (user ? saveStart(user, server) : clearOffline())
+      })
+      .catch(async (e) => {
+        // Out of reach: start from what was saved, if anything (offline-store.ts); the feeds
+        // retry and the banner says so. A session that ended meanwhile shows once back online.
+        const saved = e instanceof ApiError && e.status === 0 ? await savedStart() : undefined
+        if (!saved) return setError(errorText(e))
+        setInfo(saved.info)
+        setMe(saved.me)
+      })
   }, [])
 
   const session = useMemo<Session | null>(
@@ -48,9 +61,14 @@ export function App() {
             signedIn: (user) => {
               passkeysChanged()
               setMe(user)
+              // Someone else's saved threads never show to this person.
+              void clearOffline().then(() => info && saveStart(user, info))
             },
             signedOut: () => {
               passkeysChanged()
+              // Logging out forgets every saved thread and unsent message on this browser.
+              void clearOffline()
+              forgetOutbox()
               setMe(null)
               history.replaceState(null, '', '/')
             },

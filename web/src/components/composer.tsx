@@ -2,13 +2,15 @@ import { useRef, useState } from 'preact/hooks'
 import { errorText } from '../lib/api.ts'
 import * as client from '../lib/client.ts'
 import { bytes } from '../lib/format.ts'
+import * as outbox from '../lib/outbox.ts'
 import type { Block, Message, MessageBody } from '../lib/types.ts'
 import { Form } from './form.tsx'
 import { Button, ErrorNote } from './ui.tsx'
 
 /**
  * Writing to the agent: text and attachments. Files are uploaded first, then sent as image or
- * file blocks of one message, so the agent gets the text and the files together.
+ * file blocks of one message, so the agent gets the text and the files together. The message
+ * itself goes through the outbox (lib/outbox.ts): offline it waits there, shown as pending.
  */
 const INLINE_IMAGES = /^image\/(png|jpeg|gif|webp|avif)$/
 
@@ -49,10 +51,11 @@ export function Composer({
       const body: MessageBody = {}
       if (text.trim()) body.text = text
       if (blocks.length) body.blocks = blocks
-      const message = await client.sendMessage(channelId, body)
+      // Through the outbox: kept and sent later when the server cannot be reached now.
+      const message = await outbox.send(channelId, body)
       setText('')
       setFiles([])
-      onSent(message)
+      if (message !== 'queued') onSent(message)
       box.current?.focus()
     } catch (e) {
       setError(errorText(e))

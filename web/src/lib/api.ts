@@ -3,6 +3,8 @@
  * every failure becomes an `ApiError` carrying the server's own message, which names the field.
  * The app calls the server through client.ts, which holds every path; this is its transport.
  */
+import { reachable, unreachable } from './connection.ts'
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -18,6 +20,8 @@ interface Options {
   /** A raw body (a file upload) instead of JSON. */
   raw?: Blob
   contentType?: string
+  /** More request headers (an `Idempotency-Key`). */
+  headers?: Record<string, string>
 }
 
 export async function api<T>(
@@ -26,7 +30,7 @@ export async function api<T>(
   json?: unknown,
   options: Options = {},
 ): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' }
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers }
   let body: BodyInit | undefined
   if (options.raw) {
     body = options.raw
@@ -46,8 +50,11 @@ export async function api<T>(
     })
   } catch (error) {
     if ((error as Error).name === 'AbortError') throw error
+    // Every loop that retries reads this through the offline cue (connection.ts).
+    unreachable()
     throw new ApiError(0, 'Cannot reach the server. Check your connection.')
   }
+  reachable()
   const text = await response.text()
   let data: unknown
   try {
@@ -65,6 +72,14 @@ export async function api<T>(
   }
   return data as T
 }
+
+/**
+ * Whether trying the same request again may work: the server was out of reach, or said it is
+ * busy or failing. A 4xx other than 408/429 is an answer that another try will not change.
+ */
+export const retryable = (error: unknown) =>
+  error instanceof ApiError &&
+  (error.status === 0 || error.status === 408 || error.status === 429 || error.status >= 500)
 
 /** A human sentence for any error thrown at the UI. */
 export function errorText(error: unknown): string {

@@ -1,5 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import * as client from './client.ts'
+import { pollSignal, waitToRetry } from './connection.ts'
+import { saveChannels, savedChannels } from './offline-store.ts'
 import type { ChannelSummary } from './types.ts'
 
 /**
@@ -7,6 +9,7 @@ import type { ChannelSummary } from './types.ts'
  * on the person-wide feed (`client.personFeed`) while anything shows them. The list's numbers
  * (unread, open questions, last message) are the server's, so every answer of the feed —
  * a message changed anywhere, or a channel added, renamed, read or deleted — refetches it.
+ * The last list read is kept in IndexedDB, so the app opened offline shows it.
  */
 const WAIT_SECONDS = 25
 
@@ -19,6 +22,16 @@ let live: AbortController | undefined
 function publish(next: ChannelSummary[]) {
   channels = next
   for (const s of subscribers) s(channels)
+  void saveChannels(next)
+}
+
+/** The saved list, shown when the first read fails (offline), unless one came meanwhile. */
+async function showSaved() {
+  const list = await savedChannels<ChannelSummary>()
+  if (list && channels === null) {
+    channels = list
+    for (const s of subscribers) s(channels)
+  }
 }
 
 /**
@@ -51,30 +64,32 @@ export const markRead = (id: string) =>
     .then(updateChannel)
     .catch(() => {})
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** Holds the feed open until `signal` aborts; backs off while the server cannot be reached. */
+/** Holds the feed open until `signal` aborts; retries (connection.ts) while the server is away. */
 async function follow(signal: AbortSignal) {
   let cursor: number | undefined
-  let backoff = 1000
+  let failures = 0
   while (!signal.aborted) {
     cursor ??= await refreshChannels()
     if (cursor === undefined) {
-      await sleep(backoff)
-      backoff = Math.min(backoff * 2, 30_000)
+      if (failures === 0) await showSaved()
+      await waitToRetry(++failures, signal)
       continue
     }
+    const poll = pollSignal(signal)
     try {
-      const page = await client.personFeed(cursor, WAIT_SECONDS, signal)
-      backoff = 1000
+      const page = await client.personFeed(cursor, WAIT_SECONDS, poll.signal)
+      failures = 0
       // An empty answer is a timeout or a change to the channels themselves: cheap either way.
       if (!page.has_more) await refreshChannels()
       cursor = page.cursor
-    } catch {
+    } catch (error) {
       if (signal.aborted) return
-      cursor = undefined // start again from a fresh list once the server answers
-      await sleep(backoff)
-      backoff = Math.min(backoff * 2, 30_000)
+      // Back online mid-poll: poll again at once; a failure starts again from a fresh list.
+      if ((error as Error).name === 'AbortError') continue
+      cursor = undefined
+      await waitToRetry(++failures, signal)
+    } finally {
+      poll.done()
     }
   }
 }

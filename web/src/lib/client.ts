@@ -165,8 +165,16 @@ export const pinnedMessages = (channelId: string, signal?: AbortSignal) =>
     r.pins.map((p) => p.message),
   )
 
-export const sendMessage = (channelId: string, body: MessageBody) =>
-  post<{ message: Message }>(`${channelPath(channelId)}/messages`, { body }).then((r) => r.message)
+/** `key`: the Idempotency-Key made once for this message, so a retry never posts it twice. */
+export const sendMessage = (channelId: string, body: MessageBody, key?: string) =>
+  api<{ message: Message }>(
+    'POST',
+    `${channelPath(channelId)}/messages`,
+    { body },
+    {
+      headers: key ? { 'idempotency-key': key } : undefined,
+    },
+  ).then((r) => r.message)
 
 /**
  * Answers a question, with the passkey's proof when it was signed (lib/signing.ts); a 409

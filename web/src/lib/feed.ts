@@ -1,6 +1,8 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { ApiError } from './api.ts'
 import * as client from './client.ts'
+import { pollSignal, waitToRetry } from './connection.ts'
+import { KEPT_PER_THREAD, savedThread, saveThread } from './offline-store.ts'
 import type { DeletedMessage, Message } from './types.ts'
 
 /**
@@ -8,6 +10,8 @@ import type { DeletedMessage, Message } from './types.ts'
  * long-polls the channel's change feed from the cursor that page came with (the server
  * answers the moment anything changes: a new message, an edit, an answer, the agent's
  * seen/working/done, a delete). Older pages load on demand, newest first (`&before=`).
+ * What was last seen is kept in IndexedDB (offline-store.ts): a thread opened offline shows it
+ * until the server answers, and a server that went away is retried (connection.ts) until then.
  */
 const WAIT_SECONDS = 25
 const PAGE = 50
@@ -76,9 +80,22 @@ export function useChannelFeed(channelId: string, onChange?: () => void): Channe
       })
       changed.current?.()
     }
+    // Out of reach at opening: what was saved last time, until the server answers. Only then,
+    // never racing the server's page: a snapshot replaced a moment later would move the thread
+    // under the person (and lose the message a link pointed at).
+    let showedSaved = false
+    const showSaved = async () => {
+      showedSaved = true
+      const saved = await savedThread(channelId)
+      if (!saved || abort.signal.aborted) return
+      oldest.current = saved.messages[0]
+      setMap(new Map([...saved.messages, ...saved.pins].map((m) => [m.id, m])))
+      setHasOlder(saved.hasOlder)
+      setLoaded(true)
+    }
     const run = async () => {
       let cursor: number | undefined
-      let backoff = 1000
+      let failures = 0
       while (!abort.signal.aborted) {
         try {
           if (cursor === undefined) {
@@ -94,11 +111,14 @@ export function useChannelFeed(channelId: string, onChange?: () => void): Channe
             setLoaded(true)
             changed.current?.()
           }
-          const page = await client.channelFeed(channelId, cursor, WAIT_SECONDS, abort.signal)
+          const poll = pollSignal(abort.signal)
+          const page = await client
+            .channelFeed(channelId, cursor, WAIT_SECONDS, poll.signal)
+            .finally(poll.done)
           apply(page.messages as (Message | DeletedMessage)[])
           cursor = page.cursor
           setOffline(false)
-          backoff = 1000
+          failures = 0
         } catch (error) {
           if (abort.signal.aborted) return
           if (error instanceof ApiError && error.status === 404) {
@@ -110,15 +130,32 @@ export function useChannelFeed(channelId: string, onChange?: () => void): Channe
             location.reload() // the session ended: the app shows the login screen
             return
           }
+          // Back online mid-poll: poll again at once, from the same cursor.
+          if ((error as Error).name === 'AbortError') continue
           setOffline(true)
-          await new Promise((r) => setTimeout(r, backoff))
-          backoff = Math.min(backoff * 2, 30_000)
+          if (cursor === undefined && !showedSaved) await showSaved()
+          await waitToRetry(++failures, abort.signal)
         }
       }
     }
     void run()
     return () => abort.abort()
   }, [channelId])
+
+  // Keep the newest of what is on screen for next time offline (a moment after it settles:
+  // a burst of changes is one write). The person's queued sends are not in it: the outbox
+  // keeps those itself.
+  useEffect(() => {
+    if (!loaded || notFound) return
+    const timer = setTimeout(() => {
+      const all = [...map.values()]
+      const messages = all.filter((m) => m.pin === undefined)
+      const pins = all.filter((m) => m.pin !== undefined)
+      const kept = messages.length > KEPT_PER_THREAD || hasOlder
+      void saveThread({ channelId, messages, pins, hasOlder: kept })
+    }, 500)
+    return () => clearTimeout(timer)
+  }, [map, loaded, notFound, hasOlder, channelId])
 
   const loadOlder = async () => {
     const before = oldest.current

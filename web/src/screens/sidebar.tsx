@@ -1,4 +1,5 @@
 import { useRef, useState } from 'preact/hooks'
+import { OfflineBanner } from '../components/offline.tsx'
 import { SearchResults } from '../components/search-results.tsx'
 import { useSearch } from '../lib/search.ts'
 import { ChannelList } from './channel-list.tsx'
@@ -51,6 +52,8 @@ export function Sidebar({ activeId }: { activeId?: string }) {
           </form>
         </search>
       </header>
+      {/* With a thread open, the thread says it (one cue on screen, where the person reads). */}
+      {!activeId && <OfflineBanner />}
       {searching && <SearchResults search={search} onMore={search.more} />}
       <div class="sidebar-list" hidden={searching}>
         <ChannelList activeId={activeId} />

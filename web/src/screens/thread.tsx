@@ -2,10 +2,12 @@ import { Fragment } from 'preact'
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { Composer } from '../components/composer.tsx'
 import { MessageView } from '../components/message.tsx'
+import { OfflineBanner, PendingMessage } from '../components/offline.tsx'
 import { Button, CopyText, ErrorNote, Spinner, useAction } from '../components/ui.tsx'
 import { forgetChannel, markRead, updateChannel, useChannels } from '../lib/channels.ts'
 import * as client from '../lib/client.ts'
 import { useChannelFeed } from '../lib/feed.ts'
+import { onQueuedSent, useOutbox } from '../lib/outbox.ts'
 import { navigate } from '../lib/router.ts'
 import type { ChannelSummary, Message } from '../lib/types.ts'
 
@@ -35,6 +37,12 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
     }, 300)
   }
   const feed = useChannelFeed(id, onFeedChange)
+  // Messages written offline, shown after the thread until the server takes each; then it
+  // joins the thread at once rather than when the feed brings it.
+  const pending = useOutbox(id)
+  const upsert = useRef(feed.upsert)
+  upsert.current = feed.upsert
+  useEffect(() => onQueuedSent((m) => m.channel_id === id && upsert.current(m)), [id])
   // "New messages": above the first message that arrived since the person last read this
   // thread, fixed when it opens (what arrives while they read it is read). The list's unread
   // count (agent messages after the read mark) counted back from the newest message finds it.
@@ -77,7 +85,7 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
       el.scrollTop = el.scrollHeight - fromBottom.current
     }
     if (!feed.loadingOlder) fromBottom.current = undefined
-  }, [feed.messages, feed.loaded, feed.loadingOlder])
+  }, [feed.messages, feed.loaded, feed.loadingOlder, pending.length])
 
   const loadOlder = () => {
     const el = list.current
@@ -165,11 +173,7 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
       aria-label={channel ? `Channel ${channel.label}` : 'Channel'}
     >
       <ThreadHeader id={id} channel={channel} />
-      {feed.offline && (
-        <p class="banner" role="status">
-          Reconnecting…
-        </p>
-      )}
+      <OfflineBanner />
       {feed.pins.length > 0 && (
         <section class="pins" aria-label="Pinned">
           {feed.pins.map((m) => (
@@ -181,7 +185,7 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
         <div class="messages-inner" ref={content}>
           {!feed.loaded ? (
             <Spinner label="Loading messages" />
-          ) : feed.messages.length === 0 ? (
+          ) : feed.messages.length === 0 && pending.length === 0 ? (
             <p class="empty">No messages yet. The agent’s messages and questions appear here.</p>
           ) : (
             <>
@@ -195,6 +199,9 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
                   {m.id === newFrom && <p class="new-divider">New messages</p>}
                   <MessageView message={m} onChange={feed.upsert} focused={m.id === focused} />
                 </Fragment>
+              ))}
+              {pending.map((p) => (
+                <PendingMessage key={p.key} send={p} />
               ))}
             </>
           )}

@@ -1,0 +1,143 @@
+import { useEffect, useState } from 'preact/hooks'
+import { errorText, retryable } from './api.ts'
+import * as client from './client.ts'
+import { onWake, waitToRetry } from './connection.ts'
+import { type QueuedSend, queue, queued, unqueue } from './offline-store.ts'
+import type { Message, MessageBody } from './types.ts'
+
+/**
+ * The person's messages on their way to the agent. Each is written to IndexedDB with an
+ * Idempotency-Key made once, at Send, before its first try: a send that cannot reach the server
+ * waits there (through a reload, a closed tab) and is tried again when the server answers, and
+ * a try whose answer was lost is answered by the server with the first message instead of a
+ * second one. Exactly once, in the order written; a refusal (a 4xx) is shown, not retried.
+ */
+
+let entries: QueuedSend[] = []
+const watchers = new Set<(all: QueuedSend[]) => void>()
+const sentWatchers = new Set<(m: Message) => void>()
+/** The sends of this page awaiting their first try's outcome (the composer waits for it). */
+const firstTry = new Map<string, (outcome: Message | 'queued' | Error) => void>()
+
+function publish(next: QueuedSend[]) {
+  entries = next
+  for (const w of watchers) w(entries)
+}
+
+/** Loaded once per page: what an earlier page (or one before a reload) left unsent. */
+const loaded = queued().then((saved) => {
+  const known = new Set(entries.map((e) => e.key))
+  publish([...saved.filter((e) => !known.has(e.key)), ...entries])
+  if (entries.length > 0) void flush()
+})
+
+let flushing: Promise<void> | undefined
+
+/** Sends what waits, one at a time in order; one run at a time per page. */
+function flush(): Promise<void> {
+  flushing ??= drain().finally(() => {
+    flushing = undefined
+  })
+  return flushing
+}
+
+async function drain(): Promise<void> {
+  await loaded
+  let failures = 0
+  for (;;) {
+    const next = entries.find((e) => e.error === undefined)
+    if (!next) return
+    if (!navigator.onLine) {
+      // No network at all: no try until the browser says it is back ('online' ends the wait).
+      for (const e of entries) settle(e.key, 'queued')
+      await waitToRetry(++failures)
+      continue
+    }
+    try {
+      const message = await client.sendMessage(next.channelId, next.body, next.key)
+      failures = 0
+      await unqueue(next.key)
+      publish(entries.filter((e) => e.key !== next.key))
+      for (const w of sentWatchers) w(message)
+      settle(next.key, message)
+    } catch (error) {
+      if (retryable(error)) {
+        // Everything behind it waits too: the agent reads them in the order written.
+        for (const e of entries) settle(e.key, 'queued')
+        await waitToRetry(++failures)
+        continue
+      }
+      // Refused (too long, the channel gone): shown, kept until the person dismisses it, or,
+      // when the composer is still waiting on it, handed back there with the text.
+      if (firstTry.has(next.key)) {
+        await drop(next.key)
+        settle(next.key, error instanceof Error ? error : new Error(errorText(error)))
+      } else {
+        const failed = { ...next, error: errorText(error) }
+        await queue(failed)
+        publish(entries.map((e) => (e.key === next.key ? failed : e)))
+      }
+    }
+  }
+}
+
+function settle(key: string, outcome: Message | 'queued' | Error) {
+  firstTry.get(key)?.(outcome)
+  firstTry.delete(key)
+}
+
+/**
+ * Sends `body` to the channel's agent, safe to retry: answers the message once the server
+ * has it, or 'queued' when it could not be reached (it is kept and sent later). Throws the
+ * server's refusal (an ApiError) when it will never be taken, so the composer keeps the text.
+ */
+export async function send(channelId: string, body: MessageBody): Promise<Message | 'queued'> {
+  const entry: QueuedSend = { key: crypto.randomUUID(), channelId, body, createdAt: Date.now() }
+  const outcome = new Promise<Message | 'queued' | Error>((resolve) =>
+    firstTry.set(entry.key, resolve),
+  )
+  await queue(entry)
+  publish([...entries, entry])
+  void flush()
+  // Known to be offline: the person need not wait for a try that cannot work.
+  if (!navigator.onLine) settle(entry.key, 'queued')
+  const result = await outcome
+  if (result instanceof Error) throw result
+  return result
+}
+
+/** Gives up on a send the server refused. */
+export async function drop(key: string): Promise<void> {
+  await unqueue(key)
+  publish(entries.filter((e) => e.key !== key))
+}
+
+/** Forgets the page's copy (logging out cleared the store underneath). */
+export function forgetOutbox(): void {
+  publish([])
+}
+
+/** A channel's messages waiting to be sent (or refused), oldest first. */
+export function useOutbox(channelId: string): QueuedSend[] {
+  const [all, setAll] = useState(entries)
+  useEffect(() => {
+    watchers.add(setAll)
+    setAll(entries)
+    return () => {
+      watchers.delete(setAll)
+    }
+  }, [])
+  return all.filter((e) => e.channelId === channelId)
+}
+
+/** Calls `listener` with each queued message the server took (to show it without waiting). */
+export function onQueuedSent(listener: (m: Message) => void): () => void {
+  sentWatchers.add(listener)
+  return () => sentWatchers.delete(listener)
+}
+
+// Back online, focused, visible: anything waiting goes now (drain's wait ends on these too;
+// this starts a run when none is under way, as after a reload with nothing else to do).
+onWake(() => {
+  if (entries.some((e) => e.error === undefined)) void flush()
+})
