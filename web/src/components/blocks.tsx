@@ -2,6 +2,7 @@ import { INPUT_TYPES } from '../../../src/shared/blocks.ts'
 import { fileUrl } from '../lib/client.ts'
 import { bytes } from '../lib/format.ts'
 import type { Block } from '../lib/types.ts'
+import { CopyButton, MoreButton, useCollapse } from './collapse.tsx'
 import { HtmlEmbed } from './html-embed.tsx'
 import { Markdown } from './markdown.tsx'
 import { SecretRequest } from './secret-request.tsx'
@@ -53,32 +54,67 @@ function KeyValue({ block }: { block: Block }) {
 function Table({ block }: { block: Block }) {
   const columns = Array.isArray(block.columns) ? (block.columns as unknown[]) : []
   const rows = Array.isArray(block.rows) ? (block.rows as unknown[][]) : []
+  const collapse = useCollapse<HTMLElement>([block])
   return (
-    // A wide table scrolls on its own; the region makes that scroll reachable by keyboard.
-    <section class="b-table" aria-label="Table" tabindex={0}>
-      <table>
-        <thead>
-          <tr>
-            {columns.map((c, i) => (
-              <th key={i} scope="col">
-                {str(c)}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row, r) => (
-            <tr key={r}>
-              {(Array.isArray(row) ? row : []).map((cell, c) => (
-                <td key={c} class={typeof cell === 'number' ? 'num' : undefined}>
-                  {str(cell)}
-                </td>
+    <div class="b-table-wrap">
+      {/* A wide table scrolls on its own; the region makes that scroll reachable by keyboard. */}
+      <section
+        class={['b-table', collapse.cut].filter(Boolean).join(' ')}
+        aria-label="Table"
+        tabindex={0}
+        id={collapse.id}
+        ref={collapse.ref}
+      >
+        <table>
+          <thead>
+            <tr>
+              {columns.map((c, i) => (
+                <th key={i} scope="col">
+                  {str(c)}
+                </th>
               ))}
             </tr>
-          ))}
-        </tbody>
-      </table>
-    </section>
+          </thead>
+          <tbody>
+            {rows.map((row, r) => (
+              <tr key={r}>
+                {(Array.isArray(row) ? row : []).map((cell, c) => (
+                  <td key={c} class={typeof cell === 'number' ? 'num' : undefined}>
+                    {str(cell)}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+      <MoreButton collapse={collapse} what="table" />
+    </div>
+  )
+}
+
+/** A code block or a log: a copy button, sideways scrolling, long ones cut (collapse.tsx). */
+function Code({ block }: { block: Block }) {
+  const language = str(block.language)
+  const code = str(block.code)
+  const collapse = useCollapse<HTMLPreElement>([code])
+  // Focusable and named only when it scrolls sideways: a keyboard can then scroll it.
+  const scrolls = collapse.wide
+    ? { tabindex: 0, role: 'region' as const, 'aria-label': language ? `${language} code` : 'Code' }
+    : {}
+  return (
+    <figure class="b-code">
+      {language && <figcaption>{language}</figcaption>}
+      <CopyButton
+        text={code}
+        source={collapse.ref}
+        label={language ? `Copy ${language} code` : 'Copy code'}
+      />
+      <pre ref={collapse.ref} id={collapse.id} class={collapse.cut} {...scrolls}>
+        <code data-language={language || undefined}>{code}</code>
+      </pre>
+      <MoreButton collapse={collapse} what="code" />
+    </figure>
   )
 }
 
@@ -96,17 +132,8 @@ export function DisplayBlock({
       return <Markdown text={str(block.text)} />
     case 'heading':
       return <h4 class="b-heading">{str(block.text)}</h4>
-    case 'code': {
-      const language = str(block.language)
-      return (
-        <figure class="b-code">
-          {language && <figcaption>{language}</figcaption>}
-          <pre>
-            <code data-language={language || undefined}>{str(block.code)}</code>
-          </pre>
-        </figure>
-      )
-    }
+    case 'code':
+      return <Code block={block} />
     case 'link': {
       const url = str(block.url)
       const href = safeHref(url)

@@ -1,4 +1,4 @@
-import { useRef, useState } from 'preact/hooks'
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { errorText } from '../lib/api.ts'
 import * as client from '../lib/client.ts'
 import { bytes } from '../lib/format.ts'
@@ -27,6 +27,16 @@ export function Composer({
   const [error, setError] = useState<string | null>(null)
   const picker = useRef<HTMLInputElement>(null)
   const box = useRef<HTMLTextAreaElement>(null)
+
+  // Grow with the text, up to the stylesheet's cap (composer.css), then scroll; shrink back
+  // when the text goes (after sending too, which empties it without an input event).
+  useLayoutEffect(() => {
+    const el = box.current
+    if (!el) return
+    el.style.height = 'auto'
+    // scrollHeight leaves out the borders that the border-box height includes.
+    el.style.height = `${el.scrollHeight + el.offsetHeight - el.clientHeight}px`
+  }, [text])
 
   const send = async () => {
     if (busy || (!text.trim() && files.length === 0)) return
@@ -119,12 +129,7 @@ export function Composer({
           aria-label="Message to the agent"
           placeholder="Write to the agent…"
           value={text}
-          onInput={(e) => {
-            setText(e.currentTarget.value)
-            // Grow with the text, up to a few lines.
-            e.currentTarget.style.height = 'auto'
-            e.currentTarget.style.height = `${Math.min(e.currentTarget.scrollHeight, 200)}px`
-          }}
+          onInput={(e) => setText(e.currentTarget.value)}
           onKeyDown={(e) => {
             // Enter sends, Shift+Enter is a new line (IME composition is left alone).
             if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
@@ -133,7 +138,7 @@ export function Composer({
             }
           }}
         />
-        <Button type="submit" variant="primary" busy={busy}>
+        <Button type="submit" variant="primary" class="send" busy={busy}>
           Send
         </Button>
       </div>

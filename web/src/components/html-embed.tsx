@@ -1,4 +1,5 @@
-import { useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { useScheme } from '../lib/scheme.ts'
 
 /**
  * An agent's html block, run in `/embed` inside <iframe sandbox="allow-scripts">: scripts run,
@@ -15,6 +16,9 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks'
  * script knows the token sent with the html. Without the right answer in time the frame is
  * removed for good (which also aborts a navigation still under way) and a note takes its
  * place; it is never rendered again. See docs/decisions.md ("Web app").
+ *
+ * The frame is told the app's colour scheme with the html and whenever it changes, so an embed
+ * without colours of its own reads well in the dark theme (docs/decisions.md, issue 18).
  */
 const MAX_HEIGHT = 2000
 const AUTO_START = 120
@@ -66,6 +70,9 @@ export function HtmlEmbed({ html, label, height, onReply }: EmbedProps) {
   const [autoHeight, setAutoHeight] = useState(AUTO_START)
   const replyRef = useRef(onReply)
   replyRef.current = onReply
+  const scheme = useScheme()
+  const schemeRef = useRef(scheme)
+  schemeRef.current = scheme
   /** The html whose frame tried to leave: that block shows a note instead, for good. */
   const [stopped, setStopped] = useState<string | null>(null)
   const state = useRef<FrameState>({ html, token: newToken(), rendered: false, check: 0 })
@@ -87,8 +94,14 @@ export function HtmlEmbed({ html, label, height, onReply }: EmbedProps) {
     if (!win || s.rendered) return
     s.rendered = true
     // The frame's origin is opaque, so '*' is the only target that reaches it.
-    win.postMessage({ hark: 'render', html, token: s.token }, '*')
+    win.postMessage({ hark: 'render', html, token: s.token, scheme: schemeRef.current }, '*')
   }
+
+  // The person switched theme (or the system did): the frame follows at once.
+  useEffect(() => {
+    if (!state.current.rendered) return
+    frame.current?.contentWindow?.postMessage({ hark: 'scheme', scheme }, '*')
+  }, [scheme])
 
   // Once the html is sent, every load is a question: the one after document.close() is
   // answered by the host script, a page the frame navigated to cannot answer.

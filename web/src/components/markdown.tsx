@@ -1,6 +1,7 @@
 import DOMPurify, { type Config } from 'dompurify'
 import { Marked } from 'marked'
-import { useEffect, useRef } from 'preact/hooks'
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { copyText, MoreButton, useCollapse } from './collapse.tsx'
 
 /**
  * Agent-written markdown, made safe: marked renders it, DOMPurify keeps plain HTML only (no
@@ -76,17 +77,43 @@ function harden(fragment: DocumentFragment): void {
   }
 }
 
+/**
+ * Issue 18: a code block gets a copy button (added after sanitizing, as the image buttons are);
+ * a table scrolls sideways in its own focusable, named region, never widening the page.
+ */
+function frame(fragment: DocumentFragment): void {
+  for (const pre of fragment.querySelectorAll('pre')) {
+    const box = document.createElement('div')
+    box.className = 'md-code'
+    const button = document.createElement('button')
+    button.type = 'button'
+    button.className = 'copy-button'
+    button.setAttribute('aria-label', 'Copy code')
+    button.textContent = 'Copy'
+    pre.replaceWith(box)
+    box.append(button, pre)
+  }
+  for (const table of fragment.querySelectorAll('table')) {
+    const box = document.createElement('div')
+    box.className = 'md-table'
+    box.tabIndex = 0
+    box.setAttribute('role', 'region')
+    box.setAttribute('aria-label', 'Table')
+    table.replaceWith(box)
+    box.append(table)
+  }
+}
+
 export function renderMarkdown(text: string): DocumentFragment {
   const html = marked.parse(text) as string
   const fragment = DOMPurify.sanitize(html, PURIFY) as unknown as DocumentFragment
   harden(fragment)
+  frame(fragment)
   return fragment
 }
 
 /** The person agreed: the button becomes the image. */
-function showRemoteImage(event: MouseEvent): void {
-  const button = (event.target as Element).closest('button.remote-image') as HTMLButtonElement
-  if (!button) return
+function showRemoteImage(button: HTMLButtonElement): void {
   const img = document.createElement('img')
   img.referrerPolicy = 'no-referrer'
   img.alt = button.dataset.alt ?? ''
@@ -95,10 +122,46 @@ function showRemoteImage(event: MouseEvent): void {
 }
 
 export function Markdown({ text }: { text: string }) {
-  const ref = useRef<HTMLDivElement>(null)
-  useEffect(() => {
-    ref.current?.replaceChildren(renderMarkdown(text))
+  const collapse = useCollapse<HTMLDivElement>([text])
+  const [note, setNote] = useState('')
+  const timer = useRef<ReturnType<typeof setTimeout>>(undefined)
+  useLayoutEffect(() => {
+    collapse.ref.current?.replaceChildren(renderMarkdown(text))
+    collapse.measure()
   }, [text])
-  // biome-ignore lint/a11y: the clicks come from real buttons inside (delegation)
-  return <div class="markdown" ref={ref} onClick={showRemoteImage} />
+  useLayoutEffect(() => () => clearTimeout(timer.current), [])
+
+  /** The DOM inside is not Preact's: its buttons are handled here, by delegation. */
+  const onClick = async (event: MouseEvent) => {
+    const target = event.target as Element
+    const image = target.closest<HTMLButtonElement>('button.remote-image')
+    if (image) return showRemoteImage(image)
+    const copy = target.closest<HTMLButtonElement>('.md-code > button.copy-button')
+    const pre = copy?.nextElementSibling
+    if (!copy || !pre) return
+    const done = await copyText(pre.textContent ?? '', pre)
+    copy.textContent = done ? 'Copied' : 'Copy'
+    setNote(done ? 'Copied' : 'Could not copy')
+    clearTimeout(timer.current)
+    timer.current = setTimeout(() => {
+      copy.textContent = 'Copy'
+      setNote('')
+    }, 2000)
+  }
+
+  return (
+    <div class="md-block">
+      {/* biome-ignore lint/a11y: the clicks come from real buttons inside (delegation) */}
+      <div
+        class={['markdown', collapse.cut].filter(Boolean).join(' ')}
+        id={collapse.id}
+        ref={collapse.ref}
+        onClick={onClick}
+      />
+      <MoreButton collapse={collapse} what="message" />
+      <span class="visually-hidden" role="status">
+        {note}
+      </span>
+    </div>
+  )
 }

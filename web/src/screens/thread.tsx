@@ -1,8 +1,10 @@
 import { Fragment } from 'preact'
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { READING_EVENT } from '../components/collapse.tsx'
 import { Composer } from '../components/composer.tsx'
 import { MessageView } from '../components/message.tsx'
 import { OfflineBanner, PendingMessage } from '../components/offline.tsx'
+import { Pins } from '../components/pins.tsx'
 import { Button, CopyText, ErrorNote, Spinner, useAction } from '../components/ui.tsx'
 import { forgetChannel, markRead, updateChannel, useChannels } from '../lib/channels.ts'
 import * as client from '../lib/client.ts'
@@ -98,6 +100,8 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
   // the newest), scrolled to and marked; the thread stops following the bottom, so the person
   // reads it before anything newer. Runs after the effect above, so it has the last word.
   const [focused, setFocused] = useState<string | undefined>(undefined)
+  const seeking = useRef(false)
+  seeking.current = focus !== undefined && focused !== focus
   // The address lost its message (Back to the bare thread): the mark goes, and going forward
   // to the message again scrolls to it again.
   useEffect(() => {
@@ -138,16 +142,36 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
     }
   }, [focus, focused, feed.messages, feed.loaded, feed.loadingOlder, unreadAtOpen.current])
 
-  // Images and embeds grow after they load: stay at the bottom through that too.
+  // Images and embeds grow after they load: stay at the bottom through that too. The list
+  // itself shrinks when the composer grows, the pins open or a phone's keyboard comes up: the
+  // newest message stays in sight above the composer then as well.
   useEffect(() => {
     const inner = content.current
-    if (!inner) return
+    const el = list.current
+    if (!inner || !el) return
     const observer = new ResizeObserver(() => {
-      const el = list.current
-      if (el && stick.current) el.scrollTop = el.scrollHeight
+      if (stick.current) el.scrollTop = el.scrollHeight
     })
     observer.observe(inner)
-    return () => observer.disconnect()
+    // Only a change of the list's own height, and not while a link's message is sought: the
+    // search for it reads older pages and scrolls by itself.
+    let height = el.clientHeight
+    const resized = new ResizeObserver(() => {
+      if (el.clientHeight === height) return
+      height = el.clientHeight
+      if (stick.current && !seeking.current) el.scrollTop = el.scrollHeight
+    })
+    resized.observe(el)
+    // A long block opened at the bottom: the person reads it from where it was cut.
+    const reading = () => {
+      stick.current = false
+    }
+    el.addEventListener(READING_EVENT, reading)
+    return () => {
+      observer.disconnect()
+      resized.disconnect()
+      el.removeEventListener(READING_EVENT, reading)
+    }
   }, [feed.notFound])
 
   const onScroll = () => {
@@ -175,11 +199,7 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
       <ThreadHeader id={id} channel={channel} />
       <OfflineBanner />
       {feed.pins.length > 0 && (
-        <section class="pins" aria-label="Pinned">
-          {feed.pins.map((m) => (
-            <MessageView key={m.id} message={m} onChange={feed.upsert} focused={m.id === focused} />
-          ))}
-        </section>
+        <Pins pins={feed.pins} onChange={feed.upsert} focused={focused} focus={focus} />
       )}
       <div class="messages" ref={list} onScroll={onScroll} role="log" aria-label="Messages">
         <div class="messages-inner" ref={content}>
