@@ -39,7 +39,11 @@ export function App() {
         setInfo(server)
         setMe(user)
         // Kept to start offline next time; nobody logged in: nothing of anyone's is kept.
-        void (user ? saveStart(user, server) : clearOffline())
+        if (user) void saveStart(user, server)
+        else {
+          void clearOffline()
+          forgetOutbox()
+        }
       })
       .catch(async (e) => {
         // Out of reach: start from what was saved, if anything (offline-store.ts); the feeds

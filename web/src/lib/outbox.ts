@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { errorText, retryable } from './api.ts'
+import { ApiError, errorText, retryable } from './api.ts'
 import * as client from './client.ts'
 import { onWake, waitToRetry } from './connection.ts'
 import { type QueuedSend, queue, queued, unqueue } from './offline-store.ts'
@@ -61,6 +61,8 @@ async function drain(): Promise<void> {
       for (const w of sentWatchers) w(message)
       settle(next.key, message)
     } catch (error) {
+      // Logged out meanwhile: keep them for the login screen's outcome (logging out clears).
+      if (error instanceof ApiError && error.status === 401) return
       if (retryable(error)) {
         // Everything behind it waits too: the agent reads them in the order written.
         for (const e of entries) settle(e.key, 'queued')
