@@ -3,7 +3,8 @@
 # browser tests (playwright-core never downloads a browser), qemu + the arm64 C library to run
 # the arm64 binary, systemd-analyze to check the unit, curl for install.sh, Prometheus's Python
 # client for /metrics, nginx, Caddy and openssl for the proxy configs, podman (with runc) and
-# debootstrap to build and run the Containerfile, minisign for signed releases. Run by `npm test`
+# debootstrap to build and run the Containerfile, minisign for signed releases, PostgreSQL for
+# the Postgres schema's tests (issue 20; test/pg/cluster.ts starts its own clusters). Run by `npm test`
 # (pretest) and CI. Without root or apt-get it says what is missing; in CI that is a failure.
 set -uo pipefail
 
@@ -28,6 +29,9 @@ command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missin
 command -v minisign >/dev/null 2>&1 || missing="$missing minisign"
 # The README's backup and restore lines use sudo (test/ops/root-install.test.ts runs them).
 command -v sudo >/dev/null 2>&1 || missing="$missing sudo"
+# The Postgres tests (test/pg/) run initdb and pg_ctl from Debian's versioned bin directory;
+# they are not on PATH, so look there.
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing="$missing postgresql"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -41,6 +45,18 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   fi
   apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing
   installed=$?
+  # Debian's postgresql-common makes a `main` cluster on install (port 5432); policy-rc.d kept
+  # it from starting, but its service would start it at the next boot. The tests start their
+  # own throwaway clusters, so the freshly made, empty one is dropped. (Setting
+  # create_main_cluster = false in createcluster.conf beforehand would make dpkg ask about a
+  # changed conffile on a package not yet installed.)
+  case " $missing " in *" postgresql "*)
+    for conf in /etc/postgresql/*/main; do
+      [ -d "$conf" ] || continue
+      ver=$(basename "$(dirname "$conf")")
+      pg_dropcluster --stop "$ver" main || echo "system-deps: could not drop cluster $ver/main" >&2
+    done ;;
+  esac
   [ -n "$added_policy" ] && rm -f /usr/sbin/policy-rc.d
   [ "$installed" -eq 0 ] && exit 0
   echo "system-deps: apt-get install failed" >&2
