@@ -1,5 +1,3 @@
-import { rmSync } from 'node:fs'
-import { join } from 'node:path'
 import { fail } from '../core/errors.ts'
 import { cleanLabel } from '../core/labels.ts'
 import { askKey, channelKey, userKey } from '../core/waiters.ts'
@@ -89,8 +87,14 @@ export function channelsGone(ctx: Ctx, tx: WriteTx, channelIds: string[], held: 
   tx.wake(...held)
 }
 
-export function removeChannelFiles(ctx: Ctx, channelId: string): void {
-  rmSync(join(ctx.filesDir, channelId), { recursive: true, force: true })
+/**
+ * Not awaited by the deletion: the channel is gone either way, and what a failure leaves
+ * (S3 unreachable for a moment) has no record, so the next start's sweep removes it.
+ */
+export function removeChannelFiles(ctx: Ctx, channelId: string): Promise<void> {
+  return ctx.blobs.deletePrefix(`${channelId}/`).catch((error) => {
+    ctx.log.warn(`files of deleted channel ${channelId} not all removed (swept at start): ${error}`)
+  })
 }
 
 /** One of the person's channels; anyone else's is 404, as if it did not exist. */

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { UsageError } from '../core/errors.ts'
+import { parseS3Url, S3_URL_FORM } from '../files/s3-url.ts'
 import { type Config, DEFAULTS } from '../server/config.ts'
 import { flagString, type ParsedArgs } from './args.ts'
 
@@ -99,6 +100,18 @@ function smtpUrl(raw: string, flag: string): string | undefined {
   return url.href
 }
 
+/** Checked as it is read, so a bad URL stops `hark serve` before anything is opened. */
+function s3Url(raw: string, flag: string): string | undefined {
+  if (raw.trim() === '') return undefined
+  try {
+    parseS3Url(raw)
+  } catch (error) {
+    // The parser's reasons never quote the key or the secret.
+    throw new UsageError(`--${flag} must be ${S3_URL_FORM}: ${(error as Error).message}`)
+  }
+  return raw.trim()
+}
+
 function baseUrl(raw: string): string {
   let url: URL
   try {
@@ -151,6 +164,16 @@ export const SETTINGS: readonly Setting[] = [
     defaultText: '25MiB',
     parse: (raw, flag) => parseSize(flag, raw),
     fallback: () => DEFAULTS.maxFileSize,
+  }),
+  setting({
+    key: 's3Url',
+    flag: 's3-url',
+    env: 'HARK_S3_URL',
+    help: 'keep files in S3 (s3://KEY:SECRET@host[:port]/bucket[/prefix][?region=R&tls=false])',
+    defaultText: '(none: files in the data directory)',
+    secret: true,
+    parse: s3Url,
+    fallback: () => undefined,
   }),
   setting({
     key: 'trustProxy',
@@ -371,6 +394,27 @@ export function baseUrlFrom(args: ParsedArgs, env: Env, options: LoadOptions = {
   const raw = from('base-url', 'HARK_BASE_URL')
   if (raw !== undefined) return baseUrl(raw)
   return `http://localhost:${from('port', 'HARK_PORT') ?? DEFAULTS.port}`
+}
+
+/**
+ * The S3 URL alone, by the same precedence: `hark admin backup` must know the files are not in
+ * the data directory. Undefined when files are on disk.
+ */
+export function s3UrlFrom(
+  args: ParsedArgs,
+  env: Env,
+  options: LoadOptions = {},
+): string | undefined {
+  const only: ParsedArgs = {
+    positionals: [],
+    flags: new Map([...args.flags].filter(([k]) => k === 's3-url' || k === CONFIG_FLAG)),
+  }
+  const file = configFile(only, env, options)
+  const raw =
+    flagString(only, 's3-url') ??
+    (env.HARK_S3_URL || undefined) ??
+    (file.values.get('HARK_S3_URL') || undefined)
+  return raw === undefined ? undefined : s3Url(raw, 's3-url')
 }
 
 const show = (s: Setting, value: unknown): string => {

@@ -31,7 +31,7 @@ const agentSide = (ctx: Ctx) =>
         )
       },
       {
-        // The bytes are streamed to disk by the handler: the JSON parser leaves upload paths
+        // The bytes are streamed to the blob store by the handler: the JSON parser leaves upload paths
         // unread (json-body.ts `isUploadPath`).
         query: UploadQuery,
         detail: {
@@ -47,7 +47,8 @@ const agentSide = (ctx: Ctx) =>
     )
     .get(
       '/files/:id',
-      ({ agent, params }) => downloadResponse(ctx, findFile(ctx, agent.channel, params.id)),
+      ({ agent, params, request }) =>
+        downloadResponse(ctx, findFile(ctx, agent.channel, params.id), request.headers),
       {
         params: t.Object({ id: t.String() }),
         detail: doc('downloadFile', 'files', 'Download a file'),
@@ -69,7 +70,7 @@ const personSide = (ctx: Ctx) =>
         })
       },
       {
-        // Streamed to disk by the handler; the JSON parser leaves upload paths unread.
+        // Streamed to the blob store by the handler; the JSON parser leaves upload paths unread.
         params: t.Object({ id: t.String() }),
         query: UploadQuery,
         detail: doc(
@@ -83,9 +84,9 @@ const personSide = (ctx: Ctx) =>
     )
     .get(
       '/channels/:id/files/:file',
-      ({ person, params }) => {
+      ({ person, params, request }) => {
         const channel = personChannel(ctx, person.user.id, params.id)
-        return downloadResponse(ctx, findFile(ctx, channel, params.file))
+        return downloadResponse(ctx, findFile(ctx, channel, params.file), request.headers)
       },
       {
         params: t.Object({ id: t.String(), file: t.String() }),

@@ -1,21 +1,15 @@
-import { createHash } from 'node:crypto'
-import { mkdirSync, readdirSync, rmSync } from 'node:fs'
-import { open, rename, rm } from 'node:fs/promises'
-import { join } from 'node:path'
 import type { ChannelRow } from '../channels/store.ts'
 import { fail } from '../core/errors.ts'
 import { stallGuarded } from '../core/http/stalls.ts'
-import { newId, randomBase62 } from '../core/ids.ts'
+import { newId } from '../core/ids.ts'
 import { LIMITS } from '../messages/limits.ts'
 import type { Ctx } from '../server/context.ts'
+import { type RangeAnswer, rangeOf } from './range.ts'
 import type { FileInfo } from './schema.ts'
 import type { FileRow } from './store.ts'
 
-/** Where a stored file lives: `files/<channel>/<file>`, so a channel's files go with it. */
-export const filePath = (filesDir: string, row: Pick<FileRow, 'channel_id' | 'id'>) =>
-  join(filesDir, row.channel_id, row.id)
-
-const tmpDir = (filesDir: string) => join(filesDir, '.tmp')
+/** A file's key in the blob store: `<channel>/<file>`, so a channel's files go with it. */
+export const fileKey = (row: Pick<FileRow, 'channel_id' | 'id'>) => `${row.channel_id}/${row.id}`
 
 export const toFileInfo = (f: FileRow): FileInfo => ({
   file_id: f.id,
@@ -75,9 +69,9 @@ function checkQuota(ctx: Ctx, channel: ChannelRow, incoming: number): number {
 }
 
 /**
- * Streams an upload to a temporary file, counting bytes as they come: past the limit (the
- * file size limit, or what is left of the channel's storage) the upload is cut, the partial
- * file removed and 413 returned. A complete file is synced, moved into place, and only then
+ * Streams an upload to the blob store, counting bytes as they come: past the limit (the file
+ * size limit, or what is left of the channel's storage) the upload is cut, nothing kept and 413
+ * returned. A complete file is stored (on disk: synced and renamed into place) and only then
  * recorded, so a crash leaves at worst an orphan (swept at start). `onRecord` runs inside the
  * transaction that records it, with the answer and the bytes' SHA-256: what it writes (an
  * idempotency key's answer) commits with the file or not at all, and if it throws, no file.
@@ -101,53 +95,45 @@ export async function saveUpload(
     throw fail.tooLarge(`file is larger than the ${limit}-byte limit`)
   }
   const room = checkQuota(ctx, channel, declared)
+  // The start-up sweep deletes keys no record names: no upload may land while it runs.
+  await ctx.filesSwept
   const id = newId('file')
-  const tmp = join(tmpDir(ctx.filesDir), `${id}.${randomBase62(6)}`)
-  const hash = createHash('sha256')
-  let size = 0
-  const handle = await open(tmp, 'wx', 0o600)
-  try {
-    if (input.body) {
-      for await (const chunk of stallGuarded(input.body, ctx.config.uploadStallMs)) {
-        size += chunk.byteLength
-        if (size > limit) throw fail.tooLarge(`file is larger than the ${limit}-byte limit`)
-        if (size > room) {
-          // Checking again names the quota the upload went past: the channel's or the person's.
-          checkQuota(ctx, channel, size)
-          throw overQuota(LIMITS.channelStorageBytes - room)
+  const key = fileKey({ channel_id: channel.id, id })
+  const { size, sha256 } = await ctx.blobs.put(
+    key,
+    input.body && stallGuarded(input.body, ctx.config.uploadStallMs),
+    {
+      maxBytes: Math.min(limit, room),
+      tooLarge: (got) => {
+        if (got > limit) return fail.tooLarge(`file is larger than the ${limit}-byte limit`)
+        // Checking again names the quota the upload went past: the channel's or the person's.
+        try {
+          checkQuota(ctx, channel, got)
+        } catch (error) {
+          return error as Error
         }
-        hash.update(chunk)
-        await handle.write(chunk)
-      }
-    }
-    await handle.sync()
-  } catch (error) {
-    await handle.close()
-    await rm(tmp, { force: true })
-    throw error
-  }
-  await handle.close()
+        return overQuota(LIMITS.channelStorageBytes - room)
+      },
+    },
+  )
   const row: FileRow = {
     id,
     channel_id: channel.id,
     name,
     mime,
     size,
-    sha256: hash.digest('hex'),
+    sha256,
     created_at: ctx.clock.now(),
   }
-  const dest = filePath(ctx.filesDir, row)
-  mkdirSync(join(ctx.filesDir, channel.id), { recursive: true, mode: 0o700 })
   try {
-    await rename(tmp, dest)
     await ctx.writes.run(() => {
       checkQuota(ctx, channel, size)
       ctx.store.files.insert(row)
       onRecord?.(toFileInfo(row), row.sha256)
     })
   } catch (error) {
-    await rm(tmp, { force: true })
-    await rm(dest, { force: true })
+    // Not recorded: the bytes go (or, if even that fails, the next start's sweep takes them).
+    await ctx.blobs.delete(key).catch(() => {})
     throw error
   }
   return toFileInfo(row)
@@ -181,38 +167,73 @@ const rfc8187 = (name: string) =>
   )
 
 /**
- * A download. `nosniff` and a sandboxing CSP keep an uploaded file from ever running as a page
- * of the app's origin; only safe types are shown inline.
+ * A download, whole or one byte range of it (`Range: bytes=...`, 206; 416 when outside the
+ * file). `nosniff` and a sandboxing CSP keep an uploaded file from ever running as a page of
+ * the app's origin; only safe types are shown inline. The bytes come through Hark from
+ * whichever store holds them, so these headers are on every download.
  */
-export function downloadResponse(ctx: Ctx, row: FileRow): Response {
+export async function downloadResponse(
+  ctx: Ctx,
+  row: FileRow,
+  headers?: Headers,
+): Promise<Response> {
   const inline = INLINE.has(row.mime)
   const encoded = rfc8187(row.name)
   const ascii = row.name.replace(/[^\x20-\x7e]|["\\]/g, '_')
-  return new Response(Bun.file(filePath(ctx.filesDir, row)), {
+  const etag = `"${row.sha256}"`
+  const range: RangeAnswer = rangeOf(
+    headers?.get('range'),
+    headers?.get('if-range'),
+    etag,
+    row.size,
+  )
+  const common = {
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "default-src 'none'; sandbox",
+    'accept-ranges': 'bytes',
+    etag,
+  }
+  if (range.kind === 'unsatisfiable') {
+    return new Response(JSON.stringify({ error: 'the range is outside the file' }), {
+      status: 416,
+      headers: {
+        ...common,
+        'content-type': 'application/json; charset=utf-8',
+        'content-range': `bytes */${row.size}`,
+      },
+    })
+  }
+  const part = range.kind === 'partial' ? range : undefined
+  const body = await ctx.blobs.get(fileKey(row), part)
+  if (body === undefined) {
+    ctx.log.error(`file ${fileKey(row)} is recorded but not in ${ctx.blobs.where}`)
+    throw fail.notFound('file')
+  }
+  return new Response(body, {
+    status: part ? 206 : 200,
     headers: {
+      ...common,
       'content-type': inline ? row.mime : 'application/octet-stream',
-      'content-length': String(row.size),
+      'content-length': String(part ? part.end - part.start : row.size),
+      ...(part && { 'content-range': `bytes ${part.start}-${part.end - 1}/${row.size}` }),
       'content-disposition': `${inline ? 'inline' : 'attachment'}; filename="${ascii}"; filename*=UTF-8''${encoded}`,
-      'x-content-type-options': 'nosniff',
-      'content-security-policy': "default-src 'none'; sandbox",
       'cache-control': 'private, max-age=31536000, immutable',
-      etag: `"${row.sha256}"`,
     },
   })
 }
 
-/** At start: clears half-written uploads and files no record points to (a crash mid-upload). */
-export function sweepFiles(ctx: Ctx): void {
-  rmSync(tmpDir(ctx.filesDir), { recursive: true, force: true })
-  mkdirSync(tmpDir(ctx.filesDir), { recursive: true, mode: 0o700 })
-  const known = new Set(ctx.store.files.allIds().map((f) => `${f.channel_id}/${f.id}`))
-  for (const dir of readdirSync(ctx.filesDir, { withFileTypes: true })) {
-    if (!dir.isDirectory() || dir.name === '.tmp') continue
-    for (const file of readdirSync(join(ctx.filesDir, dir.name))) {
-      if (!known.has(`${dir.name}/${file}`)) {
-        rmSync(join(ctx.filesDir, dir.name, file), { force: true })
-        ctx.log.warn(`removed orphan file ${dir.name}/${file}`)
-      }
+/**
+ * At start: clears half-written uploads and removes stored files no record points to (a crash
+ * between storing and recording). Uploads wait for it (`ctx.filesSwept`): one landing while the
+ * keys are listed would look like an orphan.
+ */
+export async function sweepFiles(ctx: Ctx): Promise<void> {
+  await ctx.blobs.dropPartial()
+  const known = new Set(ctx.store.files.allIds().map((f) => fileKey(f)))
+  for await (const key of ctx.blobs.list()) {
+    if (!known.has(key)) {
+      await ctx.blobs.delete(key)
+      ctx.log.warn(`removed orphan file ${key}`)
     }
   }
 }

@@ -33,6 +33,11 @@ export interface Config {
   metricsToken?: string
   /** `text` (a line per event) or `json` (an object per line). */
   logFormat?: 'text' | 'json'
+  /**
+   * Keep files in an S3 bucket instead of the data directory
+   * (`s3://KEY:SECRET@host[:port]/bucket[/prefix][?region=...&tls=false]`, src/files/s3-url.ts).
+   */
+  s3Url?: string
   /** Longest pause in an upload's body before it is cut (408); not a flag: tests shorten it. */
   uploadStallMs?: number
 }

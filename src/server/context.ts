@@ -23,6 +23,10 @@ import { type Logger, stderrLogger } from '../core/log.ts'
 import type { Mailer } from '../core/mailer.ts'
 import { Waiters } from '../core/waiters.ts'
 import type { WritePath } from '../core/write-path.ts'
+import type { BlobStore } from '../files/blobs.ts'
+import { DiskBlobs } from '../files/disk-blobs.ts'
+import { S3Blobs } from '../files/s3-blobs.ts'
+import { parseS3Url } from '../files/s3-url.ts'
 import { sweepFiles } from '../files/service.ts'
 import { fileStore } from '../files/store.ts'
 import { SharedPages } from '../messages/service.ts'
@@ -61,6 +65,10 @@ export interface Ctx {
   feedPages: SharedPages
   expiry: ExpiryScheduler
   filesDir: string
+  /** Where files' bytes live: `filesDir` (default) or an S3 bucket (`--s3-url`). */
+  blobs: BlobStore
+  /** Settles once the start-up sweep of orphan files is done; uploads wait for it. */
+  filesSwept: Promise<void>
   store: ReturnType<typeof openStores>
   /** Sends queued web pushes and email reminders, off the request path. */
   push: PushWorker
@@ -109,11 +117,19 @@ export function prepareDataDir(dataDir: string): void {
   }
 }
 
+/**
+ * The blob store the configuration names. Not checked here (`check()` is async and belongs to
+ * `hark serve`'s start, before it listens); the URL was validated when the settings were read.
+ */
+export function openBlobs(config: Config, filesDir: string): BlobStore {
+  return config.s3Url ? new S3Blobs(parseS3Url(config.s3Url)) : new DiskBlobs(filesDir)
+}
+
 export const databasePath = (dataDir: string) => join(dataDir, 'hark.db')
 
 export function createContext(
   config: Config,
-  options: { clock?: Clock; log?: Logger; mailer?: Mailer } = {},
+  options: { clock?: Clock; log?: Logger; mailer?: Mailer; blobs?: BlobStore } = {},
 ): Ctx {
   prepareDataDir(config.dataDir)
   const db = openDatabase(databasePath(config.dataDir))
@@ -136,11 +152,16 @@ export function createContext(
     feedPages: new SharedPages(),
     expiry: new ExpiryScheduler(),
     filesDir,
+    blobs: options.blobs ?? openBlobs(config, filesDir),
+    filesSwept: Promise.resolve(),
     store: openStores(db),
     mailer: options.mailer,
     push: new PushWorker(config.dataDir),
   }
-  sweepFiles(ctx)
+  ctx.filesSwept = sweepFiles(ctx).catch((error) => {
+    // Orphans cost only space: a sweep that failed (S3 down a moment) is retried next start.
+    log.error(`sweeping orphan files in ${ctx.blobs.where} failed: ${error}`)
+  })
   ctx.expiry.start(ctx)
   ctx.push.start(ctx)
   // What starting wrote (questions that expired while down, leases let go) is on disk before

@@ -8,7 +8,7 @@ import { createSmtpMailer } from '../core/mailer.ts'
 import { issueSetupToken, setupTokenFile } from '../people/setup.ts'
 import { buildApp, handlerOf } from './app.ts'
 import type { Config } from './config.ts'
-import { type Ctx, closeContext, createContext } from './context.ts'
+import { type Ctx, closeContext, createContext, openBlobs } from './context.ts'
 
 export interface Running {
   ctx: Ctx
@@ -142,7 +142,16 @@ export async function serve(config: Config, log: Logger): Promise<void> {
   const mailer = config.smtpUrl
     ? createSmtpMailer(config.smtpUrl, config.smtpFrom ?? 'hark@localhost')
     : undefined
-  const ctx = createContext(config, { log, mailer })
+  // Files in S3: the bucket is proved reachable and writable before anything is opened, so a
+  // wrong URL or a bucket that is down stops the start with its reason, never half-way.
+  const blobs = config.s3Url ? openBlobs(config, '') : undefined
+  if (blobs) {
+    await blobs.check()
+    log.info(`files are kept in ${blobs.where}`)
+  }
+  const ctx = createContext(config, { log, mailer, blobs })
+  // Orphans are gone before the first request (uploads would wait for them anyway).
+  await ctx.filesSwept
   if (stopRequested) {
     closeContext(ctx)
     return

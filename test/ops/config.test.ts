@@ -104,7 +104,7 @@ test('every setting is a flag, a variable, a line of deploy/hark.env and a READM
   const template = readFileSync(join(import.meta.dir, '../../deploy/hark.env'), 'utf8')
   const readme = readFileSync(join(import.meta.dir, '../../README.md'), 'utf8')
   for (const s of SETTINGS) {
-    expect(s.env).toMatch(/^HARK_[A-Z_]+$/)
+    expect(s.env).toMatch(/^HARK_[A-Z0-9_]+$/)
     expect(template).toMatch(new RegExp(`^#?${s.env}=`, 'm'))
     expect(readme).toContain(`\`--${s.flag}`)
     expect(readme).toContain(`\`${s.env}\``)

@@ -10,8 +10,8 @@ import {
 import type { UserRow } from '../../people/store.ts'
 import { rotateVapid } from '../../push/vapid.ts'
 import { flagString } from '../args.ts'
-import { baseUrlFrom } from '../settings.ts'
-import { backup, restore } from './backup.ts'
+import { baseUrlFrom, s3UrlFrom } from '../settings.ts'
+import { BackupError, backup, restore } from './backup.ts'
 import { keepCount, pruneBackups, scheduledName } from './backup-schedule.ts'
 import { type AdminCommand, type AdminContext, withDatabase } from './command.ts'
 
@@ -22,7 +22,19 @@ import { type AdminCommand, type AdminContext, withDatabase } from './command.ts
  */
 const RECORD_VALUED = ['data', 'name', 'user', 'label', 'config'] as const
 const RECORD_BOOLEANS = ['owner'] as const
-const ARCHIVE_VALUED = ['data', 'config'] as const
+const ARCHIVE_VALUED = ['data', 'config', 's3-url'] as const
+
+/**
+ * A backup holds the data directory's files; with `HARK_S3_URL` they are in the bucket, and an
+ * archive without them (or a restore that put them on disk) would look whole and not be.
+ */
+function refuseS3(c: AdminContext, command: string): void {
+  if (s3UrlFrom(c.args, c.env) === undefined) return
+  throw new BackupError(
+    `files are kept in S3 (HARK_S3_URL is set), so hark admin ${command} cannot ${command} them; ` +
+      'back up the bucket and the database as docs/scaling.md ("Files on S3") describes',
+  )
+}
 
 function needUser(c: AdminContext, command: string): string {
   const user = flagString(c.args, 'user')
@@ -166,6 +178,7 @@ export const backupCommand: AdminCommand = {
       throw new UsageError('give FILE or --dir DIR, not both')
     }
     const file = dir === undefined ? archivePath(c, 'backup') : scheduledName(dir)
+    refuseS3(c, 'backup')
     const m = await backup(c.dataDir, file)
     const bytes = m.files.reduce((a, f) => a + f.size, m.database.size)
     c.out(
@@ -186,6 +199,7 @@ export const restoreCommand: AdminCommand = {
   valued: ARCHIVE_VALUED,
   async run(c) {
     const file = archivePath(c, 'restore')
+    refuseS3(c, 'restore')
     const m = await restore(file, c.dataDir)
     c.out(
       `Restored ${file} (hark ${m.hark_version}, schema ${m.schema_version}, ${m.files.length} files) into ${c.dataDir}; integrity and checksums verified.`,
