@@ -1,0 +1,51 @@
+import { rmSync } from 'node:fs'
+import { S3Client } from 'bun'
+import S3rver from 's3rver'
+import { tempDir } from '../harness.ts'
+
+/** s3rver's fixed credentials (it checks signatures against them). */
+export const S3_KEY = 'S3RVER'
+export const S3_SECRET = 'S3RVER'
+export const BUCKET = 'hark-files'
+
+export interface TestS3 {
+  port: number
+  /** `HARK_S3_URL` for the bucket, under `prefix`. */
+  url(prefix?: string, bucket?: string): string
+  /** A client on the bucket, to look at what Hark stored (keys include the prefix). */
+  client: S3Client
+  /** Every key in the bucket. */
+  keys(): Promise<string[]>
+  close(): Promise<void>
+}
+
+/** An S3 server in this process, on a free loopback port, storing into a temporary folder. */
+export async function startS3(): Promise<TestS3> {
+  const dir = tempDir('hark-s3-')
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory: dir,
+    configureBuckets: [{ name: BUCKET }],
+  })
+  const { port } = await server.run()
+  const client = new S3Client({
+    endpoint: `http://127.0.0.1:${port}`,
+    bucket: BUCKET,
+    accessKeyId: S3_KEY,
+    secretAccessKey: S3_SECRET,
+    region: 'us-east-1',
+  })
+  return {
+    port,
+    client,
+    url: (prefix = 'hark', bucket = BUCKET) =>
+      `s3://${S3_KEY}:${S3_SECRET}@127.0.0.1:${port}/${bucket}/${prefix}?tls=false`,
+    keys: async () => ((await client.list()).contents ?? []).map((o) => o.key).sort(),
+    close: async () => {
+      await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
