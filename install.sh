@@ -451,6 +451,11 @@ HARK_PORT=8080
 # Largest upload (26214400, 512k, 25MiB). Keep the proxy's body limit above it.
 #HARK_MAX_FILE_SIZE=25MiB
 
+# Keep uploaded files in an S3 bucket instead of the data directory (docs/scaling.md, "Files on
+# S3"). Key and secret percent-encoded; tls=false for plain http. Checked at start: a bucket
+# that cannot be reached stops the start. `hark admin backup` then refuses (see the docs).
+#HARK_S3_URL=s3://ACCESS_KEY:SECRET@s3.eu-central-1.amazonaws.com/my-bucket/hark?region=eu-central-1
+
 # true only when Hark is reachable solely through one reverse proxy that appends the client's
 # address to X-Forwarded-For; otherwise anyone could claim any address.
 #HARK_TRUST_PROXY=false

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { UsageError } from '../core/errors.ts'
-import { parseS3Url, S3_URL_FORM } from '../files/s3-url.ts'
+import { s3UrlSetting as s3Url } from '../files/s3-url.ts'
 import { type Config, DEFAULTS } from '../server/config.ts'
 import { flagString, type ParsedArgs } from './args.ts'
 
@@ -98,18 +98,6 @@ function smtpUrl(raw: string, flag: string): string | undefined {
     throw new UsageError(`--${flag} must be an smtp:// or smtps:// URL (got ${url.protocol}//...)`)
   }
   return url.href
-}
-
-/** Checked as it is read, so a bad URL stops `hark serve` before anything is opened. */
-function s3Url(raw: string, flag: string): string | undefined {
-  if (raw.trim() === '') return undefined
-  try {
-    parseS3Url(raw)
-  } catch (error) {
-    // The parser's reasons never quote the key or the secret.
-    throw new UsageError(`--${flag} must be ${S3_URL_FORM}: ${(error as Error).message}`)
-  }
-  return raw.trim()
 }
 
 function baseUrl(raw: string): string {

@@ -9,6 +9,8 @@
  * `tls=false` talks plain http (a local MinIO, a test); https otherwise. Only the parsing lives
  * here (no Bun, no I/O), so `hark serve` can refuse a bad URL before opening anything.
  */
+import { UsageError } from '../core/errors.ts'
+
 export interface S3Location {
   endpoint: string
   bucket: string
@@ -70,3 +72,18 @@ function decode(part: string, what: string): string {
 
 /** The URL without its secret, for logs and errors. */
 export const describeS3 = (s: S3Location) => `${s.endpoint}/${s.bucket}/${s.prefix}`
+
+/**
+ * The setting's parser (src/cli/settings.ts): checked as it is read, so a bad URL stops
+ * `hark serve` before anything is opened. Empty means unset.
+ */
+export function s3UrlSetting(raw: string, flag: string): string | undefined {
+  if (raw.trim() === '') return undefined
+  try {
+    parseS3Url(raw)
+  } catch (error) {
+    // The parser's reasons never quote the key or the secret.
+    throw new UsageError(`--${flag} must be ${S3_URL_FORM}: ${(error as Error).message}`)
+  }
+  return raw.trim()
+}

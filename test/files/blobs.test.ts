@@ -40,7 +40,7 @@ const stores: [string, () => BlobStore][] = [
   ['s3', () => new S3Blobs(parseS3Url(s3.url(`case${++n}`)))],
 ]
 
-function bytes(size: number): Uint8Array {
+function bytes(size: number): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(size)
   for (let i = 0; i < size; i++) out[i] = (i * 7 + 3) % 256
   return out
