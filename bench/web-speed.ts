@@ -82,6 +82,9 @@ try {
       serviceWorkers: true,
     })
     const page = await context.newPage()
+    // A crashed tab ends the run with a "Target closed": say so, with what it said last.
+    page.on('crash', () => console.error('bench: the page crashed (renderer process gone)'))
+    page.on('pageerror', (e) => console.error(`bench: page error: ${e.message}`))
     const cdp = await context.newCDPSession(page)
     await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 })
     return { page, close: () => context.close() }

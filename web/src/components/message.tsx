@@ -1,3 +1,4 @@
+import { Component } from 'preact'
 import { fullDate, stamp } from '../lib/format.ts'
 import type { Block, Message } from '../lib/types.ts'
 import { ApprovalQuestion, approvalOf } from './approval/index.tsx'
@@ -12,16 +13,30 @@ const STATE_TEXT: Record<string, string> = {
   done: 'Done',
 }
 
-export function MessageView({
-  message,
-  onChange,
-  focused,
-}: {
+interface MessageProps {
   message: Message
   onChange: (m: Message) => void
   /** The message a link pointed at (`/c/…#id`): marked so the eye finds it. */
   focused?: boolean
-}) {
+}
+
+/**
+ * A message renders again only when it changed (the feed keeps each unchanged message's object)
+ * or its mark moved: a page of older messages put in front of a long thread, or one new message,
+ * must not re-render the hundreds already shown (bench/web-speed.ts). `onChange` is left out of
+ * the comparison: every caller passes a function that only hands the message to the feed's
+ * state setter, so an older one does the same as a newer one.
+ */
+export class MessageView extends Component<MessageProps> {
+  override shouldComponentUpdate(next: MessageProps): boolean {
+    return next.message !== this.props.message || next.focused !== this.props.focused
+  }
+  override render() {
+    return <MessageBody {...this.props} />
+  }
+}
+
+function MessageBody({ message, onChange, focused }: MessageProps) {
   const { title, text } = message.body
   const blocks = (message.body.blocks ?? []) as Block[]
   const mine = message.sender === 'human'
