@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import type { SearchResponse } from '../../src/search/schema.ts'
+import type { SearchResponse } from '../../src/messages/search/schema.ts'
 import { failsWith, startTestServer, TestClock, type TestServer } from '../harness.ts'
 
 /**
