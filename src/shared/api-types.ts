@@ -19,8 +19,8 @@ export type {
   Message,
   MessageBody,
 } from '../messages/schema.ts'
-export type { PushDevice } from '../push/schema.ts'
 export type { SearchResponse, SearchResult } from '../messages/search/schema.ts'
+export type { PushDevice } from '../push/schema.ts'
 
 /** Who is logged in, as a login, a sign-up or `/v1/app/me` answers it. */
 export type Me = SignedInUser['user']
