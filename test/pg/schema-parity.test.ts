@@ -14,7 +14,8 @@ import {
 
 // One version line, two engines (issue 20): after every migration, SQLite's schema and
 // Postgres' describe the same tables, columns, keys and indexes, up to the type mapping below
-// (pg migration 001 and docs/scaling.md say why) and the differences allowed by name here.
+// (src/server/db/pg/translate.ts and docs/scaling.md say why; this is a second, independent
+// copy of it, so a wrong translation rule fails here) and the differences allowed by name.
 const skip = skipWithoutPostgres()
 
 // SQLite INTEGER columns that are INTEGER (int4) on Postgres: 0/1 flags and small bounded

@@ -1,4 +1,5 @@
--- Hark schema on PostgreSQL, version 6: mirrors ../../migrations/006_person_cursors.sql.
+-- Hark schema on PostgreSQL, version 6: notes run before the translation of
+-- ../../migrations/006_person_cursors.sql (which needs nothing Postgres-specific).
 --
 -- Why `seq` comes from a counter row and not from a Postgres SEQUENCE. A reader's cursor says
 -- "I have every change up to seq N"; it must never pass a change that commits later. A
@@ -25,9 +26,3 @@
 -- and unread counts compare rids of one channel. And `counters.change_seq`, the server-wide
 -- high-water mark, must not be updated by every write there (that is the one row every writer
 -- would queue on); it can be computed as max(users.change_seq) when a check needs it.
-ALTER TABLE users ADD COLUMN change_seq BIGINT NOT NULL DEFAULT 0;
-UPDATE users SET change_seq = (SELECT value FROM counters WHERE name = 'change_seq');
-
-DROP INDEX messages_by_seq;
-DROP INDEX messages_feed;
-CREATE UNIQUE INDEX messages_feed ON messages(channel_id, seq);

@@ -1,5 +1,6 @@
--- Hark schema on PostgreSQL, version 12: full-text search; mirrors ../../migrations/012_search.sql
--- in what it indexes and when, not in how (Postgres has no FTS5).
+-- Hark schema on PostgreSQL, version 12: full-text search. This file replaces the translation of
+-- ../../migrations/012_search.sql whole (every statement there is SQLite-only: json_tree, GLOB,
+-- FTS5, trigger bodies), and mirrors it in what it indexes and when, not in how.
 --
 -- The same design as on SQLite: the view `message_search_text` says once, in SQL, what a
 -- message is found by (the same fields: see the SQLite migration's comment), and triggers on

@@ -1,0 +1,5 @@
+-- Hark schema on PostgreSQL, version 9: a note run before the translation of
+-- ../../migrations/009_trusted_answers.sql (which needs nothing Postgres-specific).
+-- The audit chain. On SQLite one writer at a time makes "read the last hash, append the next
+-- row" safe; on Postgres the store must serialize appends itself (e.g. a transaction-scoped
+-- advisory lock) or two instances would chain two rows to the same predecessor.
