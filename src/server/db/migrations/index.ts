@@ -12,19 +12,20 @@ import m010 from './010_idempotency.sql' with { type: 'text' }
 import m011 from './011_sign_in_links.sql' with { type: 'text' }
 import m012 from './012_search.sql' with { type: 'text' }
 
+// In version order, so a file's place in the list is its version (the number in its name).
 export const migrations: readonly { version: number; sql: string }[] = [
-  { version: 1, sql: m001 },
-  { version: 2, sql: m002 },
-  { version: 3, sql: m003 },
-  { version: 4, sql: m004 },
-  { version: 5, sql: m005 },
-  { version: 6, sql: m006 },
-  { version: 7, sql: m007 },
-  { version: 8, sql: m008 },
-  { version: 9, sql: m009 },
-  { version: 10, sql: m010 },
-  { version: 11, sql: m011 },
-  { version: 12, sql: m012 },
-]
+  m001,
+  m002,
+  m003,
+  m004,
+  m005,
+  m006,
+  m007,
+  m008,
+  m009,
+  m010,
+  m011,
+  m012,
+].map((sql, i) => ({ version: i + 1, sql }))
 
 export const latestVersion = migrations.at(-1)?.version ?? 0
