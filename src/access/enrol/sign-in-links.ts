@@ -1,12 +1,10 @@
-import type { RegistrationResponseJSON } from '@simplewebauthn/server'
 import { fail } from '../../core/errors.ts'
 import { hashToken, newId, newSecret } from '../../core/ids.ts'
 import type { Provisioning } from '../../people/service.ts'
 import type { UserRow } from '../../people/store.ts'
 import type { Ctx } from '../../server/context.ts'
-import { registrationOptions, takeChallenge, verifyNewCredential } from '../passkeys/ceremony.ts'
-import { passkeyName, storePasskey } from '../passkeys/service.ts'
-import { startSession } from '../sessions/service.ts'
+import { registrationOptions } from '../passkeys/ceremony.ts'
+import { type NewPasskeyRequest, signInWithNewPasskey } from '../passkeys/service.ts'
 
 /**
  * Sign-in links: how a person made on the command line (`hark admin user add`, a server without
@@ -63,21 +61,14 @@ export function signInLinkOptions(ctx: Ctx, code: unknown) {
  * Finishes it: the link is spent and the passkey stored in one transaction (two tabs racing
  * with one link enrol one passkey), then a session starts.
  */
-export async function signInWithLink(
-  ctx: Ctx,
-  req: { challenge_id: string; response: RegistrationResponseJSON; name?: string },
-  userAgent: string | null,
-): Promise<{ user: UserRow; setCookie: string }> {
-  const name = passkeyName(req.name)
-  const { challenge, data } = takeChallenge<{ link_id: string }>(ctx, req.challenge_id, 'link')
-  const credential = await verifyNewCredential(ctx, challenge, req.response)
-  const user = ctx.writes.apply(() => {
-    const now = ctx.clock.now()
-    const link = ctx.store.signInLinks.byId(data.link_id)
-    const owner = link && ctx.store.users.byId(link.user_id)
-    if (!link || !owner || !ctx.store.signInLinks.use(link.id, now)) throw fail.forbidden(INVALID)
-    storePasskey(ctx, owner, credential, name)
-    return owner
-  })
-  return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
-}
+export const signInWithLink = (ctx: Ctx, req: NewPasskeyRequest, userAgent: string | null) =>
+  signInWithNewPasskey<{ link_id: string }>(ctx, req, userAgent, 'link', (data, keep) =>
+    ctx.writes.apply(() => {
+      const now = ctx.clock.now()
+      const link = ctx.store.signInLinks.byId(data.link_id)
+      const owner = link && ctx.store.users.byId(link.user_id)
+      if (!link || !owner || !ctx.store.signInLinks.use(link.id, now)) throw fail.forbidden(INVALID)
+      keep(owner)
+      return owner
+    }),
+  )

@@ -1,6 +1,7 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
+import type { Static } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import { doc } from '../../core/docs.ts'
+import { type DocOptions, doc } from '../../core/docs.ts'
 import { done } from '../../core/http/ok.ts'
 import { Ok } from '../../messages/schema.ts'
 import { signedIn, signInDoc } from '../../people/schema.ts'
@@ -26,6 +27,7 @@ import {
   listPasskeys,
   logIn,
   loginOptions,
+  type NewPasskeyRequest,
   removePasskey,
   renamePasskey,
   signUp,
@@ -46,6 +48,29 @@ async function startSession(
   })
 }
 
+/** The docs of a public route that starts a ceremony (it answers the browser's options). */
+const startDoc = (id: string, summary: string, errors: DocOptions['errors']) =>
+  doc(id, 'auth', summary, CeremonyOptions, { public: true, errors })
+
+/**
+ * The handler that finishes a ceremony creating a passkey (sign-up, sign-in link) with
+ * `finish`, in a session for the browser that sent it.
+ */
+const finishCreation =
+  (
+    ctx: Ctx,
+    finish: (
+      ctx: Ctx,
+      req: NewPasskeyRequest,
+      userAgent: string | null,
+    ) => Promise<{ user: UserRow; setCookie: string }>,
+  ) =>
+  ({ body, request }: { body: Static<typeof RegisterVerifyRequest>; request: Request }) => {
+    // The schema checks the response's outline; SimpleWebAuthn checks the rest.
+    const response = body.response as RegistrationResponseJSON
+    return startSession(request, (userAgent) => finish(ctx, { ...body, response }, userAgent))
+  }
+
 /**
  * Sign-up and login ceremonies: public, no session yet. Browsers send Origin on these
  * POSTs; when one is present it must be ours, so another site cannot drive a sign-up or
@@ -62,71 +87,37 @@ const ceremonies = (ctx: Ctx) => {
       .post('/register/options', ({ body }) => signUpOptions(ctx, body), {
         transform: limited,
         body: SignUpOptionsRequest,
-        detail: doc(
-          'startPasskeySignUp',
-          'auth',
-          'Start signing up with a passkey',
-          CeremonyOptions,
-          { public: true, errors: [409, 429] },
+        detail: startDoc('startPasskeySignUp', 'Start signing up with a passkey', [409, 429]),
+      })
+      .post('/register/verify', finishCreation(ctx, signUp), {
+        body: RegisterVerifyRequest,
+        detail: signInDoc(
+          'finishPasskeySignUp',
+          'Finish signing up: creates the account and a session',
+          [403, 409],
         ),
       })
-      .post(
-        '/register/verify',
-        ({ body, request }) => {
-          // The schema checks the response's outline; SimpleWebAuthn checks the rest.
-          const response = body.response as RegistrationResponseJSON
-          return startSession(request, (userAgent) => signUp(ctx, { ...body, response }, userAgent))
-        },
-        {
-          body: RegisterVerifyRequest,
-          detail: signInDoc(
-            'finishPasskeySignUp',
-            'Finish signing up: creates the account and a session',
-            [403, 409],
-          ),
-        },
-      )
       // A sign-in link (`hark admin user add` / `user link`) enrols a passkey for its person.
       .post('/link/options', ({ body }) => signInLinkOptions(ctx, body.code), {
         transform: limited,
         body: SignInLinkOptionsRequest,
-        detail: doc(
+        detail: startDoc(
           'startSignInLink',
-          'auth',
           "Start enrolling a passkey with a sign-in link (the operator's)",
-          CeremonyOptions,
-          { public: true, errors: [403, 429] },
+          [403, 429],
         ),
       })
-      .post(
-        '/link/verify',
-        ({ body, request }) => {
-          const response = body.response as RegistrationResponseJSON
-          return startSession(request, (userAgent) =>
-            signInWithLink(ctx, { ...body, response }, userAgent),
-          )
-        },
-        {
-          body: RegisterVerifyRequest,
-          detail: signInDoc(
-            'finishSignInLink',
-            'Finish a sign-in link: stores the passkey and starts a session',
-            [403, 409],
-          ),
-        },
-      )
+      .post('/link/verify', finishCreation(ctx, signInWithLink), {
+        body: RegisterVerifyRequest,
+        detail: signInDoc(
+          'finishSignInLink',
+          'Finish a sign-in link: stores the passkey and starts a session',
+          [403, 409],
+        ),
+      })
       .post('/login/options', () => loginOptions(ctx), {
         transform: limited,
-        detail: doc(
-          'startPasskeyLogin',
-          'auth',
-          'Start logging in with a passkey',
-          CeremonyOptions,
-          {
-            public: true,
-            errors: [429],
-          },
-        ),
+        detail: startDoc('startPasskeyLogin', 'Start logging in with a passkey', [429]),
       })
       .post(
         '/login/verify',

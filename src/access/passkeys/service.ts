@@ -14,7 +14,7 @@ import {
   verifyNewCredential,
 } from './ceremony.ts'
 import type { Passkey } from './schema.ts'
-import type { PasskeyRow } from './store.ts'
+import type { ChallengePurpose, PasskeyRow } from './store.ts'
 
 /**
  * Passkeys: signing up with one (first-run setup, invites, open mode), logging in with one,
@@ -72,28 +72,50 @@ export function signUpOptions(
   return registrationOptions(ctx, 'register', signUp, [], signUp)
 }
 
+/** What finishing a ceremony that creates a passkey sends. */
+export interface NewPasskeyRequest {
+  challenge_id: string
+  response: RegistrationResponseJSON
+  name?: string
+}
+
+/**
+ * Finishes a ceremony that creates a passkey and signs in with it (sign-up, sign-in link): the
+ * name is checked and the challenge spent before the response is verified; then `person` finds
+ * or makes the person from what the challenge remembered, calling `keep` in the same
+ * transaction to store the passkey, and a session starts.
+ */
+export async function signInWithNewPasskey<D>(
+  ctx: Ctx,
+  req: NewPasskeyRequest,
+  userAgent: string | null,
+  purpose: ChallengePurpose,
+  person: (data: D, keep: (user: UserRow) => void) => UserRow,
+): Promise<{ user: UserRow; setCookie: string }> {
+  const name = passkeyName(req.name)
+  const { challenge, data } = takeChallenge<D>(ctx, req.challenge_id, purpose)
+  const credential = await verifyNewCredential(ctx, challenge, req.response)
+  const user = person(data, (owner) => {
+    storePasskey(ctx, owner, credential, name)
+  })
+  return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
+}
+
 /**
  * Completes a sign-up: the account and its passkey are created in one transaction that
  * re-checks admission, so two parallel setups give one owner and an invite serves once.
  */
-export async function signUp(
-  ctx: Ctx,
-  req: { challenge_id: string; response: RegistrationResponseJSON; name?: string },
-  userAgent: string | null,
-): Promise<{ user: UserRow; setCookie: string }> {
-  const name = passkeyName(req.name)
-  const { challenge, data } = takeChallenge<SignUp>(ctx, req.challenge_id, 'register')
-  const credential = await verifyNewCredential(ctx, challenge, req.response)
-  const admission: Admission = { setup_token: data.setup_token, invite: data.invite }
-  // A passkey proves nothing about the address: verified only when an invite was bound to it.
-  const { user } = createAdmittedPerson(
-    ctx,
-    admission,
-    { email: data.email, name: data.name, emailProven: false },
-    (user) => storePasskey(ctx, user, credential, name),
-  )
-  return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
-}
+export const signUp = (ctx: Ctx, req: NewPasskeyRequest, userAgent: string | null) =>
+  signInWithNewPasskey<SignUp>(ctx, req, userAgent, 'register', (data, keep) => {
+    const admission: Admission = { setup_token: data.setup_token, invite: data.invite }
+    // A passkey proves nothing about the address: verified only when an invite was bound to it.
+    return createAdmittedPerson(
+      ctx,
+      admission,
+      { email: data.email, name: data.name, emailProven: false },
+      keep,
+    ).user
+  })
 
 export const loginOptions = (ctx: Ctx) => authenticationOptions(ctx)
 
