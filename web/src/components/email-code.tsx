@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks'
 import * as client from '../lib/client.ts'
 import type { Me } from '../lib/types.ts'
-import { EmailField, Form } from './form.tsx'
-import { Button, ErrorNote, Field, useAction } from './ui.tsx'
+import { EmailField, Form, RequiredField } from './form.tsx'
+import { Button, ErrorNote, useAction } from './ui.tsx'
 
 /**
  * The emailed-code way in: ask for a code, type it. For sign-ups the start request carries
@@ -45,15 +45,13 @@ export function EmailCode({
   return (
     <Form class="stack" onSubmit={() => void verify()}>
       <p>We sent a code to {email}. It works for a few minutes.</p>
-      <Field label="Code from the email">
-        <input
-          inputMode="numeric"
-          autocomplete="one-time-code"
-          required
-          value={code}
-          onInput={(e) => setCode(e.currentTarget.value)}
-        />
-      </Field>
+      <RequiredField
+        label="Code from the email"
+        inputMode="numeric"
+        autocomplete="one-time-code"
+        value={code}
+        onValue={setCode}
+      />
       <Button type="submit" variant="primary" busy={verifying}>
         {purpose === 'login' ? 'Log in' : 'Create account'}
       </Button>

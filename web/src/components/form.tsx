@@ -77,19 +77,33 @@ export function InlineForm({
   )
 }
 
-/** The email field of logging in and signing up; the browser may fill it in. */
-export function EmailField({
+/**
+ * A required one-line field; `type`, `autocomplete` and `inputMode` tell the browser what goes
+ * in (so it may fill it in, or show a phone the right keyboard).
+ */
+export function RequiredField({
+  label,
+  type,
+  autocomplete,
+  inputMode,
   value,
   onValue,
 }: {
+  label: string
+  type?: 'email'
+  autocomplete: string
+  inputMode?: 'numeric'
   value: string
   onValue: (value: string) => void
 }) {
+  // Spread, as in InlineForm: preact's typings accept each kind of input on its own.
+  const kind = type === 'email' ? ({ type: 'email' } as const) : {}
   return (
-    <Field label="Email">
+    <Field label={label}>
       <input
-        type="email"
-        autocomplete="email"
+        {...kind}
+        inputMode={inputMode}
+        autocomplete={autocomplete}
         required
         value={value}
         onInput={(e) => onValue(e.currentTarget.value)}
@@ -97,3 +111,8 @@ export function EmailField({
     </Field>
   )
 }
+
+/** The email field of logging in and signing up; the browser may fill it in. */
+export const EmailField = (props: { value: string; onValue: (value: string) => void }) => (
+  <RequiredField label="Email" type="email" autocomplete="email" {...props} />
+)

@@ -97,25 +97,15 @@ export const passkeyLogin = (challenge_id: string, response: AuthenticationRespo
   )
 export const passkeySignUpOptions = (request: SignUpRequest) =>
   post<CreationCeremony>('/v1/auth/passkey/register/options', request)
-export const passkeySignUp = (
-  challenge_id: string,
-  response: RegistrationResponseJSON,
-  name: string,
-) =>
-  post<{ user: Me }>('/v1/auth/passkey/register/verify', { challenge_id, response, name }).then(
-    (r) => r.user,
-  )
+/** Finishes a ceremony that creates a passkey and signs in with it: the server answers who. */
+const finishCreation =
+  (path: string) => (challenge_id: string, response: RegistrationResponseJSON, name: string) =>
+    post<{ user: Me }>(path, { challenge_id, response, name }).then((r) => r.user)
+export const passkeySignUp = finishCreation('/v1/auth/passkey/register/verify')
 /** A sign-in link (`/enrol#CODE`, from `hark admin user add` or `user link`). */
 export const signInLinkOptions = (code: string) =>
   post<CreationCeremony>('/v1/auth/passkey/link/options', { code })
-export const signInWithLink = (
-  challenge_id: string,
-  response: RegistrationResponseJSON,
-  name: string,
-) =>
-  post<{ user: Me }>('/v1/auth/passkey/link/verify', { challenge_id, response, name }).then(
-    (r) => r.user,
-  )
+export const signInWithLink = finishCreation('/v1/auth/passkey/link/verify')
 export const newPasskeyOptions = () => post<CreationCeremony>(`${APP}/passkeys/options`)
 export const newPasskey = (
   challenge_id: string,

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useWatched } from './watched.ts'
 
 /**
  * Reaching the server again, shared by every loop that must (the thread's feed, the channel
@@ -105,17 +105,7 @@ export function unreachable(): void {
 }
 
 /** Whether the app should say it is offline; re-renders the caller when that changes. */
-export function useOffline(): boolean {
-  const [value, setValue] = useState(offline)
-  useEffect(() => {
-    watchers.add(setValue)
-    setValue(offline)
-    return () => {
-      watchers.delete(setValue)
-    }
-  }, [])
-  return value
-}
+export const useOffline = (): boolean => useWatched(watchers, () => offline)
 
 /**
  * A signal for one long-poll: aborts with `signal`, or when the browser comes back online (a

@@ -1,9 +1,9 @@
-import { useEffect, useState } from 'preact/hooks'
 import { ApiError, errorText, retryable } from './api.ts'
 import * as client from './client.ts'
 import { onWake, waitToRetry } from './connection.ts'
 import { type QueuedSend, queue, queued, unqueue } from './offline-store.ts'
 import type { Message, MessageBody } from './types.ts'
+import { useWatched } from './watched.ts'
 
 /**
  * The person's messages on their way to the agent. Each is written to IndexedDB with an
@@ -121,14 +121,7 @@ export function forgetOutbox(): void {
 
 /** A channel's messages waiting to be sent (or refused), oldest first. */
 export function useOutbox(channelId: string): QueuedSend[] {
-  const [all, setAll] = useState(entries)
-  useEffect(() => {
-    watchers.add(setAll)
-    setAll(entries)
-    return () => {
-      watchers.delete(setAll)
-    }
-  }, [])
+  const all = useWatched(watchers, () => entries)
   return all.filter((e) => e.channelId === channelId)
 }
 

@@ -44,3 +44,21 @@ export function onLinkClick(event: MouseEvent): void {
   event.preventDefault()
   navigate(a.pathname + a.search + a.hash)
 }
+
+/**
+ * A secret from the fragment, taken (and dropped from the address bar) by `take`. The link may
+ * be opened again in a tab that already shows the page: only the fragment changes, so a fresh
+ * secret is taken on `hashchange`.
+ */
+export function useFragmentSecret(take: () => string | undefined): string {
+  const [value, setValue] = useState(() => take() ?? '')
+  useEffect(() => {
+    const onHash = () => {
+      const fresh = take()
+      if (fresh) setValue(fresh)
+    }
+    window.addEventListener('hashchange', onHash)
+    return () => window.removeEventListener('hashchange', onHash)
+  }, [take])
+  return value
+}

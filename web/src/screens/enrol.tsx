@@ -1,7 +1,6 @@
-import { useEffect, useState } from 'preact/hooks'
 import { Button, ErrorNote, useAction } from '../components/ui.tsx'
 import { passkeysSupported, signInWithLink } from '../lib/passkey.ts'
-import { navigate } from '../lib/router.ts'
+import { navigate, useFragmentSecret } from '../lib/router.ts'
 import { useSession } from '../lib/session.ts'
 import { passkeysChanged } from '../lib/signing.ts'
 
@@ -22,16 +21,7 @@ function takeCode(): string {
 
 export function Enrol() {
   const { signedIn } = useSession()
-  const [code, setCode] = useState(takeCode)
-  // Opened again in a tab that already shows /enrol: only the fragment changes.
-  useEffect(() => {
-    const onHash = () => {
-      const fresh = takeCode()
-      if (fresh) setCode(fresh)
-    }
-    window.addEventListener('hashchange', onHash)
-    return () => window.removeEventListener('hashchange', onHash)
-  }, [])
+  const code = useFragmentSecret(takeCode)
   const [enrol, busy, error] = useAction(async () => {
     const me = await signInWithLink(code)
     sessionStorage.removeItem(KEY)

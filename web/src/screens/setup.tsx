@@ -1,9 +1,9 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useState } from 'preact/hooks'
 import { Form, InlineForm } from '../components/form.tsx'
 import { SignUpForm } from '../components/sign-up-form.tsx'
 import { Button, CopyText, ErrorNote, useAction } from '../components/ui.tsx'
 import * as client from '../lib/client.ts'
-import { navigate } from '../lib/router.ts'
+import { navigate, useFragmentSecret } from '../lib/router.ts'
 import { useSession } from '../lib/session.ts'
 import type { RegistrationMode } from '../lib/types.ts'
 import { EnablePushButton } from '../settings/push.tsx'
@@ -37,16 +37,7 @@ const MODES: { mode: RegistrationMode; title: string; text: string }[] = [
 
 export function Setup() {
   const { info, me, signedIn, refreshInfo } = useSession()
-  const [token, setToken] = useState(() => takeToken() ?? '')
-  // The link may also be opened in a tab that already shows /setup: only the fragment changes.
-  useEffect(() => {
-    const onHash = () => {
-      const fresh = takeToken()
-      if (fresh) setToken(fresh)
-    }
-    window.addEventListener('hashchange', onHash)
-    return () => window.removeEventListener('hashchange', onHash)
-  }, [])
+  const token = useFragmentSecret(takeToken)
   const [step, setStep] = useState<Step>(me ? 'registration' : 'owner')
 
   if (step === 'owner' && !info.needs_setup) {
