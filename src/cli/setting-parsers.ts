@@ -29,18 +29,34 @@ export interface Setting<K extends keyof Config = keyof Config> {
 
 export const setting = <K extends keyof Config>(s: Setting<K>) => s as unknown as Setting
 
-/** A whole-number setting from 0 to `max`, its default in DEFAULTS, its variable HARK_FLAG. */
-export function wholeNumber(key: 'port' | 'writeLimit', flag: string, help: string, max: number) {
-  return setting({
-    key,
-    flag,
-    env: `HARK_${flag.toUpperCase().replaceAll('-', '_')}`,
-    help,
-    defaultText: String(DEFAULTS[key]),
+/** What a setting with its default in DEFAULTS has: its variable HARK_FLAG, the default's text. */
+const fromDefaults = <K extends 'port' | 'writeLimit' | 'trustProxy' | 'metrics'>(
+  key: K,
+  flag: string,
+  help: string,
+) => ({
+  key,
+  flag,
+  env: `HARK_${flag.toUpperCase().replaceAll('-', '_')}`,
+  help,
+  defaultText: String(DEFAULTS[key]),
+  fallback: () => DEFAULTS[key],
+})
+
+/** A whole-number setting from 0 to `max`. */
+export const wholeNumber = (key: 'port' | 'writeLimit', flag: string, help: string, max: number) =>
+  setting({
+    ...fromDefaults(key, flag, help),
     parse: (raw, name) => integer(name, raw, 0, max),
-    fallback: () => DEFAULTS[key],
   })
-}
+
+/** An on/off setting: `--flag` alone turns it on. */
+export const onOff = (key: 'trustProxy' | 'metrics', flag: string, help: string) =>
+  setting({
+    ...fromDefaults(key, flag, help),
+    boolean: true,
+    parse: (raw, name) => bool(name, raw),
+  })
 
 export function integer(name: string, raw: string, min: number, max: number): number {
   const n = Number(raw)

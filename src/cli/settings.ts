@@ -6,8 +6,8 @@ import { type Config, DEFAULTS } from '../server/config.ts'
 import { flagString, type ParsedArgs } from './args.ts'
 import {
   baseUrl,
-  bool,
   type Env,
+  onOff,
   parseSize,
   type Setting,
   type Source,
@@ -68,16 +68,7 @@ export const SETTINGS: readonly Setting[] = [
     parse: s3Url,
     fallback: () => undefined,
   }),
-  setting({
-    key: 'trustProxy',
-    flag: 'trust-proxy',
-    env: 'HARK_TRUST_PROXY',
-    help: 'believe X-Forwarded-For (only behind a proxy)',
-    defaultText: 'false',
-    boolean: true,
-    parse: (raw, flag) => bool(flag, raw),
-    fallback: () => DEFAULTS.trustProxy,
-  }),
+  onOff('trustProxy', 'trust-proxy', 'believe X-Forwarded-For (only behind a proxy)'),
   setting({
     key: 'smtpUrl',
     flag: 'smtp-url',
@@ -97,16 +88,7 @@ export const SETTINGS: readonly Setting[] = [
     parse: (raw) => raw.trim(),
     fallback: (c) => `hark@${new URL(c.baseUrl ?? 'http://localhost').hostname}`,
   }),
-  setting({
-    key: 'metrics',
-    flag: 'metrics',
-    env: 'HARK_METRICS',
-    help: 'serve GET /metrics (Prometheus text format)',
-    defaultText: 'false',
-    boolean: true,
-    parse: (raw, flag) => bool(flag, raw),
-    fallback: () => DEFAULTS.metrics,
-  }),
+  onOff('metrics', 'metrics', 'serve GET /metrics (Prometheus text format)'),
   setting({
     key: 'metricsToken',
     flag: 'metrics-token',
