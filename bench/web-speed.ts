@@ -111,7 +111,17 @@ try {
       )
     })
     await page.goto(`${server.url}${path}`)
-    await page.getByText(last, { exact: false }).last().waitFor({ state: 'visible' })
+    await page
+      .getByText(last, { exact: false })
+      .last()
+      .waitFor({ state: 'visible' })
+      .catch(async (error) => {
+        await page.screenshot({ path: '/tmp/web-speed-failed.png' }).catch(() => {})
+        console.error(
+          `bench: no newest message (screenshot /tmp/web-speed-failed.png): ${page.url()}`,
+        )
+        throw error
+      })
     const shown = await page.evaluate(() => performance.now())
     loads.push(shown)
     if (n === 0) {

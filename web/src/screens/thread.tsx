@@ -178,6 +178,9 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
     const el = list.current
     if (!el) return
     stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80
+    // While an older page is on its way in, the person keeps scrolling: what is kept in view when
+    // it lands is where they are now, not where they were when it was asked for.
+    if (fromBottom.current !== undefined) fromBottom.current = el.scrollHeight - el.scrollTop
     if (el.scrollTop < 200) loadOlder() // near the top: read the page before, as chat apps do
   }
 
