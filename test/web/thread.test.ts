@@ -97,7 +97,9 @@ describe('a thread', () => {
     const box = page.getByLabel('Message to the agent')
     await box.fill('Please rerun the flaky test')
     await box.press('Enter')
-    const mine = page.locator('article.mine', { hasText: 'Please rerun the flaky test' })
+    const mine = page.locator('article.mine:not(.pending)', {
+      hasText: 'Please rerun the flaky test',
+    })
     await mine.locator('.msg-state', { hasText: 'Sent' }).waitFor()
     const { messages } = await web.server.agent.feed({ sender: 'human' }) // reading marks it seen
     const id = messages.find((m) => 'body' in m && m.body.text === 'Please rerun the flaky test')

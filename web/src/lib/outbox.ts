@@ -56,10 +56,13 @@ async function drain(): Promise<void> {
     try {
       const message = await client.sendMessage(next.channelId, next.body, next.key)
       failures = 0
-      await unqueue(next.key)
+      // Shown as sent at once, not after the store's write: the live feed may bring the message
+      // meanwhile, and it must not stand twice in the thread. Should the page go before the
+      // store forgets it, the next page sends it again under the same key: replayed, not doubled.
       publish(entries.filter((e) => e.key !== next.key))
       for (const w of sentWatchers) w(message)
       settle(next.key, message)
+      await unqueue(next.key)
     } catch (error) {
       // Logged out meanwhile: keep them for the login screen's outcome (logging out clears).
       if (error instanceof ApiError && error.status === 401) return
