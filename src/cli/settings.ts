@@ -240,55 +240,39 @@ export function loadConfig(args: ParsedArgs, env: Env, options: LoadOptions = {}
   return resolveConfig(args, env, options).config
 }
 
-/** The data directory alone, by the same precedence (the admin commands need only this). */
-export function dataDirFrom(args: ParsedArgs, env: Env, options: LoadOptions = {}): string {
-  const only: ParsedArgs = {
-    positionals: [],
-    flags: new Map([...args.flags].filter(([k]) => k === 'data' || k === CONFIG_FLAG)),
-  }
-  const file = configFile(only, env, options)
-  const raw =
-    flagString(only, 'data') ?? (env.HARK_DATA || undefined) ?? file.values.get('HARK_DATA')
-  return resolve(raw || DEFAULTS.dataDir)
+/**
+ * Reads single settings by the same precedence (flag, environment, config file), unparsed, for
+ * the admin commands that need one or two: an unrelated bad setting must not stop them.
+ */
+function settingReader(args: ParsedArgs, env: Env, options: LoadOptions) {
+  const file = configFile(args, env, options)
+  return (flag: string, name: string): string | undefined =>
+    flagString(args, flag) ?? (env[name] || undefined) ?? (file.values.get(name) || undefined)
 }
 
-/**
- * The public base URL alone, by the same precedence (the links admin commands print): an
- * unrelated bad setting must not stop `hark admin user link`.
- */
+/** The data directory alone (what every admin command needs). */
+export function dataDirFrom(args: ParsedArgs, env: Env, options: LoadOptions = {}): string {
+  return resolve(settingReader(args, env, options)('data', 'HARK_DATA') || DEFAULTS.dataDir)
+}
+
+/** The public base URL alone (the links admin commands print). */
 export function baseUrlFrom(args: ParsedArgs, env: Env, options: LoadOptions = {}): string {
-  const only: ParsedArgs = {
-    positionals: [],
-    flags: new Map(
-      [...args.flags].filter(([k]) => k === 'base-url' || k === 'port' || k === CONFIG_FLAG),
-    ),
-  }
-  const file = configFile(only, env, options)
-  const from = (flag: string, name: string) =>
-    flagString(only, flag) ?? (env[name] || undefined) ?? (file.values.get(name) || undefined)
+  const from = settingReader(args, env, options)
   const raw = from('base-url', 'HARK_BASE_URL')
   if (raw !== undefined) return baseUrl(raw)
   return `http://localhost:${from('port', 'HARK_PORT') ?? DEFAULTS.port}`
 }
 
 /**
- * The S3 URL alone, by the same precedence: `hark admin backup` must know the files are not in
- * the data directory. Undefined when files are on disk.
+ * The S3 URL alone: `hark admin backup` must know the files are not in the data directory.
+ * Undefined when files are on disk.
  */
 export function s3UrlFrom(
   args: ParsedArgs,
   env: Env,
   options: LoadOptions = {},
 ): string | undefined {
-  const only: ParsedArgs = {
-    positionals: [],
-    flags: new Map([...args.flags].filter(([k]) => k === 's3-url' || k === CONFIG_FLAG)),
-  }
-  const file = configFile(only, env, options)
-  const raw =
-    flagString(only, 's3-url') ??
-    (env.HARK_S3_URL || undefined) ??
-    (file.values.get('HARK_S3_URL') || undefined)
+  const raw = settingReader(args, env, options)('s3-url', 'HARK_S3_URL')
   return raw === undefined ? undefined : s3Url(raw, 's3-url')
 }
 
