@@ -276,6 +276,18 @@ export function s3UrlFrom(
   return raw === undefined ? undefined : s3Url(raw, 's3-url')
 }
 
+/**
+ * The Postgres URL alone (`hark admin migrate-to`), unparsed: the command parses it and says
+ * what is wrong. Undefined when none is set.
+ */
+export function databaseUrlFrom(
+  args: ParsedArgs,
+  env: Env,
+  options: LoadOptions = {},
+): string | undefined {
+  return settingReader(args, env, options)('database-url', 'HARK_DATABASE_URL')
+}
+
 const show = (s: Setting, value: unknown): string => {
   if (s.secret && value !== undefined && value !== '') return '********'
   if (value === undefined) return ''

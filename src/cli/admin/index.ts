@@ -12,6 +12,7 @@ import {
   userLink,
   vapidRotate,
 } from './commands.ts'
+import { migrateTo } from './migrate-to.ts'
 
 /** `hark admin ...`: the operator's commands, in the order `hark admin --help` lists them. */
 const COMMANDS: readonly AdminCommand[] = [
@@ -21,6 +22,7 @@ const COMMANDS: readonly AdminCommand[] = [
   tokenAdd,
   backupCommand,
   restoreCommand,
+  migrateTo,
   vapidRotate,
   auditVerify,
   auditExport,

@@ -1,0 +1,45 @@
+/**
+ * `--database-url` / `HARK_DATABASE_URL`: the Postgres database, as libpq's URL form
+ *
+ *   postgres://USER:PASSWORD@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]
+ *
+ * Only the parsing lives here (no Bun, no I/O), so a bad URL is refused before anything is
+ * opened, and errors and reports show the URL with its password masked.
+ */
+
+export interface PostgresLocation {
+  /** The URL as given (trimmed): what the client connects with. */
+  url: string
+  /** The same URL with the password replaced by `***`, for logs and reports. */
+  masked: string
+  host: string
+  database: string
+}
+
+export const POSTGRES_URL_FORM = 'postgres://USER:PASSWORD@HOST[:PORT]/DATABASE[?sslmode=...]'
+
+const SSL_MODES = new Set(['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'])
+
+/** Throws an `Error` saying what is wrong; the message never repeats the password. */
+export function parsePostgresUrl(raw: string): PostgresLocation {
+  const text = raw.trim()
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new Error('it is not a URL')
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new Error(`it must start with postgres:// (got ${url.protocol}//)`)
+  }
+  if (url.hostname === '') throw new Error('it names no host')
+  const database = decodeURIComponent(url.pathname.replace(/^\//, ''))
+  if (database === '' || database.includes('/')) throw new Error('it names no database')
+  for (const [key, value] of url.searchParams) {
+    if (key !== 'sslmode') throw new Error(`unknown parameter "${key}"`)
+    if (!SSL_MODES.has(value)) throw new Error(`sslmode "${value}" is not one of libpq's modes`)
+  }
+  const masked = new URL(text)
+  if (masked.password !== '') masked.password = '***'
+  return { url: text, masked: masked.toString(), host: url.host, database }
+}

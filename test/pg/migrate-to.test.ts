@@ -1,0 +1,178 @@
+import { Database } from 'bun:sqlite'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { SQL } from 'bun'
+import { recordTables } from '../../src/server/db/pg/copy.ts'
+import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
+import { requireBinary, run } from '../binary/process.ts'
+import { startTestServer, type TestServer, tempDir } from '../harness.ts'
+import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
+
+// `hark admin migrate-to` (issue 20): a data directory written by a real server, copied by the
+// real binary into a throwaway Postgres cluster, compared there row by row with the SQLite file.
+const skip = skipWithoutPostgres()
+
+/** A value as both engines can agree on: Postgres' int8 comes back as a string, bytea as a Buffer. */
+const plain = (v: unknown): unknown =>
+  v instanceof Uint8Array ? Buffer.from(v).toString('hex') : typeof v === 'bigint' ? Number(v) : v
+
+/** Every row of a table as sorted JSON lines, each row's keys sorted. */
+function lines(rows: Record<string, unknown>[], numeric: Set<string>): string[] {
+  return rows
+    .map((row) =>
+      JSON.stringify(
+        Object.keys(row)
+          .sort()
+          .map((k) => [k, numeric.has(k) && row[k] !== null ? Number(row[k]) : plain(row[k])]),
+      ),
+    )
+    .sort()
+}
+
+describe.skipIf(skip)('hark admin migrate-to', () => {
+  let cluster: PgCluster
+  let s: TestServer
+  const clients: SQL[] = []
+  const connect = (url: string) => {
+    const sql = new SQL(url, { max: 2 })
+    clients.push(sql)
+    return sql
+  }
+  const migrateTo = (url: string, data = s.dir) =>
+    run(['admin', 'migrate-to', '--database-url', url, '--data', data], {}, 60_000)
+
+  beforeAll(async () => {
+    requireBinary()
+    cluster = await startCluster()
+    // A data directory with something in most tables, written through the API.
+    s = startTestServer()
+    const ask = await s.agent.send({
+      body: { text: 'Which region?', blocks: [{ type: 'text_input', id: 'r', label: 'Region' }] },
+    })
+    await s.person.answer(ask.message.id, 'antarctica please')
+    await s.agent.send({ body: { text: 'a message with ünïcode and "quotes"' } })
+    await s.agent.pin('build', { body: { title: 'Build', text: 'running' } })
+    await s.agent.upload('report.bin', new Uint8Array([0, 1, 2, 255]), 'application/octet-stream')
+    await s.person.send(s.channelId, { text: 'from the person' })
+    const other = s.addChannel('second agent', 'second@example.com')
+    await other.agent.send({ body: { text: 'another person, another channel' } })
+    s.session()
+    await s.stop()
+  }, 60_000)
+  afterAll(async () => {
+    for (const c of clients) await c.close({ timeout: 0 })
+    await s?.close()
+    await cluster?.close()
+  }, 60_000)
+
+  test('copies every table row for row, the counts verified, and search works there', async () => {
+    const url = await cluster.database('copy')
+    const done = await migrateTo(url)
+    expect(done.stderr).toBe('')
+    expect(done.code).toBe(0)
+    expect(done.stdout).toContain("every table's count verified")
+    const db = new Database(join(s.dir, 'hark.db'), { readonly: true })
+    const sql = connect(url)
+    let records = 0
+    for (const table of recordTables(db)) {
+      const numeric = new Set<string>(
+        (
+          await sql`SELECT column_name FROM information_schema.columns
+                    WHERE table_name = ${table} AND data_type = 'bigint'`
+        ).map((c: { column_name: string }) => c.column_name),
+      )
+      const before = lines(
+        db.query<Record<string, unknown>, []>(`SELECT * FROM "${table}"`).all(),
+        numeric,
+      )
+      const after = lines(await sql`SELECT * FROM ${sql(table)}`, numeric)
+      expect({ table, rows: after }).toEqual({ table, rows: before })
+      expect(done.stdout).toContain(`  ${table}: ${before.length}\n`)
+      records += before.length
+    }
+    expect(done.stdout).toContain(`Copied ${records} records`)
+    for (const table of ['users', 'channels', 'tokens', 'messages', 'files', 'sessions']) {
+      const [row] = await sql`SELECT count(*) AS n FROM ${sql(table)}`
+      expect({ table, n: Number(row.n) }).not.toEqual({ table, n: 0 })
+    }
+    // Numbering goes on after the copied rows, as SQLite's rowid would.
+    const [seq] = await sql`SELECT last_value FROM ${sql(
+      (await sql`SELECT pg_get_serial_sequence('messages', 'rid') AS s`)[0].s,
+    )}`
+    const [max] = await sql`SELECT max(rid) AS m FROM messages`
+    expect(Number(seq.last_value)).toBe(Number(max.m))
+    // Postgres' search index was built as the messages arrived.
+    const found = await sql`SELECT m.id FROM message_search s JOIN messages m USING (rid)
+                            WHERE s.document @@ to_tsquery('simple', 'antarctica')`
+    expect(found.map((r: { id: string }) => r.id)).toEqual([
+      db.query<{ id: string }, []>("SELECT id FROM messages WHERE answer LIKE '%antarctica%'").get()
+        ?.id,
+    ])
+    db.close()
+  }, 60_000)
+
+  test('a database that already holds records is refused, and nothing is added', async () => {
+    const url = await cluster.database('twice')
+    expect((await migrateTo(url)).code).toBe(0)
+    const sql = connect(url)
+    const count = async () => Number((await sql`SELECT count(*) AS n FROM messages`)[0].n)
+    const before = await count()
+    const again = await migrateTo(url)
+    expect(again.code).toBe(1)
+    expect(again.stderr).toContain('already holds records (in ')
+    expect(again.stderr).toContain('copies into an empty database only')
+    expect(await count()).toBe(before)
+  }, 60_000)
+
+  test('a failure part way leaves Postgres without any record', async () => {
+    const url = await cluster.database('halfway')
+    const sql = connect(url)
+    // The schema first, then a constraint no message meets: users and channels are copied
+    // before messages, and must be rolled back with them.
+    await migratePostgres(sql)
+    await sql.unsafe('ALTER TABLE messages ADD CONSTRAINT no_messages CHECK (false) NOT VALID')
+    const failed = await migrateTo(url)
+    expect(failed.code).toBe(1)
+    expect(failed.stderr).toContain('no_messages')
+    expect(Number((await sql`SELECT count(*) AS n FROM users`)[0].n)).toBe(0)
+    expect(Number((await sql`SELECT count(*) AS n FROM channels`)[0].n)).toBe(0)
+    // The seeded counter is back as the migration left it: the deletion rolled back too.
+    expect(await sql`SELECT name, value FROM counters`).toEqual([
+      { name: 'change_seq', value: '0' },
+    ])
+  }, 60_000)
+
+  test('an unreachable server is a clear error that never shows the password', async () => {
+    const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    const port = probe.port
+    probe.stop(true) // nothing listens there now
+    const failed = await migrateTo(`postgres://hark:s3cret-pw@127.0.0.1:${port}/hark`)
+    expect(failed.code).toBe(1)
+    expect(failed.stderr).toContain(`cannot use postgres://hark:***@127.0.0.1:${port}/hark`)
+    expect(failed.stderr).not.toContain('s3cret-pw')
+    expect(failed.stdout).toBe('')
+  }, 60_000)
+
+  test('a missing or malformed URL, or a directory without a database, is a usage error', async () => {
+    const missing = await run(['admin', 'migrate-to', '--data', s.dir], { HARK_DATABASE_URL: '' })
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain('needs --database-url (or HARK_DATABASE_URL)')
+    for (const [url, why] of [
+      ['mysql://u:p@host/db', 'it must start with postgres://'],
+      ['postgres://u:p@host', 'it names no database'],
+      ['postgres://u:p@host/db?ssl=1', 'unknown parameter "ssl"'],
+      ['not a url', 'it is not a URL'],
+    ]) {
+      const bad = await migrateTo(url as string)
+      expect({ url, code: bad.code }).toEqual({ url, code: 2 })
+      expect(bad.stderr).toContain(`--database-url: ${why}`)
+      expect(bad.stderr).not.toContain(':p@')
+    }
+    const empty = join(tempDir('hark-migrate-to-'), 'data')
+    mkdirSync(empty)
+    const none = await migrateTo(await cluster.database('none'), empty)
+    expect(none.code).toBe(2)
+    expect(none.stderr).toContain('holds no Hark database')
+  }, 60_000)
+})
