@@ -1,11 +1,13 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { recordTables } from '../../src/server/db/pg/copy.ts'
 import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
 import { requireBinary, run } from '../binary/process.ts'
+import { startS3, type TestS3 } from '../files/s3-fixture.ts'
 import { startTestServer, type TestServer, tempDir } from '../harness.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
@@ -33,18 +35,24 @@ function lines(rows: Record<string, unknown>[], numeric: Set<string>): string[] 
 describe.skipIf(skip)('hark admin migrate-to', () => {
   let cluster: PgCluster
   let s: TestServer
+  let s3: TestS3
   const clients: SQL[] = []
   const connect = (url: string) => {
     const sql = new SQL(url, { max: 2 })
     clients.push(sql)
     return sql
   }
-  const migrateTo = (url: string, data = s.dir) =>
-    run(['admin', 'migrate-to', '--database-url', url, '--data', data], {}, 60_000)
+  const migrateTo = (url: string, data = s.dir, more: string[] = []) =>
+    run(['admin', 'migrate-to', '--database-url', url, '--data', data, ...more], {}, 60_000)
+  const files = () =>
+    new Database(join(s.dir, 'hark.db'), { readonly: true })
+      .query<{ id: string; channel_id: string; sha256: string }, []>('SELECT * FROM files')
+      .all()
 
   beforeAll(async () => {
     requireBinary()
     cluster = await startCluster()
+    s3 = await startS3()
     // A data directory with something in most tables, written through the API.
     s = startTestServer()
     const ask = await s.agent.send({
@@ -54,6 +62,7 @@ describe.skipIf(skip)('hark admin migrate-to', () => {
     await s.agent.send({ body: { text: 'a message with ünïcode and "quotes"' } })
     await s.agent.pin('build', { body: { title: 'Build', text: 'running' } })
     await s.agent.upload('report.bin', new Uint8Array([0, 1, 2, 255]), 'application/octet-stream')
+    await s.agent.upload('notes.txt', 'x'.repeat(300_000), 'text/plain')
     await s.person.send(s.channelId, { text: 'from the person' })
     const other = s.addChannel('second agent', 'second@example.com')
     await other.agent.send({ body: { text: 'another person, another channel' } })
@@ -63,6 +72,7 @@ describe.skipIf(skip)('hark admin migrate-to', () => {
   afterAll(async () => {
     for (const c of clients) await c.close({ timeout: 0 })
     await s?.close()
+    await s3?.close()
     await cluster?.close()
   }, 60_000)
 
@@ -110,6 +120,42 @@ describe.skipIf(skip)('hark admin migrate-to', () => {
         ?.id,
     ])
     db.close()
+  }, 60_000)
+
+  test('with --s3-url, every file goes into the bucket, its bytes checked, then the records', async () => {
+    const url = await cluster.database('with_files')
+    const done = await migrateTo(url, s.dir, ['--s3-url', s3.url('moved')])
+    expect(done.stderr).toBe('')
+    expect(done.code).toBe(0)
+    const held = files()
+    expect(held).toHaveLength(2)
+    expect(done.stdout).toContain(`Copied 2 files (0.3 MiB) into http://127.0.0.1:${s3.port}/`)
+    expect(done.stdout).not.toContain('S3RVER') // the key and secret are never shown
+    for (const f of held) {
+      const bytes = await s3.client.file(`moved/${f.channel_id}/${f.id}`).bytes()
+      expect(createHash('sha256').update(bytes).digest('hex')).toBe(f.sha256)
+    }
+    expect(Number((await connect(url)`SELECT count(*) AS n FROM files`)[0].n)).toBe(2)
+  }, 60_000)
+
+  test('a file whose bytes are not what its record says stops the copy before any record', async () => {
+    const url = await cluster.database('bad_file')
+    const [f] = files()
+    if (!f) throw new Error('no file')
+    const path = join(s.dir, 'files', f.channel_id, f.id)
+    const good = readFileSync(path)
+    writeFileSync(path, Buffer.from(good).fill(7))
+    try {
+      const failed = await migrateTo(url, s.dir, ['--s3-url', s3.url('bad')])
+      expect(failed.code).toBe(1)
+      expect(failed.stderr).toContain(
+        `${f.channel_id}/${f.id}: the bytes do not match the expected SHA-256`,
+      )
+      expect(Number((await connect(url)`SELECT count(*) AS n FROM users`)[0].n)).toBe(0)
+      expect((await s3.keys()).filter((k) => k === `bad/${f.channel_id}/${f.id}`)).toEqual([])
+    } finally {
+      writeFileSync(path, good)
+    }
   }, 60_000)
 
   test('a database that already holds records is refused, and nothing is added', async () => {

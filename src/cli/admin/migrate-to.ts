@@ -1,6 +1,13 @@
+import type { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { SQL } from 'bun'
 import { FatalError, UsageError } from '../../core/errors.ts'
+import { copyFiles } from '../../files/copy.ts'
+import { DiskBlobs } from '../../files/disk-blobs.ts'
+import { S3Blobs } from '../../files/s3-blobs.ts'
+import { parseS3Url } from '../../files/s3-url.ts'
+import { fileStore } from '../../files/store.ts'
 import { databasePath } from '../../server/context.ts'
 import { openDatabase } from '../../server/db/database.ts'
 import { copyToPostgres } from '../../server/db/pg/copy.ts'
@@ -10,8 +17,8 @@ import {
   type PostgresLocation,
   parsePostgresUrl,
 } from '../../server/db/pg/url.ts'
-import { databaseUrlFrom } from '../settings.ts'
-import type { AdminCommand } from './command.ts'
+import { databaseUrlFrom, s3UrlFrom } from '../settings.ts'
+import type { AdminCommand, AdminContext } from './command.ts'
 
 /** A server that does not answer in this long is reported, not waited on. */
 const CONNECT_SECONDS = 10
@@ -44,13 +51,38 @@ async function connect(pg: PostgresLocation): Promise<SQL> {
   }
 }
 
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
+
+/**
+ * With `--s3-url`, the files' bytes go into the bucket, each checked against its record; run
+ * inside the records' snapshot, before them. Without, they stay where they are.
+ */
+function filesStep(c: AdminContext, db: Database): () => Promise<void> {
+  const s3 = s3UrlFrom(c.args, c.env)
+  const disk = join(c.dataDir, 'files')
+  if (s3 === undefined) {
+    return async () =>
+      c.out(
+        `Files stay in ${disk}: instances on Postgres keep them in S3 (--s3-url, docs/scaling.md).`,
+      )
+  }
+  return async () => {
+    const bucket = new S3Blobs(parseS3Url(s3))
+    await bucket.check()
+    const copied = await copyFiles(fileStore(db).checksums(), new DiskBlobs(disk), bucket)
+    c.out(
+      `Copied ${copied.files} files (${mib(copied.bytes)}) into ${bucket.where}, each size and SHA-256 checked.`,
+    )
+  }
+}
+
 export const migrateTo: AdminCommand = {
   name: 'migrate-to',
   summary: `copies every record into an empty Postgres database (schema made there first) and
-verifies the counts table by table; stop the server first: what it writes after the copy's
-snapshot stays behind`,
-  help: 'hark admin migrate-to --database-url URL [--data DIR]',
-  valued: ['data', 'config', 'database-url'],
+verifies the counts table by table; with --s3-url, the files' bytes into the bucket, each
+hash checked; stop the server first: what it writes after the copy's snapshot stays behind`,
+  help: 'hark admin migrate-to --database-url URL [--s3-url URL] [--data DIR]',
+  valued: ['data', 'config', 'database-url', 's3-url'],
   async run(c) {
     if (c.args.positionals.length > 0)
       throw new UsageError('usage: hark admin migrate-to --database-url URL')
@@ -65,7 +97,13 @@ snapshot stays behind`,
     try {
       const { to } = await migratePostgres(sql)
       c.out(`Copying ${file} into ${pg.masked} (schema ${to}):`)
-      const tables = await copyToPostgres(db, sql, to, (t) => c.out(`  ${t.table}: ${t.copied}`))
+      const tables = await copyToPostgres(
+        db,
+        sql,
+        to,
+        (t) => c.out(`  ${t.table}: ${t.copied}`),
+        filesStep(c, db),
+      )
       const records = tables.reduce((n, t) => n + t.copied, 0)
       c.out(
         `Copied ${records} records in ${tables.length} tables; every table's count verified in Postgres.`,

@@ -90,13 +90,16 @@ function* batches(db: Database, table: string): Generator<Row[]> {
 
 /**
  * Copies `db` into `sql`, whose schema must already be at SQLite's version and hold no
- * records. `progress` hears of each table once it is copied.
+ * records. `progress` hears of each table once it is copied; `first` runs inside the SQLite
+ * snapshot before any record is copied (the files' bytes go first, so no record the copy
+ * commits names bytes that are not there yet).
  */
 export async function copyToPostgres(
   db: Database,
   sql: SQL,
   pgVersion: number,
   progress: (t: CopiedTable) => void = () => {},
+  first: () => Promise<void> = async () => {},
 ): Promise<CopiedTable[]> {
   const version = sqliteVersion(db)
   if (version !== pgVersion) {
@@ -105,6 +108,7 @@ export async function copyToPostgres(
   const tables = recordTables(db)
   db.run('BEGIN') // a read transaction: every table is read from one snapshot
   try {
+    await first()
     return await sql.begin(async (tx) => {
       await refuseRecords(tx, tables)
       const copied: CopiedTable[] = []
