@@ -14,7 +14,6 @@
  */
 import { gzipSync } from 'bun'
 import type { Page } from 'playwright-core'
-import { launchBrowser, loggedInContext, PHONE, startWebServer } from '../test/web/harness.ts'
 import { arg, ms, pct } from './lib.ts'
 
 const MESSAGES = arg('messages', 1000)
@@ -63,13 +62,38 @@ function body(i: number) {
   }
 }
 
+/**
+ * Every file index.html names must be served: another build of this tree between ours and the
+ * server's first read of them (the server reads each on first use) would otherwise show as a
+ * blank page 30 s later instead of this error now.
+ */
+async function shellServed(base: string): Promise<void> {
+  const html = await (await fetch(base)).text()
+  const named = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1] as string)
+  for (const path of [...named, '/sw.js']) {
+    const response = await fetch(`${base}${path}`)
+    if (!response.ok) {
+      throw new Error(`${path} answers ${response.status}: web/dist changed under the bench`)
+    }
+  }
+}
+
 const proc = Bun.spawnSync([process.execPath, 'run', 'build:web'], {
   stdout: 'ignore',
   stderr: 'inherit',
 })
 if (proc.exitCode !== 0) throw new Error('bun run build:web failed')
 
+// The server is loaded only now, after the build: its map of the app's files
+// (src/server/webapp/assets.gen.ts) is read when its modules load, and a static import runs
+// before this file's first line. The previous build's map then served index.html naming the
+// new bundle, which it did not know: a 404 for the app's only script and a blank page, on
+// every run where web/src had changed since the last build.
+const { launchBrowser, loggedInContext, PHONE, startWebServer } = await import(
+  '../test/web/harness.ts'
+)
 const server = startWebServer({ label: 'Busy bot' })
+await shellServed(server.url)
 const chrome = await launchBrowser()
 try {
   for (let i = 0; i < MESSAGES; i++) await server.agent.send({ body: body(i) })

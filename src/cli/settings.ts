@@ -3,6 +3,7 @@ import { resolve } from 'node:path'
 import { UsageError } from '../core/errors.ts'
 import { s3UrlSetting as s3Url } from '../files/s3-url.ts'
 import { type Config, DEFAULTS } from '../server/config.ts'
+import { databaseUrlSetting } from '../server/db/pg/url.ts'
 import { flagString, type ParsedArgs } from './args.ts'
 import {
   baseUrl,
@@ -66,6 +67,16 @@ export const SETTINGS: readonly Setting[] = [
     defaultText: '(none: files in the data directory)',
     secret: true,
     parse: s3Url,
+    fallback: () => undefined,
+  }),
+  setting({
+    key: 'databaseUrl',
+    flag: 'database-url',
+    env: 'HARK_DATABASE_URL',
+    help: 'Postgres, for hark admin migrate-to (postgres://USER:PASSWORD@host[:port]/db); serve refuses it for now',
+    defaultText: '(none: SQLite in the data directory)',
+    secret: true,
+    parse: databaseUrlSetting,
     fallback: () => undefined,
   }),
   onOff('trustProxy', 'trust-proxy', 'believe X-Forwarded-For (only behind a proxy)'),
@@ -277,15 +288,16 @@ export function s3UrlFrom(
 }
 
 /**
- * The Postgres URL alone (`hark admin migrate-to`), unparsed: the command parses it and says
- * what is wrong. Undefined when none is set.
+ * The Postgres URL alone (`hark admin migrate-to`), checked like every setting. Undefined when
+ * none is set.
  */
 export function databaseUrlFrom(
   args: ParsedArgs,
   env: Env,
   options: LoadOptions = {},
 ): string | undefined {
-  return settingReader(args, env, options)('database-url', 'HARK_DATABASE_URL')
+  const raw = settingReader(args, env, options)('database-url', 'HARK_DATABASE_URL')
+  return raw === undefined ? undefined : databaseUrlSetting(raw, 'database-url')
 }
 
 const show = (s: Setting, value: unknown): string => {

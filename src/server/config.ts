@@ -38,6 +38,11 @@ export interface Config {
    * (`s3://KEY:SECRET@host[:port]/bucket[/prefix][?region=...&tls=false]`, src/files/s3-url.ts).
    */
   s3Url?: string
+  /**
+   * A Postgres database (`postgres://...`, src/server/db/pg/url.ts): read by
+   * `hark admin migrate-to`; `hark serve` refuses it until its stores run on Postgres.
+   */
+  databaseUrl?: string
   /** Longest pause in an upload's body before it is cut (408); not a flag: tests shorten it. */
   uploadStallMs?: number
 }

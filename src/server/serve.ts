@@ -139,6 +139,13 @@ export async function serve(config: Config, log: Logger): Promise<void> {
     process.once('SIGTERM', () => onSignal('SIGTERM'))
     process.once('SIGINT', () => onSignal('SIGINT'))
   })
+  if (config.databaseUrl) {
+    // Running on SQLite when Postgres was asked for would split the records in two.
+    throw new FatalError(
+      'HARK_DATABASE_URL is set, but this hark serves from SQLite only: its stores do not run on ' +
+        'Postgres yet (docs/scaling.md). Unset it; hark admin migrate-to uses it to copy the records.',
+    )
+  }
   const mailer = config.smtpUrl
     ? createSmtpMailer(config.smtpUrl, config.smtpFrom ?? 'hark@localhost')
     : undefined

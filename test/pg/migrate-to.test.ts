@@ -222,3 +222,33 @@ describe.skipIf(skip)('hark admin migrate-to', () => {
     expect(none.stderr).toContain('holds no Hark database')
   }, 60_000)
 })
+
+describe('HARK_DATABASE_URL and hark serve', () => {
+  test('serve refuses to start on SQLite while a database URL is set, before it listens', async () => {
+    requireBinary()
+    const data = join(tempDir('hark-db-url-'), 'data')
+    const refused = await run(['serve', '--port', '0', '--data', data], {
+      HARK_DATABASE_URL: 'postgres://hark:pw-not-shown@127.0.0.1:1/hark',
+    })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain(
+      'HARK_DATABASE_URL is set, but this hark serves from SQLite only',
+    )
+    expect(refused.stderr).not.toContain('pw-not-shown')
+    expect(refused.stderr).not.toContain('listening')
+  })
+
+  test('--print-config masks it, and a malformed one is a usage error naming the flag', async () => {
+    requireBinary()
+    const shown = await run(['serve', '--print-config'], {
+      HARK_DATABASE_URL: 'postgres://hark:pw-not-shown@db.lan/hark',
+    })
+    expect(shown.code).toBe(0)
+    expect(shown.stdout).toContain('HARK_DATABASE_URL=********  # env')
+    expect(shown.stdout).not.toContain('pw-not-shown')
+    const bad = await run(['serve', '--print-config', '--database-url', 'mysql://u:pw@h/db'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--database-url: it must start with postgres://')
+    expect(bad.stderr).not.toContain('pw')
+  })
+})

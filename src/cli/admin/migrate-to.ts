@@ -23,19 +23,13 @@ import type { AdminCommand, AdminContext } from './command.ts'
 /** A server that does not answer in this long is reported, not waited on. */
 const CONNECT_SECONDS = 10
 
-function location(raw: string | undefined): PostgresLocation {
-  if (raw === undefined) {
+function location(url: string | undefined): PostgresLocation {
+  if (url === undefined) {
     throw new UsageError(
       `hark admin migrate-to needs --database-url (or HARK_DATABASE_URL): ${POSTGRES_URL_FORM}`,
     )
   }
-  try {
-    return parsePostgresUrl(raw)
-  } catch (error) {
-    throw new UsageError(
-      `--database-url: ${(error as Error).message}; the form is ${POSTGRES_URL_FORM}`,
-    )
-  }
+  return parsePostgresUrl(url) // databaseUrlFrom has checked it
 }
 
 /** The first query, so an unreachable server or a refused login is said plainly. */

@@ -6,6 +6,7 @@
  * Only the parsing lives here (no Bun, no I/O), so a bad URL is refused before anything is
  * opened, and errors and reports show the URL with its password masked.
  */
+import { UsageError } from '../../../core/errors.ts'
 
 export interface PostgresLocation {
   /** The URL as given (trimmed): what the client connects with. */
@@ -42,4 +43,18 @@ export function parsePostgresUrl(raw: string): PostgresLocation {
   const masked = new URL(text)
   if (masked.password !== '') masked.password = '***'
   return { url: text, masked: masked.toString(), host: url.host, database }
+}
+
+/**
+ * The setting's parser (src/cli/settings.ts): checked as it is read, so a bad URL stops
+ * `hark serve` (or `hark admin migrate-to`) before anything is opened. Empty means unset.
+ */
+export function databaseUrlSetting(raw: string, flag: string): string | undefined {
+  if (raw.trim() === '') return undefined
+  try {
+    parsePostgresUrl(raw)
+  } catch (error) {
+    throw new UsageError(`--${flag}: ${(error as Error).message}; the form is ${POSTGRES_URL_FORM}`)
+  }
+  return raw.trim()
 }
