@@ -47,9 +47,13 @@ export function channelStore(db: Database) {
     byId: (id: string) => q.byId.get(id) ?? undefined,
     byUser: (userId: string) => q.byUser.all(userId),
     rename: (id: string, label: string, now: number) => q.rename.get(id, label, now) as ChannelRow,
-    remove: (id: string) => q.remove.run(id),
+    remove: (id: string): void => {
+      q.remove.run(id)
+    },
     lastRid: (id: string) => q.lastRid.get(id)?.rid ?? 0,
-    markRead: (id: string, rid: number) => q.markRead.run(id, rid),
+    markRead: (id: string, rid: number): void => {
+      q.markRead.run(id, rid)
+    },
     unread: (id: string, afterRid: number) => q.unread.get(id, afterRid)?.n ?? 0,
   }
 }

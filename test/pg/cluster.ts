@@ -13,8 +13,11 @@ import { skipWithout } from '../ops/release.ts'
 export interface PgCluster {
   /** The cluster's `postgres` database, as the `postgres` superuser. */
   readonly url: string
-  /** Makes a fresh, empty database and returns its URL: each test gets its own schema state. */
-  database(name: string): Promise<string>
+  /**
+   * Makes a fresh database and returns its URL: each test gets its own schema state. Empty, or
+   * a copy of `template` (a database nobody is connected to).
+   */
+  database(name: string, template?: string): Promise<string>
   /** Stops the server and removes its directory. Safe to call twice. */
   close(): Promise<void>
 }
@@ -139,11 +142,13 @@ export async function startCluster(): Promise<PgCluster> {
     let closed = false
     return {
       url,
-      async database(name) {
-        if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad database name ${name}`)
+      async database(name, template) {
+        for (const n of [name, template ?? name]) {
+          if (!/^[a-z_][a-z0-9_]*$/.test(n)) throw new Error(`bad database name ${n}`)
+        }
         const admin = new SQL(url, { max: 1 })
         try {
-          await admin.unsafe(`CREATE DATABASE ${name}`)
+          await admin.unsafe(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`)
         } finally {
           await admin.close()
         }

@@ -1,0 +1,164 @@
+import type { Database } from 'bun:sqlite'
+import { afterEach, beforeAll, beforeEach, describe } from 'bun:test'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { SQL } from 'bun'
+import { openDatabase } from '../../src/server/db/database.ts'
+import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
+import type { PgTwin } from '../../src/server/db/pg/twin.ts'
+import { tempDir } from '../harness.ts'
+import { type PgCluster, skipWithoutPostgres, startCluster } from '../pg/cluster.ts'
+
+/**
+ * The store contract suites (issue 20): one body of tests run against a store on SQLite and
+ * its twin on Postgres, each on a fresh database with the schema of the latest migration, so
+ * whatever a test asserts holds on both engines. Writes run in a transaction, as the write
+ * path runs them; reads outside one, as the services do.
+ */
+export type EngineName = 'sqlite' | 'postgres'
+
+export interface StoreEngine<S> {
+  readonly name: EngineName
+  /** Runs `work` on the store in one transaction (committed unless it throws). */
+  write<T>(work: (store: PgTwin<S> | S) => T | Promise<T>): Promise<Awaited<T>>
+  /** Runs `work` on the store outside a transaction. */
+  read<T>(work: (store: PgTwin<S> | S) => T | Promise<T>): Promise<Awaited<T>>
+  /** Puts rows in `table` directly (what other stores would have written). */
+  insert(table: string, rows: Record<string, unknown> | Record<string, unknown>[]): Promise<void>
+  /** Rows of a query (`?` placeholders on both engines), integers as numbers. */
+  rows(query: string, ...params: unknown[]): Promise<Record<string, unknown>[]>
+}
+
+export interface StorePair<S> {
+  sqlite: (db: Database) => S
+  postgres: (sql: SQL) => PgTwin<S>
+}
+
+/**
+ * One cluster and template for every suite in the process (`bun test` runs the files in one):
+ * started by the first Postgres suite, stopped when the process exits (test/pg/cluster.ts).
+ */
+let cluster: PgCluster | undefined
+let template: Promise<void> | undefined
+let made = 0
+
+async function pgTemplate(c: PgCluster): Promise<void> {
+  const sql = new SQL(await c.database('stores_template'), { max: 1 })
+  try {
+    await migratePostgres(sql)
+  } finally {
+    await sql.close()
+  }
+}
+
+const placeholders = (query: string) => {
+  let n = 0
+  return query.replace(/\?/g, () => `$${++n}`)
+}
+
+/** Postgres' int8 arrives as a string: `rows` leaves values as they come, tests use Number(). */
+function sqliteEngine<S>(make: StorePair<S>['sqlite']): StoreEngine<S> & { close(): void } {
+  const dir = tempDir('hark-store-')
+  const db = openDatabase(join(dir, 'hark.db'))
+  db.run('PRAGMA synchronous = OFF') // a throwaway file: no need to survive a power cut
+  const store = make(db)
+  // One writer at a time, as SQLite allows and the write path arranges: a transaction's
+  // awaits must not let another begin on the same connection.
+  let queue: Promise<unknown> = Promise.resolve()
+  return {
+    name: 'sqlite',
+    write(work) {
+      const next = queue.then(async () => {
+        db.run('BEGIN IMMEDIATE')
+        try {
+          const value = await work(store)
+          db.run('COMMIT')
+          return value
+        } catch (error) {
+          db.run('ROLLBACK')
+          throw error
+        }
+      })
+      queue = next.catch(() => {})
+      return next
+    },
+    async read(work) {
+      return await work(store)
+    },
+    async insert(table, rows) {
+      db.transaction(() => {
+        for (const row of [rows].flat()) {
+          const keys = Object.keys(row)
+          db.query(
+            `INSERT INTO "${table}" (${keys.map((k) => `"${k}"`).join(', ')}) VALUES (${keys.map(() => '?').join(', ')})`,
+          ).run(...(Object.values(row) as never[]))
+        }
+      })()
+    },
+    async rows(query, ...params) {
+      return db.query(query).all(...(params as never[])) as Record<string, unknown>[]
+    },
+    close() {
+      db.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+async function postgresEngine<S>(
+  c: PgCluster,
+  make: StorePair<S>['postgres'],
+): Promise<StoreEngine<S> & { close(): Promise<void> }> {
+  const sql = new SQL(await c.database(`store_${++made}`, 'stores_template'), { max: 4 })
+  return {
+    name: 'postgres',
+    write: (work) => sql.begin(async (tx) => await work(make(tx))) as never,
+    async read(work) {
+      return await work(make(sql))
+    },
+    async insert(table, rows) {
+      await sql`INSERT INTO ${sql(table)} ${sql([rows].flat())}`
+    },
+    async rows(query, ...params) {
+      const rows = (await sql.unsafe(placeholders(query), params)) as Record<string, unknown>[]
+      return rows
+    },
+    close: () => sql.close({ timeout: 0 }),
+  }
+}
+
+/**
+ * `describe`s `body` once per engine. Each test gets a fresh database (Postgres: a copy of a
+ * migrated template, about 50 ms). Postgres is skipped, loudly, where it is missing outside
+ * CI (test/pg/cluster.ts).
+ */
+export function describeStore<S>(
+  title: string,
+  pair: StorePair<S>,
+  body: (engine: () => StoreEngine<S>) => void,
+): void {
+  const skipPg = skipWithoutPostgres()
+  describe(`${title} on sqlite`, () => {
+    let e: (StoreEngine<S> & { close(): void }) | undefined
+    beforeEach(() => {
+      e = sqliteEngine(pair.sqlite)
+    })
+    afterEach(() => e?.close())
+    body(() => e as StoreEngine<S>)
+  })
+  describe.skipIf(skipPg)(`${title} on postgres`, () => {
+    let e: (StoreEngine<S> & { close(): Promise<void> }) | undefined
+    beforeAll(async () => {
+      cluster ??= await startCluster()
+      template ??= pgTemplate(cluster)
+      await template
+    }, 60_000)
+    beforeEach(async () => {
+      e = await postgresEngine(cluster as PgCluster, pair.postgres)
+    })
+    afterEach(async () => {
+      await e?.close()
+    })
+    body(() => e as StoreEngine<S>)
+  })
+}
