@@ -24,3 +24,18 @@ export function ints<T>(row: unknown, columns: readonly (keyof T & string)[]): T
   }
   return out as T
 }
+
+/**
+ * Bun hands bytea back as a Buffer; SQLite's stores answer plain Uint8Arrays (hashes, keys).
+ * These columns of `row` become plain Uint8Arrays, so a twin's rows equal its store's.
+ */
+export function bytes<T>(row: unknown, columns: readonly (keyof T & string)[]): T {
+  const out = row as Record<string, unknown>
+  for (const c of columns) {
+    const v = out[c]
+    if (v instanceof Uint8Array && v.constructor !== Uint8Array) {
+      out[c] = new Uint8Array(v.buffer, v.byteOffset, v.byteLength)
+    }
+  }
+  return out as T
+}
