@@ -20,9 +20,9 @@ export type EngineName = 'sqlite' | 'postgres'
 export interface StoreEngine<S> {
   readonly name: EngineName
   /** Runs `work` on the store in one transaction (committed unless it throws). */
-  write<T>(work: (store: PgTwin<S> | S) => T | Promise<T>): Promise<Awaited<T>>
+  write<T>(work: (store: PgTwin<S> | S) => T): Promise<Awaited<T>>
   /** Runs `work` on the store outside a transaction. */
-  read<T>(work: (store: PgTwin<S> | S) => T | Promise<T>): Promise<Awaited<T>>
+  read<T>(work: (store: PgTwin<S> | S) => T): Promise<Awaited<T>>
   /** Puts rows in `table` directly (what other stores would have written). */
   insert(table: string, rows: Record<string, unknown> | Record<string, unknown>[]): Promise<void>
   /** Rows of a query (`?` placeholders on both engines), integers as numbers. */
@@ -67,8 +67,8 @@ function sqliteEngine<S>(make: StorePair<S>['sqlite']): StoreEngine<S> & { close
   let queue: Promise<unknown> = Promise.resolve()
   return {
     name: 'sqlite',
-    write(work) {
-      const next = queue.then(async () => {
+    write<T>(work: (store: PgTwin<S> | S) => T) {
+      const next = queue.then(async (): Promise<Awaited<T>> => {
         db.run('BEGIN IMMEDIATE')
         try {
           const value = await work(store)
@@ -82,7 +82,7 @@ function sqliteEngine<S>(make: StorePair<S>['sqlite']): StoreEngine<S> & { close
       queue = next.catch(() => {})
       return next
     },
-    async read(work) {
+    async read<T>(work: (store: PgTwin<S> | S) => T): Promise<Awaited<T>> {
       return await work(store)
     },
     async insert(table, rows) {
@@ -112,8 +112,9 @@ async function postgresEngine<S>(
   const sql = new SQL(await c.database(`store_${++made}`, 'stores_template'), { max: 4 })
   return {
     name: 'postgres',
-    write: (work) => sql.begin(async (tx) => await work(make(tx))) as never,
-    async read(work) {
+    write: <T>(work: (store: PgTwin<S> | S) => T) =>
+      sql.begin(async (tx) => await work(make(tx))) as Promise<Awaited<T>>,
+    async read<T>(work: (store: PgTwin<S> | S) => T): Promise<Awaited<T>> {
       return await work(make(sql))
     },
     async insert(table, rows) {

@@ -32,10 +32,14 @@ export function sessionStore(db: Database) {
       q.insert.get(s.id, s.hash, s.user_id, s.user_agent, s.created_at, s.expires_at) as SessionRow,
     byHash: (hash: Uint8Array) => q.byHash.get(hash) ?? undefined,
     byUser: (userId: string) => q.byUser.all(userId),
-    touch: (id: string, now: number, expiresAt: number) => q.touch.run(id, now, expiresAt),
+    touch: (id: string, now: number, expiresAt: number): void => {
+      q.touch.run(id, now, expiresAt)
+    },
     remove: (id: string, userId: string) => q.remove.run(id, userId).changes > 0,
     removeAll: (userId: string) => q.removeAll.run(userId).changes,
-    removeExpired: (now: number) => q.removeExpired.run(now),
+    removeExpired: (now: number): void => {
+      q.removeExpired.run(now)
+    },
   }
 }
 

@@ -51,11 +51,17 @@ export function tokenStore(db: Database) {
         t.created_at,
       ) as TokenRow,
     byHash: (hash: Uint8Array) => q.byHash.get(hash) ?? undefined,
-    touch: (id: string, now: number) => q.touch.run(id, now),
+    touch: (id: string, now: number): void => {
+      q.touch.run(id, now)
+    },
     byId: (id: string) => q.byId.get(id) ?? undefined,
     liveByUser: (userId: string) => q.liveByUser.all(userId),
-    revoke: (id: string, now: number) => q.revoke.run(id, now),
-    revokeChannel: (channelId: string, now: number) => q.revokeChannel.run(channelId, now),
+    revoke: (id: string, now: number): void => {
+      q.revoke.run(id, now)
+    },
+    revokeChannel: (channelId: string, now: number): void => {
+      q.revokeChannel.run(channelId, now)
+    },
     /** Revokes every live person token of the person; returns how many. */
     revokePersonTokens: (userId: string, now: number) =>
       q.revokePersonTokens.run(userId, now).changes,
