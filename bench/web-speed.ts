@@ -13,11 +13,14 @@
  * browser's); builds the web app first (`bun run build:web`).
  */
 import { gzipSync } from 'bun'
-import type { Page } from 'playwright-core'
+import type { CDPSession, Page } from 'playwright-core'
 import { arg, ms, pct } from './lib.ts'
+import { type Profiled, profiledBundle, profileStart } from './web-profile.ts'
 
 const MESSAGES = arg('messages', 1000)
 const LOADS = arg('loads', 5)
+/** `--profile`: where the time of one load and of the scroll goes (bench/web-profile.ts). */
+const PROFILE = process.argv.includes('--profile')
 
 function body(i: number) {
   switch (i % 6) {
@@ -100,7 +103,13 @@ try {
   const last = `Step ${MESSAGES - (MESSAGES % 6 === 0 ? 6 : MESSAGES % 6)}`
   const path = `/c/${server.channelId}`
 
-  async function throttledPage(): Promise<{ page: Page; close(): Promise<void> }> {
+  const readable = PROFILE ? await profiledBundle() : undefined
+
+  async function throttledPage(): Promise<{
+    page: Page
+    cdp: CDPSession
+    close(): Promise<void>
+  }> {
     const context = await loggedInContext(chrome.browser, server, {
       viewport: PHONE,
       serviceWorkers: true,
@@ -111,7 +120,8 @@ try {
     page.on('pageerror', (e) => console.error(`bench: page error: ${e.message}`))
     const cdp = await context.newCDPSession(page)
     await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 })
-    return { page, close: () => context.close() }
+    if (readable) await readable.serve(page)
+    return { page, cdp, close: () => context.close() }
   }
 
   // 1. Fresh loads: navigation start → the newest message on screen.
@@ -119,7 +129,9 @@ try {
   let jsBytes = 0
   let jsFiles: string[] = []
   for (let n = 0; n < LOADS; n++) {
-    const { page, close } = await throttledPage()
+    const { page, cdp, close } = await throttledPage()
+    const profiling: Profiled | undefined =
+      readable && n === LOADS - 1 ? await profileStart(chrome.browser, page, cdp) : undefined
     const scripts: Promise<void>[] = []
     const sizes = new Map<string, number>()
     page.on('response', (response) => {
@@ -148,6 +160,7 @@ try {
       })
     const shown = await page.evaluate(() => performance.now())
     loads.push(shown)
+    if (profiling && readable) await profiling.report('opening the thread', readable.moduleAt)
     if (n === 0) {
       // The service worker registers on the first visit: wait for it so its script counts too.
       await page.evaluate(() => navigator.serviceWorker?.ready.then(() => undefined))
@@ -170,9 +183,10 @@ try {
   )
 
   // 2. Scrolling back to the first message, as a thumb would: frame times meanwhile.
-  const { page, close } = await throttledPage()
+  const { page, cdp, close } = await throttledPage()
   await page.goto(`${server.url}${path}`)
   await page.getByText(last, { exact: false }).last().waitFor({ state: 'visible' })
+  const profiling = readable ? await profileStart(chrome.browser, page, cdp) : undefined
   const scroll = await page.evaluate(async (first: string) => {
     const list = document.querySelector('.messages')?.closest('[class*=scroll], .thread, main')
     const scroller =
@@ -204,6 +218,7 @@ try {
     running = false
     return { frames, ms: performance.now() - started, reached }
   }, 'Step 0:')
+  if (profiling && readable) await profiling.report('scrolling back', readable.moduleAt)
   await close()
   const frames = [...scroll.frames].sort((a, b) => a - b)
   const long = frames.filter((f) => f > 50).length
