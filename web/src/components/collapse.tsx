@@ -27,11 +27,15 @@ export interface Collapse<T extends HTMLElement> {
   /** The class for the cut element: `collapsed` while it is cut. */
   cut: string | undefined
   toggle(): void
-  /** Measure again (after content was put in by hand, as the markdown block does). */
-  measure(): void
 }
 
-/** Measures `ref`'s element again whenever `deps` change and whenever its box resizes. */
+/**
+ * Measures `ref`'s element again whenever `deps` change and whenever its box resizes. Only in
+ * the resize observer's callback, which also reports once when observing starts: it runs after
+ * layout, so reading sizes there costs nothing, where reading them as the block mounts forced a
+ * layout of the whole thread per block (bench/README.md, "The web app"). Content put in by hand
+ * in a layout effect after this one (the markdown block) is in place by then.
+ */
 export function useCollapse<T extends HTMLElement>(deps: unknown[]): Collapse<T> {
   const ref = useRef<T>(null)
   const id = useId()
@@ -47,7 +51,6 @@ export function useCollapse<T extends HTMLElement>(deps: unknown[]): Collapse<T>
   useLayoutEffect(() => {
     const el = ref.current
     if (!el) return
-    measure()
     // A narrower screen wraps text into more lines; an image inside loads later.
     const observer = new ResizeObserver(measure)
     observer.observe(el)
@@ -68,7 +71,6 @@ export function useCollapse<T extends HTMLElement>(deps: unknown[]): Collapse<T>
     wide: size.wide,
     cut: size.long && !open ? 'collapsed' : undefined,
     toggle,
-    measure,
   }
 }
 

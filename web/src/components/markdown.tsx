@@ -127,7 +127,6 @@ export function Markdown({ text }: { text: string }) {
   const timer = useRef<ReturnType<typeof setTimeout>>(undefined)
   useLayoutEffect(() => {
     collapse.ref.current?.replaceChildren(renderMarkdown(text))
-    collapse.measure()
   }, [text])
   useLayoutEffect(() => () => clearTimeout(timer.current), [])
 

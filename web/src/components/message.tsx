@@ -13,6 +13,27 @@ const STATE_TEXT: Record<string, string> = {
   done: 'Done',
 }
 
+/**
+ * A message's two times, kept by its `created_at`: each format call builds an Intl formatter,
+ * which a long thread paid for on every message it mounted (bench/web-speed.ts). A new day
+ * starts afresh, since "today" shows only the clock.
+ */
+const times = new Map<number, { short: string; full: string }>()
+let timesDay = ''
+function timesOf(ms: number): { short: string; full: string } {
+  const day = new Date().toDateString()
+  if (day !== timesDay) {
+    times.clear()
+    timesDay = day
+  }
+  let t = times.get(ms)
+  if (!t) {
+    t = { short: stamp(ms), full: fullDate(ms) }
+    times.set(ms, t)
+  }
+  return t
+}
+
 interface MessageProps {
   message: Message
   onChange: (m: Message) => void
@@ -43,6 +64,7 @@ function MessageBody({ message, onChange, focused }: MessageProps) {
   const state = mine ? (message.state ?? null) : undefined
   const edited = message.updated_at > message.created_at && !message.ask && !mine
   const approval = approvalOf(message)
+  const time = timesOf(message.created_at)
   const classes = [
     'msg',
     mine ? 'mine' : 'agent',
@@ -69,11 +91,8 @@ function MessageBody({ message, onChange, focused }: MessageProps) {
         ))
       )}
       <footer class="msg-meta">
-        <time
-          dateTime={new Date(message.created_at).toISOString()}
-          title={fullDate(message.created_at)}
-        >
-          {stamp(message.created_at)}
+        <time dateTime={new Date(message.created_at).toISOString()} title={time.full}>
+          {time.short}
         </time>
         {edited && <span> · edited</span>}
         {state !== undefined && (

@@ -1,8 +1,9 @@
 import { Fragment } from 'preact'
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { READING_EVENT } from '../components/collapse.tsx'
 import { Composer } from '../components/composer.tsx'
 import { MessageView } from '../components/message.tsx'
+import { useMessageWindow } from '../components/message-window.ts'
 import { OfflineBanner, PendingMessage } from '../components/offline.tsx'
 import { Pins } from '../components/pins.tsx'
 import { Button, CopyText, ErrorNote, Spinner, useAction } from '../components/ui.tsx'
@@ -89,6 +90,11 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
     if (!feed.loadingOlder) fromBottom.current = undefined
   }, [feed.messages, feed.loaded, feed.loadingOlder, pending.length])
 
+  // A long thread mounts only what is near the screen (message-window.ts); its effects run
+  // after the one above has put the scroll in place, and before the link's below.
+  const ids = useMemo(() => feed.messages.map((m) => m.id), [feed.messages])
+  const shown = useMessageWindow(list, ids)
+
   const loadOlder = () => {
     const el = list.current
     if (!feed.hasOlder || feed.loadingOlder || !el) return
@@ -114,9 +120,10 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
     if (!focus && feed.loaded && unreadAtOpen.current && toDivider.current) {
       // Opened with more unread than fits: start at the divider, not the newest message (when
       // it is on the page: more unread than loaded opens at the end as before).
-      toDivider.current = false
       const el = list.current
       const divider = el?.querySelector('.new-divider')
+      if (el && !divider && newFrom) return shown.reveal(newFrom) // not mounted: again after
+      toDivider.current = false
       if (!el || !divider) return
       const gap = divider.getBoundingClientRect().top - el.getBoundingClientRect().top
       if (el.scrollHeight - (el.scrollTop + gap) > el.clientHeight) {
@@ -135,12 +142,26 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
       scrollToTop(el)
       return
     }
+    if (ids.includes(focus)) {
+      // Loaded but not mounted: mount it (this runs again then), away from the bottom.
+      stick.current = false
+      shown.reveal(focus)
+      return
+    }
     if (focusPages.current.for !== focus) focusPages.current = { for: focus, read: 0 }
     if (feed.hasOlder && !feed.loadingOlder && focusPages.current.read < FOCUS_PAGES) {
       focusPages.current.read++
       loadOlder()
     }
-  }, [focus, focused, feed.messages, feed.loaded, feed.loadingOlder, unreadAtOpen.current])
+  }, [
+    focus,
+    focused,
+    feed.messages,
+    feed.loaded,
+    feed.loadingOlder,
+    unreadAtOpen.current,
+    shown.key,
+  ])
 
   // Images and embeds grow after they load: stay at the bottom through that too. The list
   // itself shrinks when the composer grows, the pins open or a phone's keyboard comes up: the
@@ -182,6 +203,7 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
     // it lands is where they are now, not where they were when it was asked for.
     if (fromBottom.current !== undefined) fromBottom.current = el.scrollHeight - el.scrollTop
     if (el.scrollTop < 200) loadOlder() // near the top: read the page before, as chat apps do
+    shown.onScroll()
   }
 
   if (feed.notFound) {
@@ -217,12 +239,14 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
                   Show older messages
                 </Button>
               )}
-              {feed.messages.map((m) => (
+              {shown.above > 0 && <div class="msg-spacer" style={{ height: `${shown.above}px` }} />}
+              {feed.messages.slice(shown.start, shown.end).map((m) => (
                 <Fragment key={m.id}>
                   {m.id === newFrom && <p class="new-divider">New messages</p>}
                   <MessageView message={m} onChange={feed.upsert} focused={m.id === focused} />
                 </Fragment>
               ))}
+              {shown.below > 0 && <div class="msg-spacer" style={{ height: `${shown.below}px` }} />}
               {pending.map((p) => (
                 <PendingMessage key={p.key} send={p} />
               ))}

@@ -1,0 +1,168 @@
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
+
+/**
+ * A long thread keeps only the messages near the screen mounted (issue 18: scrolling a
+ * 1,000-message thread on a phone-class CPU). With hundreds mounted, every frame of a scroll
+ * paid for style, layout and content-visibility's intersection checks over all of them, and
+ * every arriving page for their resize observers (bench/README.md, "The web app"). Spacers
+ * above and below stand in for the rest, each as tall as the messages it replaces: their sizes
+ * measured while mounted (a resize observer, so no forced layout), or an estimate before.
+ *
+ * Up to `WINDOW_FROM` loaded messages are all mounted, as before: that costs little, and the
+ * browser's find-in-page and a screen reader's reading then cover the whole of a usual thread.
+ */
+export const WINDOW_FROM = 150
+/** Pixels of messages mounted beyond each edge of the list's visible part. */
+const OVERSCAN = 1000
+/** What a message not measured yet is taken to need (with its gap): about a short one. */
+const ESTIMATE = 140
+
+export interface MessageWindow {
+  /** The mounted messages are `messages.slice(start, end)`. */
+  start: number
+  end: number
+  /** Heights of the spacers standing in for the messages before and after. */
+  above: number
+  below: number
+  /** Changes whenever other messages are mounted: effects that look for one depend on it. */
+  key: string
+  /** The list scrolled: mount what is now near the screen. */
+  onScroll(): void
+  /** Mount `id` and a screenful around it (a link's message, the "New messages" divider). */
+  reveal(id: string): void
+}
+
+interface Range {
+  first?: string
+  /** null: to the newest, so what arrives at the end is mounted at once. */
+  last: string | null
+}
+
+const ALL: Range = { last: null }
+
+export function useMessageWindow(
+  list: { current: HTMLElement | null },
+  ids: string[],
+): MessageWindow {
+  const [range, setRange] = useState<Range>(ALL)
+  const heights = useRef(new Map<string, number>())
+  const gap = useRef(0)
+  const current = useRef(ids)
+  current.current = ids
+  const windowed = ids.length > WINDOW_FROM
+
+  const height = (id: string) => heights.current.get(id) ?? ESTIMATE
+  const set = (next: Range) =>
+    setRange((now) => (now.first === next.first && now.last === next.last ? now : next))
+
+  /** The range that covers the list's visible part and `OVERSCAN` around it. */
+  const fromScroll = () => {
+    const el = list.current
+    const all = current.current
+    if (!el || all.length <= WINDOW_FROM) return set(ALL)
+    const top = el.scrollTop - OVERSCAN
+    const bottom = el.scrollTop + el.clientHeight + OVERSCAN
+    let y = 0
+    let start = -1
+    let end = all.length
+    for (let i = 0; i < all.length; i++) {
+      if (y > bottom) {
+        end = i
+        break
+      }
+      y += height(all[i] as string)
+      if (start < 0 && y > top) start = i
+    }
+    if (start < 0) start = Math.max(0, all.length - 1)
+    set({ first: all[start], last: end >= all.length ? null : (all[end - 1] as string) })
+  }
+
+  // Sizes come from one resize observer on the mounted messages: it reports after layout, so
+  // measuring never forces one, and a block that opens or an image that loads is seen too.
+  const observer = useRef<ResizeObserver>(undefined)
+  const observed = useRef(new Set<Element>())
+  useLayoutEffect(() => {
+    const el = list.current
+    if (!el) return
+    observer.current ??= new ResizeObserver((entries) => {
+      if (!gap.current) gap.current = Number.parseFloat(getComputedStyle(el).rowGap) || 12
+      let grew = false
+      for (const entry of entries) {
+        const article = entry.target as HTMLElement
+        const id = article.dataset.id
+        if (!id || !article.isConnected) continue
+        // A "New messages" divider just above belongs to its message's share of the height.
+        const divider = article.previousElementSibling
+        const extra = divider?.classList.contains('new-divider')
+          ? (divider as HTMLElement).offsetHeight + gap.current
+          : 0
+        const size = entry.borderBoxSize[0]?.blockSize ?? article.offsetHeight
+        const next = size + gap.current + extra
+        if (next < height(id)) grew = true // smaller than thought: more may fit in the window
+        heights.current.set(id, next)
+      }
+      if (grew && current.current.length > WINDOW_FROM) fromScroll()
+    })
+    const seen = observed.current
+    for (const article of el.querySelectorAll<HTMLElement>('article[data-id]')) {
+      if (seen.has(article) || article.closest('.pins')) continue
+      seen.add(article)
+      observer.current.observe(article)
+    }
+    for (const article of seen) {
+      if (article.isConnected) continue
+      seen.delete(article)
+      observer.current.unobserve(article)
+    }
+  })
+  useLayoutEffect(() => () => observer.current?.disconnect(), [])
+
+  // New messages, or a page of older ones in front: after the thread has put the scroll where
+  // it belongs (its effects run first), mount what is near it.
+  useLayoutEffect(() => {
+    if (windowed) fromScroll()
+    else set(ALL)
+  }, [ids, windowed])
+
+  let start = 0
+  let end = ids.length
+  if (windowed && range.first !== undefined) {
+    const s = ids.indexOf(range.first)
+    const e = range.last === null ? ids.length : ids.indexOf(range.last) + 1
+    if (s >= 0 && e > s) {
+      start = s
+      end = e
+    }
+  } else if (windowed) {
+    // Not placed yet (the thread just grew past the bound): the newest, until scrolled.
+    start = Math.max(0, ids.length - Math.ceil((2 * OVERSCAN) / ESTIMATE))
+  }
+  const sum = (from: number, to: number) => {
+    let total = 0
+    for (let i = from; i < to; i++) total += height(ids[i] as string)
+    return total
+  }
+  // Each spacer is followed by the list's gap, which the heights already count.
+  const above = start > 0 ? sum(0, start) - (gap.current || 12) : 0
+  const below = end < ids.length ? sum(end, ids.length) - (gap.current || 12) : 0
+  return {
+    start,
+    end,
+    above,
+    below,
+    key: `${ids[start] ?? ''}-${ids[end - 1] ?? ''}`,
+    onScroll: () => {
+      if (current.current.length > WINDOW_FROM) fromScroll()
+    },
+    reveal(id: string) {
+      const all = current.current
+      const i = all.indexOf(id)
+      if (i < 0 || all.length <= WINDOW_FROM) return
+      const after = i + Math.ceil(OVERSCAN / ESTIMATE)
+      set({
+        first: all[Math.max(0, i - 3)],
+        last: after >= all.length - 1 ? null : (all[after] as string),
+      })
+    },
+  }
+}
