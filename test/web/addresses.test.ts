@@ -147,6 +147,35 @@ describe('within one thread', () => {
     await expectFocused(page, ask.id)
     await context.close()
   }, 30_000)
+
+  test('a link to the marked message, followed again, scrolls to it again without a new history entry', async () => {
+    const bot = web.server.addChannel('Again bot')
+    const { message: ask } = await bot.agent.send({
+      body: { title: 'Deploy it?', blocks: [{ type: 'confirm', id: 'go', label: 'Deploy' }] },
+    })
+    for (let i = 1; i <= 30; i++) await bot.agent.send({ body: { text: `Since ${i}` } })
+    const { context, page } = await openAt(SIZES[1][1], `/c/${bot.channelId}`)
+    await page.locator('.messages').getByText('Since 30', { exact: true }).waitFor()
+    const link = page.locator('.open-asks a', { hasText: 'Deploy it?' })
+    await link.click()
+    await expectFocused(page, ask.id)
+    const entries = await page.evaluate(() => history.length)
+    // Scrolled away to the newest message: the marked one is out of sight (or unmounted).
+    await page.locator('.messages').evaluate((el) => {
+      el.scrollTop = el.scrollHeight
+    })
+    await page.waitForFunction((id) => {
+      const list = document.querySelector('.messages')?.getBoundingClientRect()
+      const article = document.querySelector(`.messages article[data-id="${id}"]`)
+      return !list || !article || article.getBoundingClientRect().bottom <= list.top
+    }, ask.id)
+    // The same address: only the click says where to go.
+    await link.click()
+    await expectFocused(page, ask.id)
+    expect(new URL(page.url()).hash).toBe(`#${ask.id}`)
+    expect(await page.evaluate(() => history.length)).toBe(entries)
+    await context.close()
+  }, 30_000)
 })
 
 describe('a notification', () => {

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { API_PREFIX } from './client.ts'
 
 /**
@@ -34,6 +34,25 @@ export function useLocation(): { path: string; search: URLSearchParams; hash: st
   }
 }
 
+const revisits = new Set<() => void>()
+
+/**
+ * Calls `listener` when a link to the address already shown is followed again: the location
+ * does not change then, so nothing else re-renders, yet the person asked to be taken there
+ * (a message scrolled away from, say). Cleared with the caller.
+ */
+export function useRevisit(listener: () => void): void {
+  const latest = useRef(listener)
+  latest.current = listener
+  useEffect(() => {
+    const call = () => latest.current()
+    revisits.add(call)
+    return () => {
+      revisits.delete(call)
+    }
+  }, [])
+}
+
 /** A click on an in-app link: route without reloading, unless the person asked for a new tab. */
 export function onLinkClick(event: MouseEvent): void {
   const a = (event.target as Element).closest('a')
@@ -42,7 +61,14 @@ export function onLinkClick(event: MouseEvent): void {
   if (a.target || a.hasAttribute('download') || a.origin !== location.origin) return
   if (a.pathname.startsWith(API_PREFIX)) return
   event.preventDefault()
-  navigate(a.pathname + a.search + a.hash)
+  const to = a.pathname + a.search + a.hash
+  if (to !== location.pathname + location.search + location.hash) {
+    navigate(to)
+    return
+  }
+  // The same address again: no second history entry (Back would seem to do nothing), as a
+  // browser does for a link to its own page; whoever shows it is told instead.
+  for (const listener of revisits) listener()
 }
 
 /**

@@ -11,7 +11,7 @@ import { forgetChannel, markRead, updateChannel, useChannels } from '../lib/chan
 import * as client from '../lib/client.ts'
 import { useChannelFeed } from '../lib/feed.ts'
 import { onQueuedSent, useOutbox } from '../lib/outbox.ts'
-import { navigate } from '../lib/router.ts'
+import { navigate, useRevisit } from '../lib/router.ts'
 import type { ChannelSummary, Message } from '../lib/types.ts'
 
 /** Older pages read, at most, to find the message a link points at (50 messages each). */
@@ -113,6 +113,9 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
   useEffect(() => {
     if (!focus) setFocused(undefined)
   }, [focus])
+  // A link to the marked message followed again (the address stays the same): scrolled to and
+  // marked again, wherever the person has scrolled since.
+  useRevisit(() => setFocused(undefined))
   const toDivider = useRef(true)
   /** Older pages read for the current link; each new link has the whole budget. */
   const focusPages = useRef({ for: focus, read: 0 })
