@@ -41,3 +41,5 @@ export function joinLinkStore(db: Database) {
     use: (id: string, now: number) => q.use.run(id, now).changes === 1,
   }
 }
+
+export type JoinLinkStore = ReturnType<typeof joinLinkStore>

@@ -57,7 +57,9 @@ export function pairingStore(db: Database) {
     ) => q.settle.get(id, status, userId, channelId) ?? undefined,
     /** approved → redeemed, exactly once. */
     redeem: (id: string) => q.redeem.get(id) ?? undefined,
-    removeExpired: (now: number) => q.removeExpired.run(now),
+    removeExpired: (now: number): void => {
+      q.removeExpired.run(now)
+    },
   }
 }
 

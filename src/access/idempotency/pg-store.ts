@@ -1,0 +1,34 @@
+import type { SQL } from 'bun'
+import { ints, type PgTwin } from '../../server/db/pg/twin.ts'
+import type { IdempotencyStore, KeyRow } from './store.ts'
+
+const row = (r: unknown) => ints<KeyRow>(r, ['status', 'created_at'])
+
+/** access/idempotency/store.ts on Postgres (see server/db/pg/twin.ts); writes in a transaction. */
+export function pgIdempotencyStore(sql: SQL): PgTwin<IdempotencyStore> {
+  return {
+    async find(channelId, key, cutoff) {
+      const [found] = await sql`
+        SELECT * FROM idempotency_keys
+        WHERE channel_id = ${channelId} AND key = ${key} AND created_at > ${cutoff}`
+      return found ? row(found) : undefined
+    },
+    async claim(k, cutoff) {
+      // As on SQLite: a live row keeps the key. Two instances claiming at once: the second
+      // insert waits on the first's uncommitted row, then takes the conflict path and finds
+      // the row live, so exactly one keeps it.
+      const taken = await sql`
+        INSERT INTO idempotency_keys (channel_id, key, request_hash, status, response, created_at)
+        VALUES (${k.channel_id}, ${k.key}, ${k.request_hash}, ${k.status}, ${k.response},
+                ${k.created_at})
+        ON CONFLICT (channel_id, key) DO UPDATE SET
+          request_hash = excluded.request_hash, status = excluded.status,
+          response = excluded.response, created_at = excluded.created_at
+        WHERE idempotency_keys.created_at <= ${cutoff}`
+      return taken.count > 0
+    },
+    async sweep(cutoff) {
+      return (await sql`DELETE FROM idempotency_keys WHERE created_at <= ${cutoff}`).count
+    },
+  }
+}
