@@ -8,6 +8,8 @@ import { signInLinkStore } from '../access/enrol/sign-in-store.ts'
 import { pairingStore } from '../access/enrol/store.ts'
 import { KeyedWrites } from '../access/idempotency/keys.ts'
 import { idempotencyStore } from '../access/idempotency/store.ts'
+import { ServerKeys } from '../access/keys/keyring.ts'
+import { serverKeyStore } from '../access/keys/store.ts'
 import { createLimits, type Limits } from '../access/limits.ts'
 import { challengeStore, passkeyStore } from '../access/passkeys/store.ts'
 import { sessionStore } from '../access/sessions/store.ts'
@@ -59,6 +61,11 @@ export interface Ctx {
   holds: HeldPolls
   /** Every rate limit (docs/security.md). */
   limits: Limits
+  /**
+   * The secret keys that seal ceremonies and key email codes: in the database, shared by every
+   * instance on it, rotated daily (access/keys/keyring.ts).
+   */
+  keys: ServerKeys
   /** Keyed writes under way (`Idempotency-Key`) and when expired keys were last swept. */
   idempotency: KeyedWrites
   /** Feed pages shared by the polls one change wakes. */
@@ -101,6 +108,7 @@ export function openStores(db: Database) {
     audit: auditStore(db),
     idempotency: idempotencyStore(db),
     search: searchStore(db),
+    serverKeys: serverKeyStore(db),
   }
 }
 
@@ -138,23 +146,26 @@ export function createContext(
   const waiters = new Waiters()
   const filesDir = join(config.dataDir, 'files')
   mkdirSync(filesDir, { recursive: true, mode: 0o700 })
+  const store = openStores(db)
+  const writes = new GroupCommit(db, waiters, log)
   const ctx: Ctx = {
     config,
     db,
     clock,
     log,
     waiters,
-    writes: new GroupCommit(db, waiters, log),
+    writes,
     metrics: new ServerMetrics(),
     holds: new HeldPolls(),
     limits: createLimits(config, () => clock.now()),
+    keys: new ServerKeys(store.serverKeys, writes, clock, log),
     idempotency: new KeyedWrites(),
     feedPages: new SharedPages(),
     expiry: new ExpiryScheduler(),
     filesDir,
     blobs: options.blobs ?? openBlobs(config, filesDir),
     filesSwept: Promise.resolve(),
-    store: openStores(db),
+    store,
     mailer: options.mailer,
     push: new PushWorker(config.dataDir),
   }
@@ -162,6 +173,8 @@ export function createContext(
     // Orphans cost only space: a sweep that failed (S3 down a moment) is retried next start.
     log.error(`sweeping orphan files in ${ctx.blobs.where} failed: ${error}`)
   })
+  // This period's keys exist (made here, or by an instance that started first) before a request.
+  ctx.keys.start()
   ctx.expiry.start(ctx)
   ctx.push.start(ctx)
   // What starting wrote (questions that expired while down, leases let go) is on disk before
@@ -174,6 +187,7 @@ export function createContext(
 export function closeContext(ctx: Ctx): void {
   ctx.push.stop()
   ctx.expiry.stop()
+  ctx.keys.stop()
   ctx.waiters.close()
   ctx.writes.close()
   ctx.db.close()

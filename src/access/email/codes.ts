@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import { fail } from '../../core/errors.ts'
 import { sameHash } from '../../core/ids.ts'
 
@@ -31,14 +31,6 @@ export const CODE_TTL_MS = 10 * 60 * 1000
 export const MAX_TRIES = 5
 export const MAX_OTHER_TRIES = 5
 
-/**
- * The key behind code hashes and sealed sign-up data lives only in this process's memory. An
- * 8-digit code has 10^8 values: a plain SHA-256 in a leaked database (or backup) would give it
- * up in seconds, and the sealed data holds setup tokens and invites. The price is that a restart
- * voids the codes in flight (10 minutes at most): the person asks for a new one.
- */
-const KEY = crypto.getRandomValues(new Uint8Array(32))
-
 const RANGE = 10 ** CODE_DIGITS
 /** The largest multiple of RANGE below 2^32: values above it would favour low codes. */
 const UNBIASED_LIMIT = Math.floor(2 ** 32 / RANGE) * RANGE
@@ -59,43 +51,34 @@ export function normalizeCode(raw: string): string | undefined {
   return code.length === CODE_DIGITS && /^\d+$/.test(code) ? code : undefined
 }
 
-/** Binds the code to its address and purpose: a login code cannot finish a sign-up. */
-export function codeHash(email: string, purpose: Purpose, code: string): Uint8Array {
+/**
+ * Binds the code to its address and purpose: a login code cannot finish a sign-up. Keyed, since
+ * an 8-digit code has 10^8 values and a plain SHA-256 in a leaked database or backup would give
+ * it up in seconds. `key` is the `email-code` key of the period the code was issued in
+ * (access/keys/keyring.ts): in the database, so any instance checks a code another issued;
+ * left out of backups. Which period a row's keys are of is named by its sealed `data`.
+ */
+export function codeHash(key: Uint8Array, email: string, purpose: Purpose, code: string) {
   const input = `${purpose}\n${email.toLowerCase()}\n${code}`
-  return new Uint8Array(createHmac('sha256', KEY).update(input).digest())
+  return new Uint8Array(createHmac('sha256', key).update(input).digest())
 }
 
 /**
  * Who asked for a code, as stored with it: a keyed hash of the client address (the limit key,
- * IPv6 cut to /64), so the database holds no address and the tag means nothing after a restart.
+ * IPv6 cut to /64), so the database holds no address and the tag means nothing once its key is
+ * erased.
  */
-export const askerTag = (clientAddress: string): Uint8Array =>
-  new Uint8Array(createHmac('sha256', KEY).update(`asked-from\n${clientAddress}`).digest())
+export const askerTag = (key: Uint8Array, clientAddress: string): Uint8Array =>
+  new Uint8Array(createHmac('sha256', key).update(`asked-from\n${clientAddress}`).digest())
 
 /** Constant-time: the comparison takes as long for a near miss as for a far one. */
-export const codeMatches = (stored: Uint8Array, email: string, purpose: Purpose, code: string) =>
-  sameHash(stored, codeHash(email, purpose, code))
+export const codeMatches = (
+  key: Uint8Array,
+  stored: Uint8Array,
+  email: string,
+  purpose: Purpose,
+  code: string,
+) => sameHash(stored, codeHash(key, email, purpose, code))
 
-const aad = (email: string, purpose: Purpose) => Buffer.from(`${purpose}\n${email.toLowerCase()}`)
-
-/** Encrypts what a code carries (AES-256-GCM under the process key): `iv.tag.ciphertext`. */
-export function sealData(email: string, purpose: Purpose, data: unknown): string {
-  const iv = crypto.getRandomValues(new Uint8Array(12))
-  const cipher = createCipheriv('aes-256-gcm', KEY, iv).setAAD(aad(email, purpose))
-  const body = Buffer.concat([cipher.update(JSON.stringify(data), 'utf8'), cipher.final()])
-  return [Buffer.from(iv), cipher.getAuthTag(), body].map((b) => b.toString('base64url')).join('.')
-}
-
-/** The sealed data, or undefined when it was sealed by an earlier process (or tampered with). */
-export function openData<T>(email: string, purpose: Purpose, sealed: string): T | undefined {
-  const [iv, tag, body] = sealed.split('.').map((part) => Buffer.from(part, 'base64url'))
-  if (!iv || !tag || !body) return undefined
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', KEY, iv).setAAD(aad(email, purpose))
-    decipher.setAuthTag(tag)
-    const text = Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8')
-    return JSON.parse(text) as T
-  } catch {
-    return undefined
-  }
-}
+/** What a code's sealed data is bound to: it opens only for its address and purpose. */
+export const dataContext = (email: string, purpose: Purpose) => `${purpose}\n${email.toLowerCase()}`

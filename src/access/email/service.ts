@@ -12,14 +12,13 @@ import {
   CODE_TTL_MS,
   codeHash,
   codeMatches,
+  dataContext,
   MAX_OTHER_TRIES,
   MAX_TRIES,
   newCode,
   normalizeCode,
-  openData,
   type Purpose,
   parsePurpose,
-  sealData,
 } from './codes.ts'
 import type { EmailLimits } from './limits.ts'
 import type { StartRequest, StartResponse, VerifyRequest } from './schema.ts'
@@ -71,13 +70,16 @@ function issueCode(
   const issued = ctx.writes.apply(() => {
     ctx.store.emailCodes.removeExpired(now)
     if (!limits.codesPerAddress.tryTake(email.toLowerCase())) return false
+    // All three under one period's keys: the period in `data` names them when the code is tried.
+    const keys = ctx.keys.current()
+    const hashKey = keys.key('email-code')
     ctx.store.emailCodes.insert({
       id,
       email,
       purpose,
-      code_hash: codeHash(email, purpose, code),
-      data: sealData(email, purpose, data),
-      asked_from: askerTag(from.ip),
+      code_hash: codeHash(hashKey, email, purpose, code),
+      data: keys.seal('email-data', dataContext(email, purpose), data),
+      asked_from: askerTag(hashKey, from.ip),
       created_at: now,
       expires_at: now + CODE_TTL_MS,
     })
@@ -186,17 +188,21 @@ function redeemCode<T>(
   }
   const live = rows.filter((row) => row.expires_at > now)
   if (live.length === 0) return fail.invalid('code', 'has expired; ask for a new one')
-  // Sealed by an earlier process (a restart since): as good as gone.
+  // Tampered with, or made under keys this server no longer holds (a restored backup): as good
+  // as gone.
   const readable = live.flatMap((row) => {
-    const data = openData<T>(email, purpose, row.data)
-    return data === undefined ? [] : [{ row, data }]
+    const key = ctx.keys.of(row.data)
+    const data = key?.open<T>('email-data', dataContext(email, purpose), row.data)
+    return key && data !== undefined ? [{ row, data, key: key.key('email-code') }] : []
   })
   if (readable.length === 0) {
-    return fail.invalid('code', 'was issued before the server restarted; ask for a new one')
+    return fail.invalid(
+      'code',
+      'was issued under keys this server no longer holds; ask for a new one',
+    )
   }
-  const tag = askerTag(from.ip)
   const candidates = readable.map((c) => {
-    const asker = sameHash(c.row.asked_from, tag)
+    const asker = sameHash(c.row.asked_from, askerTag(c.key, from.ip))
     const left = asker ? MAX_TRIES - c.row.tries : MAX_OTHER_TRIES - c.row.other_tries
     return { ...c, asker, left }
   })
@@ -204,15 +210,16 @@ function redeemCode<T>(
   if (triable.length === 0) {
     return fail.invalid('code', 'was tried wrong too many times; ask for a new one')
   }
-  const right = triable.find((c) => codeMatches(c.row.code_hash, email, purpose, code))
+  const right = triable.find((c) => codeMatches(c.key, c.row.code_hash, email, purpose, code))
   if (right) {
     ctx.store.emailCodes.removeAll(email, purpose)
     return right.data
   }
   // An earlier code, typed after its 10 minutes while a newer one is live: not a guess.
-  const late = rows.some(
-    (row) => row.expires_at <= now && codeMatches(row.code_hash, email, purpose, code),
-  )
+  const late = rows.some((row) => {
+    const key = row.expires_at <= now ? ctx.keys.of(row.data)?.key('email-code') : undefined
+    return key !== undefined && codeMatches(key, row.code_hash, email, purpose, code)
+  })
   if (late) return fail.invalid('code', 'has expired; ask for a new one')
   for (const c of triable) {
     if (c.asker) ctx.store.emailCodes.addTry(c.row.id)

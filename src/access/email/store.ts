@@ -5,7 +5,10 @@ export interface EmailCodeRow {
   email: string
   purpose: string
   code_hash: Uint8Array
-  /** Sealed (see `codes.ts`): what the code completes, e.g. a sign-up's invite. */
+  /**
+   * Sealed (access/keys/keyring.ts): what the code completes, e.g. a sign-up's invite. Its period
+   * names the keys `code_hash` and `asked_from` were made with.
+   */
   data: string
   /** Who asked for the code: a keyed hash of the client address (`askerTag`), not the address. */
   asked_from: Uint8Array

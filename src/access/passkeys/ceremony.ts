@@ -11,7 +11,6 @@ import {
 import { fail, HarkError } from '../../core/errors.ts'
 import { newId } from '../../core/ids.ts'
 import type { Ctx } from '../../server/context.ts'
-import { seal, unseal } from './sealed.ts'
 import type { ChallengePurpose, PasskeyRow } from './store.ts'
 
 /**
@@ -69,7 +68,9 @@ function saveChallenge(
       id,
       purpose,
       challenge,
-      data: seal(`${id} ${purpose}`, data ?? null),
+      // Sealed (access/keys/keyring.ts): the setup token or an invite's secret is never stored in
+      // the clear and no backup (which has no keys) opens it; any instance on the database does.
+      data: ctx.keys.current().seal('ceremony', `${id} ${purpose}`, data ?? null),
       expires_at: now + CHALLENGE_TTL_MS,
     })
   })
@@ -100,8 +101,12 @@ export function takeChallenge<D>(
 ): { challenge: string; data: D } {
   const row = ctx.writes.apply(() => ctx.store.challenges.take(id))
   const live = row && row.purpose === purpose && row.expires_at > ctx.clock.now()
-  // Sealed by an earlier process (a restart since the options): as good as expired.
-  const data = live && row.data !== null ? unseal<D>(`${id} ${purpose}`, row.data) : undefined
+  // Tampered with, or sealed under keys since retired or not restored from a backup: as good as
+  // expired.
+  const data =
+    live && row.data !== null
+      ? ctx.keys.open<D>('ceremony', `${id} ${purpose}`, row.data)
+      : undefined
   if (!live || data === undefined) {
     throw fail.invalid('challenge_id', 'is unknown, used or expired; ask for new options')
   }

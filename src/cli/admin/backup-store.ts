@@ -56,6 +56,26 @@ export function fileRecords(path: string): FileRecord[] {
   )
 }
 
+/**
+ * Erases a copy's server keys (schema 13; an older one has none): a backup never holds what
+ * opens the ceremonies and codes it holds (docs/decisions.md, "Server keys"). Each key is
+ * overwritten before its row goes, and the rollback journal stays in memory, so no key bytes are
+ * left in the copy's free space or in a journal file beside it.
+ */
+export function dropServerKeys(path: string): void {
+  using(openCopy(path, true), (db) => {
+    const table = db
+      .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'server_keys'")
+      .get()
+    if (!table) return
+    db.run('PRAGMA journal_mode = MEMORY')
+    db.transaction(() => {
+      db.run('UPDATE server_keys SET key = zeroblob(length(key))')
+      db.run('DELETE FROM server_keys')
+    })()
+  })
+}
+
 /** Deletes a copy's push subscriptions (a schema too old to have them has none). */
 export function dropSubscriptions(path: string): void {
   using(openCopy(path, true), (db) => {

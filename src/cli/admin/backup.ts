@@ -7,7 +7,9 @@
  * restore without them would leave every device silently dead), and `manifest.json` with the
  * size and SHA-256 of every entry. It is safe while the server runs: the snapshot is one read
  * transaction, stored files never change once recorded, and the keys are read before and after
- * the snapshot (a rotation in between makes the backup start over).
+ * the snapshot (a rotation in between makes the backup start over). The server's own secret keys
+ * (`server_keys`) are left out: a restored server makes new ones, and the ceremonies and email
+ * codes in flight when the backup was made simply start again (docs/decisions.md, "Server keys").
  */
 import { createHash } from 'node:crypto'
 import {
@@ -29,7 +31,13 @@ import { VERSION } from '../../core/version.ts'
 import { vapidFile } from '../../push/vapid.ts'
 import { SchemaTooNewError } from '../../server/db/database.ts'
 import { latestVersion } from '../../server/db/migrations/index.ts'
-import { dropSubscriptions, fileRecords, integrityOf, snapshotInto } from './backup-store.ts'
+import {
+  dropServerKeys,
+  dropSubscriptions,
+  fileRecords,
+  integrityOf,
+  snapshotInto,
+} from './backup-store.ts'
 import { readTar, TarWriter } from './tar.ts'
 
 export class BackupError extends FatalError {}
@@ -149,6 +157,7 @@ async function backupOnce(dataDir: string, out: string, work: string): Promise<M
     throw new Vanished(`${VAPID_NAME} changed during the backup`)
   }
   if (keys) checkVapid(keys, vapidFile(dataDir))
+  dropServerKeys(snap)
   const vapid: ManifestEntry | undefined = keys && {
     path: VAPID_NAME,
     size: keys.length,

@@ -11,6 +11,7 @@ import m009 from './009_trusted_answers.sql' with { type: 'text' }
 import m010 from './010_idempotency.sql' with { type: 'text' }
 import m011 from './011_sign_in_links.sql' with { type: 'text' }
 import m012 from './012_search.sql' with { type: 'text' }
+import m013 from './013_server_keys.sql' with { type: 'text' }
 
 // In version order, so a file's place in the list is its version (the number in its name).
 export const migrations: readonly { version: number; sql: string }[] = [
@@ -26,6 +27,7 @@ export const migrations: readonly { version: number; sql: string }[] = [
   m010,
   m011,
   m012,
+  m013,
 ].map((sql, i) => ({ version: i + 1, sql }))
 
 export const latestVersion = migrations.at(-1)?.version ?? 0
