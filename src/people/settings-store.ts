@@ -11,8 +11,12 @@ export function settingsStore(db: Database) {
   }
   return {
     get: (key: string) => q.get.get(key)?.value,
-    set: (key: string, value: string) => q.set.run(key, value),
-    remove: (key: string) => q.remove.run(key),
+    set: (key: string, value: string): void => {
+      q.set.run(key, value)
+    },
+    remove: (key: string): void => {
+      q.remove.run(key)
+    },
   }
 }
 

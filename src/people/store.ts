@@ -38,7 +38,9 @@ export function userStore(db: Database) {
         u.created_at,
         u.email_verified ? 1 : 0,
       ) as UserRow,
-    markVerified: (id: string) => q.markVerified.run(id),
+    markVerified: (id: string): void => {
+      q.markVerified.run(id)
+    },
     byId: (id: string) => q.byId.get(id) ?? undefined,
     byEmail: (email: string) => q.byEmail.get(email) ?? undefined,
     hasOwner: () => (q.hasOwner.get()?.n ?? 0) > 0,
