@@ -93,14 +93,27 @@ export class Waiters {
     }
   }
 
+  /**
+   * Wakes every waiter, whatever its key: for when wake-ups may have been lost (another
+   * instance's notifications missed while its listener was away), so every poll re-reads.
+   */
+  wakeAll(): void {
+    this.wakes++
+    this.settleAll('woken')
+  }
+
   /** Settles every waiter (shutdown) and refuses new ones. */
   close(): void {
     this.closed = true
-    for (const set of [...this.byKey.values()]) {
-      for (const waiter of [...set]) this.settle(waiter, 'closed')
-    }
+    this.settleAll('closed')
     this.byKey.clear()
     this.disarm()
+  }
+
+  private settleAll(outcome: WaitOutcome): void {
+    for (const set of [...this.byKey.values()]) {
+      for (const waiter of [...set]) this.settle(waiter, outcome)
+    }
   }
 
   /** True once `close()` ran: a settled poll must not expect the database to be open. */

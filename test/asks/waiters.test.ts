@@ -108,6 +108,23 @@ describe('Waiters', () => {
     w.wake('a')
   })
 
+  test('wakeAll wakes every key as woken, counts as a wake, and later waiters park again', async () => {
+    const w = new Waiters()
+    const polls = [w.wait('a', 10_000), w.wait('a', 10_000), w.wait('b', 10_000)]
+    const before = w.wakes
+    w.wakeAll()
+    expect(await Promise.all(polls)).toEqual(['woken', 'woken', 'woken'])
+    expect(w.wakes).toBe(before + 1)
+    expect(w.size).toBe(0)
+    const later = track(w.wait('a', 10_000))
+    await sleep(10)
+    expect(later.settled()).toBe(false)
+    w.wake('a')
+    expect(await later.promise).toBe('woken')
+    w.wakeAll()
+    expect(w.size).toBe(0)
+  })
+
   test('ten thousand waiters on one key: one wake, none left', async () => {
     const w = new Waiters()
     const polls = Array.from({ length: 10_000 }, () => w.wait('hot', 60_000))
