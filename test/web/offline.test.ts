@@ -75,14 +75,21 @@ async function agentSays(text: string): Promise<void> {
   expect(response.status).toBe(200)
 }
 
-/** How many of the person's messages the agent reads with exactly `text`. */
-async function agentReads(text: string): Promise<number> {
+interface AgentRead {
+  body: { text?: string; blocks?: { type: string; file_id?: string; name?: string }[] }
+}
+
+/** The person's messages the agent reads with exactly `text`. */
+async function agentMessages(text: string): Promise<AgentRead[]> {
   const response = await fetch(`${base}/v1/messages?since=0&sender=human&peek=true&limit=500`, {
     headers: { authorization: `Bearer ${agentToken}` },
   })
-  const { messages } = (await response.json()) as { messages: { body: { text?: string } }[] }
-  return messages.filter((m) => m.body.text === text).length
+  const { messages } = (await response.json()) as { messages: AgentRead[] }
+  return messages.filter((m) => m.body.text === text)
 }
+
+/** How many of the person's messages the agent reads with exactly `text`. */
+const agentReads = async (text: string) => (await agentMessages(text)).length
 
 /** The texts of the thread kept in IndexedDB for offline (web/src/lib/offline-store.ts). */
 const savedTexts = (page: Page) =>
@@ -234,5 +241,52 @@ describe('reconnect and offline', () => {
     expect(keys[1]).toBe(keys[0] as string)
     expect(replayed).toEqual(['true'])
     expect(await agentReads('answer lost on the way')).toBe(1)
+  })
+
+  test('a file attached offline waits with its message, through a reload, and goes once with it', async () => {
+    const { context: offline, page: p, errors: seen } = await phone()
+    await p.goto(`${base}/c/${channelId}`)
+    await inThread(p, 'after the restart').waitFor()
+    await p.evaluate(async () => {
+      await navigator.serviceWorker.ready
+    })
+    await p.reload()
+    await p.waitForFunction(() => navigator.serviceWorker.controller !== null)
+    for (let i = 0; !(await savedTexts(p)).includes('after the restart'); i++) {
+      expect(i).toBeLessThan(100)
+      await p.waitForTimeout(50)
+    }
+    await offline.setOffline(true)
+    await banner(p).waitFor()
+    const report = 'line of the report\n'.repeat(400)
+    await p.locator('.composer input[type=file]').setInputFiles({
+      name: 'report.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from(report),
+    })
+    await p.locator('.composer .attachments').getByText('report.txt').waitFor()
+    await write(p, 'with a file, offline')
+    const waiting = () => pending(p).filter({ hasText: 'with a file, offline' })
+    await waiting().getByText('report.txt').waitFor()
+    await waiting().getByText('Sending when online').waitFor()
+    await screenshot(p, 'offline-file-phone')
+    // The bytes are kept with it (IndexedDB), not only in the page.
+    await p.reload()
+    await waiting().getByText('report.txt').waitFor()
+    expect(await agentReads('with a file, offline')).toBe(0)
+
+    await offline.setOffline(false)
+    await sent(p, 'with a file, offline').waitFor()
+    await waiting().waitFor({ state: 'detached' })
+    const [message, ...more] = await agentMessages('with a file, offline')
+    expect(more).toHaveLength(0)
+    const blocks = message?.body.blocks ?? []
+    expect(blocks).toHaveLength(1)
+    expect(blocks[0]).toMatchObject({ type: 'file', name: 'report.txt' })
+    const file = await fetch(`${base}/v1/files/${blocks[0]?.file_id}`, {
+      headers: { authorization: `Bearer ${agentToken}` },
+    })
+    expect(await file.text()).toBe(report)
+    expect(seen.filter((e) => !/ERR_INTERNET_DISCONNECTED|Failed to load/.test(e))).toEqual([])
   })
 })

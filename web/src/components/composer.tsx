@@ -1,18 +1,16 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { errorText } from '../lib/api.ts'
-import * as client from '../lib/client.ts'
 import { bytes } from '../lib/format.ts'
 import * as outbox from '../lib/outbox.ts'
-import type { Block, Message, MessageBody } from '../lib/types.ts'
+import type { Message, MessageBody } from '../lib/types.ts'
 import { Form } from './form.tsx'
 import { Button, ErrorNote } from './ui.tsx'
 
 /**
- * Writing to the agent: text and attachments. Files are uploaded first, then sent as image or
- * file blocks of one message, so the agent gets the text and the files together. The message
- * itself goes through the outbox (lib/outbox.ts): offline it waits there, shown as pending.
+ * Writing to the agent: text and attachments, one message, so the agent gets the text and the
+ * files together. It goes through the outbox (lib/outbox.ts), which uploads the files and sends
+ * them as image or file blocks: offline it waits there, files too, shown as pending.
  */
-const INLINE_IMAGES = /^image\/(png|jpeg|gif|webp|avif)$/
 
 export function Composer({
   channelId,
@@ -43,26 +41,11 @@ export function Composer({
     setBusy(true)
     setError(null)
     try {
-      const blocks: Block[] = []
-      for (const file of files) {
-        const info = await client.uploadFile(channelId, file)
-        blocks.push(
-          INLINE_IMAGES.test(info.mime)
-            ? { type: 'image', file_id: info.file_id, name: info.name }
-            : {
-                type: 'file',
-                file_id: info.file_id,
-                name: info.name,
-                mime: info.mime,
-                size: info.size,
-              },
-        )
-      }
       const body: MessageBody = {}
       if (text.trim()) body.text = text
-      if (blocks.length) body.blocks = blocks
-      // Through the outbox: kept and sent later when the server cannot be reached now.
-      const message = await outbox.send(channelId, body)
+      // Through the outbox, files and all: kept and sent later when the server cannot be
+      // reached now (it uploads the files, then sends them as image or file blocks).
+      const message = await outbox.send(channelId, body, files)
       setText('')
       setFiles([])
       if (message !== 'queued') onSent(message)

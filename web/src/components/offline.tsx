@@ -24,11 +24,20 @@ export function OfflineBanner() {
 export function PendingMessage({ send }: { send: QueuedSend }) {
   const { title, text, blocks } = send.body
   const files = (blocks ?? []).length
+  // Attached files waiting with it, by name: the person sees they were not lost.
+  const attached = (send.files ?? []).map((f) => f.name)
   return (
     <article class="msg mine pending" data-key={send.key} aria-label="You wrote (not sent yet)">
       {title && <h3 class="msg-title">{title}</h3>}
       {text && <p class="msg-text">{text}</p>}
       {files > 0 && <p class="muted">{files === 1 ? '1 file' : `${files} files`}</p>}
+      {attached.length > 0 && (
+        <ul class="muted pending-files" aria-label="Attachments">
+          {attached.map((name, i) => (
+            <li key={`${name}-${i}`}>{name}</li>
+          ))}
+        </ul>
+      )}
       <footer class="msg-meta">
         {send.error ? (
           <>

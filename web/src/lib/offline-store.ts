@@ -1,4 +1,4 @@
-import type { Info, Me, Message, MessageBody } from './types.ts'
+import type { FileInfo, Info, Me, Message, MessageBody } from './types.ts'
 
 /**
  * What the app keeps in IndexedDB to open offline: who is logged in and the server's info (to
@@ -29,12 +29,22 @@ export interface SavedThread {
   hasOlder: boolean
 }
 
+/** A file sent with a queued message: its bytes wait here (IndexedDB stores a Blob as is). */
+export interface QueuedFile {
+  name: string
+  blob: Blob
+  /** The server's answer once uploaded: kept, so no later try uploads it again. */
+  uploaded?: FileInfo
+}
+
 /** A message written but not yet acknowledged by the server. */
 export interface QueuedSend {
   /** The Idempotency-Key, made once when the person pressed Send: every try sends the same. */
   key: string
   channelId: string
   body: MessageBody
+  /** Uploaded first, then sent as the body's last blocks. */
+  files?: QueuedFile[]
   createdAt: number
   /** Set when the server refused it (not a network failure): it will not be tried again. */
   error?: string

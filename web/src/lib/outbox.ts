@@ -2,7 +2,7 @@ import { ApiError, errorText, retryable } from './api.ts'
 import * as client from './client.ts'
 import { onWake, waitToRetry } from './connection.ts'
 import { type QueuedSend, queue, queued, unqueue } from './offline-store.ts'
-import type { Message, MessageBody } from './types.ts'
+import type { Block, FileInfo, Message, MessageBody } from './types.ts'
 import { useWatched } from './watched.ts'
 
 /**
@@ -11,6 +11,7 @@ import { useWatched } from './watched.ts'
  * waits there (through a reload, a closed tab) and is tried again when the server answers, and
  * a try whose answer was lost is answered by the server with the first message instead of a
  * second one. Exactly once, in the order written; a refusal (a 4xx) is shown, not retried.
+ * Attached files wait with their message, bytes and all, and are uploaded just before it.
  */
 
 let entries: QueuedSend[] = []
@@ -54,7 +55,7 @@ async function drain(): Promise<void> {
       continue
     }
     try {
-      const message = await client.sendMessage(next.channelId, next.body, next.key)
+      const message = await client.sendMessage(next.channelId, await withFiles(next), next.key)
       failures = 0
       // Shown as sent at once, not after the store's write: the live feed may bring the message
       // meanwhile, and it must not stand twice in the thread. Should the page go before the
@@ -78,12 +79,46 @@ async function drain(): Promise<void> {
         await drop(next.key)
         settle(next.key, error instanceof Error ? error : new Error(errorText(error)))
       } else {
-        const failed = { ...next, error: errorText(error) }
+        const latest = entries.find((e) => e.key === next.key) ?? next
+        const failed = { ...latest, error: errorText(error) }
         await queue(failed)
         publish(entries.map((e) => (e.key === next.key ? failed : e)))
       }
     }
   }
+}
+
+const INLINE_IMAGES = /^image\/(png|jpeg|gif|webp|avif)$/
+
+/** A file's block: an image shown in the thread, anything else a download. */
+function blockOf(info: FileInfo): Block {
+  return INLINE_IMAGES.test(info.mime)
+    ? { type: 'image', file_id: info.file_id, name: info.name }
+    : { type: 'file', file_id: info.file_id, name: info.name, mime: info.mime, size: info.size }
+}
+
+/**
+ * Uploads the send's files the server does not have yet, keeping each answer as it comes (a
+ * reload or a failed try after it does not upload that file again, and every try of the
+ * message carries the same body under its key), and answers the body: a block per file last.
+ * An upload has no key of its own: one whose answer is lost is made again, leaving a copy that
+ * no message names; the message itself still lands once.
+ */
+async function withFiles(send: QueuedSend): Promise<MessageBody> {
+  let files = send.files ?? []
+  if (files.length === 0) return send.body
+  for (let i = 0; i < files.length; i++) {
+    const file = files[i]
+    if (!file || file.uploaded) continue
+    const bytes = new File([file.blob], file.name, { type: file.blob.type })
+    const info = await client.uploadFile(send.channelId, bytes)
+    files = files.map((f, j) => (j === i ? { ...f, uploaded: info } : f))
+    const kept: QueuedSend = { ...send, files }
+    await queue(kept)
+    publish(entries.map((e) => (e.key === send.key ? kept : e)))
+  }
+  const blocks = files.flatMap((f) => (f.uploaded ? [blockOf(f.uploaded)] : []))
+  return { ...send.body, blocks: [...(send.body.blocks ?? []), ...blocks] }
 }
 
 function settle(key: string, outcome: Message | 'queued' | Error) {
@@ -92,12 +127,18 @@ function settle(key: string, outcome: Message | 'queued' | Error) {
 }
 
 /**
- * Sends `body` to the channel's agent, safe to retry: answers the message once the server
- * has it, or 'queued' when it could not be reached (it is kept and sent later). Throws the
- * server's refusal (an ApiError) when it will never be taken, so the composer keeps the text.
+ * Sends `body` with `files` to the channel's agent, safe to retry: answers the message once
+ * the server has it, or 'queued' when it could not be reached (it is kept, files too, and sent
+ * later). Throws the server's refusal (an ApiError) when it will never be taken, so the
+ * composer keeps the text and the files.
  */
-export async function send(channelId: string, body: MessageBody): Promise<Message | 'queued'> {
+export async function send(
+  channelId: string,
+  body: MessageBody,
+  files: File[] = [],
+): Promise<Message | 'queued'> {
   const entry: QueuedSend = { key: crypto.randomUUID(), channelId, body, createdAt: Date.now() }
+  if (files.length > 0) entry.files = files.map((file) => ({ name: file.name, blob: file }))
   const outcome = new Promise<Message | 'queued' | Error>((resolve) =>
     firstTry.set(entry.key, resolve),
   )
