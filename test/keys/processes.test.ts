@@ -38,6 +38,14 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true })
 })
 
+/** What these routes answer: a ceremony's start, or the person it signed in. */
+interface Answer {
+  challenge_id: string
+  options: Parameters<SoftwareAuthenticator['register']>[0] &
+    Parameters<SoftwareAuthenticator['login']>[0]
+  user: { email: string }
+}
+
 /** A public POST as the app at ORIGIN sends it, to one instance's own address. */
 async function post(server: Served, path: string, json: unknown) {
   const response = await fetch(`${server.url}${path}`, {
@@ -45,8 +53,7 @@ async function post(server: Served, path: string, json: unknown) {
     headers: { 'content-type': 'application/json', origin: ORIGIN },
     body: JSON.stringify(json),
   })
-  // biome-ignore lint/suspicious/noExplicitAny: the test reads whatever the JSON holds
-  return { status: response.status, body: (await response.json()) as any }
+  return { status: response.status, body: (await response.json()) as Answer }
 }
 
 describe('two hark serve processes on one data directory', () => {
