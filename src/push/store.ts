@@ -148,30 +148,61 @@ export function pushStore(db: Database) {
     byEndpoint: (endpoint: string) => q.byEndpoint.get(endpoint) ?? undefined,
     byUser: (userId: string) => q.byUser.all(userId),
     countByUser: (userId: string) => q.countByUser.get(userId)?.n ?? 0,
-    remove: (id: string) => q.remove.run(id),
+    remove: (id: string): void => {
+      q.remove.run(id)
+    },
     removeAll: () => q.removeAll.run().changes,
     /** Removes every device of the person (their queued pushes go with them); returns how many. */
     removeByUser: (userId: string) => q.removeByUser.run(userId).changes,
-    succeeded: (id: string, now: number) => q.succeeded.run(id, now),
+    succeeded: (id: string, now: number): void => {
+      q.succeeded.run(id, now)
+    },
     enqueueForUser: (userId: string, messageId: string | null, payload: string, now: number) =>
       q.enqueueForUser.run(userId, messageId, payload, now).changes,
-    enqueueOne: (subscriptionId: string, messageId: string | null, payload: string, now: number) =>
-      q.enqueueOne.run(subscriptionId, messageId, payload, now),
-    due: (now: number, limit: number) => q.due.all(now, limit),
+    enqueueOne: (
+      subscriptionId: string,
+      messageId: string | null,
+      payload: string,
+      now: number,
+    ): void => {
+      q.enqueueOne.run(subscriptionId, messageId, payload, now)
+    },
+    /**
+     * Takes up to `limit` pushes due at `now` for sending, oldest first, as they were queued:
+     * each is leased until `leaseUntil` (due again then, should its send never end). Call in a
+     * write unit: SQLite's one writer makes the read and the leases one step.
+     */
+    claim: (now: number, limit: number, leaseUntil: number): QueuedPush[] => {
+      const rows = q.due.all(now, limit)
+      for (const row of rows) q.lease.run(row.id, leaseUntil)
+      return rows
+    },
     nextDue: () => q.nextDue.get()?.at ?? null,
     queued: () => q.queued.get()?.n ?? 0,
-    done: (id: number) => q.done.run(id),
-    retry: (id: number, attempts: number, dueAt: number) => q.retry.run(id, attempts, dueAt),
-    lease: (id: number, until: number) => q.lease.run(id, until),
-    releaseLeases: (now: number) => q.releaseLeases.run(now),
-    addCapability: (hash: Uint8Array, messageId: string, expiresAt: number) =>
-      q.addCapability.run(hash, messageId, expiresAt),
+    done: (id: number): void => {
+      q.done.run(id)
+    },
+    retry: (id: number, attempts: number, dueAt: number): void => {
+      q.retry.run(id, attempts, dueAt)
+    },
+    releaseLeases: (now: number): void => {
+      q.releaseLeases.run(now)
+    },
+    addCapability: (hash: Uint8Array, messageId: string, expiresAt: number): void => {
+      q.addCapability.run(hash, messageId, expiresAt)
+    },
     capability: (hash: Uint8Array) => q.capability.get(hash) ?? undefined,
-    dropCapabilities: (messageId: string) => q.dropCapabilities.run(messageId),
-    dropExpiredCapabilities: (now: number) => q.dropExpiredCapabilities.run(now),
+    dropCapabilities: (messageId: string): void => {
+      q.dropCapabilities.run(messageId)
+    },
+    dropExpiredCapabilities: (now: number): void => {
+      q.dropExpiredCapabilities.run(now)
+    },
     reminderMinutes: (userId: string) => q.reminderMinutes.get(userId)?.minutes ?? null,
-    setReminder: (userId: string, minutes: number | null, now: number) =>
-      minutes === null ? q.clearReminder.run(userId) : q.setReminder.run(userId, minutes, now),
+    setReminder: (userId: string, minutes: number | null, now: number): void => {
+      if (minutes === null) q.clearReminder.run(userId)
+      else q.setReminder.run(userId, minutes, now)
+    },
     dueReminders: (now: number) => q.dueReminders.all(now),
     reminded: (messageId: string, now: number) => q.reminded.run(messageId, now).changes,
   }

@@ -121,11 +121,7 @@ export class PushWorker {
       const now = ctx.clock.now()
       // A lease needs no flush of its own before the send: one lost to a crash only means the
       // push is sent again after the restart, as a lease that ran out would be.
-      const due = ctx.writes.apply(() => {
-        const rows = ctx.store.push.due(now, free)
-        for (const row of rows) ctx.store.push.lease(row.id, now + this.leaseMs)
-        return rows
-      })
+      const due = ctx.writes.apply(() => ctx.store.push.claim(now, free, now + this.leaseMs))
       for (const row of due) {
         this.inflight++
         void this.deliver(ctx, row).finally(() => {
