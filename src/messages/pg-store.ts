@@ -1,0 +1,206 @@
+import type { SQL } from 'bun'
+import { ints, type PgTwin } from '../server/db/pg/twin.ts'
+import type { MessageRow, MessageStore } from './store.ts'
+
+const INTS = [
+  'rid',
+  'seq',
+  'ask_expires_at',
+  'ask_answered_at',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+] as const
+const row = (r: unknown) => ints<MessageRow>(r, INTS)
+const rows = (rs: unknown[]) => rs.map(row)
+
+/** The number a change takes; throws when there is no such person (nothing may go unnumbered). */
+function taken(found: { value: string | number } | undefined): number {
+  if (!found) throw new Error('a change with no person to number it')
+  return Number(found.value)
+}
+
+/**
+ * messages/store.ts on Postgres (see server/db/pg/twin.ts); `sql` is a transaction for writes.
+ *
+ * The change sequence (pg migration 006's note, docs/scaling.md "Why seq needs no Postgres
+ * sequence"): every write takes its number from the person's row with `UPDATE users ...
+ * RETURNING` inside the writing transaction. Under READ COMMITTED that UPDATE holds the row's
+ * lock until commit, so a second writer for the same person (on this instance or another)
+ * waits there and numbers after the first commits: one person's seqs commit in order, and a
+ * reader's cursor never passes a change that commits later. Different people lock different
+ * rows and never wait for each other.
+ *
+ * Unlike SQLite, no write here updates `counters.change_seq`, the server-wide high-water mark:
+ * it is one row, and every writer of every instance would queue on its lock, undoing the point
+ * of per-person rows. On Postgres that mark is `SELECT max(change_seq) FROM users` when a check
+ * needs it (pg migration 006).
+ */
+export function pgMessageStore(sql: SQL): PgTwin<MessageStore> {
+  const seqOfUser = async (userId: string) =>
+    taken(
+      (
+        await sql`UPDATE users SET change_seq = change_seq + 1 WHERE id = ${userId}
+                  RETURNING change_seq AS value`
+      )[0],
+    )
+  const seqOfChannel = async (channelId: string) =>
+    taken(
+      (
+        await sql`UPDATE users SET change_seq = change_seq + 1
+                  WHERE id = (SELECT user_id FROM channels WHERE id = ${channelId})
+                  RETURNING change_seq AS value`
+      )[0],
+    )
+  const seqOfRow = async (rid: number) =>
+    taken(
+      (
+        await sql`UPDATE users SET change_seq = change_seq + 1
+                  WHERE id = (SELECT c.user_id FROM messages m JOIN channels c ON c.id = m.channel_id
+                              WHERE m.rid = ${rid})
+                  RETURNING change_seq AS value`
+      )[0],
+    )
+
+  return {
+    nextSeq: seqOfUser,
+    async insert(m) {
+      // The number first, in its own statement, then the row: its `rid` (an identity, handed
+      // out like a sequence at insert) is then drawn under the person's lock too, so rids of
+      // one person also ascend in commit order (read marks and unread counts compare them).
+      const seq = await seqOfChannel(m.channel_id)
+      const [made] = await sql`
+        INSERT INTO messages (id, channel_id, seq, sender, body, silent, pin_key, ask_status,
+          ask_expires_at, ask_request_hash, created_at, updated_at)
+        VALUES (${m.id}, ${m.channel_id}, ${seq}, ${m.sender}, ${m.body}, ${m.silent ? 1 : 0},
+          ${m.pin_key}, ${m.ask_status}, ${m.ask_expires_at}, ${m.ask_request_hash},
+          ${m.created_at}, ${m.created_at})
+        RETURNING *`
+      return row(made)
+    },
+    async byId(id) {
+      const [found] = await sql`SELECT * FROM messages WHERE id = ${id}`
+      return found ? row(found) : undefined
+    },
+    async feed(channelId, since, limit, sender) {
+      return rows(
+        sender
+          ? await sql`SELECT * FROM messages
+              WHERE channel_id = ${channelId} AND sender = ${sender} AND seq > ${since}
+              ORDER BY seq LIMIT ${limit}`
+          : await sql`SELECT * FROM messages WHERE channel_id = ${channelId} AND seq > ${since}
+              ORDER BY seq LIMIT ${limit}`,
+      )
+    },
+    // Each change below takes the person's number before it touches the message, as insert
+    // does: the row lock is what orders the change's commit among the person's others.
+    async setBody(rid, body, now) {
+      const seq = await seqOfRow(rid)
+      const [changed] = await sql`
+        UPDATE messages SET body = ${body}, seq = ${seq}, updated_at = ${now}
+        WHERE rid = ${rid} RETURNING *`
+      return row(changed)
+    },
+    async setState(rid, state, now) {
+      const seq = await seqOfRow(rid)
+      const [changed] = await sql`
+        UPDATE messages SET state = ${state}, seq = ${seq}, updated_at = ${now}
+        WHERE rid = ${rid} RETURNING *`
+      return row(changed)
+    },
+    async setAsk(rid, s, now) {
+      const seq = await seqOfRow(rid)
+      const [changed] = await sql`
+        UPDATE messages SET ask_status = ${s.status}, answer = ${s.answer},
+          ask_answered_at = ${s.answeredAt}, ask_reason = ${s.reason}, ask_proof = ${s.proof},
+          seq = ${seq}, updated_at = ${now}
+        WHERE rid = ${rid} RETURNING *`
+      return row(changed)
+    },
+    async markDeleted(rid, now) {
+      const seq = await seqOfRow(rid)
+      const [changed] = await sql`
+        UPDATE messages SET body = NULL, answer = NULL, pin_key = NULL, ask_status = NULL,
+          ask_expires_at = NULL, deleted_at = ${now}, updated_at = ${now}, seq = ${seq}
+        WHERE rid = ${rid} RETURNING *`
+      return row(changed)
+    },
+    async openAsks(channelId) {
+      return rows(
+        await sql`SELECT * FROM messages WHERE channel_id = ${channelId} AND ask_status = 'open'
+                  ORDER BY rid`,
+      )
+    },
+    async openAsksOfUser(userId, limit) {
+      // SQLite's INDEXED BY hint dropped: Postgres' planner picks messages_open_asks itself.
+      return rows(
+        await sql`SELECT m.* FROM channels c JOIN messages m
+                    ON m.channel_id = c.id AND m.ask_status = 'open'
+                  WHERE c.user_id = ${userId} ORDER BY m.created_at, m.rid LIMIT ${limit}`,
+      )
+    },
+    async countOpenAsks(channelId) {
+      const [n] = await sql`SELECT count(*) AS n FROM messages
+                            WHERE channel_id = ${channelId} AND ask_status = 'open'`
+      return Number(n?.n ?? 0)
+    },
+    async firstExpiry() {
+      const [first] = await sql`SELECT ask_expires_at AS at FROM messages
+        WHERE ask_status = 'open' AND ask_expires_at IS NOT NULL
+        ORDER BY ask_expires_at LIMIT 1`
+      return first ? Number(first.at) : undefined
+    },
+    async expiredBy(now) {
+      return rows(
+        await sql`SELECT * FROM messages WHERE ask_status = 'open' AND ask_expires_at IS NOT NULL
+                    AND ask_expires_at <= ${now} ORDER BY ask_expires_at LIMIT 500`,
+      )
+    },
+    async pin(channelId, key) {
+      const [found] =
+        await sql`SELECT * FROM messages WHERE channel_id = ${channelId} AND pin_key = ${key}`
+      return found ? row(found) : undefined
+    },
+    async pins(channelId) {
+      // COLLATE "C": SQLite orders text by its bytes; the database's collation may not.
+      return rows(
+        await sql`SELECT * FROM messages WHERE channel_id = ${channelId} AND pin_key IS NOT NULL
+                  ORDER BY pin_key COLLATE "C"`,
+      )
+    },
+    async countPins(channelId) {
+      const [n] = await sql`SELECT count(*) AS n FROM messages
+                            WHERE channel_id = ${channelId} AND pin_key IS NOT NULL`
+      return Number(n?.n ?? 0)
+    },
+    async personFeed(userId, since, limit) {
+      // PERSON_FEED_SQL's bounded plan in Postgres' words: for each channel of the person at
+      // most a page after the cursor (LATERAL, from messages_feed), then the few sorted.
+      return rows(
+        await sql`SELECT m.* FROM channels c CROSS JOIN LATERAL (
+                    SELECT * FROM messages WHERE channel_id = c.id AND seq > ${since}
+                    ORDER BY seq LIMIT ${limit}) m
+                  WHERE c.user_id = ${userId}
+                  ORDER BY m.seq LIMIT ${limit}`,
+      )
+    },
+    async tail(channelId, beforeRid, limit) {
+      return rows(
+        await sql`SELECT * FROM messages
+                  WHERE channel_id = ${channelId} AND deleted_at IS NULL AND pin_key IS NULL
+                    AND rid < ${beforeRid}
+                  ORDER BY rid DESC LIMIT ${limit}`,
+      )
+    },
+    async currentSeq(userId) {
+      const [found] = await sql`SELECT change_seq AS value FROM users WHERE id = ${userId}`
+      return found ? Number(found.value) : 0
+    },
+    async lastLive(channelId) {
+      const [found] = await sql`SELECT * FROM messages
+        WHERE channel_id = ${channelId} AND deleted_at IS NULL AND pin_key IS NULL
+        ORDER BY rid DESC LIMIT 1`
+      return found ? row(found) : undefined
+    },
+  }
+}

@@ -1,0 +1,221 @@
+import { expect, test } from 'bun:test'
+import { pgMessageStore } from '../../src/messages/pg-store.ts'
+import { messageStore, type NewMessage } from '../../src/messages/store.ts'
+import { describeStore, type StoreEngine } from './engines.ts'
+
+/** The message store's questions, pins, and its writers racing (one person, many instances). */
+type E = StoreEngine<ReturnType<typeof messageStore>>
+
+const T = 1_764_000_000_000
+
+async function people(e: E, ...ids: string[]) {
+  for (const id of ids) {
+    await e.insert('users', { id, email: `${id}@example.com`, is_owner: 0, created_at: T })
+  }
+}
+const channel = (e: E, id: string, userId: string) =>
+  e.insert('channels', { id, user_id: userId, label: id, created_at: T, updated_at: T })
+
+const msg = (id: string, channelId: string, extra: Partial<NewMessage> = {}): NewMessage => ({
+  id,
+  channel_id: channelId,
+  sender: 'agent',
+  body: `{"text":"${id}"}`,
+  pin_key: null,
+  ask_status: null,
+  ask_expires_at: null,
+  ask_request_hash: null,
+  silent: false,
+  created_at: T,
+  ...extra,
+})
+const ask = (id: string, channelId: string, expiresAt: number | null, createdAt = T) =>
+  msg(id, channelId, { ask_status: 'open', ask_expires_at: expiresAt, created_at: createdAt })
+const send = (e: E, m: NewMessage) => e.write((s) => s.insert(m))
+const ids = (rows: { id: string }[]) => rows.map((r) => r.id)
+
+/** The promise's value, or 'pending' if it has not settled within `ms`. */
+const within = <T>(p: Promise<T>, ms: number): Promise<T | 'pending'> =>
+  Promise.race([p, Bun.sleep(ms).then(() => 'pending' as const)])
+
+const settled = { answer: '{}', answeredAt: T, reason: null, proof: null }
+
+describeStore(
+  'messages store (asks, pins)',
+  { sqlite: messageStore, postgres: pgMessageStore },
+  (engine) => {
+    test('openAsks, countOpenAsks and openAsksOfUser: open questions only, oldest first', async () => {
+      const e = engine()
+      await people(e, 'ann', 'bob')
+      await channel(e, 'a1', 'ann')
+      await channel(e, 'a2', 'ann')
+      await channel(e, 'b', 'bob')
+      expect(await e.read((s) => s.openAsks('a1'))).toEqual([])
+      expect(await e.read((s) => s.countOpenAsks('a1'))).toBe(0)
+      expect(await e.read((s) => s.openAsksOfUser('ann', 10))).toEqual([])
+      await send(e, ask('late', 'a1', null, T + 50))
+      await send(e, ask('early', 'a2', null, T + 10))
+      await send(e, ask('tie', 'a1', null, T + 10)) // same time as 'early', later rid
+      const done = await send(e, ask('done', 'a1', null, T))
+      await send(e, msg('plain', 'a1'))
+      await send(e, ask('bobs', 'b', null, T))
+      await e.write((s) => s.setAsk(done.rid, { status: 'answered', ...settled }, T + 1))
+      expect(ids(await e.read((s) => s.openAsks('a1')))).toEqual(['late', 'tie'])
+      expect(await e.read((s) => s.countOpenAsks('a1'))).toBe(2)
+      expect(ids(await e.read((s) => s.openAsksOfUser('ann', 10)))).toEqual([
+        'early',
+        'tie',
+        'late',
+      ])
+      expect(ids(await e.read((s) => s.openAsksOfUser('ann', 2)))).toEqual(['early', 'tie'])
+      expect(ids(await e.read((s) => s.openAsksOfUser('bob', 10)))).toEqual(['bobs'])
+    })
+
+    test('firstExpiry and expiredBy: open questions with a time, soonest first, 500 at most', async () => {
+      const e = engine()
+      await people(e, 'ann')
+      await channel(e, 'c', 'ann')
+      expect(await e.read((s) => s.firstExpiry())).toBeUndefined()
+      expect(await e.read((s) => s.expiredBy(T * 2))).toEqual([])
+      await send(e, ask('never', 'c', null))
+      expect(await e.read((s) => s.firstExpiry())).toBeUndefined()
+      await send(e, ask('later', 'c', T + 2000))
+      await send(e, ask('soon', 'c', T + 1000))
+      const closed = await send(e, ask('closed', 'c', T + 500))
+      await e.write((s) => s.setAsk(closed.rid, { status: 'expired', ...settled }, T + 500))
+      expect(await e.read((s) => s.firstExpiry())).toBe(T + 1000)
+      expect(await e.read((s) => s.expiredBy(T + 999))).toEqual([])
+      expect(ids(await e.read((s) => s.expiredBy(T + 1000)))).toEqual(['soon'])
+      expect(ids(await e.read((s) => s.expiredBy(T + 5000)))).toEqual(['soon', 'later'])
+      await e.insert(
+        'messages',
+        Array.from({ length: 505 }, (_, i) => ({
+          id: `bulk${i}`,
+          channel_id: 'c',
+          seq: 100 + i,
+          sender: 'agent',
+          body: '{}',
+          ask_status: 'open',
+          ask_expires_at: T - 1000 + i,
+          created_at: T,
+          updated_at: T,
+        })),
+      )
+      const due = await e.read((s) => s.expiredBy(T + 5000))
+      expect(due).toHaveLength(500)
+      expect(due[0]).toMatchObject({ id: 'bulk0', ask_expires_at: T - 1000 })
+    }, 60_000)
+
+    test('pin, pins in key order (by bytes), countPins; a deleted pin is no pin', async () => {
+      const e = engine()
+      await people(e, 'ann')
+      await channel(e, 'c', 'ann')
+      await channel(e, 'other', 'ann')
+      expect(await e.read((s) => s.pins('c'))).toEqual([])
+      expect(await e.read((s) => s.countPins('c'))).toBe(0)
+      expect(await e.read((s) => s.pin('c', 'build'))).toBeUndefined()
+      for (const key of ['build', 'Zeta', 'a.b:c-d_e', '10']) {
+        await send(e, msg(`p-${key}`, 'c', { pin_key: key }))
+      }
+      await send(e, msg('p-other', 'other', { pin_key: 'build' }))
+      await send(e, msg('unpinned', 'c'))
+      expect((await e.read((s) => s.pins('c'))).map((r) => r.pin_key)).toEqual([
+        '10',
+        'Zeta',
+        'a.b:c-d_e',
+        'build',
+      ])
+      expect(await e.read((s) => s.countPins('c'))).toBe(4)
+      const build = await e.read((s) => s.pin('c', 'build'))
+      expect(build).toMatchObject({ id: 'p-build', pin_key: 'build' })
+      expect(await e.read((s) => s.pin('c', 'BUILD'))).toBeUndefined() // keys are exact
+      // The key is unique in its channel.
+      await expect(send(e, msg('dup', 'c', { pin_key: 'build' }))).rejects.toThrow()
+      await e.write((s) => s.markDeleted(build?.rid ?? 0, T + 1))
+      expect(await e.read((s) => s.pin('c', 'build'))).toBeUndefined()
+      expect(await e.read((s) => s.countPins('c'))).toBe(3)
+      expect((await send(e, msg('again', 'c', { pin_key: 'build' }))).pin_key).toBe('build')
+    })
+
+    test("a reader's cursor never passes a change that commits later (one person, two channels)", async () => {
+      const e = engine()
+      await people(e, 'ann')
+      await channel(e, 'a', 'ann')
+      await channel(e, 'b', 'ann')
+      let commit: () => void = () => {}
+      const held = new Promise<void>((r) => {
+        commit = r
+      })
+      let numbered: () => void = () => {}
+      const hasRow = new Promise<void>((r) => {
+        numbered = r
+      })
+      // The first writer numbers its message and stays open; a second writer of the same person
+      // (another instance, on Postgres) must not commit a change numbered after it meanwhile.
+      const first = e.write(async (s) => {
+        const row = await s.insert(msg('first', 'a'))
+        numbered()
+        await held
+        return row
+      })
+      await hasRow
+      const second = e.write((s) => s.insert(msg('second', 'b')))
+      expect(await within(second, 300)).toBe('pending')
+      const seen = await e.read((s) => s.personFeed('ann', 0, 10))
+      const cursor = seen.at(-1)?.seq ?? 0
+      commit()
+      const [one, two] = await Promise.all([first, second])
+      const after = await e.read((s) => s.personFeed('ann', cursor, 10))
+      expect([...ids(seen), ...ids(after)]).toEqual(['first', 'second'])
+      expect([one.seq, two.seq]).toEqual([1, 2])
+      // rid too is drawn in commit order within the person (read marks compare rids).
+      expect(two.rid).toBeGreaterThan(one.rid)
+    })
+
+    test('a writer that rolls back leaves no gap: the one waiting takes its number', async () => {
+      const e = engine()
+      await people(e, 'ann')
+      await channel(e, 'a', 'ann')
+      let abort: () => void = () => {}
+      const held = new Promise<void>((r) => {
+        abort = r
+      })
+      const first = e.write(async (s) => {
+        await s.insert(msg('doomed', 'a'))
+        await held
+        throw new Error('rolled back on purpose')
+      })
+      await Bun.sleep(50)
+      const second = e.write((s) => s.insert(msg('kept', 'a')))
+      abort()
+      await expect(first).rejects.toThrow('on purpose')
+      expect((await second).seq).toBe(1)
+      expect(ids(await e.read((s) => s.feed('a', 0, 10)))).toEqual(['kept'])
+    })
+
+    test("two people's writers never wait for each other (Postgres: their own rows)", async () => {
+      const e = engine()
+      // SQLite has one writer at a time by design (the write path queues every unit).
+      if (e.name === 'sqlite') return
+      await people(e, 'ann', 'bob')
+      await channel(e, 'a', 'ann')
+      await channel(e, 'b', 'bob')
+      let commit: () => void = () => {}
+      const held = new Promise<void>((r) => {
+        commit = r
+      })
+      const first = e.write(async (s) => {
+        await s.insert(msg('anns', 'a'))
+        await held
+      })
+      await Bun.sleep(50)
+      const bobs = await within(
+        e.write((s) => s.insert(msg('bobs', 'b'))),
+        5000,
+      )
+      expect(bobs).toMatchObject({ id: 'bobs', seq: 1 })
+      commit()
+      await first
+    })
+  },
+)
