@@ -3,10 +3,10 @@ import { fail } from '../../core/errors.ts'
 import { parseLimit } from '../../core/query.ts'
 import type { Ctx } from '../../server/context.ts'
 import { SEARCH, type SearchQuery, type SearchResponse, type SearchResult } from './schema.ts'
-import { MARK_CLOSE, MARK_OPEN, type SearchRow } from './store.ts'
+import { ftsQuery, MARK_CLOSE, MARK_OPEN, type SearchRow, type SearchTerms } from './store.ts'
 
 /**
- * Full-text search over the person's own messages (issue 18): `q` becomes a safe FTS5 query,
+ * Full-text search over the person's own messages (issue 18): `q` becomes the words to find,
  * the store ranks and pages, and each hit's snippet is handed over in parts, never as markup.
  */
 export function searchMessages(ctx: Ctx, userId: string, query: SearchQuery): SearchResponse {
@@ -16,13 +16,16 @@ export function searchMessages(ctx: Ctx, userId: string, query: SearchQuery): Se
     throw fail.invalid('q', `is longer than ${SEARCH.queryChars} characters`)
   }
   const limit = parseLimit(query.limit, SEARCH.page, SEARCH.maxPage)
-  const match = ftsQuery(q)
-  const offset = parseSearchCursor(query.cursor, match ?? '')
+  const terms = searchTerms(q)
+  // The cursor's tag is of the terms' FTS5 text, as before (cursors given out stay valid): one
+  // text per search, whichever engine answers it.
+  const match = terms ? ftsQuery(terms) : ''
+  const offset = parseSearchCursor(query.cursor, match)
   // Only punctuation: no word to look for, so nothing is found (and nothing is refused).
-  if (match === null) return { results: [], cursor: null }
+  if (terms === null) return { results: [], cursor: null }
 
   const take = Math.min(limit, SEARCH.maxResults - offset)
-  const rows = take > 0 ? ctx.store.search.search(userId, match, take + 1, offset) : []
+  const rows = take > 0 ? ctx.store.search.search(userId, terms, take + 1, offset) : []
   const page = rows.slice(0, take)
   const next = offset + page.length
   return {
@@ -32,25 +35,18 @@ export function searchMessages(ctx: Ctx, userId: string, query: SearchQuery): Se
 }
 
 /**
- * The person's words as an FTS5 query that means only "these words": each word is a quoted
- * phrase (a `"` inside doubled), so `*`, `-`, `:`, `^`, parentheses, NEAR, AND, OR and NOT are
- * text, never syntax; the phrases are ANDed. The last word is also a prefix (`"dep"*`) unless
- * `q` ends with a space, so results come while a word is still being typed. A word with no
- * letter or digit has nothing the tokenizer keeps and is dropped; null when none is left.
+ * The person's words, and whether the last is also a prefix: yes unless `q` ends with a space,
+ * so results come while a word is still being typed. Each word is only text (the store quotes
+ * it for its engine), so no character of it is query syntax. A word with no letter or digit has
+ * nothing the tokenizers keep and is dropped; null when none is left.
  */
-export function ftsQuery(q: string): string | null {
+export function searchTerms(q: string): SearchTerms | null {
   const words = q
     .split(/\s+/u)
     .filter((w) => /[\p{L}\p{N}]/u.test(w))
     .slice(0, SEARCH.terms)
   if (words.length === 0) return null
-  const prefix = !/\s$/u.test(q)
-  return words
-    .map((w, i) => {
-      const phrase = `"${w.replaceAll('"', '""')}"`
-      return prefix && i === words.length - 1 ? `${phrase}*` : phrase
-    })
-    .join(' ')
+  return { words, prefix: !/\s$/u.test(q) }
 }
 
 /**

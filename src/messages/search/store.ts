@@ -17,8 +17,29 @@ export interface SearchRow {
 export const MARK_OPEN = '\u0002'
 export const MARK_CLOSE = '\u0003'
 
+/** What the person looks for: every word must occur; the last is also a prefix when `prefix`. */
+export interface SearchTerms {
+  words: readonly string[]
+  prefix: boolean
+}
+
 /**
- * The person's messages matching an FTS5 query (?1, already quoted by the service), best
+ * The words as an FTS5 query that means only "these words": each word is a quoted phrase (a
+ * `"` inside doubled), so `*`, `-`, `:`, `^`, parentheses, NEAR, AND, OR and NOT are text, never
+ * syntax; the phrases are ANDed. The last word is also a prefix (`"dep"*`) when asked.
+ */
+export function ftsQuery(terms: SearchTerms): string {
+  const last = terms.words.length - 1
+  return terms.words
+    .map((w, i) => {
+      const phrase = `"${w.replaceAll('"', '""')}"`
+      return terms.prefix && i === last ? `${phrase}*` : phrase
+    })
+    .join(' ')
+}
+
+/**
+ * The person's messages matching the terms (?1: their FTS5 query, see ftsQuery), best
  * first: bm25 with the title weighing five times the rest, then the newest, so the order is
  * total and a page at an offset is the same page on every call while nothing changes. The
  * index spans everyone (migration 012); the join keeps only the person's own channels, and
@@ -50,9 +71,9 @@ export function searchStore(db: Database) {
     ),
   }
   return {
-    /** Up to `limit` hits after the first `offset`; `match` is an FTS5 query. */
-    search: (userId: string, match: string, limit: number, offset: number) =>
-      q.search.all(match, userId, limit, offset),
+    /** Up to `limit` hits after the first `offset`. */
+    search: (userId: string, terms: SearchTerms, limit: number, offset: number) =>
+      q.search.all(ftsQuery(terms), userId, limit, offset),
   }
 }
 
