@@ -48,7 +48,7 @@ export function emailCodeStore(db: Database) {
     removeExpired: db.query<null, [number]>('DELETE FROM email_codes WHERE expires_at <= ?1'),
   }
   return {
-    insert: (c: Omit<EmailCodeRow, 'tries' | 'other_tries'>) =>
+    insert: (c: Omit<EmailCodeRow, 'tries' | 'other_tries'>): void => {
       q.insert.run(
         c.id,
         c.email,
@@ -58,13 +58,18 @@ export function emailCodeStore(db: Database) {
         c.asked_from,
         c.created_at,
         c.expires_at,
-      ),
+      )
+    },
     /** Every code for the address and purpose, expired ones too, oldest first. */
     byAddress: (email: string, purpose: string) => q.byAddress.all(email, purpose),
     /** Counts a wrong try from the address that asked for the code. */
-    addTry: (id: string) => q.addTry.run(id),
+    addTry: (id: string): void => {
+      q.addTry.run(id)
+    },
     /** Counts a wrong try from any other address. */
-    addOtherTry: (id: string) => q.addOtherTry.run(id),
+    addOtherTry: (id: string): void => {
+      q.addOtherTry.run(id)
+    },
     /** Drops one code (a sign-up code whose mail could not be sent). */
     remove: (id: string) => q.remove.run(id).changes > 0,
     /** Consumes every code for the address and purpose; false when none was left. */

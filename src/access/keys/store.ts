@@ -33,8 +33,9 @@ export function serverKeyStore(db: Database) {
   }
   return {
     /** Adds the key unless one is there for the purpose and period already. */
-    add: (purpose: string, period: number, key: Uint8Array, now: number) =>
-      q.add.run(purpose, period, key, now),
+    add: (purpose: string, period: number, key: Uint8Array, now: number): void => {
+      q.add.run(purpose, period, key, now)
+    },
     /** The keys of one period, by purpose. */
     ofPeriod: (period: number) =>
       new Map(q.ofPeriod.all(period).map((row) => [row.purpose, row.key])),

@@ -101,10 +101,14 @@ export function challengeStore(db: Database) {
     ),
   }
   return {
-    insert: (c: ChallengeRow) => q.insert.run(c.id, c.purpose, c.challenge, c.data, c.expires_at),
+    insert: (c: ChallengeRow): void => {
+      q.insert.run(c.id, c.purpose, c.challenge, c.data, c.expires_at)
+    },
     /** Removes the challenge and returns it: whatever happens next, it cannot be used again. */
     take: (id: string) => q.take.get(id) ?? undefined,
-    removeExpired: (now: number) => q.removeExpired.run(now),
+    removeExpired: (now: number): void => {
+      q.removeExpired.run(now)
+    },
     /**
      * The ceremonies anyone may start (sign-up, login) still waiting for their answer: how many,
      * and when the first of them expires.
