@@ -157,6 +157,16 @@ export function pgMessageStore(sql: SQL): PgTwin<MessageStore> {
       )
     },
     async pin(channelId, key) {
+      // Every caller decides a write by this read (put: create the pin or replace it; patch,
+      // delete), so the channel's person's row is locked first, in its own statement, as the
+      // seq's UPDATE would lock it a moment later: under READ COMMITTED two instances putting
+      // one key at once would otherwise both find no pin and both insert (the second failing
+      // on messages_pins), or both count below the pin limit. With the lock the second waits
+      // and then finds the first's pin (and counts it). Outside a transaction it ends with the
+      // statement. NO KEY UPDATE, as the seq's UPDATE takes: no conflict with foreign-key checks.
+      await sql`SELECT 1 FROM users
+                WHERE id = (SELECT user_id FROM channels WHERE id = ${channelId})
+                FOR NO KEY UPDATE`
       const [found] =
         await sql`SELECT * FROM messages WHERE channel_id = ${channelId} AND pin_key = ${key}`
       return found ? row(found) : undefined

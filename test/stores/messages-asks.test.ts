@@ -137,6 +137,29 @@ describeStore(
       expect((await send(e, msg('again', 'c', { pin_key: 'build' }))).pin_key).toBe('build')
     })
 
+    test('pins put at once: a key is created once, and the limit holds', async () => {
+      const e = engine()
+      await people(e, 'ann')
+      await channel(e, 'c', 'ann')
+      // What putPin does in its write: find the key, replace its body or (under the limit)
+      // create it. The pause widens the window another instance would slip through.
+      const put = (key: string, text: string, max = 2) =>
+        e.write(async (s) => {
+          const existing = await s.pin('c', key)
+          const count = await s.countPins('c')
+          await Bun.sleep(30)
+          if (existing) return await s.setBody(existing.rid, `{"text":"${text}"}`, T + 1)
+          if (count >= max) return undefined
+          return await s.insert(msg(`pin-${key}-${text}`, 'c', { pin_key: key }))
+        })
+      const same = await Promise.all(['1', '2', '3', '4'].map((n) => put('build', n)))
+      expect(same.every((r) => r?.pin_key === 'build')).toBe(true)
+      expect(await e.read((s) => s.countPins('c'))).toBe(1)
+      const more = await Promise.all(['x', 'y', 'z'].map((key) => put(key, key)))
+      expect(more.filter((r) => r !== undefined)).toHaveLength(1)
+      expect(await e.read((s) => s.countPins('c'))).toBe(2)
+    })
+
     test("a reader's cursor never passes a change that commits later (one person, two channels)", async () => {
       const e = engine()
       await people(e, 'ann')
