@@ -276,17 +276,19 @@ describe.skipIf(skip)('wake bus across instances', () => {
 
   test('a busy listener is not a deaf one: a late ping, with traffic arriving, wakes no one', async () => {
     const url = await database('late')
-    // A's connections take 0.5 s to send a notification: its pings come back late, through
-    // a pg_notify that its role's search_path finds before pg_catalog's.
+    // A's connections take 1.2 s to send a notification: its pings come back late (in the
+    // second 1 s window), through a pg_notify that its role's search_path finds before
+    // pg_catalog's. The windows are long beside B's traffic (a notification every few ms) so
+    // that a loaded machine's stall cannot empty one and make the listener look deaf.
     const setup = new SQL(url, { max: 1 })
     await setup.unsafe(`CREATE ROLE slow_pinger LOGIN SUPERUSER;
       CREATE SCHEMA slow;
       CREATE FUNCTION slow.pg_notify(channel text, payload text) RETURNS void LANGUAGE sql
-        AS $$ SELECT pg_sleep(0.5); SELECT pg_catalog.pg_notify(channel, payload) $$;
+        AS $$ SELECT pg_sleep(1.2); SELECT pg_catalog.pg_notify(channel, payload) $$;
       ALTER ROLE slow_pinger IN DATABASE late SET search_path = slow, pg_catalog, public`)
     await setup.close()
     const slowUrl = url.replace('postgres@', 'slow_pinger@')
-    const a = await instance(slowUrl, { checkEveryMs: 10, pingTimeoutMs: 250 })
+    const a = await instance(slowUrl, { checkEveryMs: 10, pingTimeoutMs: 1_000 })
     const b = await instance(url)
     const parked = track(a.waiters.wait('channel:never', WAIT_MS))
     let writing = true
