@@ -49,3 +49,5 @@ export function auditStore(db: Database) {
     page: (afterSeq: number, limit: number) => q.page.all(afterSeq, limit),
   }
 }
+
+export type AuditStore = ReturnType<typeof auditStore>

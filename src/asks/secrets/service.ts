@@ -138,7 +138,10 @@ function transition(
 ): SecretRow {
   const now = ctx.clock.now()
   return ctx.writes.apply((tx) => {
-    const updated = ctx.store.secrets.setStatus(row.id, status, ciphertext, now)
+    // From the status the caller checked: one that changed since (another instance's
+    // request, once on Postgres) is a conflict, never a second delivery or a lost fulfilment.
+    const updated = ctx.store.secrets.setStatus(row.id, row.status, status, ciphertext, now)
+    if (!updated) throw fail.conflict('the secret request changed meanwhile; read it again')
     const shown = ctx.store.messages.byId(row.message_id)
     let message = undefined as ReturnType<typeof ctx.store.messages.setBody> | undefined
     if (shown && shown.body !== null) {

@@ -31,10 +31,11 @@ export function secretStore(db: Database) {
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?8) RETURNING *`,
     ),
     byId: db.query<SecretRow, [string]>('SELECT * FROM secret_requests WHERE id = ?1'),
-    // Every transition writes the ciphertext too: it exists only while 'fulfilled'.
-    setStatus: db.query<SecretRow, [string, SecretStatus, string | null, number]>(
-      `UPDATE secret_requests SET status = ?2, ciphertext = ?3, updated_at = ?4
-       WHERE id = ?1 RETURNING *`,
+    // Every transition writes the ciphertext too: it exists only while 'fulfilled'. Only from
+    // the status the caller saw: a request moved meanwhile is left as it is.
+    setStatus: db.query<SecretRow, [string, SecretStatus, SecretStatus, string | null, number]>(
+      `UPDATE secret_requests SET status = ?3, ciphertext = ?4, updated_at = ?5
+       WHERE id = ?1 AND status = ?2 RETURNING *`,
     ),
   }
   return {
@@ -50,7 +51,18 @@ export function secretStore(db: Database) {
         s.created_at,
       ) as SecretRow,
     byId: (id: string) => q.byId.get(id) ?? undefined,
-    setStatus: (id: string, status: SecretStatus, ciphertext: string | null, now: number) =>
-      q.setStatus.get(id, status, ciphertext, now) as SecretRow,
+    /**
+     * Moves the request from status `from` to `status`; undefined when it is not (or no longer)
+     * in `from`: a fulfilled secret is delivered once even if two reads race for it.
+     */
+    setStatus: (
+      id: string,
+      from: SecretStatus,
+      status: SecretStatus,
+      ciphertext: string | null,
+      now: number,
+    ): SecretRow | undefined => q.setStatus.get(id, from, status, ciphertext, now) ?? undefined,
   }
 }
+
+export type SecretStore = ReturnType<typeof secretStore>
