@@ -18,8 +18,10 @@ const OWNER_LOCK = 0x6f776e72
 /**
  * people/store.ts's userStore on Postgres (see server/db/pg/twin.ts); `sql` is a transaction.
  * users.email is CITEXT there (COLLATE NOCASE on SQLite): `email = $1` and the unique index
- * ignore case without a lower() here. Ties in creation time are ordered by id `COLLATE "C"`,
- * byte order as SQLite's BINARY, whatever collation the database was made with.
+ * ignore case without a lower() here. One difference: NOCASE folds ASCII letters only, CITEXT
+ * every letter the database's locale knows ('ÉLODIE@…' finds 'élodie@…' on Postgres alone).
+ * Ties in creation time are ordered by id `COLLATE "C"`, byte order as SQLite's BINARY,
+ * whatever collation the database was made with.
  */
 export function pgUserStore(sql: SQL): PgTwin<UserStore> {
   const owners = async () => {
