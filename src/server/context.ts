@@ -112,6 +112,9 @@ export function openStores(db: Database) {
   }
 }
 
+/** Every store on SQLite, as `ctx.store` holds them (their Postgres twins: db/pg/stores.ts). */
+export type Stores = ReturnType<typeof openStores>
+
 /** Creates the data directory if needed and proves it writable, with a clear error if not. */
 export function prepareDataDir(dataDir: string): void {
   try {

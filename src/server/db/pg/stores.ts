@@ -1,0 +1,55 @@
+import type { SQL } from 'bun'
+import { pgEmailCodeStore } from '../../../access/email/pg-store.ts'
+import {
+  pgJoinLinkStore,
+  pgPairingStore,
+  pgSignInLinkStore,
+} from '../../../access/enrol/pg-store.ts'
+import { pgIdempotencyStore } from '../../../access/idempotency/pg-store.ts'
+import { pgServerKeyStore } from '../../../access/keys/pg-store.ts'
+import { pgChallengeStore, pgPasskeyStore } from '../../../access/passkeys/pg-store.ts'
+import { pgSessionStore } from '../../../access/sessions/pg-store.ts'
+import { pgTokenStore } from '../../../access/tokens/pg-store.ts'
+import { pgAuditStore } from '../../../asks/audit/pg-store.ts'
+import { pgSecretStore } from '../../../asks/secrets/pg-store.ts'
+import { pgChannelStore } from '../../../channels/pg-store.ts'
+import { pgFileStore } from '../../../files/pg-store.ts'
+import { pgMessageStore } from '../../../messages/pg-store.ts'
+import { pgSearchStore } from '../../../messages/search/pg-store.ts'
+import { pgSettingsStore } from '../../../people/pg-settings-store.ts'
+import { pgInviteStore, pgUserStore } from '../../../people/pg-store.ts'
+import { pgPushStore } from '../../../push/pg-store.ts'
+import type { Stores } from '../../context.ts'
+import type { PgTwin } from './twin.ts'
+
+/** Every store's Postgres twin, by the name `ctx.store` gives it on SQLite. */
+export type PgStores = { [K in keyof Stores]: PgTwin<Stores[K]> }
+
+/**
+ * The twin of `openStores` (server/context.ts) over `sql` (a transaction for writes). Typed as
+ * `PgStores`, so a store added on SQLite without its twin here does not compile.
+ */
+export function openPgStores(sql: SQL): PgStores {
+  return {
+    messages: pgMessageStore(sql),
+    channels: pgChannelStore(sql),
+    users: pgUserStore(sql),
+    tokens: pgTokenStore(sql),
+    files: pgFileStore(sql),
+    sessions: pgSessionStore(sql),
+    settings: pgSettingsStore(sql),
+    invites: pgInviteStore(sql),
+    emailCodes: pgEmailCodeStore(sql),
+    passkeys: pgPasskeyStore(sql),
+    challenges: pgChallengeStore(sql),
+    pairings: pgPairingStore(sql),
+    joinLinks: pgJoinLinkStore(sql),
+    signInLinks: pgSignInLinkStore(sql),
+    push: pgPushStore(sql),
+    secrets: pgSecretStore(sql),
+    audit: pgAuditStore(sql),
+    idempotency: pgIdempotencyStore(sql),
+    search: pgSearchStore(sql),
+    serverKeys: pgServerKeyStore(sql),
+  }
+}
