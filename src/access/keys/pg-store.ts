@@ -33,7 +33,7 @@ export function pgServerKeyStore(sql: SQL): PgTwin<ServerKeyStore> {
       // SQLite overwrites the bytes before deleting the row. Postgres cannot: an UPDATE writes
       // a new row version and leaves the old one, so erasing is the DELETE, and the bytes go
       // from the table's pages when VACUUM (autovacuum) reclaims the dead rows
-      // (docs/scaling.md, "Server keys on Postgres").
+      // (docs/scaling.md, Status: "Known differences").
       return (await sql`DELETE FROM server_keys WHERE period < ${period}`).count
     },
     async all() {
