@@ -89,8 +89,10 @@ export async function profileStart(browser: Browser, page: Page, cdp: CDPSession
         traceEvents: TraceEvent[]
       }
       const byNode = new Map<number, string>()
+      const fnOf = new Map<number, string>()
       for (const n of profile.nodes as ProfileNode[]) {
         const { functionName, url, lineNumber } = n.callFrame
+        fnOf.set(n.id, `${functionName || '(anonymous)'} ${moduleAt(lineNumber)}:${lineNumber}`)
         byNode.set(
           n.id,
           url.includes('/assets/main-')
@@ -101,14 +103,18 @@ export async function profileStart(browser: Browser, page: Page, cdp: CDPSession
         )
       }
       const js = new Map<string, number>()
+      const fns = new Map<string, number>()
       const samples = profile.samples ?? []
       const deltas = profile.timeDeltas ?? []
       for (let i = 0; i < samples.length; i++) {
         const name = byNode.get(samples[i] as number) ?? '?'
         // A sample's time is the delta to the next one.
         js.set(name, (js.get(name) ?? 0) + (deltas[i + 1] ?? 0) / 1000)
+        const fn = fnOf.get(samples[i] as number) ?? '?'
+        if (!name.startsWith('(')) fns.set(fn, (fns.get(fn) ?? 0) + (deltas[i + 1] ?? 0) / 1000)
       }
       print(`${label}, V8 CPU profile (self time by module)`, js, ['(idle)'])
+      print(`${label}, the same by function (script only)`, fns)
       print(
         `${label}, renderer main thread (self time by trace event)`,
         selfTimes(trace.traceEvents),
