@@ -160,6 +160,8 @@ describe('a thread', () => {
     await page.goto(`${web.server.url}/c/${long.channelId}`)
     const log = page.locator('.messages')
     await log.getByText('Line 120', { exact: true }).waitFor()
+    // The newest screenful first, the rest of the page a frame later (message-window.ts).
+    await page.waitForFunction(() => document.querySelectorAll('.messages .msg').length >= 50)
     expect(await log.locator('.msg').count()).toBe(50)
     expect(seen.some((u) => u.includes('tail=50'))).toBe(true)
     expect(seen.some((u) => u.includes('since=0'))).toBe(false)

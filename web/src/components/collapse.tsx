@@ -30,6 +30,25 @@ export interface Collapse<T extends HTMLElement> {
 }
 
 /**
+ * One resize observer for every block: its one callback measures all that changed before any
+ * re-renders (Preact renders in a microtask after it). An observer each re-rendered between
+ * callbacks, so the next block's reading forced a layout of the thread again.
+ */
+const measures = new Map<Element, () => void>()
+let observer: ResizeObserver | undefined
+function observe(el: Element, measure: () => void): () => void {
+  observer ??= new ResizeObserver((entries) => {
+    for (const entry of entries) measures.get(entry.target)?.()
+  })
+  measures.set(el, measure)
+  observer.observe(el)
+  return () => {
+    measures.delete(el)
+    observer?.unobserve(el)
+  }
+}
+
+/**
  * Measures `ref`'s element again whenever `deps` change and whenever its box resizes. Only in
  * the resize observer's callback, which also reports once when observing starts: it runs after
  * layout, so reading sizes there costs nothing, where reading them as the block mounts forced a
@@ -52,9 +71,7 @@ export function useCollapse<T extends HTMLElement>(deps: unknown[]): Collapse<T>
     const el = ref.current
     if (!el) return
     // A narrower screen wraps text into more lines; an image inside loads later.
-    const observer = new ResizeObserver(measure)
-    observer.observe(el)
-    return () => observer.disconnect()
+    return observe(el, measure)
   }, deps)
   const toggle = () => {
     const el = ref.current

@@ -12,8 +12,13 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks'
  * browser's find-in-page and a screen reader's reading then cover the whole of a usual thread.
  */
 export const WINDOW_FROM = 150
-/** Pixels of messages mounted beyond each edge of the list's visible part. */
+/**
+ * Pixels of messages mounted beyond each edge of the list's visible part. The window moves
+ * only when fewer than `MARGIN` are left on a side or more than `3 * OVERSCAN`: a scroll of a
+ * few pixels re-renders nothing, and the thread re-renders about once a screenful.
+ */
 const OVERSCAN = 1000
+const MARGIN = 300
 /** What a message not measured yet is taken to need (with its gap): about a short one. */
 const ESTIMATE = 140
 
@@ -40,28 +45,53 @@ interface Range {
 
 const ALL: Range = { last: null }
 
+/**
+ * A thread's first page shows its newest messages first, the rest of the page a frame later:
+ * the newest message is on screen once these are rendered (about a phone's screenful), not
+ * all 50 (bench/web-speed.ts: "newest message visible").
+ */
+const FIRST_SCREEN = 15
+
 export function useMessageWindow(
   list: { current: HTMLElement | null },
   ids: string[],
 ): MessageWindow {
   const [range, setRange] = useState<Range>(ALL)
+  /** The first page has been rendered whole (see `FIRST_SCREEN`). */
+  const [whole, setWhole] = useState(false)
   const heights = useRef(new Map<string, number>())
   const gap = useRef(0)
   const current = useRef(ids)
   current.current = ids
   const windowed = ids.length > WINDOW_FROM
+  /** The indices mounted at the last render. */
+  const mounted = useRef({ start: 0, end: ids.length })
 
   const height = (id: string) => heights.current.get(id) ?? ESTIMATE
   const set = (next: Range) =>
     setRange((now) => (now.first === next.first && now.last === next.last ? now : next))
 
   /** The range that covers the list's visible part and `OVERSCAN` around it. */
-  const fromScroll = () => {
+  const fromScroll = (force?: boolean) => {
     const el = list.current
     const all = current.current
     if (!el || all.length <= WINDOW_FROM) return set(ALL)
-    const top = el.scrollTop - OVERSCAN
-    const bottom = el.scrollTop + el.clientHeight + OVERSCAN
+    const view = el.scrollTop
+    const viewEnd = view + el.clientHeight
+    const now = mounted.current
+    if (now.end > now.start && now.end <= all.length && force !== true) {
+      let from = 0
+      for (let i = 0; i < now.start; i++) from += height(all[i] as string)
+      let to = from
+      for (let i = now.start; i < now.end; i++) to += height(all[i] as string)
+      const covered =
+        (now.start === 0 || from <= view - MARGIN) &&
+        (now.end === all.length || to >= viewEnd + MARGIN)
+      const far = from < view - 3 * OVERSCAN || to > viewEnd + 3 * OVERSCAN
+      if (covered && !far) return
+    }
+    const top = view - OVERSCAN
+    const bottom = viewEnd + OVERSCAN
     let y = 0
     let start = -1
     let end = all.length
@@ -86,7 +116,7 @@ export function useMessageWindow(
     if (!el) return
     observer.current ??= new ResizeObserver((entries) => {
       if (!gap.current) gap.current = Number.parseFloat(getComputedStyle(el).rowGap) || 12
-      let grew = false
+      let smaller = false
       for (const entry of entries) {
         const article = entry.target as HTMLElement
         const id = article.dataset.id
@@ -98,10 +128,10 @@ export function useMessageWindow(
           : 0
         const size = entry.borderBoxSize[0]?.blockSize ?? article.offsetHeight
         const next = size + gap.current + extra
-        if (next < height(id)) grew = true // smaller than thought: more may fit in the window
+        if (next < height(id)) smaller = true // than thought: more may fit in the window
         heights.current.set(id, next)
       }
-      if (grew && current.current.length > WINDOW_FROM) fromScroll()
+      if (smaller && current.current.length > WINDOW_FROM) fromScroll()
     })
     const seen = observed.current
     for (const article of el.querySelectorAll<HTMLElement>('article[data-id]')) {
@@ -117,10 +147,25 @@ export function useMessageWindow(
   })
   useLayoutEffect(() => () => observer.current?.disconnect(), [])
 
+  // The rest of the first page once its newest messages are painted (a timer set in a frame
+  // runs after that frame's paint).
+  const first = !whole && ids.length > 0
+  useLayoutEffect(() => {
+    if (!first) return
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const frame = requestAnimationFrame(() => {
+      timer = setTimeout(() => setWhole(true))
+    })
+    return () => {
+      cancelAnimationFrame(frame)
+      clearTimeout(timer)
+    }
+  }, [first])
+
   // New messages, or a page of older ones in front: after the thread has put the scroll where
   // it belongs (its effects run first), mount what is near it.
   useLayoutEffect(() => {
-    if (windowed) fromScroll()
+    if (windowed) fromScroll(true)
     else set(ALL)
   }, [ids, windowed])
 
@@ -136,7 +181,8 @@ export function useMessageWindow(
   } else if (windowed) {
     // Not placed yet (the thread just grew past the bound): the newest, until scrolled.
     start = Math.max(0, ids.length - Math.ceil((2 * OVERSCAN) / ESTIMATE))
-  }
+  } else if (!whole) start = Math.max(0, ids.length - FIRST_SCREEN)
+  mounted.current = { start, end }
   const sum = (from: number, to: number) => {
     let total = 0
     for (let i = from; i < to; i++) total += height(ids[i] as string)
@@ -157,7 +203,8 @@ export function useMessageWindow(
     reveal(id: string) {
       const all = current.current
       const i = all.indexOf(id)
-      if (i < 0 || all.length <= WINDOW_FROM) return
+      if (i < 0) return
+      if (all.length <= WINDOW_FROM) return setWhole(true)
       const after = i + Math.ceil(OVERSCAN / ESTIMATE)
       set({
         first: all[Math.max(0, i - 3)],

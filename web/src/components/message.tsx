@@ -1,5 +1,5 @@
 import { Component } from 'preact'
-import { fullDate, stamp } from '../lib/format.ts'
+import { messageTime } from '../lib/message-time.ts'
 import type { Block, Message } from '../lib/types.ts'
 import { ApprovalQuestion, approvalOf } from './approval/index.tsx'
 import { DisplayBlock } from './blocks.tsx'
@@ -11,27 +11,6 @@ const STATE_TEXT: Record<string, string> = {
   seen: 'Seen',
   working: 'Working on it…',
   done: 'Done',
-}
-
-/**
- * A message's two times, kept by its `created_at`: each format call builds an Intl formatter,
- * which a long thread paid for on every message it mounted (bench/web-speed.ts). A new day
- * starts afresh, since "today" shows only the clock.
- */
-const times = new Map<number, { short: string; full: string }>()
-let timesDay = ''
-function timesOf(ms: number): { short: string; full: string } {
-  const day = new Date().toDateString()
-  if (day !== timesDay) {
-    times.clear()
-    timesDay = day
-  }
-  let t = times.get(ms)
-  if (!t) {
-    t = { short: stamp(ms), full: fullDate(ms) }
-    times.set(ms, t)
-  }
-  return t
 }
 
 interface MessageProps {
@@ -64,7 +43,7 @@ function MessageBody({ message, onChange, focused }: MessageProps) {
   const state = mine ? (message.state ?? null) : undefined
   const edited = message.updated_at > message.created_at && !message.ask && !mine
   const approval = approvalOf(message)
-  const time = timesOf(message.created_at)
+  const time = messageTime(message.created_at)
   const classes = [
     'msg',
     mine ? 'mine' : 'agent',
