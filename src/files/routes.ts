@@ -62,12 +62,23 @@ const personSide = (ctx: Ctx) =>
       '/channels/:id/files',
       ({ person, params, query, request }) => {
         streamOpen(ctx, request)
-        return saveUpload(ctx, personChannel(ctx, person.user.id, params.id), {
-          name: query.name,
-          contentType: request.headers.get('content-type'),
-          contentLength: request.headers.get('content-length'),
-          body: request.body,
-        })
+        const channel = personChannel(ctx, person.user.id, params.id)
+        // The app's queued sends key each of their files, so an upload retried after a lost
+        // answer is stored once; the person's keys are kept apart from the agent's.
+        const call = { agent: { channel }, request, writer: person.user.id }
+        return retrySafeUpload(ctx, call, (onRecord) =>
+          saveUpload(
+            ctx,
+            channel,
+            {
+              name: query.name,
+              contentType: request.headers.get('content-type'),
+              contentLength: request.headers.get('content-length'),
+              body: request.body,
+            },
+            onRecord,
+          ),
+        )
       },
       {
         // Streamed to the blob store by the handler; the JSON parser leaves upload paths unread.

@@ -89,3 +89,57 @@ describe('keys are per person', () => {
     expect(count('person keyed')).toBe(1)
   })
 })
+
+describe("the person's upload with a key", () => {
+  const upload = (bytes: string, key?: string, name = 'report.txt', token = s.personToken) =>
+    s.request('POST', `/v1/app/channels/${s.channelId}/files?name=${name}`, {
+      token,
+      body: bytes,
+      headers: {
+        'content-type': 'text/plain',
+        ...(key === undefined ? {} : { 'idempotency-key': key }),
+      },
+    })
+  const files = (name: string) =>
+    (s.ctx.db.query('SELECT count(*) AS n FROM files WHERE name = ?').get(name) as { n: number }).n
+
+  test('the same bytes under the same key answer the first file again, stored once', async () => {
+    const key = crypto.randomUUID()
+    const first = await upload('queued offline', key, 'once.txt')
+    expect(first.status).toBe(200)
+    const again = await upload('queued offline', key, 'once.txt')
+    expect(again.status).toBe(200)
+    expect(again.text).toBe(first.text)
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    expect(files('once.txt')).toBe(1)
+  })
+
+  test('other bytes under the key are 409 naming the header, and store nothing', async () => {
+    const key = crypto.randomUUID()
+    expect((await upload('first bytes', key, 'first.txt')).status).toBe(200)
+    const other = await upload('other bytes', key, 'first.txt')
+    expect(other.status).toBe(409)
+    expect(other.body.field).toBe('Idempotency-Key')
+    expect(files('first.txt')).toBe(1)
+  })
+
+  test("the agent's upload under the same key is apart from the person's", async () => {
+    const key = crypto.randomUUID()
+    const agent = await s.request('POST', '/v1/files?name=shared-key.txt', {
+      token: s.agentToken,
+      body: 'agent bytes',
+      headers: { 'content-type': 'text/plain', 'idempotency-key': key },
+    })
+    expect(agent.status).toBe(200)
+    const person = await upload('person bytes', key, 'shared-key.txt')
+    expect(person.status).toBe(200)
+    expect(person.headers.get('idempotent-replayed')).toBeNull()
+    expect(files('shared-key.txt')).toBe(2)
+  })
+
+  test('without a key every upload stores, as before', async () => {
+    await upload('twice', undefined, 'twice.txt')
+    await upload('twice', undefined, 'twice.txt')
+    expect(files('twice.txt')).toBe(2)
+  })
+})

@@ -100,8 +100,9 @@ export async function retrySafeUpload<T extends object>(
   call: KeyedCall,
   upload: (onRecord?: OnRecord<T>) => Promise<T>,
 ): Promise<T | Response> {
-  const key = keyOf(call.request)
-  if (key === undefined) return upload()
+  const sent = keyOf(call.request)
+  if (sent === undefined) return upload()
+  const key = scoped(call, sent)
   const channelId = call.agent.channel.id
   for (let busy = busyWith(ctx, channelId, key); busy; busy = busyWith(ctx, channelId, key)) {
     await busy

@@ -190,10 +190,12 @@ export const openAsks = (type?: 'approval') =>
 export const searchMessages = (q: string, cursor?: string | null, signal?: AbortSignal) =>
   get<SearchResponse>(`${APP}/search?q=${enc(q)}${cursor ? `&cursor=${enc(cursor)}` : ''}`, signal)
 
-export const uploadFile = (channelId: string, file: File) =>
+/** `key`: an Idempotency-Key of this file's own, so a retried upload is stored once. */
+export const uploadFile = (channelId: string, file: File, key?: string) =>
   api<FileInfo>('POST', `${channelPath(channelId)}/files?name=${enc(file.name)}`, undefined, {
     raw: file,
     contentType: file.type,
+    headers: key ? { 'idempotency-key': key } : undefined,
   })
 
 /** Where a file of a channel downloads from (the session cookie rides along). */

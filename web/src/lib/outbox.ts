@@ -101,8 +101,8 @@ function blockOf(info: FileInfo): Block {
  * Uploads the send's files the server does not have yet, keeping each answer as it comes (a
  * reload or a failed try after it does not upload that file again, and every try of the
  * message carries the same body under its key), and answers the body: a block per file last.
- * An upload has no key of its own: one whose answer is lost is made again, leaving a copy that
- * no message names; the message itself still lands once.
+ * Each upload has a key of its own, made from the message's (`KEY/file/N`): one whose answer
+ * was lost is answered again by the server, not stored twice.
  */
 async function withFiles(send: QueuedSend): Promise<MessageBody> {
   let files = send.files ?? []
@@ -111,7 +111,7 @@ async function withFiles(send: QueuedSend): Promise<MessageBody> {
     const file = files[i]
     if (!file || file.uploaded) continue
     const bytes = new File([file.blob], file.name, { type: file.blob.type })
-    const info = await client.uploadFile(send.channelId, bytes)
+    const info = await client.uploadFile(send.channelId, bytes, `${send.key}/file/${i}`)
     files = files.map((f, j) => (j === i ? { ...f, uploaded: info } : f))
     const kept: QueuedSend = { ...send, files }
     await queue(kept)
