@@ -1,5 +1,5 @@
 import type { ChannelRow } from '../channels/store.ts'
-import { fail } from '../core/errors.ts'
+import { fail, HarkError } from '../core/errors.ts'
 import { type Abortable, askKey, waitWhilePending } from '../core/waiters.ts'
 import type { Message, MessageBody } from '../messages/schema.ts'
 import { announce, findMessage, messageOf } from '../messages/service.ts'
@@ -130,6 +130,9 @@ function settle(
       },
       now,
     )
+    // Settled meanwhile (the callers checked, but on several instances another may have won):
+    // the unit is rolled back, the change number with it.
+    if (!settled) throw new AlreadySettled(ctx.store.messages.byId(row.id) ?? row)
     const owner = ctx.store.channels.byId(row.channel_id)?.user_id
     if (owner) appendDecision(ctx, settled, owner, by)
     announce(ctx, tx, settled)
@@ -137,17 +140,32 @@ function settle(
   })
 }
 
-/** Expires a question whose time has come, answering it with its inputs' defaults. */
+/** A question that was no longer open when its settlement was written: a 409 for its callers. */
+class AlreadySettled extends HarkError {
+  constructor(readonly row: MessageRow) {
+    super(409, `the question is already ${row.ask_status ?? 'gone'}`)
+  }
+}
+
+/**
+ * Expires a question whose time has come, answering it with its inputs' defaults. Settled
+ * meanwhile by someone else, it is answered as it now is.
+ */
 export function expireIfDue(ctx: Ctx, row: MessageRow): MessageRow {
   if (row.ask_status !== 'open' || row.ask_expires_at === null) return row
   if (row.ask_expires_at > ctx.clock.now()) return row
-  return settle(
-    ctx,
-    row,
-    'expired',
-    defaultsAnswer(JSON.parse(row.body as string) as MessageBody),
-    'server',
-  )
+  try {
+    return settle(
+      ctx,
+      row,
+      'expired',
+      defaultsAnswer(JSON.parse(row.body as string) as MessageBody),
+      'server',
+    )
+  } catch (error) {
+    if (error instanceof AlreadySettled) return error.row
+    throw error
+  }
 }
 
 /** Expires every overdue question; returns how many. */

@@ -114,8 +114,11 @@ export function pgMessageStore(sql: SQL): PgTwin<MessageStore> {
         UPDATE messages SET ask_status = ${s.status}, answer = ${s.answer},
           ask_answered_at = ${s.answeredAt}, ask_reason = ${s.reason}, ask_proof = ${s.proof},
           seq = ${seq}, updated_at = ${now}
-        WHERE rid = ${rid} RETURNING *`
-      return row(changed)
+        WHERE rid = ${rid} AND ask_status = 'open' RETURNING *`
+      // Two instances settling one question (an answer and the expiry): the second UPDATE
+      // waits on the first's row lock, re-checks ask_status against the committed row and
+      // changes nothing.
+      return changed ? row(changed) : undefined
     },
     async markDeleted(rid, now) {
       const seq = await seqOfRow(rid)

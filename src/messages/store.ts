@@ -124,7 +124,8 @@ export function messageStore(db: Database) {
       [number, string, string | null, number | null, string | null, string | null, number, number]
     >(
       `UPDATE messages SET ask_status = ?2, answer = ?3, ask_answered_at = ?4, ask_reason = ?5,
-         ask_proof = ?6, seq = ?7, updated_at = ?8 WHERE rid = ?1 RETURNING *`,
+         ask_proof = ?6, seq = ?7, updated_at = ?8 WHERE rid = ?1 AND ask_status = 'open'
+       RETURNING *`,
     ),
     markDeleted: db.query<MessageRow, [number, number, number]>(
       `UPDATE messages SET body = NULL, answer = NULL, pin_key = NULL, ask_status = NULL,
@@ -214,17 +215,14 @@ export function messageStore(db: Database) {
       q.setBody.get(rid, body, seqOfRow(rid), now) as MessageRow,
     setState: (rid: number, state: AckState, now: number) =>
       q.setState.get(rid, state, seqOfRow(rid), now) as MessageRow,
+    /**
+     * Settles an open question; undefined when it was no longer open (answered, expired or
+     * cancelled first: on Postgres, by another instance). The caller rolls its unit back then,
+     * so the change number taken for it is given back.
+     */
     setAsk: (rid: number, s: AskSettlement, now: number) =>
-      q.setAsk.get(
-        rid,
-        s.status,
-        s.answer,
-        s.answeredAt,
-        s.reason,
-        s.proof,
-        seqOfRow(rid),
-        now,
-      ) as MessageRow,
+      q.setAsk.get(rid, s.status, s.answer, s.answeredAt, s.reason, s.proof, seqOfRow(rid), now) ??
+      undefined,
     markDeleted: (rid: number, now: number) =>
       q.markDeleted.get(rid, seqOfRow(rid), now) as MessageRow,
     openAsks: (channelId: string) => q.openAsks.all(channelId),

@@ -160,6 +160,25 @@ describeStore(
       expect(await e.read((s) => s.countPins('c'))).toBe(2)
     })
 
+    test('a question is settled once: an answer and an expiry racing, one wins', async () => {
+      const e = engine()
+      await people(e, 'ann')
+      await channel(e, 'a', 'ann')
+      const q = await send(e, ask('q', 'a', T + 1))
+      const attempt = (status: 'answered' | 'expired') =>
+        e.write(async (s) => {
+          const row = await s.setAsk(q.rid, { ...settled, status }, T + 2)
+          await Bun.sleep(20) // the first holds the row while the other tries
+          if (!row) throw new Error('already settled')
+          return row.ask_status
+        })
+      const results = await Promise.allSettled([attempt('answered'), attempt('expired')])
+      const won = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
+      expect(won).toHaveLength(1)
+      expect(String((await e.read((s) => s.byId('q')))?.ask_status)).toBe(String(won[0]))
+      expect((await e.read((s) => s.byId('q')))?.seq).toBe(2) // the loser's number given back
+    })
+
     test("a reader's cursor never passes a change that commits later (one person, two channels)", async () => {
       const e = engine()
       await people(e, 'ann')
