@@ -39,6 +39,7 @@ describe('a long thread', () => {
   const ids: string[] = []
   let bot: ReturnType<typeof web.server.addChannel> | undefined
   let channelId = ''
+  let askId = ''
 
   test('scrolling to the first of 1,000 messages and back keeps few mounted', async () => {
     bot = web.server.addChannel('Long bot')
@@ -46,14 +47,27 @@ describe('a long thread', () => {
     for (let i = 1; i <= COUNT; i++) {
       const { message } = await bot.agent.send({ body: { text: `Line ${i}` } })
       ids.push(message.id)
+      if (i === COUNT - 100) {
+        const { message: ask } = await bot.agent.send({
+          body: { title: 'Commit message?', blocks: [{ type: 'text_input', id: 'msg' }] },
+        })
+        askId = ask.id
+      }
     }
     const { context, page } = await web.open({ viewport: PHONE, path: `/c/${channelId}` })
     const log = page.locator('.messages')
     await log.getByText(`Line ${COUNT}`, { exact: true }).waitFor()
     let most = 0
     let reached = false
+    // An open question is kept mounted (what is typed in its form stays) however far away.
+    const question = page.locator(`.messages article[data-id="${askId}"]`)
+    let typed = false
     for (let step = 0; step < 2000 && !reached; step++) {
       await scrollBy(page, -700)
+      if (!typed && (await question.count()) > 0) {
+        await question.getByLabel('Answer').fill('half an answer')
+        typed = true
+      }
       const now = await state(page)
       // Up to 150 loaded, all are mounted (as before); past that only those near the screen.
       if ((await page.evaluate(() => document.querySelectorAll('.msg-spacer').length)) > 0) {
@@ -64,6 +78,8 @@ describe('a long thread', () => {
       if (now.top === 0 && !reached) await Bun.sleep(50) // an older page on its way
     }
     expect(reached).toBe(true)
+    expect(typed).toBe(true)
+    expect(await question.getByLabel('Answer').inputValue()).toBe('half an answer')
     expect(most).toBeGreaterThan(0)
     expect(most).toBeLessThan(80)
     expect(await log.getByRole('button', { name: 'Show older messages' }).count()).toBe(0)

@@ -22,13 +22,12 @@ const MARGIN = 300
 /** What a message not measured yet is taken to need (with its gap): about a short one. */
 const ESTIMATE = 140
 
+/** A message to mount (its index), or a spacer standing in for those between. */
+export type WindowPart = number | { key: string; height: number }
+
 export interface MessageWindow {
-  /** The mounted messages are `messages.slice(start, end)`. */
-  start: number
-  end: number
-  /** Heights of the spacers standing in for the messages before and after. */
-  above: number
-  below: number
+  /** In the thread's order: the messages mounted and the spacers between them. */
+  parts: WindowPart[]
   /** Changes whenever other messages are mounted: effects that look for one depend on it. */
   key: string
   /** The list scrolled: mount what is now near the screen. */
@@ -52,9 +51,14 @@ const ALL: Range = { last: null }
  */
 const FIRST_SCREEN = 15
 
+/**
+ * `kept`: messages mounted wherever the list is scrolled (open questions: a half-filled answer
+ * lives in its form, which unmounting would lose).
+ */
 export function useMessageWindow(
   list: { current: HTMLElement | null },
   ids: string[],
+  kept: Set<string>,
 ): MessageWindow {
   const [range, setRange] = useState<Range>(ALL)
   /** The first page has been rendered whole (see `FIRST_SCREEN`). */
@@ -183,19 +187,27 @@ export function useMessageWindow(
     start = Math.max(0, ids.length - Math.ceil((2 * OVERSCAN) / ESTIMATE))
   } else if (!whole) start = Math.max(0, ids.length - FIRST_SCREEN)
   mounted.current = { start, end }
-  const sum = (from: number, to: number) => {
-    let total = 0
-    for (let i = from; i < to; i++) total += height(ids[i] as string)
-    return total
-  }
+  const parts: WindowPart[] = []
+  let run = 0
+  let runFrom = ''
   // Each spacer is followed by the list's gap, which the heights already count.
-  const above = start > 0 ? sum(0, start) - (gap.current || 12) : 0
-  const below = end < ids.length ? sum(end, ids.length) - (gap.current || 12) : 0
+  const flush = () => {
+    if (run > 0) parts.push({ key: `gap-${runFrom}`, height: run - (gap.current || 12) })
+    run = 0
+  }
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i] as string
+    if ((i >= start && i < end) || kept.has(id)) {
+      flush()
+      parts.push(i)
+    } else {
+      if (run === 0) runFrom = id
+      run += height(id)
+    }
+  }
+  flush()
   return {
-    start,
-    end,
-    above,
-    below,
+    parts,
     key: `${ids[start] ?? ''}-${ids[end - 1] ?? ''}`,
     onScroll: () => {
       if (current.current.length > WINDOW_FROM) fromScroll()

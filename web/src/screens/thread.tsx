@@ -93,7 +93,11 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
   // A long thread mounts only what is near the screen (message-window.ts); its effects run
   // after the one above has put the scroll in place, and before the link's below.
   const ids = useMemo(() => feed.messages.map((m) => m.id), [feed.messages])
-  const shown = useMessageWindow(list, ids)
+  const open = useMemo(
+    () => new Set(feed.messages.filter((m) => m.ask?.status === 'open').map((m) => m.id)),
+    [feed.messages],
+  )
+  const shown = useMessageWindow(list, ids, open)
 
   const loadOlder = () => {
     const el = list.current
@@ -242,14 +246,20 @@ export function Thread({ id, focus }: { id: string; focus?: string }) {
                   Show older messages
                 </Button>
               )}
-              {shown.above > 0 && <div class="msg-spacer" style={{ height: `${shown.above}px` }} />}
-              {feed.messages.slice(shown.start, shown.end).map((m) => (
-                <Fragment key={m.id}>
-                  {m.id === newFrom && <p class="new-divider">New messages</p>}
-                  <MessageView message={m} onChange={feed.upsert} focused={m.id === focused} />
-                </Fragment>
-              ))}
-              {shown.below > 0 && <div class="msg-spacer" style={{ height: `${shown.below}px` }} />}
+              {shown.parts.map((part) => {
+                if (typeof part !== 'number') {
+                  return (
+                    <div key={part.key} class="msg-spacer" style={{ height: `${part.height}px` }} />
+                  )
+                }
+                const m = feed.messages[part] as Message
+                return (
+                  <Fragment key={m.id}>
+                    {m.id === newFrom && <p class="new-divider">New messages</p>}
+                    <MessageView message={m} onChange={feed.upsert} focused={m.id === focused} />
+                  </Fragment>
+                )
+              })}
               {pending.map((p) => (
                 <PendingMessage key={p.key} send={p} />
               ))}
