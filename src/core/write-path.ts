@@ -1,12 +1,22 @@
 /**
  * The one way anything is written (docs/architecture.md, "The write path"). Services hand it
- * units: synchronous functions that read and write through the stores and say whom to wake.
- * The implementation batches the units of a moment into one transaction (group commit) and
- * makes them durable together; nothing a unit did is seen outside the server before that.
+ * units: functions that read and write through the stores the write path hands them
+ * (`tx.store`) and say whom to wake. A unit may be async: it awaits its store calls. The
+ * implementation batches the units of a moment into one transaction (group commit) and makes
+ * them durable together; nothing a unit did is seen outside the server before that.
+ *
+ * Generic over the stores `S` (core/ knows no domain): the server instantiates it with its
+ * async stores (server/context.ts), on SQLite the connection's, on Postgres the ones bound to
+ * the batch's transaction.
  *
  * The contract, whatever store sits behind it:
- * - a unit is all or nothing: if it throws, nothing it wrote is kept, the error is its own, and
- *   the other units of its batch are not touched;
+ * - a unit is all or nothing: if it throws (or its promise rejects), nothing it wrote is kept,
+ *   the error is its own, and the other units of its batch are not touched;
+ * - the units of a batch run one at a time: the next starts once the previous has settled, so
+ *   a unit's reads and writes are never interleaved with another unit's;
+ * - a unit awaits nothing but its stores and the write path's own work (nested units): no
+ *   network, no file I/O, no timers. While it runs, the batch's transaction is open and every
+ *   other write waits behind it; bytes of an upload are stored before the record's unit runs;
  * - `run` resolves only once the unit is durable (after a crash or a power loss it is there);
  * - waiters are woken once per durable batch, every change of it visible when they read, and
  *   `after` effects run then too, in the order the units ran; a failed unit wakes no one;
@@ -14,14 +24,16 @@
  *   `settled()` before it answers (server/app.ts), so a write made on the way by a read (an
  *   overdue question expired, the person's messages marked seen) may use `apply`.
  */
-export interface WritePath {
+export interface WritePath<S = unknown> {
   /** Runs `unit` in the current batch and resolves with its value once that is durable. */
-  run<T>(unit: (tx: WriteTx) => T): Promise<T>
+  run<T>(unit: Unit<S, T>): Promise<T>
   /**
-   * Runs `unit` in the current batch now and returns its value, durable with the batch (see
-   * `settled`). Inside a unit, joins it: a unit may call services that write.
+   * Runs `unit` in the current batch and resolves with its value once it ran, durable with the
+   * batch (see `settled`). Called from inside a unit's own call chain, joins it (a nested
+   * savepoint): a unit may call services that write. Called from anywhere else (another
+   * request's code running while a unit awaits), it is a unit of its own, queued.
    */
-  apply<T>(unit: (tx: WriteTx) => T): T
+  apply<T>(unit: Unit<S, T>): Promise<T>
   /**
    * Settles once everything written so far is durable (rejects if it could not be made so);
    * undefined when it already is, which costs nothing.
@@ -30,6 +42,9 @@ export interface WritePath {
   /**
    * Commits and makes durable everything written so far, now, on this thread: for the moments
    * another connection must find the file free (start-up done, a backup taken in process).
+   * Units still running (awaiting) are not cut short: flush waits for none and commits what
+   * has finished; the writes it cannot take are refused by no one, they commit with the next
+   * batch.
    */
   flush(): void
   /** `flush`, then refuses further writes (shutdown). */
@@ -38,8 +53,13 @@ export interface WritePath {
   stats(): { writes: number; flushes: number }
 }
 
+/** A unit of work: reads and writes through `tx.store`, synchronous or async. */
+export type Unit<S, T> = (tx: WriteTx<S>) => T | Promise<T>
+
 /** What a unit can ask of the write path besides writing. */
-export interface WriteTx {
+export interface WriteTx<S = unknown> {
+  /** The stores this unit must read and write through (its transaction's). */
+  readonly store: S
   /** Wake the waiters under these keys once the batch is durable (once per key per batch). */
   wake(...keys: string[]): void
   /** Run `effect` once the batch is durable (a timer to re-arm, a worker to kick). */

@@ -39,6 +39,7 @@ import { inviteStore, userStore } from '../people/store.ts'
 import { pushStore } from '../push/store.ts'
 import { PushWorker } from '../push/worker.ts'
 import type { Config } from './config.ts'
+import { type AsyncStores, asyncStores } from './db/async-stores.ts'
 import { openDatabase } from './db/database.ts'
 import { GroupCommit } from './db/group-commit.ts'
 import { ServerMetrics } from './metrics.ts'
@@ -54,7 +55,7 @@ export interface Ctx {
   log: Logger
   waiters: Waiters
   /** The one way anything is written: units batched into group commits (core/write-path.ts). */
-  writes: WritePath
+  writes: WritePath<AsyncStores>
   /** Requests counted for `/metrics`, and the route each matched (for the log too). */
   metrics: ServerMetrics
   /** Long-polls held right now, by token or session (capped). */
@@ -76,7 +77,12 @@ export interface Ctx {
   blobs: BlobStore
   /** Settles once the start-up sweep of orphan files is done; uploads wait for it. */
   filesSwept: Promise<void>
-  store: ReturnType<typeof openStores>
+  /**
+   * Every store, async (db/async-stores.ts): reads outside units; a unit uses `tx.store`. The
+   * synchronous stores stay inside `asyncStores`, as `openStores` gives them to `hark admin`'s
+   * work on a snapshot file.
+   */
+  store: AsyncStores
   /** Sends queued web pushes and email reminders, off the request path. */
   push: PushWorker
   /** Sends email (login codes, notifications); absent when no SMTP server is configured. */
@@ -138,10 +144,10 @@ export function openBlobs(config: Config, filesDir: string): BlobStore {
 
 export const databasePath = (dataDir: string) => join(dataDir, 'hark.db')
 
-export function createContext(
+export async function createContext(
   config: Config,
   options: { clock?: Clock; log?: Logger; mailer?: Mailer; blobs?: BlobStore } = {},
-): Ctx {
+): Promise<Ctx> {
   prepareDataDir(config.dataDir)
   const db = openDatabase(databasePath(config.dataDir))
   const clock = options.clock ?? systemClock
@@ -149,8 +155,8 @@ export function createContext(
   const waiters = new Waiters()
   const filesDir = join(config.dataDir, 'files')
   mkdirSync(filesDir, { recursive: true, mode: 0o700 })
-  const store = openStores(db)
-  const writes = new GroupCommit(db, waiters, log)
+  const store = asyncStores(openStores(db))
+  const writes = new GroupCommit(db, waiters, log, store)
   const ctx: Ctx = {
     config,
     db,
@@ -177,21 +183,21 @@ export function createContext(
     log.error(`sweeping orphan files in ${ctx.blobs.where} failed: ${error}`)
   })
   // This period's keys exist (made here, or by an instance that started first) before a request.
-  ctx.keys.start()
-  ctx.expiry.start(ctx)
-  ctx.push.start(ctx)
+  await ctx.keys.start()
+  await ctx.expiry.start(ctx)
+  await ctx.push.start(ctx)
   // What starting wrote (questions that expired while down, leases let go) is on disk before
   // the first request, and the file is free for another connection.
-  ctx.writes.flush()
+  await ctx.writes.flush()
   return ctx
 }
 
 /** Settles every long-poll, stops timers and closes the database. */
-export function closeContext(ctx: Ctx): void {
+export async function closeContext(ctx: Ctx): Promise<void> {
   ctx.push.stop()
   ctx.expiry.stop()
   ctx.keys.stop()
   ctx.waiters.close()
-  ctx.writes.close()
+  await ctx.writes.close()
   ctx.db.close()
 }

@@ -1,26 +1,47 @@
 import type { Database } from 'bun:sqlite'
-import type { WritePath, WriteTx } from '../../core/write-path.ts'
+import type { Unit, WritePath } from '../../core/write-path.ts'
+import { UnitQueue } from './units.ts'
 
 /**
  * The write path of a process that is not the server (`hark admin`, provisioning in tests and
  * benchmarks): each unit is its own immediate transaction, durable when it returns (the
- * connection's `synchronous = FULL`), and there is nobody to wake. The same services run over
- * it as over the server's group commit.
+ * connection's `synchronous = FULL`), and there is nobody to wake: its effects run at once.
+ * Units queue one at a time as on the server (`UnitQueue`), so the same async services run
+ * over it as over the server's group commit.
  */
-export function directWrites(db: Database): WritePath {
-  const tx: WriteTx = { wake() {}, after: (effect) => effect() }
+export function directWrites<S>(db: Database, store: S): WritePath<S> {
+  const units = new UnitQueue(db, store)
   let writes = 0
-  const apply = <T>(unit: (tx: WriteTx) => T): T => {
-    const value = db.transaction(() => unit(tx)).immediate()
+  const alone = async <T>(unit: Unit<S, T>): Promise<T> => {
+    const tx = units.effects()
+    db.run('BEGIN IMMEDIATE')
+    let value: T
+    try {
+      value = await units.savepoint(unit, tx)
+      db.run('COMMIT')
+    } catch (error) {
+      if (db.inTransaction) db.run('ROLLBACK')
+      throw error
+    }
     writes++
+    for (const effect of tx.effects) effect()
     return value
+  }
+  const apply = <T>(unit: Unit<S, T>): Promise<T> => {
+    const parent = units.current()
+    if (parent) return units.nested(parent, unit)
+    return units.enqueue(() => alone(unit))
   }
   return {
     apply,
+    run: apply,
     stats: () => ({ writes, flushes: writes }),
-    run: async (unit) => apply(unit),
-    settled: () => undefined,
-    flush() {},
-    close() {},
+    settled: () => (units.pending > 0 ? units.drained().then(() => {}) : undefined),
+    flush: async () => {
+      await units.drained()
+    },
+    close: async () => {
+      await units.drained()
+    },
   }
 }

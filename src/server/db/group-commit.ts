@@ -11,33 +11,41 @@ import {
 import { HarkError } from '../../core/errors.ts'
 import type { Logger } from '../../core/log.ts'
 import type { Waiters } from '../../core/waiters.ts'
-import type { WritePath, WriteTx } from '../../core/write-path.ts'
+import type { Unit, WritePath } from '../../core/write-path.ts'
+import { Batch, type Ran } from './batch.ts'
+import { UnitQueue } from './units.ts'
 
 /**
  * The write path on SQLite: group commit (docs/decisions.md, "Group commit").
  *
  * The first unit of a moment opens one immediate transaction; every unit runs in a savepoint of
- * it, so one that throws is rolled back alone. The transaction commits at the end of the event
- * loop's turn (`setImmediate`: the requests that arrived together have all run by then; a lone
- * write waits for no timer). The commit itself does not wait for the disk (`synchronous =
- * NORMAL` for that one statement): the write-ahead log is flushed afterwards with one
- * `fdatasync` on the thread pool, and while it runs the next batches fill and commit. When the
- * flush returns, every batch committed before it began is durable: its waiters are woken, its
- * effects run and its units resolve, in order. So one flush serves everything that arrived
- * while the previous one ran, and the server keeps working meanwhile.
+ * it, so one that throws is rolled back alone. Units run one at a time (`UnitQueue`: the next
+ * starts once the previous, async or not, has settled; a nested unit of the running one joins
+ * it). The transaction commits at the end of the event loop's turn (`setImmediate`: the
+ * requests that arrived together have all run by then; a lone write waits for no timer), or
+ * once the unit running then is done. The commit itself does not wait for the disk
+ * (`synchronous = NORMAL` for that one statement): the write-ahead log is flushed afterwards
+ * with one `fdatasync` on the thread pool, and while it runs the next batches fill and commit.
+ * When the flush returns, every batch committed before it began is durable: its waiters are
+ * woken, its effects run and its units resolve, in order. So one flush serves everything that
+ * arrived while the previous one ran, and the server keeps working meanwhile.
  *
  * Writes that bypass this path (a migration, `hark admin`, another process) commit with the
  * connection's own `synchronous = FULL`, durable by themselves.
  */
-export class GroupCommit implements WritePath {
+export class GroupCommit<S> implements WritePath<S> {
   /** The batch being filled: its transaction is open. */
   private open: Batch | undefined
   /** Committed batches waiting for the next flush. */
   private committed: Batch[] = []
   /** Batches whose flush is running. */
   private flushing: Batch[] = []
-  /** The unit running now, which a nested `apply` joins. */
-  private current: UnitEffects | undefined
+  /** Units one at a time, each in its savepoint; knows the unit a call chain runs in. */
+  private readonly units: UnitQueue<S>
+  /** A top-level unit is running (awaiting, maybe): the transaction cannot commit under it. */
+  private running = false
+  /** The end of the turn came while a unit ran: commit as soon as it is done. */
+  private commitDue = false
   private closed = false
   /** `flush` is committing: it syncs the log itself, on this thread. */
   private syncing = false
@@ -57,9 +65,12 @@ export class GroupCommit implements WritePath {
     private readonly db: Database,
     private readonly waiters: Waiters,
     private readonly log: Logger,
+    /** The stores units read and write through (`tx.store`). */
+    store: S,
     /** How long without a write before the next commits alone (tests set Infinity: never). */
     private readonly quietMs = QUIET_MS,
   ) {
+    this.units = new UnitQueue(db, store)
     // A checkpoint copies each page of the log into the database once, however many commits
     // changed it, and costs two syncs on this thread: a longer log (16 MB instead of 4) is
     // checkpointed a quarter as often, for far fewer page writes where a batch touches index
@@ -67,23 +78,39 @@ export class GroupCommit implements WritePath {
     db.run(`PRAGMA wal_autocheckpoint = ${CHECKPOINT_PAGES}`)
   }
 
-  run<T>(unit: (tx: WriteTx) => T): Promise<T> {
-    let value: T
-    try {
-      value = this.apply(unit)
-    } catch (error) {
-      return Promise.reject(error)
-    }
-    // The unit's batch is the newest one (inside an outer unit, the outer one's): durable
-    // together. A unit that committed alone is durable already.
-    const pending = this.settled()
-    return pending ? pending.then(() => value) : Promise.resolve(value)
+  run<T>(unit: Unit<S, T>): Promise<T> {
+    // Inside a unit, joins it: durable with the outer unit's batch, which whoever awaits the
+    // outer unit waits for (waiting for that batch here would wait for itself).
+    const parent = this.units.current()
+    if (parent) return this.units.nested(parent, unit)
+    return this.queue(unit).then(({ value, batch }) => batch.durable.then(() => value))
   }
 
-  apply<T>(unit: (tx: WriteTx) => T): T {
-    if (this.current) return this.savepoint(unit, this.current)
-    if (this.broken) throw storageFailed()
-    if (this.closed) throw new HarkError(503, 'the server is shutting down; try again shortly')
+  apply<T>(unit: Unit<S, T>): Promise<T> {
+    const parent = this.units.current()
+    if (parent) return this.units.nested(parent, unit)
+    return this.queue(unit).then(({ value }) => value)
+  }
+
+  /** Queues a top-level unit; it answers its value and the batch it is durable with. */
+  private queue<T>(unit: Unit<S, T>): Promise<Ran<T>> {
+    const refused = this.refusal()
+    if (refused) return Promise.reject(refused)
+    return this.units.enqueue(() => this.top(unit))
+  }
+
+  /** Why no write is taken now, if none is. */
+  private refusal(): Error | undefined {
+    if (this.broken) return storageFailed()
+    if (this.closed) return new HarkError(503, 'the server is shutting down; try again shortly')
+    return undefined
+  }
+
+  /** A unit's turn has come: in the open batch (or a new one), or alone after a quiet spell. */
+  private async top<T>(unit: Unit<S, T>): Promise<Ran<T>> {
+    // What was true when it was queued may have changed while it waited its turn.
+    const refused = this.refusal()
+    if (refused) throw refused
     if (!this.open && this.db.inTransaction) {
       // Someone holds a transaction of their own on this connection: its commit would decide
       // this unit's fate and the flush would not cover it. Every write goes through this path.
@@ -91,16 +118,25 @@ export class GroupCommit implements WritePath {
     }
     const quiet = this.quiet()
     this.lastWrite = performance.now()
-    if (quiet) return this.alone(unit)
-    const batch = this.open ?? this.begin()
-    const tx = new UnitEffects()
-    this.current = tx
+    const tx = this.units.effects()
+    this.running = true
     try {
-      const value = this.savepoint(unit, tx)
-      batch.take(tx)
-      return value
+      if (quiet) return await this.alone(unit, tx)
+      const batch = this.open ?? this.begin()
+      try {
+        const value = await this.units.savepoint(unit, tx)
+        batch.take(tx)
+        return { value, batch }
+      } catch (error) {
+        if (this.open === batch && !this.db.inTransaction) this.lost(batch, error)
+        throw error
+      }
     } finally {
-      this.current = undefined
+      this.running = false
+      if (this.commitDue) {
+        this.commitDue = false
+        this.commitOpen()
+      }
     }
   }
 
@@ -121,20 +157,32 @@ export class GroupCommit implements WritePath {
   }
 
   /** A unit in a transaction of its own, durable when it returns; then its wakes and effects. */
-  private alone<T>(unit: (tx: WriteTx) => T): T {
-    const tx = new UnitEffects()
-    this.current = tx
+  private async alone<T>(unit: Unit<S, T>, tx: UnitEffects<S>): Promise<Ran<T>> {
+    this.db.run('BEGIN IMMEDIATE')
     let value: T
     try {
-      value = this.db.transaction(() => unit(tx)).immediate()
-    } finally {
-      this.current = undefined
+      value = await this.units.savepoint(unit, tx)
+      this.db.run('COMMIT')
+    } catch (error) {
+      if (this.db.inTransaction) this.db.run('ROLLBACK')
+      throw error
     }
     this.flushes++
     const batch = new Batch()
     batch.take(tx)
     this.durable([batch])
-    return value
+    return { value, batch }
+  }
+
+  /**
+   * A unit failed and took the whole transaction with it (SQLite rolls it all back on some
+   * errors): nothing of the batch is kept, so every unit in it fails, none half-written.
+   */
+  private lost(batch: Batch, error: unknown): void {
+    this.open = undefined
+    this.db.run('PRAGMA synchronous = FULL')
+    this.log.error(`a write failed and rolled back its batch of ${batch.units} writes: ${error}`)
+    batch.fail(storageFailed())
   }
 
   stats(): { writes: number; flushes: number } {
@@ -142,18 +190,34 @@ export class GroupCommit implements WritePath {
   }
 
   settled(): Promise<void> | undefined {
+    // Units queued or running now are part of "everything written so far": their batch is
+    // known once they have run (the ones queued after them are not waited for).
+    if (this.units.pending > 0) return this.units.drained().then(() => this.lastBatch())
+    return this.lastBatch()
+  }
+
+  private lastBatch(): Promise<void> | undefined {
     const last = this.open ?? this.committed.at(-1) ?? this.flushing.at(-1)
     return last?.durable
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.closed) return
-    this.flush()
+    await this.flush()
     this.closed = true
     this.closeWal()
   }
 
-  flush(): void {
+  async flush(): Promise<void> {
+    if (this.closed) return
+    // A unit under way (awaiting its stores) is in the open transaction: committing now would
+    // commit half of it. Everything queued so far runs first.
+    await this.units.drained()
+    this.flushNow()
+  }
+
+  /** `flush` once no unit runs: commit the open batch and sync the log on this thread. */
+  private flushNow(): void {
     if (this.closed) return
     this.syncing = true
     try {
@@ -174,11 +238,6 @@ export class GroupCommit implements WritePath {
     this.durable(waiting)
   }
 
-  /** Runs `unit` in a savepoint (bun:sqlite nests a transaction inside an open one). */
-  private savepoint<T>(unit: (tx: WriteTx) => T, tx: UnitEffects): T {
-    return this.db.transaction(() => unit(tx)).immediate()
-  }
-
   private begin(): Batch {
     // The safety level cannot change inside a transaction: set here, restored after the commit.
     this.db.run('PRAGMA synchronous = NORMAL')
@@ -197,6 +256,12 @@ export class GroupCommit implements WritePath {
   private commitOpen(): void {
     const batch = this.open
     if (!batch) return
+    if (this.running) {
+      // A unit is awaiting inside the transaction: the commit waits for it, not for the ones
+      // queued behind it (they start the next batch), so a stream of units cannot hold it open.
+      this.commitDue = true
+      return
+    }
     this.open = undefined
     try {
       this.db.run('COMMIT')
@@ -344,43 +409,3 @@ function journalOf(database: string): string {
 
 const storageFailed = () =>
   new HarkError(503, 'the database could not store this write; nothing was saved, try again')
-
-/** What one unit asked for besides its writes. */
-class UnitEffects implements WriteTx {
-  wakes: string[] = []
-  effects: (() => void)[] = []
-
-  wake(...keys: string[]): void {
-    this.wakes.push(...keys)
-  }
-
-  after(effect: () => void): void {
-    this.effects.push(effect)
-  }
-}
-
-/** The units of one transaction and the promise they resolve on. */
-class Batch {
-  units = 0
-  readonly wakes = new Set<string>()
-  readonly effects: (() => void)[] = []
-  readonly durable: Promise<void>
-  settle!: () => void
-  fail!: (error: Error) => void
-
-  constructor() {
-    this.durable = new Promise<void>((resolve, reject) => {
-      this.settle = resolve
-      this.fail = reject
-    })
-    // A batch nobody awaits (units applied by reads) must not fail as an unhandled rejection;
-    // whoever awaits it still sees the failure.
-    this.durable.catch(() => {})
-  }
-
-  take(unit: UnitEffects): void {
-    this.units++
-    for (const key of unit.wakes) this.wakes.add(key)
-    this.effects.push(...unit.effects)
-  }
-}

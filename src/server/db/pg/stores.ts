@@ -19,11 +19,10 @@ import { pgSearchStore } from '../../../messages/search/pg-store.ts'
 import { pgSettingsStore } from '../../../people/pg-settings-store.ts'
 import { pgInviteStore, pgUserStore } from '../../../people/pg-store.ts'
 import { pgPushStore } from '../../../push/pg-store.ts'
-import type { Stores } from '../../context.ts'
-import type { PgTwin } from './twin.ts'
+import type { AsyncStores } from '../async-stores.ts'
 
-/** Every store's Postgres twin, by the name `ctx.store` gives it on SQLite. */
-export type PgStores = { [K in keyof Stores]: PgTwin<Stores[K]> }
+/** Every store's Postgres twin, by the name `ctx.store` gives it on SQLite (the one interface). */
+export type PgStores = AsyncStores
 
 /**
  * The twin of `openStores` (server/context.ts) over `sql` (a transaction for writes). Typed as

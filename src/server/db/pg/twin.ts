@@ -1,3 +1,5 @@
+import type { AsyncStore } from '../async-stores.ts'
+
 /**
  * What a store's Postgres twin is (issue 20): the same operations as its SQLite store, each
  * answering a promise of the same value, so a service written against the async interface
@@ -8,9 +10,7 @@
  * transaction as SQLite's run inside a unit, and an operation of several statements (a row
  * locked, then counted) is atomic only there.
  */
-export type PgTwin<S> = {
-  [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never
-}
+export type PgTwin<S> = AsyncStore<S>
 
 /**
  * Bun hands Postgres' int8 back as a string; these columns of `row` become numbers again (every
