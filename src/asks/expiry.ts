@@ -11,37 +11,50 @@ const MAX_DELAY = 2 ** 31 - 1
 export class ExpiryScheduler {
   private timer: ReturnType<typeof setTimeout> | undefined
   private armedFor: number | undefined
+  /** Counts arms begun: an arm whose read was overtaken by a later one (or a stop) drops out. */
+  private arming = 0
 
-  start(ctx: Ctx): void {
-    this.run(ctx)
+  async start(ctx: Ctx): Promise<void> {
+    await this.run(ctx)
   }
 
   /** A question with this expiry was just created; re-arm if it is the earliest. */
   noteExpiry(ctx: Ctx, at: number): void {
-    if (this.armedFor === undefined || at < this.armedFor) this.arm(ctx)
+    if (this.armedFor === undefined || at < this.armedFor) this.rearm(ctx)
   }
 
   stop(): void {
+    this.arming++
+    this.disarm()
+  }
+
+  private disarm(): void {
     clearTimeout(this.timer)
     this.timer = undefined
     this.armedFor = undefined
   }
 
-  private run(ctx: Ctx): void {
+  private async run(ctx: Ctx): Promise<void> {
     try {
-      expireDue(ctx)
+      await expireDue(ctx)
     } catch (error) {
       ctx.log.error(`expiring questions failed: ${error}`)
     }
-    this.arm(ctx)
+    await this.rearm(ctx)
   }
 
-  private arm(ctx: Ctx): void {
-    this.stop()
-    const next = ctx.store.messages.firstExpiry()
+  private rearm(ctx: Ctx): Promise<void> {
+    return this.arm(ctx).catch((error) => ctx.log.error(`arming question expiry failed: ${error}`))
+  }
+
+  private async arm(ctx: Ctx): Promise<void> {
+    const turn = ++this.arming
+    const next = await ctx.store.messages.firstExpiry()
+    if (turn !== this.arming) return
+    this.disarm()
     if (next === undefined) return
     this.armedFor = next
     const delay = Math.min(Math.max(next - ctx.clock.now(), 0), MAX_DELAY)
-    this.timer = setTimeout(() => this.run(ctx), delay)
+    this.timer = setTimeout(() => void this.run(ctx), delay)
   }
 }

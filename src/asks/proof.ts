@@ -22,7 +22,7 @@ export async function checkProof(
   proof: AnswerProof,
 ): Promise<void> {
   if (row.ask_request_hash === null) throw fail.invalid('proof', 'this question takes no proof')
-  const passkey = ctx.store.passkeys.byId(proof.credential_id)
+  const passkey = await ctx.store.passkeys.byId(proof.credential_id)
   if (!passkey || passkey.user_id !== channel.user_id) {
     throw fail.invalid('proof.credential_id', "is not a passkey of this channel's person")
   }
@@ -65,8 +65,8 @@ export async function checkProof(
         : String(error)
     throw fail.invalid('proof', `does not verify for this answer: ${why}`)
   }
-  const recorded = ctx.writes.apply(() =>
-    ctx.store.passkeys.recordUse(passkey.id, use.counter, use.deviceType, use.backedUp, now),
+  const recorded = await ctx.writes.apply((tx) =>
+    tx.store.passkeys.recordUse(passkey.id, use.counter, use.deviceType, use.backedUp, now),
   )
   if (!recorded) throw fail.invalid('proof', 'the passkey signature counter went back')
 }

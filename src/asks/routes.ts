@@ -76,9 +76,9 @@ const agentSide = (ctx: Ctx) =>
  * The person's channel holding message `id`. Another person's question is "question not
  * found", word for word like an unknown id: a 404 must not tell that the id exists elsewhere.
  */
-function questionChannel(ctx: Ctx, userId: string, id: string): ChannelRow {
-  const row = ctx.store.messages.byId(id)
-  const channel = row ? ctx.store.channels.byId(row.channel_id) : undefined
+async function questionChannel(ctx: Ctx, userId: string, id: string): Promise<ChannelRow> {
+  const row = await ctx.store.messages.byId(id)
+  const channel = row ? await ctx.store.channels.byId(row.channel_id) : undefined
   if (!channel || channel.user_id !== userId) throw fail.notFound('question')
   return channel
 }

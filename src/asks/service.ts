@@ -20,8 +20,8 @@ export const askResult = (row: MessageRow): AskResult => ({
 })
 
 /** A question of this channel, or 404. An overdue one is expired on the spot. */
-function findQuestion(ctx: Ctx, channel: ChannelRow, id: string): MessageRow {
-  const row = findMessage(ctx, channel, id)
+async function findQuestion(ctx: Ctx, channel: ChannelRow, id: string): Promise<MessageRow> {
+  const row = await findMessage(ctx, channel, id)
   if (row.ask_status === null) throw fail.notFound('question')
   return expireIfDue(ctx, row)
 }
@@ -34,10 +34,10 @@ export async function readAsk(
   waitMs: number,
   signal?: Abortable,
 ): Promise<AskResult> {
-  let row = findQuestion(ctx, channel, id)
+  let row = await findQuestion(ctx, channel, id)
   if (row.ask_status === 'open' && waitMs > 0) {
-    const reread = () => {
-      const latest = ctx.store.messages.byId(id)
+    const reread = async () => {
+      const latest = await ctx.store.messages.byId(id)
       if (!latest || latest.deleted_at !== null) throw fail.notFound('question')
       return latest
     }
@@ -52,16 +52,23 @@ export async function readAsk(
       isOpen,
     )
     // On shutdown the database may already be closed: answer with the last state read.
-    row = settled ?? (ctx.waiters.isClosed ? last : findQuestion(ctx, channel, id))
+    row = settled ?? (ctx.waiters.isClosed ? last : await findQuestion(ctx, channel, id))
   }
   return askResult(row)
 }
 
-export const listOpenAsks = (ctx: Ctx, channel: ChannelRow): Message[] =>
-  ctx.store.messages
-    .openAsks(channel.id)
-    .map((r) => messageOf(expireIfDue(ctx, r)))
-    .filter((m) => m.ask?.status === 'open')
+export const listOpenAsks = async (ctx: Ctx, channel: ChannelRow): Promise<Message[]> =>
+  stillOpen(ctx, await ctx.store.messages.openAsks(channel.id))
+
+/** The questions that are still open once the overdue ones are expired, one after another. */
+async function stillOpen(ctx: Ctx, rows: MessageRow[]): Promise<Message[]> {
+  const out: Message[] = []
+  for (const r of rows) {
+    const m = messageOf(await expireIfDue(ctx, r))
+    if (m.ask?.status === 'open') out.push(m)
+  }
+  return out
+}
 
 /** Most questions one list answers with; a person with more has bigger problems than paging. */
 const OPEN_ASKS_MAX = 500
@@ -70,17 +77,26 @@ const OPEN_ASKS_MAX = 500
  * The person's open questions across all their channels, oldest first (what waits longest
  * first); `kind` narrows to approvals.
  */
-export function listPersonAsks(ctx: Ctx, userId: string, kind?: 'approval'): Message[] {
-  return ctx.store.messages
-    .openAsksOfUser(userId, OPEN_ASKS_MAX)
-    .filter((r) => !kind || r.ask_request_hash !== null)
-    .map((r) => messageOf(expireIfDue(ctx, r)))
-    .filter((m) => m.ask?.status === 'open')
+export async function listPersonAsks(
+  ctx: Ctx,
+  userId: string,
+  kind?: 'approval',
+): Promise<Message[]> {
+  const rows = await ctx.store.messages.openAsksOfUser(userId, OPEN_ASKS_MAX)
+  return stillOpen(
+    ctx,
+    rows.filter((r) => !kind || r.ask_request_hash !== null),
+  )
 }
 
 /** The agent withdraws its question; `reason` (e.g. "answered in the terminal") is shown to the person. */
-export function cancelAsk(ctx: Ctx, channel: ChannelRow, id: string, reason?: string): MessageRow {
-  const row = findQuestion(ctx, channel, id)
+export async function cancelAsk(
+  ctx: Ctx,
+  channel: ChannelRow,
+  id: string,
+  reason?: string,
+): Promise<MessageRow> {
+  const row = await findQuestion(ctx, channel, id)
   if (row.ask_status !== 'open') throw fail.conflict(`the question is already ${row.ask_status}`)
   return settle(ctx, row, 'cancelled', null, 'agent', reason ?? null)
 }
@@ -96,16 +112,16 @@ export async function answerAsk(
   answer: unknown,
   answerer: Answerer = { via: 'person-token' },
 ): Promise<AskResult> {
-  const row = findQuestion(ctx, channel, id)
+  const row = await findQuestion(ctx, channel, id)
   if (row.ask_status !== 'open') throw fail.conflict(`the question is already ${row.ask_status}`)
   const value = validateAnswer(JSON.parse(row.body as string) as MessageBody, answer)
   if (answerer.proof) {
     await checkProof(ctx, channel, row, value, answerer.proof)
     // Checked across an await: it may have been answered, cancelled or expired meanwhile.
-    const now = findQuestion(ctx, channel, id)
+    const now = await findQuestion(ctx, channel, id)
     if (now.ask_status !== 'open') throw fail.conflict(`the question is already ${now.ask_status}`)
   }
-  return askResult(settle(ctx, row, 'answered', value, answerer))
+  return askResult(await settle(ctx, row, 'answered', value, answerer))
 }
 
 function settle(
@@ -115,11 +131,11 @@ function settle(
   answer: unknown,
   by: Answerer | 'agent' | 'server',
   reason: string | null = null,
-): MessageRow {
+): Promise<MessageRow> {
   const now = ctx.clock.now()
   const proof = typeof by === 'object' && by.proof ? JSON.stringify(by.proof) : null
-  return ctx.writes.apply((tx) => {
-    const settled = ctx.store.messages.setAsk(
+  return ctx.writes.apply(async (tx) => {
+    const settled = await tx.store.messages.setAsk(
       row.rid,
       {
         status,
@@ -132,10 +148,10 @@ function settle(
     )
     // Settled meanwhile (the callers checked, but on several instances another may have won):
     // the unit is rolled back, the change number with it.
-    if (!settled) throw new AlreadySettled(ctx.store.messages.byId(row.id) ?? row)
-    const owner = ctx.store.channels.byId(row.channel_id)?.user_id
-    if (owner) appendDecision(ctx, settled, owner, by)
-    announce(ctx, tx, settled)
+    if (!settled) throw new AlreadySettled((await tx.store.messages.byId(row.id)) ?? row)
+    const owner = (await tx.store.channels.byId(row.channel_id))?.user_id
+    if (owner) await appendDecision(tx, settled, owner, by)
+    await announce(tx, settled)
     return settled
   })
 }
@@ -151,11 +167,11 @@ class AlreadySettled extends HarkError {
  * Expires a question whose time has come, answering it with its inputs' defaults. Settled
  * meanwhile by someone else, it is answered as it now is.
  */
-export function expireIfDue(ctx: Ctx, row: MessageRow): MessageRow {
+export async function expireIfDue(ctx: Ctx, row: MessageRow): Promise<MessageRow> {
   if (row.ask_status !== 'open' || row.ask_expires_at === null) return row
   if (row.ask_expires_at > ctx.clock.now()) return row
   try {
-    return settle(
+    return await settle(
       ctx,
       row,
       'expired',
@@ -169,11 +185,11 @@ export function expireIfDue(ctx: Ctx, row: MessageRow): MessageRow {
 }
 
 /** Expires every overdue question; returns how many. */
-export function expireDue(ctx: Ctx): number {
+export async function expireDue(ctx: Ctx): Promise<number> {
   let total = 0
   for (;;) {
-    const due = ctx.store.messages.expiredBy(ctx.clock.now())
-    for (const row of due) expireIfDue(ctx, row)
+    const due = await ctx.store.messages.expiredBy(ctx.clock.now())
+    for (const row of due) await expireIfDue(ctx, row)
     total += due.length
     if (due.length < 500) return total
   }

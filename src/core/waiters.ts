@@ -35,6 +35,12 @@ class Waiter {
   }
 }
 
+/** A parked waiter: its outcome, and letting it go (it then settles as aborted, unawaited). */
+export interface Parked {
+  outcome: Promise<WaitOutcome>
+  cancel(): void
+}
+
 export class Waiters {
   private readonly byKey = new Map<string, Set<Waiter>>()
   /** Every parked waiter, a binary min-heap on `deadline`. */
@@ -45,6 +51,28 @@ export class Waiters {
   private closed = false
 
   wait(key: string, ms: number, signal?: Abortable): Promise<WaitOutcome> {
+    return this.park(key, ms, signal).outcome
+  }
+
+  /**
+   * Parks a waiter on `key` now (synchronously) and answers its outcome and a way to let it go:
+   * a long-poll parks before it reads (an async read), so a wake that lands while the read is
+   * under way is not lost (docs/scaling.md, "Wake-ups across instances").
+   */
+  park(key: string, ms: number, signal?: Abortable): Parked {
+    let waiter: Waiter | undefined
+    const outcome = this.parked(key, ms, signal, (w) => {
+      waiter = w
+    })
+    return { outcome, cancel: () => waiter && this.settle(waiter, 'aborted') }
+  }
+
+  private parked(
+    key: string,
+    ms: number,
+    signal: Abortable | undefined,
+    made: (waiter: Waiter) => void,
+  ): Promise<WaitOutcome> {
     if (this.closed) return Promise.resolve('closed')
     if (signal?.aborted) return Promise.resolve('aborted')
     if (ms <= 0) return Promise.resolve('timeout')
@@ -55,6 +83,7 @@ export class Waiters {
         this.byKey.set(key, set)
       }
       const waiter = new Waiter(this, key, set, performance.now() + ms, signal, resolve)
+      made(waiter)
       set.add(waiter)
       this.push(waiter)
       signal?.addEventListener('abort', waiter, { once: true })
@@ -225,14 +254,24 @@ export async function pollFor<T>(
   key: string,
   waitMs: number,
   signal: Abortable | undefined,
-  read: () => T | undefined,
+  read: () => Promise<T | undefined> | T | undefined,
 ): Promise<T | undefined> {
   const deadline = performance.now() + waitMs
   for (;;) {
-    const result = read()
-    if (result !== undefined) return result
-    const outcome = await waiters.wait(key, deadline - performance.now(), signal)
-    if (outcome !== 'woken') return undefined
+    // Parked before the read: a change committed while the read is under way wakes it.
+    const parked = waiters.park(key, deadline - performance.now(), signal)
+    let result: T | undefined
+    try {
+      result = await read()
+    } catch (error) {
+      parked.cancel()
+      throw error
+    }
+    if (result !== undefined) {
+      parked.cancel()
+      return result
+    }
+    if ((await parked.outcome) !== 'woken') return undefined
   }
 }
 
@@ -247,12 +286,12 @@ export async function waitWhilePending<T>(
   waitMs: number,
   signal: Abortable | undefined,
   current: T,
-  reread: () => T,
+  reread: () => Promise<T>,
   pending: (state: T) => boolean,
 ): Promise<{ settled: T | undefined; last: T }> {
   let last = current
-  const settled = await pollFor(waiters, key, waitMs, signal, () => {
-    last = reread()
+  const settled = await pollFor(waiters, key, waitMs, signal, async () => {
+    last = await reread()
     return pending(last) ? undefined : last
   })
   return { settled, last }

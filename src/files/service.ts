@@ -3,7 +3,7 @@ import { fail } from '../core/errors.ts'
 import { stallGuarded } from '../core/http/stalls.ts'
 import { newId } from '../core/ids.ts'
 import { LIMITS } from '../messages/limits.ts'
-import type { Ctx } from '../server/context.ts'
+import type { Ctx, Tx } from '../server/context.ts'
 import { type RangeAnswer, rangeOf } from './range.ts'
 import type { FileInfo } from './schema.ts'
 import type { FileRow } from './store.ts'
@@ -59,13 +59,34 @@ const overPersonQuota = (used: number) =>
  * recorded, in the same transaction, so concurrent uploads cannot overshoot them together.
  * Returns the bytes that may still be taken.
  */
-function checkQuota(ctx: Ctx, channel: ChannelRow, incoming: number): number {
-  const usage = ctx.store.files.usage(channel.id)
-  if (usage.files >= LIMITS.filesPerChannel) throw tooManyFiles()
-  if (usage.bytes + incoming > LIMITS.channelStorageBytes) throw overQuota(usage.bytes)
-  const personBytes = ctx.store.files.personBytes(channel.user_id)
-  if (personBytes + incoming > LIMITS.personStorageBytes) throw overPersonQuota(personBytes)
-  return Math.min(LIMITS.channelStorageBytes - usage.bytes, LIMITS.personStorageBytes - personBytes)
+async function checkQuota(
+  reader: Pick<Tx, 'store'>,
+  channel: ChannelRow,
+  incoming: number,
+): Promise<Usage> {
+  const usage = await reader.store.files.usage(channel.id)
+  const personBytes = await reader.store.files.personBytes(channel.user_id)
+  const taken = { channel: usage, personBytes }
+  const over = quotaError(taken, incoming)
+  if (over) throw over
+  return taken
+}
+
+interface Usage {
+  channel: { files: number; bytes: number }
+  personBytes: number
+}
+
+/** What `incoming` more bytes would go past, if anything: the channel's quota or the person's. */
+function quotaError(usage: Usage, incoming: number): Error | undefined {
+  if (usage.channel.files >= LIMITS.filesPerChannel) return tooManyFiles()
+  if (usage.channel.bytes + incoming > LIMITS.channelStorageBytes) {
+    return overQuota(usage.channel.bytes)
+  }
+  if (usage.personBytes + incoming > LIMITS.personStorageBytes) {
+    return overPersonQuota(usage.personBytes)
+  }
+  return undefined
 }
 
 /**
@@ -85,7 +106,7 @@ export async function saveUpload(
     contentLength: string | null
     body: ReadableStream<Uint8Array> | null
   },
-  onRecord?: (info: FileInfo, sha256: string) => void,
+  onRecord?: (tx: Tx, info: FileInfo, sha256: string) => Promise<void>,
 ): Promise<FileInfo> {
   const name = cleanName(input.name)
   const mime = cleanMime(input.contentType)
@@ -94,7 +115,11 @@ export async function saveUpload(
   if (declared > limit) {
     throw fail.tooLarge(`file is larger than the ${limit}-byte limit`)
   }
-  const room = checkQuota(ctx, channel, declared)
+  const usage = await checkQuota(ctx, channel, declared)
+  const room = Math.min(
+    LIMITS.channelStorageBytes - usage.channel.bytes,
+    LIMITS.personStorageBytes - usage.personBytes,
+  )
   // The start-up sweep deletes keys no record names: no upload may land while it runs.
   await ctx.filesSwept
   const id = newId('file')
@@ -106,13 +131,9 @@ export async function saveUpload(
       maxBytes: Math.min(limit, room),
       tooLarge: (got) => {
         if (got > limit) return fail.tooLarge(`file is larger than the ${limit}-byte limit`)
-        // Checking again names the quota the upload went past: the channel's or the person's.
-        try {
-          checkQuota(ctx, channel, got)
-        } catch (error) {
-          return error as Error
-        }
-        return overQuota(LIMITS.channelStorageBytes - room)
+        // Names the quota the upload went past, the channel's or the person's (as read before
+        // the bytes: no store is read while they stream).
+        return quotaError(usage, got) ?? overQuota(LIMITS.channelStorageBytes - room)
       },
     },
   )
@@ -126,10 +147,11 @@ export async function saveUpload(
     created_at: ctx.clock.now(),
   }
   try {
-    await ctx.writes.run(() => {
-      checkQuota(ctx, channel, size)
-      ctx.store.files.insert(row)
-      onRecord?.(toFileInfo(row), row.sha256)
+    // The bytes are stored already: the unit only checks the quota again and records them.
+    await ctx.writes.run(async (tx) => {
+      await checkQuota(tx, channel, size)
+      await tx.store.files.insert(row)
+      await onRecord?.(tx, toFileInfo(row), row.sha256)
     })
   } catch (error) {
     // Not recorded: the bytes go (or, if even that fails, the next start's sweep takes them).
@@ -139,8 +161,8 @@ export async function saveUpload(
   return toFileInfo(row)
 }
 
-export function findFile(ctx: Ctx, channel: ChannelRow, id: string): FileRow {
-  const row = ctx.store.files.inChannel(id, channel.id)
+export async function findFile(ctx: Ctx, channel: ChannelRow, id: string): Promise<FileRow> {
+  const row = await ctx.store.files.inChannel(id, channel.id)
   if (!row) throw fail.notFound('file')
   return row
 }
@@ -229,7 +251,7 @@ export async function downloadResponse(
  */
 export async function sweepFiles(ctx: Ctx): Promise<void> {
   await ctx.blobs.dropPartial()
-  const known = new Set(ctx.store.files.allIds().map((f) => fileKey(f)))
+  const known = new Set((await ctx.store.files.allIds()).map((f) => fileKey(f)))
   for await (const key of ctx.blobs.list()) {
     if (!known.has(key)) {
       await ctx.blobs.delete(key)

@@ -1,8 +1,7 @@
 import type { ChannelRow } from '../channels/store.ts'
 import { fail } from '../core/errors.ts'
 import { type Abortable, pollFor, userKey } from '../core/waiters.ts'
-import type { WriteTx } from '../core/write-path.ts'
-import type { Ctx } from '../server/context.ts'
+import type { Ctx, Tx } from '../server/context.ts'
 import { toRecord } from './records.ts'
 import type { DeletedMessage, FeedResponse, Message } from './schema.ts'
 import type { MessageRow } from './store.ts'
@@ -26,8 +25,8 @@ export interface PersonFeedOptions {
  * once, even when it happens while the app is between two polls or the server restarts:
  * every open app then refreshes its channel list.
  */
-export function channelsChanged(ctx: Ctx, tx: WriteTx, userId: string): void {
-  ctx.store.messages.nextSeq(userId)
+export async function channelsChanged(tx: Tx, userId: string): Promise<void> {
+  await tx.store.messages.nextSeq(userId)
   tx.wake(userKey(userId))
 }
 
@@ -42,13 +41,11 @@ export async function readPersonFeed(
   userId: string,
   opts: PersonFeedOptions,
 ): Promise<FeedResponse> {
-  // The rows and the person's last change number from one snapshot: no change falls between.
-  const snapshot = ctx.db.transaction(() => ({
-    rows: ctx.store.messages.personFeed(userId, opts.since, opts.limit + 1),
-    head: ctx.store.messages.currentSeq(userId),
-  }))
-  const read = (): FeedResponse | undefined => {
-    const { rows, head } = snapshot()
+  const read = async (): Promise<FeedResponse | undefined> => {
+    // The person's last change number before the rows: a change committed between the two
+    // reads is in the rows, past `head`, so none falls between (the cursor takes the later).
+    const head = await ctx.store.messages.currentSeq(userId)
+    const rows = await ctx.store.messages.personFeed(userId, opts.since, opts.limit + 1)
     const hasMore = rows.length > opts.limit
     if (hasMore) rows.pop()
     // Nothing numbered after the cursor: wait. A number with no message row behind it is a
@@ -56,7 +53,8 @@ export async function readPersonFeed(
     if (rows.length === 0 && head <= opts.since) return undefined
     // Every change up to `head` is on this page unless it was cut short: continue from `head`,
     // past the channel changes too, or from the page's last change.
-    const cursor = hasMore ? (rows.at(-1) as MessageRow).seq : Math.max(head, opts.since)
+    const last = rows.at(-1)?.seq ?? 0
+    const cursor = hasMore ? last : Math.max(head, opts.since, last)
     return { messages: rows.map(toRecord), cursor, has_more: hasMore }
   }
   const result = await pollFor(ctx.waiters, userKey(userId), opts.waitMs, opts.signal, read)
@@ -68,26 +66,26 @@ export async function readPersonFeed(
  * given), oldest first. `has_more` says older ones exist; `cursor` is where the channel's
  * change feed continues from, read in the same snapshot so no change falls in between.
  */
-export function readTail(
+export async function readTail(
   ctx: Ctx,
   channel: ChannelRow,
   count: number,
   before: string | undefined,
-): FeedResponse {
-  return ctx.db.transaction(() => {
-    let beforeRid = Number.MAX_SAFE_INTEGER
-    if (before !== undefined) {
-      const row = ctx.store.messages.byId(before)
-      if (!row || row.channel_id !== channel.id) {
-        throw fail.invalid('before', 'must be the id of a message in this channel')
-      }
-      beforeRid = row.rid
+): Promise<FeedResponse> {
+  let beforeRid = Number.MAX_SAFE_INTEGER
+  if (before !== undefined) {
+    const row = await ctx.store.messages.byId(before)
+    if (!row || row.channel_id !== channel.id) {
+      throw fail.invalid('before', 'must be the id of a message in this channel')
     }
-    const cursor = ctx.store.messages.currentSeq(channel.user_id)
-    const rows = ctx.store.messages.tail(channel.id, beforeRid, count + 1)
-    const hasMore = rows.length > count
-    if (hasMore) rows.pop()
-    const messages = rows.reverse().map(toRecord) as (Message | DeletedMessage)[]
-    return { messages, cursor, has_more: hasMore }
-  })()
+    beforeRid = row.rid
+  }
+  // The cursor before the rows: a change committed between the two reads is in the page and
+  // comes again from the feed (an app replaces a message by its id), never missed.
+  const cursor = await ctx.store.messages.currentSeq(channel.user_id)
+  const rows = await ctx.store.messages.tail(channel.id, beforeRid, count + 1)
+  const hasMore = rows.length > count
+  if (hasMore) rows.pop()
+  const messages = rows.reverse().map(toRecord) as (Message | DeletedMessage)[]
+  return { messages, cursor, has_more: hasMore }
 }

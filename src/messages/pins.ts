@@ -28,28 +28,37 @@ export const toPin = (row: MessageRow): Pin => ({
   message: messageOf(row),
 })
 
-function findPin(ctx: Ctx, channel: ChannelRow, key: string): MessageRow {
-  const row = ctx.store.messages.pin(channel.id, checkKey(key))
+async function findPin(ctx: Ctx, channel: ChannelRow, key: string): Promise<MessageRow> {
+  const row = await ctx.store.messages.pin(channel.id, checkKey(key))
   if (!row) throw fail.notFound('pin')
   return row
 }
 
 /** Creates the pin, or replaces its body when the key is taken. */
-export function putPin(ctx: Ctx, channel: ChannelRow, key: string, req: PutPinRequest): Pin {
-  const existing = ctx.store.messages.pin(channel.id, checkKey(key))
-  if (existing) return toPin(replaceRow(ctx, channel, existing, req.body))
-  if (ctx.store.messages.countPins(channel.id) >= LIMITS.pinsPerChannel) {
+export async function putPin(
+  ctx: Ctx,
+  channel: ChannelRow,
+  key: string,
+  req: PutPinRequest,
+): Promise<Pin> {
+  const existing = await ctx.store.messages.pin(channel.id, checkKey(key))
+  if (existing) return toPin(await replaceRow(ctx, channel, existing, req.body))
+  if ((await ctx.store.messages.countPins(channel.id)) >= LIMITS.pinsPerChannel) {
     throw fail.conflict(`this channel has ${LIMITS.pinsPerChannel} pins, the most it can hold`)
   }
-  return toPin(sendMessage(ctx, channel, 'agent', req, key))
+  return toPin(await sendMessage(ctx, channel, 'agent', req, key))
 }
 
-export const patchPin = (ctx: Ctx, channel: ChannelRow, key: string, req: EditRequest): Pin =>
-  toPin(editRow(ctx, channel, findPin(ctx, channel, key), req))
+export const patchPin = async (
+  ctx: Ctx,
+  channel: ChannelRow,
+  key: string,
+  req: EditRequest,
+): Promise<Pin> => toPin(await editRow(ctx, channel, await findPin(ctx, channel, key), req))
 
-export function deletePin(ctx: Ctx, channel: ChannelRow, key: string): void {
-  deleteRow(ctx, findPin(ctx, channel, key))
+export async function deletePin(ctx: Ctx, channel: ChannelRow, key: string): Promise<void> {
+  await deleteRow(ctx, await findPin(ctx, channel, key))
 }
 
-export const listPins = (ctx: Ctx, channel: ChannelRow): Pin[] =>
-  ctx.store.messages.pins(channel.id).map(toPin)
+export const listPins = async (ctx: Ctx, channel: ChannelRow): Promise<Pin[]> =>
+  (await ctx.store.messages.pins(channel.id)).map(toPin)

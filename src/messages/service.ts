@@ -4,9 +4,8 @@ import type { ChannelRow } from '../channels/store.ts'
 import { fail } from '../core/errors.ts'
 import { newId } from '../core/ids.ts'
 import { type Abortable, askKey, channelKey, pollFor, userKey } from '../core/waiters.ts'
-import type { WriteTx } from '../core/write-path.ts'
 import { enqueueMessagePush } from '../push/service.ts'
-import type { Ctx } from '../server/context.ts'
+import type { Ctx, Tx } from '../server/context.ts'
 import { type BlockRules, inputBlocks, validateBody } from './blocks.ts'
 import { feedJson, toRecord } from './records.ts'
 import type { AckState, Block, EditRequest, Message, MessageBody, SendRequest } from './schema.ts'
@@ -21,23 +20,34 @@ export const messageOf = (row: MessageRow) => toRecord(row) as Message
  * Tells every long-poll watching this channel (and this question) that something changed,
  * and the person's own feed across all their channels.
  */
-export function announce(ctx: Ctx, tx: WriteTx, row: MessageRow): void {
-  tx.wake(channelKey(row.channel_id), askKey(row.id), ...ownerKey(ctx, row.channel_id))
+export async function announce(tx: Tx, row: MessageRow): Promise<void> {
+  tx.wake(channelKey(row.channel_id), askKey(row.id), ...(await ownerKey(tx, row.channel_id)))
 }
 
 /** The person's waiter key for a channel (none once the channel is gone). */
-function ownerKey(ctx: Ctx, channelId: string): string[] {
-  const owner = ctx.store.channels.byId(channelId)?.user_id
+async function ownerKey(tx: Tx, channelId: string): Promise<string[]> {
+  const owner = (await tx.store.channels.byId(channelId))?.user_id
   return owner ? [userKey(owner)] : []
 }
 
-export function blockRules(
+/**
+ * The rules `body`'s blocks are checked by. The files they name are looked up here, first:
+ * the check itself is synchronous.
+ */
+export async function blockRules(
   ctx: Ctx,
   channel: ChannelRow,
+  body: MessageBody,
   field: string,
   inputs: BlockRules['inputs'] = 'allowed',
-): BlockRules {
-  return { field, inputs, fileInChannel: (id) => !!ctx.store.files.inChannel(id, channel.id) }
+): Promise<BlockRules> {
+  const inChannel = new Set<string>()
+  for (const block of body.blocks ?? []) {
+    const id = (block as Block).file_id
+    if (typeof id !== 'string' || inChannel.has(id)) continue
+    if (await ctx.store.files.inChannel(id, channel.id)) inChannel.add(id)
+  }
+  return { field, inputs, fileInChannel: (id) => inChannel.has(id) }
 }
 
 const HUMAN_INPUTS = "the person's messages cannot hold input blocks"
@@ -50,15 +60,15 @@ function requireContent(body: MessageBody, field: string): void {
 }
 
 /** Sends a message into a channel: the agent's (maybe a question, maybe a pin) or the person's. */
-export function sendMessage(
+export async function sendMessage(
   ctx: Ctx,
   channel: ChannelRow,
   sender: Sender,
   req: SendRequest,
   pinKey: string | null = null,
-): MessageRow {
+): Promise<MessageRow> {
   const inputsRule = sender === 'human' ? HUMAN_INPUTS : pinKey ? PIN_INPUTS : 'allowed'
-  validateBody(req.body, blockRules(ctx, channel, 'body.blocks', inputsRule))
+  validateBody(req.body, await blockRules(ctx, channel, req.body, 'body.blocks', inputsRule))
   requireContent(req.body, 'body')
   const isQuestion = inputBlocks(req.body).length > 0
   if (req.proof === true && !isQuestion) {
@@ -72,8 +82,8 @@ export function sendMessage(
   }
   const now = ctx.clock.now()
   const expiresAt = req.expires_in === undefined ? null : now + Math.round(req.expires_in * 1000)
-  return ctx.writes.apply((tx) => {
-    const inserted = ctx.store.messages.insert({
+  return ctx.writes.apply(async (tx) => {
+    const inserted = await tx.store.messages.insert({
       id: newId('msg'),
       channel_id: channel.id,
       sender,
@@ -86,9 +96,9 @@ export function sendMessage(
       created_at: now,
     })
     // In the same transaction: a message that exists has its pushes queued, even after a crash.
-    if (sender === 'agent' && !inserted.silent) enqueueMessagePush(ctx, tx, channel, inserted)
+    if (sender === 'agent' && !inserted.silent) await enqueueMessagePush(ctx, tx, channel, inserted)
     if (expiresAt !== null) tx.after(() => ctx.expiry.noteExpiry(ctx, expiresAt))
-    announce(ctx, tx, inserted)
+    await announce(tx, inserted)
     return inserted
   })
 }
@@ -118,10 +128,10 @@ interface FeedPage {
  */
 export class SharedPages {
   private wakes = -1
-  private pages = new Map<string, FeedPage>()
+  private pages = new Map<string, Promise<FeedPage>>()
 
   /** The page under `key`, read by `read` unless an identical read made it since the last change. */
-  get(wakes: number, key: string, read: () => FeedPage): FeedPage {
+  get(wakes: number, key: string, read: () => Promise<FeedPage>): Promise<FeedPage> {
     if (wakes !== this.wakes) {
       this.wakes = wakes
       const pages = new Map<string, FeedPage>()
@@ -143,10 +153,10 @@ export class SharedPages {
   }
 }
 
-function feedPage(ctx: Ctx, channelId: string, opts: FeedOptions): FeedPage {
+function feedPage(ctx: Ctx, channelId: string, opts: FeedOptions): Promise<FeedPage> {
   const key = `${channelId}\n${opts.since}\n${opts.limit}\n${opts.sender ?? ''}`
-  return ctx.feedPages.get(ctx.waiters.wakes, key, () => {
-    const rows = ctx.store.messages.feed(channelId, opts.since, opts.limit + 1, opts.sender)
+  return ctx.feedPages.get(ctx.waiters.wakes, key, async () => {
+    const rows = await ctx.store.messages.feed(channelId, opts.since, opts.limit + 1, opts.sender)
     const hasMore = rows.length > opts.limit
     if (hasMore) rows.pop()
     return { rows, hasMore }
@@ -154,11 +164,13 @@ function feedPage(ctx: Ctx, channelId: string, opts: FeedOptions): FeedPage {
 }
 
 export async function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions): Promise<string> {
-  const read = (): string | undefined => {
-    const page = feedPage(ctx, channel.id, opts)
+  const read = async (): Promise<string | undefined> => {
+    const page = await feedPage(ctx, channel.id, opts)
     if (page.rows.length === 0) {
       // A deleted channel answers its held polls at once (its token fails on the next call).
-      return ctx.store.channels.byId(channel.id) ? undefined : feedJson([], opts.since, false)
+      return (await ctx.store.channels.byId(channel.id))
+        ? undefined
+        : feedJson([], opts.since, false)
     }
     const hasMore = page.hasMore
     const unseen = opts.markSeen
@@ -169,14 +181,13 @@ export async function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions)
       let cursor = (rows.at(-1) as MessageRow).seq
       const now = ctx.clock.now()
       // A write on the way of a read: durable before this answer leaves (core/write-path.ts).
-      const marked = new Map(
-        ctx.writes
-          .apply((tx) => {
-            tx.wake(channelKey(channel.id), userKey(channel.user_id))
-            return unseen.map((r) => ctx.store.messages.setState(r.rid, 'seen', now))
-          })
-          .map((r) => [r.rid, r]),
-      )
+      const updated = await ctx.writes.apply(async (tx) => {
+        tx.wake(channelKey(channel.id), userKey(channel.user_id))
+        const out: MessageRow[] = []
+        for (const r of unseen) out.push(await tx.store.messages.setState(r.rid, 'seen', now))
+        return out
+      })
+      const marked = new Map(updated.map((r) => [r.rid, r]))
       for (let i = 0; i < rows.length; i++) {
         const m = marked.get((rows[i] as MessageRow).rid)
         if (m) rows[i] = m
@@ -194,16 +205,20 @@ export async function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions)
 }
 
 /** A live message of this channel, or 404 (another channel's ids do not exist here). */
-export function findMessage(ctx: Ctx, channel: ChannelRow, id: string): MessageRow {
-  const row = ctx.store.messages.byId(id)
+export async function findMessage(
+  ctx: Ctx,
+  channel: ChannelRow,
+  id: string,
+): Promise<MessageRow> {
+  const row = await ctx.store.messages.byId(id)
   if (!row || row.channel_id !== channel.id || row.deleted_at !== null) {
     throw fail.notFound('message')
   }
   return row
 }
 
-function findAgentMessage(ctx: Ctx, channel: ChannelRow, id: string): MessageRow {
-  const row = findMessage(ctx, channel, id)
+async function findAgentMessage(ctx: Ctx, channel: ChannelRow, id: string): Promise<MessageRow> {
+  const row = await findMessage(ctx, channel, id)
   if (row.sender !== 'agent') throw fail.forbidden("the person's messages cannot be changed")
   // The server writes the message that shows a secret request; the agent must not turn it
   // into something else ("paste your token here") nor hide it. It withdraws the request instead.
@@ -265,17 +280,17 @@ export function editedBody(current: MessageBody, req: EditRequest): MessageBody 
  * Writes a new body to an agent message, keeping a question's inputs fixed once it is no
  * longer open (409) and never turning a message into a question or back (400).
  */
-function changeBody(
+async function changeBody(
   ctx: Ctx,
   channel: ChannelRow,
   given: MessageRow,
   next: MessageBody,
   field: string,
-): MessageRow {
+): Promise<MessageRow> {
   // An overdue question is expired first, as reading or cancelling it would: its inputs must
   // not change after its time is up just because the expiry timer has not run yet.
-  const row = expireIfDue(ctx, given)
-  validateBody(next, blockRules(ctx, channel, field, row.pin_key ? PIN_INPUTS : 'allowed'))
+  const row = await expireIfDue(ctx, given)
+  validateBody(next, await blockRules(ctx, channel, next, field, row.pin_key ? PIN_INPUTS : 'allowed'))
   requireContent(next, field === 'blocks' ? 'body' : field.replace(/\.blocks$/, ''))
   const before = inputBlocks(JSON.parse(row.body as string) as MessageBody)
   const after = inputBlocks(next)
@@ -299,15 +314,15 @@ function changeBody(
   } else if (after.length > 0) {
     throw fail.invalid(field, 'input blocks can only be sent in a new message (a question)')
   }
-  return ctx.writes.apply((tx) => {
-    const updated = ctx.store.messages.setBody(row.rid, JSON.stringify(next), ctx.clock.now())
-    announce(ctx, tx, updated)
+  return ctx.writes.apply(async (tx) => {
+    const updated = await tx.store.messages.setBody(row.rid, JSON.stringify(next), ctx.clock.now())
+    await announce(tx, updated)
     return updated
   })
 }
 
-export function editMessage(ctx: Ctx, channel: ChannelRow, id: string, req: EditRequest) {
-  const row = findAgentMessage(ctx, channel, id)
+export async function editMessage(ctx: Ctx, channel: ChannelRow, id: string, req: EditRequest) {
+  const row = await findAgentMessage(ctx, channel, id)
   return editRow(ctx, channel, row, req)
 }
 
@@ -316,39 +331,44 @@ export function editRow(ctx: Ctx, channel: ChannelRow, row: MessageRow, req: Edi
   return changeBody(ctx, channel, row, next, 'blocks')
 }
 
-export function replaceMessage(ctx: Ctx, channel: ChannelRow, id: string, body: MessageBody) {
-  return changeBody(ctx, channel, findAgentMessage(ctx, channel, id), body, 'body.blocks')
+export async function replaceMessage(
+  ctx: Ctx,
+  channel: ChannelRow,
+  id: string,
+  body: MessageBody,
+) {
+  return changeBody(ctx, channel, await findAgentMessage(ctx, channel, id), body, 'body.blocks')
 }
 
 export function replaceRow(ctx: Ctx, channel: ChannelRow, row: MessageRow, body: MessageBody) {
   return changeBody(ctx, channel, row, body, 'body.blocks')
 }
 
-export function deleteRow(ctx: Ctx, row: MessageRow): void {
-  ctx.writes.apply((tx) =>
-    announce(ctx, tx, ctx.store.messages.markDeleted(row.rid, ctx.clock.now())),
+export async function deleteRow(ctx: Ctx, row: MessageRow): Promise<void> {
+  await ctx.writes.apply(async (tx) =>
+    announce(tx, await tx.store.messages.markDeleted(row.rid, ctx.clock.now())),
   )
 }
 
-export function deleteMessage(ctx: Ctx, channel: ChannelRow, id: string): void {
-  deleteRow(ctx, findAgentMessage(ctx, channel, id))
+export async function deleteMessage(ctx: Ctx, channel: ChannelRow, id: string): Promise<void> {
+  await deleteRow(ctx, await findAgentMessage(ctx, channel, id))
 }
 
 /** The agent acknowledges one of the person's messages: seen, working or done, in any order. */
-export function setMessageState(
+export async function setMessageState(
   ctx: Ctx,
   channel: ChannelRow,
   id: string,
   state: AckState,
-): MessageRow {
-  const row = findMessage(ctx, channel, id)
+): Promise<MessageRow> {
+  const row = await findMessage(ctx, channel, id)
   if (row.sender !== 'human') {
     throw fail.invalid('state', "only the person's messages carry a state")
   }
   if (row.state === state) return row
-  return ctx.writes.apply((tx) => {
-    const updated = ctx.store.messages.setState(row.rid, state, ctx.clock.now())
-    announce(ctx, tx, updated)
+  return ctx.writes.apply(async (tx) => {
+    const updated = await tx.store.messages.setState(row.rid, state, ctx.clock.now())
+    await announce(tx, updated)
     return updated
   })
 }

@@ -24,7 +24,7 @@ import { HeldPolls } from '../core/holds.ts'
 import { type Logger, stderrLogger } from '../core/log.ts'
 import type { Mailer } from '../core/mailer.ts'
 import { Waiters } from '../core/waiters.ts'
-import type { WritePath } from '../core/write-path.ts'
+import type { WritePath, WriteTx } from '../core/write-path.ts'
 import type { BlobStore } from '../files/blobs.ts'
 import { DiskBlobs } from '../files/disk-blobs.ts'
 import { S3Blobs } from '../files/s3-blobs.ts'
@@ -90,6 +90,9 @@ export interface Ctx {
   /** The listening server, once `hark serve` has one (tests drive `app.handle()` without). */
   server?: Server<unknown>
 }
+
+/** What a unit of the server's write path gets: its stores (`tx.store`), wakes, effects. */
+export type Tx = WriteTx<AsyncStores>
 
 export class DataDirError extends FatalError {}
 

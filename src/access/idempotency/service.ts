@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { fail } from '../../core/errors.ts'
 import { stallGuarded } from '../../core/http/stalls.ts'
-import type { Ctx } from '../../server/context.ts'
+import type { Ctx, Tx } from '../../server/context.ts'
 import type { AgentAuth } from '../tokens/service.ts'
 import {
   jsonRequestHash,
@@ -33,20 +33,24 @@ export interface KeyedCall {
   writer?: string
 }
 
-/** How an upload hands its answer over from inside the transaction that records the file. */
-export type OnRecord<T> = (answer: T, bytesSha256: string) => void
+/**
+ * How an upload hands its answer over from inside the unit that records the file (`tx`: that
+ * unit's).
+ */
+export type OnRecord<T> = (tx: Tx, answer: T, bytesSha256: string) => Promise<void>
 
 /**
- * Runs a synchronous agent write (`write` opens its own transactions, which nest) safe to retry.
- * With a key: an answer already stored is given again (the same request) or 409 (another
- * request); otherwise `write` runs inside one immediate transaction that also stores its answer.
- * An error rolls both back: nothing is kept, and the key may be tried again.
+ * Runs an agent write safe to retry. With a key: an answer already stored is given again (the
+ * same request) or 409 (another request); otherwise `write` runs inside one unit of the write
+ * path that also stores its answer (the units `write`'s services apply join it: they run in its
+ * async call chain). An error rolls both back: nothing is kept, and the key may be tried again.
+ * So `write` must be a unit's work: stores and units only, no network or file I/O.
  */
-export function retrySafe<T extends object>(
+export async function retrySafe<T extends object>(
   ctx: Ctx,
   call: KeyedCall,
-  write: () => T,
-): T | Promise<Response> {
+  write: () => T | Promise<T>,
+): Promise<T | Response> {
   const key = keyOf(call.request)
   if (key === undefined) return write()
   return keyed(ctx, call, scoped(call, key), jsonRequestHash(call.request, call.body), write)
@@ -65,28 +69,34 @@ async function keyed<T extends object>(
   call: KeyedCall,
   key: string,
   hash: string,
-  write: () => T,
+  write: () => T | Promise<T>,
 ): Promise<Response> {
   const channelId = call.agent.channel.id
-  // The last check and everything after it up to the commit run in one go: no other request
-  // runs in between (a helper awaited here would leave a gap between its check and the lookup).
   for (let busy = busyWith(ctx, channelId, key); busy; busy = busyWith(ctx, channelId, key)) {
     await busy
   }
-  const found = find(ctx, channelId, key)
-  if (found) return replay(found, hash)
-  // One unit: the write and its key are durable together, or neither is.
-  const json = await ctx.writes.run(() => {
-    const answer = write()
-    if (typeof (answer as { then?: unknown }).then === 'function') {
-      // A promise here would commit the key before the write it stands for.
-      throw new Error('retrySafe: the write must be synchronous (see retrySafeUpload)')
-    }
-    const text = JSON.stringify(answer)
-    keep(ctx, { channel_id: channelId, key, request_hash: hash, status: 200, response: text })
-    return text
-  })
-  return answerOf(200, json)
+  // Held from the last check on (nothing awaited in between): a second request with this key
+  // waits above until this one's unit has settled, then finds its answer.
+  const release = ctx.idempotency.hold(writeId(channelId, key))
+  try {
+    // One unit: the lookup, the write and its key; durable together, or none of it is.
+    const done = await ctx.writes.run(async (tx): Promise<KeyRow | string> => {
+      const found = await find(ctx, tx, channelId, key)
+      if (found) return found
+      const text = JSON.stringify(await write())
+      await keep(ctx, tx, {
+        channel_id: channelId,
+        key,
+        request_hash: hash,
+        status: 200,
+        response: text,
+      })
+      return text
+    })
+    return typeof done === 'string' ? answerOf(200, done) : replay(done, hash)
+  } finally {
+    release()
+  }
 }
 
 /**
@@ -107,7 +117,7 @@ export async function retrySafeUpload<T extends object>(
   for (let busy = busyWith(ctx, channelId, key); busy; busy = busyWith(ctx, channelId, key)) {
     await busy
   }
-  const found = find(ctx, channelId, key)
+  const found = await find(ctx, ctx, channelId, key)
   if (found) {
     const hash = uploadRequestHash(call.request, await digest(ctx, call.request.body))
     return replay(found, hash)
@@ -115,10 +125,10 @@ export async function retrySafeUpload<T extends object>(
   const release = ctx.idempotency.hold(writeId(channelId, key))
   try {
     let json = ''
-    await upload((answer, bytesSha256) => {
+    await upload(async (tx, answer, bytesSha256) => {
       json = JSON.stringify(answer)
       const request_hash = uploadRequestHash(call.request, bytesSha256)
-      keep(ctx, { channel_id: channelId, key, request_hash, status: 200, response: json })
+      await keep(ctx, tx, { channel_id: channelId, key, request_hash, status: 200, response: json })
     })
     return answerOf(200, json)
   } finally {
@@ -133,8 +143,8 @@ const busyWith = (ctx: Ctx, channelId: string, key: string) =>
   ctx.idempotency.busy(writeId(channelId, key))
 
 /** The live answer under the key: the one indexed lookup a keyed write pays before writing. */
-const find = (ctx: Ctx, channelId: string, key: string) =>
-  ctx.store.idempotency.find(channelId, key, ctx.clock.now() - KEY_TTL_MS)
+const find = (ctx: Ctx, reader: Pick<Tx, 'store'>, channelId: string, key: string) =>
+  reader.store.idempotency.find(channelId, key, ctx.clock.now() - KEY_TTL_MS)
 
 function replay(found: KeyRow, hash: string): Response {
   if (found.request_hash !== hash) throw keyConflict()
@@ -142,15 +152,15 @@ function replay(found: KeyRow, hash: string): Response {
 }
 
 /** Stores the answer (inside the write's transaction) and now and then sweeps expired keys. */
-function keep(ctx: Ctx, row: Omit<KeyRow, 'created_at'>): void {
+async function keep(ctx: Ctx, tx: Tx, row: Omit<KeyRow, 'created_at'>): Promise<void> {
   const now = ctx.clock.now()
   const cutoff = now - KEY_TTL_MS
   // Held keys and the lookup above leave no live row here; if one appeared anyway (another
   // process on the same file), refusing keeps the rule: never two writes under one key.
-  if (!ctx.store.idempotency.claim({ ...row, created_at: now }, cutoff)) throw keyConflict()
+  if (!(await tx.store.idempotency.claim({ ...row, created_at: now }, cutoff))) throw keyConflict()
   if (now - ctx.idempotency.sweptAt >= SWEEP_EVERY_MS) {
     ctx.idempotency.sweptAt = now
-    ctx.store.idempotency.sweep(cutoff)
+    await tx.store.idempotency.sweep(cutoff)
   }
 }
 

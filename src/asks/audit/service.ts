@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Block, MessageBody } from '../../messages/schema.ts'
 import type { MessageRow } from '../../messages/store.ts'
-import type { Ctx } from '../../server/context.ts'
+import type { Ctx, Tx } from '../../server/context.ts'
 import { approvalLine } from '../../shared/approval-text.ts'
 import { canonicalJson } from '../../shared/canonical.ts'
 import type { AnswerProof } from '../../shared/proof.ts'
@@ -43,12 +43,12 @@ export const chainHash = (prevHash: string, entry: string) =>
   createHash('sha256').update(`${prevHash}\n${entry}`).digest('hex')
 
 /** Appends the decision on `row` (already settled); call inside the settling transaction. */
-export function appendDecision(
-  ctx: Ctx,
+export async function appendDecision(
+  tx: Tx,
   row: MessageRow,
   userId: string,
   answerer: Answerer | 'agent' | 'server',
-): AuditRow | undefined {
+): Promise<AuditRow | undefined> {
   if (row.ask_request_hash === null || row.ask_status === 'open' || row.ask_status === null) {
     return undefined
   }
@@ -74,8 +74,8 @@ export function appendDecision(
     }
   }
   const text = canonicalJson(entry)
-  const prev = ctx.store.audit.lastHash()
-  return ctx.store.audit.insert({
+  const prev = await tx.store.audit.lastHash()
+  return tx.store.audit.insert({
     at: entry.at,
     user_id: userId,
     channel_id: row.channel_id,
@@ -87,19 +87,26 @@ export function appendDecision(
 }
 
 /** A channel's decisions, newest first, for the app's history. */
-export function channelHistory(ctx: Ctx, channelId: string, before: number, limit: number) {
-  return ctx.store.audit.byChannel(channelId, before, limit).map((r) => {
+export async function channelHistory(
+  ctx: Ctx,
+  channelId: string,
+  before: number,
+  limit: number,
+) {
+  const out = []
+  for (const r of await ctx.store.audit.byChannel(channelId, before, limit)) {
     const entry = JSON.parse(r.entry) as AuditEntry
-    return { seq: r.seq, hash: r.hash, ...entry, summary: summaryOf(ctx, r.message_id) }
-  })
+    out.push({ seq: r.seq, hash: r.hash, ...entry, summary: await summaryOf(ctx, r.message_id) })
+  }
+  return out
 }
 
 /**
  * What the action was, in a line, read from the message (not kept in the log, which holds the
  * request hash): its summary, else the line the app would show. Gone once the message is.
  */
-function summaryOf(ctx: Ctx, messageId: string): string | undefined {
-  const row = ctx.store.messages.byId(messageId)
+async function summaryOf(ctx: Ctx, messageId: string): Promise<string | undefined> {
+  const row = await ctx.store.messages.byId(messageId)
   if (!row || row.body === null) return undefined
   const body = JSON.parse(row.body) as MessageBody
   const approval = body.blocks?.find((b) => b.type === 'approval')
