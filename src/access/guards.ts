@@ -30,13 +30,13 @@ const AGENT_PREFIXES = [
  * JSON body before any guard runs, so a stranger sending malformed JSON would learn about the
  * body first; the error handler asks this so that 401/403 always outrank a parse error.
  */
-export function authErrorFor(ctx: Ctx, request: Request): unknown {
+export async function authErrorFor(ctx: Ctx, request: Request): Promise<unknown> {
   const path = pathOf(request.url)
   try {
-    if (path.startsWith('/v1/app/')) personOf(ctx, request)
+    if (path.startsWith('/v1/app/')) await personOf(ctx, request)
     // A malformed write still counts against the channel's write limit, like any rejected one.
     else if (AGENT_PREFIXES.some((p) => path === p || path.startsWith(`${p}/`)))
-      agentOf(ctx, request)
+      await agentOf(ctx, request)
   } catch (error) {
     return error
   }
@@ -49,13 +49,13 @@ export function authErrorFor(ctx: Ctx, request: Request): unknown {
  * channel's rate limit. Used by every agent route plugin; never repeated in a handler.
  */
 export const agentAuth = (ctx: Ctx) =>
-  new Elysia({ name: 'hark/agent-auth' }).derive({ as: 'scoped' }, ({ request }) => ({
-    agent: agentOf(ctx, request),
+  new Elysia({ name: 'hark/agent-auth' }).derive({ as: 'scoped' }, async ({ request }) => ({
+    agent: await agentOf(ctx, request),
   }))
 
 /** The agent behind a request, with its write counted against the channel's limit. */
-export function agentOf(ctx: Ctx, request: Request): AgentAuth {
-  const agent = authenticateAgent(ctx, request.headers.get('authorization') ?? undefined)
+export async function agentOf(ctx: Ctx, request: Request): Promise<AgentAuth> {
+  const agent = await authenticateAgent(ctx, request.headers.get('authorization') ?? undefined)
   if (WRITES.has(request.method)) {
     ctx.limits.writes.take(agent.channel.id)
   }
@@ -75,8 +75,12 @@ interface ResponseHeaders {
  * cookie. Cookie-borne writes must come from the app's own origin (CSRF). When the session was
  * extended, the cookie is sent again with a fresh Max-Age through `set` (when given).
  */
-export function personOf(ctx: Ctx, request: Request, set?: ResponseHeaders): PersonAuth {
-  const person = personBehind(ctx, request, set)
+export async function personOf(
+  ctx: Ctx,
+  request: Request,
+  set?: ResponseHeaders,
+): Promise<PersonAuth> {
+  const person = await personBehind(ctx, request, set)
   // The same write limit as an agent's channel, for the person across all their clients: a
   // script with a person token must not be able to write without bound either.
   if (WRITES.has(request.method)) {
@@ -85,10 +89,14 @@ export function personOf(ctx: Ctx, request: Request, set?: ResponseHeaders): Per
   return person
 }
 
-function personBehind(ctx: Ctx, request: Request, set?: ResponseHeaders): PersonAuth {
+async function personBehind(
+  ctx: Ctx,
+  request: Request,
+  set?: ResponseHeaders,
+): Promise<PersonAuth> {
   const header = request.headers.get('authorization')
-  if (header) return authenticatePerson(ctx, header)
-  const found = sessionFromCookie(ctx, request.headers.get('cookie'))
+  if (header) return await authenticatePerson(ctx, header)
+  const found = await sessionFromCookie(ctx, request.headers.get('cookie'))
   if (!found) throw fail.unauthorized('log in first (no valid session or token)')
   if (WRITES.has(request.method)) checkOrigin(ctx, request)
   // A handler that sets its own cookie (logout) runs later and replaces this one.
@@ -98,8 +106,8 @@ function personBehind(ctx: Ctx, request: Request, set?: ResponseHeaders): Person
 
 /** The person guard for `/v1/app/...`. */
 export const personAuth = (ctx: Ctx) =>
-  new Elysia({ name: 'hark/person-auth' }).derive({ as: 'scoped' }, ({ request, set }) => ({
-    person: personOf(ctx, request, set),
+  new Elysia({ name: 'hark/person-auth' }).derive({ as: 'scoped' }, async ({ request, set }) => ({
+    person: await personOf(ctx, request, set),
   }))
 
 /**

@@ -65,8 +65,9 @@ export async function checkProof(
         : String(error)
     throw fail.invalid('proof', `does not verify for this answer: ${why}`)
   }
-  const recorded = await ctx.writes.apply((tx) =>
-    tx.store.passkeys.recordUse(passkey.id, use.counter, use.deviceType, use.backedUp, now),
+  const recorded = await ctx.writes.apply(
+    async (tx) =>
+      await tx.store.passkeys.recordUse(passkey.id, use.counter, use.deviceType, use.backedUp, now),
   )
   if (!recorded) throw fail.invalid('proof', 'the passkey signature counter went back')
 }

@@ -47,7 +47,7 @@ export async function agentAsk(
 /** The agent's questions: list the open ones, long-poll one for its answer, cancel. */
 const agentSide = (ctx: Ctx) =>
   agentRoutes(ctx)
-    .get('/asks', ({ agent }) => ({ asks: listOpenAsks(ctx, agent.channel) }), {
+    .get('/asks', async ({ agent }) => ({ asks: await listOpenAsks(ctx, agent.channel) }), {
       detail: doc('listAsks', 'asks', 'List open questions', AsksResponse),
     })
     .get(
@@ -61,9 +61,9 @@ const agentSide = (ctx: Ctx) =>
     )
     .post(
       '/messages/:id/cancel',
-      (c) =>
-        retrySafe(ctx, c, () => ({
-          message: messageOf(cancelAsk(ctx, c.agent.channel, c.params.id, c.body.reason)),
+      async (c) =>
+        await retrySafe(ctx, c, async () => ({
+          message: messageOf(await cancelAsk(ctx, c.agent.channel, c.params.id, c.body.reason)),
         })),
       {
         params: IdParams,
@@ -90,7 +90,9 @@ const personSide = (ctx: Ctx) =>
   personRoutes(ctx)
     .get(
       '/asks',
-      ({ person, query }) => ({ asks: listPersonAsks(ctx, person.user.id, query.type) }),
+      async ({ person, query }) => ({
+        asks: await listPersonAsks(ctx, person.user.id, query.type),
+      }),
       {
         query: PersonAsksQuery,
         detail: doc(
@@ -103,8 +105,8 @@ const personSide = (ctx: Ctx) =>
     )
     .get(
       '/channels/:id/approvals',
-      ({ person, params, query }) => {
-        const channel = personChannel(ctx, person.user.id, params.id)
+      async ({ person, params, query }) => {
+        const channel = await personChannel(ctx, person.user.id, params.id)
         const before = query.before === undefined ? Number.MAX_SAFE_INTEGER : Number(query.before)
         const limit = query.limit === undefined ? HISTORY_PAGE : Number(query.limit)
         if (!Number.isSafeInteger(before) || before < 1) {
@@ -113,7 +115,7 @@ const personSide = (ctx: Ctx) =>
         if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_PAGE) {
           throw fail.invalid('limit', `must be an integer from 1 to ${HISTORY_PAGE}`)
         }
-        return { approvals: channelHistory(ctx, channel.id, before, limit) }
+        return { approvals: await channelHistory(ctx, channel.id, before, limit) }
       },
       {
         params: IdParams,
@@ -127,8 +129,8 @@ const personSide = (ctx: Ctx) =>
     )
     .post(
       '/messages/:id/answer',
-      ({ person, params, body }) => {
-        const channel = questionChannel(ctx, person.user.id, params.id)
+      async ({ person, params, body }) => {
+        const channel = await questionChannel(ctx, person.user.id, params.id)
         // A passkey signs in the app; a script's person token answers, but never with a proof.
         if (body.proof && !person.session) {
           throw fail.forbidden('proof: signed answers come from the app (a browser session)')

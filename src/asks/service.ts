@@ -23,7 +23,7 @@ export const askResult = (row: MessageRow): AskResult => ({
 async function findQuestion(ctx: Ctx, channel: ChannelRow, id: string): Promise<MessageRow> {
   const row = await findMessage(ctx, channel, id)
   if (row.ask_status === null) throw fail.notFound('question')
-  return expireIfDue(ctx, row)
+  return await expireIfDue(ctx, row)
 }
 
 /** The question and its answer; with `waitMs`, held until it is no longer open. */
@@ -58,7 +58,7 @@ export async function readAsk(
 }
 
 export const listOpenAsks = async (ctx: Ctx, channel: ChannelRow): Promise<Message[]> =>
-  stillOpen(ctx, await ctx.store.messages.openAsks(channel.id))
+  await stillOpen(ctx, await ctx.store.messages.openAsks(channel.id))
 
 /** The questions that are still open once the overdue ones are expired, one after another. */
 async function stillOpen(ctx: Ctx, rows: MessageRow[]): Promise<Message[]> {
@@ -83,7 +83,7 @@ export async function listPersonAsks(
   kind?: 'approval',
 ): Promise<Message[]> {
   const rows = await ctx.store.messages.openAsksOfUser(userId, OPEN_ASKS_MAX)
-  return stillOpen(
+  return await stillOpen(
     ctx,
     rows.filter((r) => !kind || r.ask_request_hash !== null),
   )
@@ -98,7 +98,7 @@ export async function cancelAsk(
 ): Promise<MessageRow> {
   const row = await findQuestion(ctx, channel, id)
   if (row.ask_status !== 'open') throw fail.conflict(`the question is already ${row.ask_status}`)
-  return settle(ctx, row, 'cancelled', null, 'agent', reason ?? null)
+  return await settle(ctx, row, 'cancelled', null, 'agent', reason ?? null)
 }
 
 /**
@@ -124,7 +124,7 @@ export async function answerAsk(
   return askResult(await settle(ctx, row, 'answered', value, answerer))
 }
 
-function settle(
+async function settle(
   ctx: Ctx,
   row: MessageRow,
   status: 'answered' | 'expired' | 'cancelled',
@@ -134,7 +134,7 @@ function settle(
 ): Promise<MessageRow> {
   const now = ctx.clock.now()
   const proof = typeof by === 'object' && by.proof ? JSON.stringify(by.proof) : null
-  return ctx.writes.apply(async (tx) => {
+  return await ctx.writes.apply(async (tx) => {
     const settled = await tx.store.messages.setAsk(
       row.rid,
       {

@@ -23,8 +23,8 @@ const agentSide = (ctx: Ctx) =>
   agentRoutes(ctx)
     .get(
       '/channel',
-      ({ agent }) => ({
-        channel: channelDetails(ctx, agent.channel),
+      async ({ agent }) => ({
+        channel: await channelDetails(ctx, agent.channel),
         approvers: approvers(ctx, agent.channel.user_id),
       }),
       {
@@ -38,9 +38,12 @@ const agentSide = (ctx: Ctx) =>
     )
     .patch(
       '/agent',
-      (c) =>
-        retrySafe(ctx, c, () => {
-          const channel = channelDetails(ctx, renameChannel(ctx, c.agent.channel, c.body.label))
+      async (c) =>
+        await retrySafe(ctx, c, async () => {
+          const channel = await channelDetails(
+            ctx,
+            await renameChannel(ctx, c.agent.channel, c.body.label),
+          )
           return { agent: { label: channel.label }, channel }
         }),
       {
@@ -54,27 +57,27 @@ const personSide = (ctx: Ctx) =>
   personRoutes(ctx)
     .get(
       '/channels',
-      ({ person }) =>
-        ctx.db.transaction(() => ({
-          channels: listChannels(ctx, person.user.id),
-          // Where /v1/app/feed continues from to hear of changes after this list: the
-          // person's own change sequence (it never moves with anyone else's activity).
-          cursor: ctx.store.messages.currentSeq(person.user.id),
-        }))(),
+      async ({ person }) => {
+        // Where /v1/app/feed continues from to hear of changes after this list: the person's
+        // own change sequence (it never moves with anyone else's activity). Read before the
+        // list: a change between the two reads comes again from the feed, never missed.
+        const cursor = await ctx.store.messages.currentSeq(person.user.id)
+        return { channels: await listChannels(ctx, person.user.id), cursor }
+      },
       { detail: doc('listChannels', 'person', 'List my channels', ChannelsResponse) },
     )
     .get(
       '/channels/:id',
-      ({ person, params }) => ({
-        channel: channelSummary(ctx, personChannel(ctx, person.user.id, params.id)),
+      async ({ person, params }) => ({
+        channel: await channelSummary(ctx, await personChannel(ctx, person.user.id, params.id)),
       }),
       { params: IdParams, detail: doc('getMyChannel', 'person', 'One of my channels') },
     )
     .patch(
       '/channels/:id',
-      ({ person, params, body }) => {
-        const channel = personChannel(ctx, person.user.id, params.id)
-        return { channel: channelSummary(ctx, renameChannel(ctx, channel, body.label)) }
+      async ({ person, params, body }) => {
+        const channel = await personChannel(ctx, person.user.id, params.id)
+        return { channel: await channelSummary(ctx, await renameChannel(ctx, channel, body.label)) }
       },
       {
         params: IdParams,
@@ -85,7 +88,9 @@ const personSide = (ctx: Ctx) =>
     .delete(
       '/channels/:id',
       ({ person, params }) =>
-        done(() => deleteChannel(ctx, personChannel(ctx, person.user.id, params.id))),
+        done(
+          async () => await deleteChannel(ctx, await personChannel(ctx, person.user.id, params.id)),
+        ),
       {
         params: IdParams,
         detail: doc('deleteChannel', 'person', 'Delete a channel with its messages and files'),
@@ -93,8 +98,8 @@ const personSide = (ctx: Ctx) =>
     )
     .post(
       '/channels/:id/read',
-      ({ person, params }) => ({
-        channel: markChannelRead(ctx, personChannel(ctx, person.user.id, params.id)),
+      async ({ person, params }) => ({
+        channel: await markChannelRead(ctx, await personChannel(ctx, person.user.id, params.id)),
       }),
       { params: IdParams, detail: doc('markChannelRead', 'person', 'Mark a channel read') },
     )

@@ -26,7 +26,7 @@ export async function renameChannel(
   label: unknown,
 ): Promise<ChannelRow> {
   const name = cleanLabel(label)
-  return ctx.writes.apply(async (tx) => {
+  return await ctx.writes.apply(async (tx) => {
     const renamed = await tx.store.channels.rename(channel.id, name, ctx.clock.now())
     await channelsChanged(tx, channel.user_id)
     return renamed
@@ -55,7 +55,7 @@ export async function markChannelRead(ctx: Ctx, channel: ChannelRow): Promise<Ch
     await tx.store.channels.markRead(channel.id, await tx.store.channels.lastRid(channel.id))
     await channelsChanged(tx, channel.user_id) // the person's other devices drop the unread count
   })
-  return channelSummary(ctx, (await ctx.store.channels.byId(channel.id)) as ChannelRow)
+  return await channelSummary(ctx, (await ctx.store.channels.byId(channel.id)) as ChannelRow)
 }
 
 /**

@@ -47,8 +47,8 @@ const agentSide = (ctx: Ctx) =>
     )
     .get(
       '/files/:id',
-      ({ agent, params, request }) =>
-        downloadResponse(ctx, findFile(ctx, agent.channel, params.id), request.headers),
+      async ({ agent, params, request }) =>
+        downloadResponse(ctx, await findFile(ctx, agent.channel, params.id), request.headers),
       {
         params: t.Object({ id: t.String() }),
         detail: doc('downloadFile', 'files', 'Download a file'),
@@ -60,9 +60,9 @@ const personSide = (ctx: Ctx) =>
   personRoutes(ctx)
     .post(
       '/channels/:id/files',
-      ({ person, params, query, request }) => {
+      async ({ person, params, query, request }) => {
         streamOpen(ctx, request)
-        const channel = personChannel(ctx, person.user.id, params.id)
+        const channel = await personChannel(ctx, person.user.id, params.id)
         // The app's queued sends key each of their files, so an upload retried after a lost
         // answer is stored once; the person's keys are kept apart from the agent's.
         const call = { agent: { channel }, request, writer: person.user.id }
@@ -95,9 +95,9 @@ const personSide = (ctx: Ctx) =>
     )
     .get(
       '/channels/:id/files/:file',
-      ({ person, params, request }) => {
-        const channel = personChannel(ctx, person.user.id, params.id)
-        return downloadResponse(ctx, findFile(ctx, channel, params.file), request.headers)
+      async ({ person, params, request }) => {
+        const channel = await personChannel(ctx, person.user.id, params.id)
+        return downloadResponse(ctx, await findFile(ctx, channel, params.file), request.headers)
       },
       {
         params: t.Object({ id: t.String(), file: t.String() }),

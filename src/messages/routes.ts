@@ -41,8 +41,8 @@ const IdParams = t.Object({ id: t.String() })
 const answer = (row: MessageRow) => ({ message: messageOf(row) })
 
 /** An agent's write to a message, safe to retry with its key, answered with the message. */
-const messageWrite = (ctx: Ctx, call: KeyedCall, write: () => MessageRow) =>
-  retrySafe(ctx, call, () => answer(write()))
+const messageWrite = async (ctx: Ctx, call: KeyedCall, write: () => Promise<MessageRow>) =>
+  await retrySafe(ctx, call, async () => answer(await write()))
 
 /**
  * `GET /v1/messages`: the agent's change feed. Served by this route and by the lean path in
@@ -79,7 +79,12 @@ const agentSide = (ctx: Ctx) =>
   agentRoutes(ctx)
     .post(
       '/messages',
-      (c) => messageWrite(ctx, c, () => sendMessage(ctx, c.agent.channel, 'agent', c.body)),
+      async (c) =>
+        await messageWrite(
+          ctx,
+          c,
+          async () => await sendMessage(ctx, c.agent.channel, 'agent', c.body),
+        ),
       {
         body: SendRequest,
         detail: doc('sendMessage', 'messages', 'Send a message or a question', MessageResponse),
@@ -91,7 +96,12 @@ const agentSide = (ctx: Ctx) =>
     })
     .patch(
       '/messages/:id',
-      (c) => messageWrite(ctx, c, () => editMessage(ctx, c.agent.channel, c.params.id, c.body)),
+      async (c) =>
+        await messageWrite(
+          ctx,
+          c,
+          async () => await editMessage(ctx, c.agent.channel, c.params.id, c.body),
+        ),
       {
         params: IdParams,
         body: EditRequest,
@@ -100,8 +110,12 @@ const agentSide = (ctx: Ctx) =>
     )
     .put(
       '/messages/:id',
-      (c) =>
-        messageWrite(ctx, c, () => replaceMessage(ctx, c.agent.channel, c.params.id, c.body.body)),
+      async (c) =>
+        await messageWrite(
+          ctx,
+          c,
+          async () => await replaceMessage(ctx, c.agent.channel, c.params.id, c.body.body),
+        ),
       {
         params: IdParams,
         body: ReplaceRequest,
@@ -110,14 +124,16 @@ const agentSide = (ctx: Ctx) =>
     )
     .delete(
       '/messages/:id',
-      ({ agent, params }) => done(() => deleteMessage(ctx, agent.channel, params.id)),
+      ({ agent, params }) => done(async () => await deleteMessage(ctx, agent.channel, params.id)),
       { params: IdParams, detail: doc('deleteMessage', 'messages', 'Delete a message', Ok) },
     )
     .post(
       '/messages/:id/state',
-      (c) =>
-        messageWrite(ctx, c, () =>
-          setMessageState(ctx, c.agent.channel, c.params.id, c.body.state),
+      async (c) =>
+        await messageWrite(
+          ctx,
+          c,
+          async () => await setMessageState(ctx, c.agent.channel, c.params.id, c.body.state),
         ),
       {
         params: IdParams,
@@ -130,12 +146,15 @@ const agentSide = (ctx: Ctx) =>
         ),
       },
     )
-    .get('/pins', ({ agent }) => ({ pins: listPins(ctx, agent.channel) }), {
+    .get('/pins', async ({ agent }) => ({ pins: await listPins(ctx, agent.channel) }), {
       detail: doc('listPins', 'pins', 'List pins', PinsResponse),
     })
     .put(
       '/pins/:key',
-      (c) => retrySafe(ctx, c, () => ({ pin: putPin(ctx, c.agent.channel, c.params.key, c.body) })),
+      async (c) =>
+        await retrySafe(ctx, c, async () => ({
+          pin: await putPin(ctx, c.agent.channel, c.params.key, c.body),
+        })),
       {
         params: PinKeyParams,
         body: PutPinRequest,
@@ -144,8 +163,10 @@ const agentSide = (ctx: Ctx) =>
     )
     .patch(
       '/pins/:key',
-      (c) =>
-        retrySafe(ctx, c, () => ({ pin: patchPin(ctx, c.agent.channel, c.params.key, c.body) })),
+      async (c) =>
+        await retrySafe(ctx, c, async () => ({
+          pin: await patchPin(ctx, c.agent.channel, c.params.key, c.body),
+        })),
       {
         params: PinKeyParams,
         body: EditRequest,
@@ -154,7 +175,7 @@ const agentSide = (ctx: Ctx) =>
     )
     .delete(
       '/pins/:key',
-      ({ agent, params }) => done(() => deletePin(ctx, agent.channel, params.key)),
+      ({ agent, params }) => done(async () => await deletePin(ctx, agent.channel, params.key)),
       { params: PinKeyParams, detail: doc('deletePin', 'pins', 'Remove a pin', Ok) },
     )
 
@@ -219,10 +240,10 @@ const personSide = (ctx: Ctx) =>
     )
     .get(
       '/channels/:id/messages',
-      ({ person, params, query, request }) => {
-        const channel = personChannel(ctx, person.user.id, params.id)
+      async ({ person, params, query, request }) => {
+        const channel = await personChannel(ctx, person.user.id, params.id)
         const tail = parseTail(query)
-        if (tail !== undefined) return readTail(ctx, channel, tail, query.before)
+        if (tail !== undefined) return await readTail(ctx, channel, tail, query.before)
         const waitMs = parseWait(query.wait)
         const options = {
           since: parseCursor(query.since),
@@ -231,8 +252,12 @@ const personSide = (ctx: Ctx) =>
           markSeen: false,
           limit: parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage),
         }
-        return longPoll(ctx, request, holderOf(person), waitMs, (signal) =>
-          readFeed(ctx, channel, { ...options, signal }),
+        return longPoll(
+          ctx,
+          request,
+          holderOf(person),
+          waitMs,
+          async (signal) => await readFeed(ctx, channel, { ...options, signal }),
         ).then(jsonResponse)
       },
       {
@@ -248,12 +273,16 @@ const personSide = (ctx: Ctx) =>
     )
     .post(
       '/channels/:id/messages',
-      ({ person, params, body, request }) => {
-        const channel = personChannel(ctx, person.user.id, params.id)
+      async ({ person, params, body, request }) => {
+        const channel = await personChannel(ctx, person.user.id, params.id)
         // The app's queued sends (written offline) carry a key made once per message, so a
         // retry after a lost answer never posts twice: the agent routes' semantics.
         const call = { agent: { channel }, request, body, writer: person.user.id }
-        return messageWrite(ctx, call, () => sendMessage(ctx, channel, 'human', body))
+        return await messageWrite(
+          ctx,
+          call,
+          async () => await sendMessage(ctx, channel, 'human', body),
+        )
       },
       {
         params: IdParams,
@@ -263,8 +292,8 @@ const personSide = (ctx: Ctx) =>
     )
     .get(
       '/channels/:id/pins',
-      ({ person, params }) => ({
-        pins: listPins(ctx, personChannel(ctx, person.user.id, params.id)),
+      async ({ person, params }) => ({
+        pins: await listPins(ctx, await personChannel(ctx, person.user.id, params.id)),
       }),
       {
         params: IdParams,

@@ -82,7 +82,7 @@ export async function sendMessage(
   }
   const now = ctx.clock.now()
   const expiresAt = req.expires_in === undefined ? null : now + Math.round(req.expires_in * 1000)
-  return ctx.writes.apply(async (tx) => {
+  return await ctx.writes.apply(async (tx) => {
     const inserted = await tx.store.messages.insert({
       id: newId('msg'),
       channel_id: channel.id,
@@ -134,7 +134,7 @@ export class SharedPages {
   get(wakes: number, key: string, read: () => Promise<FeedPage>): Promise<FeedPage> {
     if (wakes !== this.wakes) {
       this.wakes = wakes
-      const pages = new Map<string, FeedPage>()
+      const pages = new Map<string, Promise<FeedPage>>()
       this.pages = pages
       // Dropped at the end of this turn: a page is shared by the polls one change woke, and an
       // idle server holds none.
@@ -205,11 +205,7 @@ export async function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions)
 }
 
 /** A live message of this channel, or 404 (another channel's ids do not exist here). */
-export async function findMessage(
-  ctx: Ctx,
-  channel: ChannelRow,
-  id: string,
-): Promise<MessageRow> {
+export async function findMessage(ctx: Ctx, channel: ChannelRow, id: string): Promise<MessageRow> {
   const row = await ctx.store.messages.byId(id)
   if (!row || row.channel_id !== channel.id || row.deleted_at !== null) {
     throw fail.notFound('message')
@@ -290,7 +286,10 @@ async function changeBody(
   // An overdue question is expired first, as reading or cancelling it would: its inputs must
   // not change after its time is up just because the expiry timer has not run yet.
   const row = await expireIfDue(ctx, given)
-  validateBody(next, await blockRules(ctx, channel, next, field, row.pin_key ? PIN_INPUTS : 'allowed'))
+  validateBody(
+    next,
+    await blockRules(ctx, channel, next, field, row.pin_key ? PIN_INPUTS : 'allowed'),
+  )
   requireContent(next, field === 'blocks' ? 'body' : field.replace(/\.blocks$/, ''))
   const before = inputBlocks(JSON.parse(row.body as string) as MessageBody)
   const after = inputBlocks(next)
@@ -314,7 +313,7 @@ async function changeBody(
   } else if (after.length > 0) {
     throw fail.invalid(field, 'input blocks can only be sent in a new message (a question)')
   }
-  return ctx.writes.apply(async (tx) => {
+  return await ctx.writes.apply(async (tx) => {
     const updated = await tx.store.messages.setBody(row.rid, JSON.stringify(next), ctx.clock.now())
     await announce(tx, updated)
     return updated
@@ -323,30 +322,36 @@ async function changeBody(
 
 export async function editMessage(ctx: Ctx, channel: ChannelRow, id: string, req: EditRequest) {
   const row = await findAgentMessage(ctx, channel, id)
-  return editRow(ctx, channel, row, req)
+  return await editRow(ctx, channel, row, req)
 }
 
-export function editRow(ctx: Ctx, channel: ChannelRow, row: MessageRow, req: EditRequest) {
+export async function editRow(ctx: Ctx, channel: ChannelRow, row: MessageRow, req: EditRequest) {
   const next = editedBody(JSON.parse(row.body as string) as MessageBody, req)
-  return changeBody(ctx, channel, row, next, 'blocks')
+  return await changeBody(ctx, channel, row, next, 'blocks')
 }
 
-export async function replaceMessage(
+export async function replaceMessage(ctx: Ctx, channel: ChannelRow, id: string, body: MessageBody) {
+  return await changeBody(
+    ctx,
+    channel,
+    await findAgentMessage(ctx, channel, id),
+    body,
+    'body.blocks',
+  )
+}
+
+export async function replaceRow(
   ctx: Ctx,
   channel: ChannelRow,
-  id: string,
+  row: MessageRow,
   body: MessageBody,
 ) {
-  return changeBody(ctx, channel, await findAgentMessage(ctx, channel, id), body, 'body.blocks')
-}
-
-export function replaceRow(ctx: Ctx, channel: ChannelRow, row: MessageRow, body: MessageBody) {
-  return changeBody(ctx, channel, row, body, 'body.blocks')
+  return await changeBody(ctx, channel, row, body, 'body.blocks')
 }
 
 export async function deleteRow(ctx: Ctx, row: MessageRow): Promise<void> {
-  await ctx.writes.apply(async (tx) =>
-    announce(tx, await tx.store.messages.markDeleted(row.rid, ctx.clock.now())),
+  await ctx.writes.apply(
+    async (tx) => await announce(tx, await tx.store.messages.markDeleted(row.rid, ctx.clock.now())),
   )
 }
 
@@ -366,7 +371,7 @@ export async function setMessageState(
     throw fail.invalid('state', "only the person's messages carry a state")
   }
   if (row.state === state) return row
-  return ctx.writes.apply(async (tx) => {
+  return await ctx.writes.apply(async (tx) => {
     const updated = await tx.store.messages.setState(row.rid, state, ctx.clock.now())
     await announce(tx, updated)
     return updated

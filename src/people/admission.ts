@@ -22,8 +22,8 @@ export function cleanEmail(raw: unknown, field = 'email'): string {
   return email
 }
 
-function liveInvite(ctx: Ctx, secret: string, email: string): InviteRow {
-  const invite = ctx.store.invites.byHash(hashToken(secret))
+async function liveInvite(ctx: Ctx, secret: string, email: string): Promise<InviteRow> {
+  const invite = await ctx.store.invites.byHash(hashToken(secret))
   if (!invite || invite.used_at !== null || invite.expires_at <= ctx.clock.now()) {
     throw fail.forbidden('this invite is not valid (used, expired or revoked)')
   }
@@ -38,16 +38,17 @@ function liveInvite(ctx: Ctx, secret: string, email: string): InviteRow {
  * server has no owner (they become the owner), else with a live invite, else only in open mode.
  * Called when a sign-up starts and again, atomically, when it completes.
  */
-export function admit(ctx: Ctx, admission: Admission, email: string): Admitted {
-  if (!ctx.store.users.hasOwner()) {
-    checkSetupToken(ctx, admission.setup_token)
+export async function admit(ctx: Ctx, admission: Admission, email: string): Promise<Admitted> {
+  if (!(await ctx.store.users.hasOwner())) {
+    await checkSetupToken(ctx, admission.setup_token)
     return { kind: 'owner' }
   }
   if (admission.setup_token !== undefined) throw fail.conflict('setup is already done')
-  if (ctx.store.users.byEmail(email)) throw fail.conflict(`${email} already has an account; log in`)
+  if (await ctx.store.users.byEmail(email))
+    throw fail.conflict(`${email} already has an account; log in`)
   if (admission.invite !== undefined)
-    return { kind: 'invite', invite: liveInvite(ctx, admission.invite, email) }
-  if (registrationMode(ctx) === 'open') return { kind: 'open' }
+    return { kind: 'invite', invite: await liveInvite(ctx, admission.invite, email) }
+  if ((await registrationMode(ctx)) === 'open') return { kind: 'open' }
   throw fail.forbidden('registration is closed; ask the owner for an invite')
 }
 
@@ -69,17 +70,17 @@ const emailVerified = (admitted: Admitted, emailProven: boolean | undefined) =>
  * whether the sign-up itself proved control of the address (an email code did; a passkey, or
  * leaving it out, did not).
  */
-export function createAdmittedPerson<T>(
+export async function createAdmittedPerson<T>(
   ctx: Ctx,
   admission: Admission,
   input: { email: string; name?: string | null; emailProven?: boolean },
-  then: (user: UserRow) => T,
-): { user: UserRow; result: T } {
+  then: (user: UserRow) => Promise<T>,
+): Promise<{ user: UserRow; result: T }> {
   const email = cleanEmail(input.email)
-  const created = ctx.writes.apply(() => {
-    const admitted = admit(ctx, admission, email)
+  const created = await ctx.writes.apply(async () => {
+    const admitted = await admit(ctx, admission, email)
     const now = ctx.clock.now()
-    const user = ctx.store.users.insert({
+    const user = await ctx.store.users.insert({
       id: newId('usr'),
       email,
       name: input.name?.trim() || null,
@@ -87,13 +88,16 @@ export function createAdmittedPerson<T>(
       created_at: now,
       email_verified: emailVerified(admitted, input.emailProven),
     })
-    if (admitted.kind === 'invite' && !ctx.store.invites.use(admitted.invite.id, now, user.id)) {
+    if (
+      admitted.kind === 'invite' &&
+      !(await ctx.store.invites.use(admitted.invite.id, now, user.id))
+    ) {
       throw fail.forbidden('this invite is not valid (used, expired or revoked)')
     }
-    if (admitted.kind === 'owner') ctx.store.settings.remove(SETUP_KEY)
-    return { user, result: then(user) }
+    if (admitted.kind === 'owner') await ctx.store.settings.remove(SETUP_KEY)
+    return { user, result: await then(user) }
   })
   // The token file goes only once the owner is committed.
-  if (created.user.is_owner) finishSetup(ctx)
+  if (created.user.is_owner) await finishSetup(ctx)
   return created
 }

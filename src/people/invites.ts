@@ -13,9 +13,10 @@ const MAX_TTL_S = 30 * 24 * 3600
  * Invites: single-use links that let one person sign up. The owner can always invite (that is
  * how a closed server grows); in `invite` mode everyone can.
  */
-function mayInvite(ctx: Ctx, person: PersonAuth): void {
+async function mayInvite(ctx: Ctx, person: PersonAuth): Promise<void> {
   if (person.user.is_owner) return
-  if (registrationMode(ctx) !== 'invite') throw fail.forbidden('only the owner can invite people')
+  if ((await registrationMode(ctx)) !== 'invite')
+    throw fail.forbidden('only the owner can invite people')
 }
 
 export const inviteView = (row: InviteRow) => ({
@@ -26,12 +27,12 @@ export const inviteView = (row: InviteRow) => ({
   used_at: row.used_at,
 })
 
-export function createInvite(
+export async function createInvite(
   ctx: Ctx,
   person: PersonAuth,
   input: { email?: unknown; expires_in?: unknown },
 ) {
-  mayInvite(ctx, person)
+  await mayInvite(ctx, person)
   const email = input.email === undefined ? null : cleanEmail(input.email)
   const ttl = input.expires_in ?? DEFAULT_TTL_S
   if (typeof ttl !== 'number' || !(ttl > 0) || ttl > MAX_TTL_S) {
@@ -48,22 +49,22 @@ export function createInvite(
     created_at: now,
     expires_at,
   }
-  const row = ctx.writes.apply(() => ctx.store.invites.insert(invite))
+  const row = await ctx.writes.apply(async () => await ctx.store.invites.insert(invite))
   return {
     invite: { ...inviteView(row), link: `${ctx.config.baseUrl}/invite#${secret}`, code: secret },
   }
 }
 
 /** Open invites: all of them for the owner, one's own for everyone else. */
-export function listInvites(ctx: Ctx, person: PersonAuth) {
-  const open = ctx.store.invites.open(ctx.clock.now())
+export async function listInvites(ctx: Ctx, person: PersonAuth) {
+  const open = await ctx.store.invites.open(ctx.clock.now())
   return open.filter((i) => person.user.is_owner || i.created_by === person.user.id).map(inviteView)
 }
 
-export function revokeInvite(ctx: Ctx, person: PersonAuth, id: string): void {
-  const row = ctx.store.invites.byId(id)
+export async function revokeInvite(ctx: Ctx, person: PersonAuth, id: string): Promise<void> {
+  const row = await ctx.store.invites.byId(id)
   if (!row || (!person.user.is_owner && row.created_by !== person.user.id)) {
     throw fail.notFound('invite')
   }
-  ctx.writes.apply(() => ctx.store.invites.remove(id))
+  await ctx.writes.apply(async () => await ctx.store.invites.remove(id))
 }

@@ -23,15 +23,16 @@ function requireOwner(person: PersonAuth): void {
 }
 
 /** Removes a person (never the owner) with their channels, messages, tokens and files. */
-function removePerson(ctx: Ctx, person: PersonAuth, id: string): void {
+async function removePerson(ctx: Ctx, person: PersonAuth, id: string): Promise<void> {
   requireOwner(person)
-  const user = ctx.store.users.byId(id)
+  const user = await ctx.store.users.byId(id)
   if (!user) throw fail.notFound('person')
   if (user.is_owner) throw fail.forbidden('the owner cannot be removed')
-  ctx.writes.apply((tx) => {
-    const channels = ctx.store.channels.byUser(id).map((c) => c.id)
-    const held = channels.flatMap((c) => heldKeys(ctx, c))
-    ctx.store.users.remove(id)
+  await ctx.writes.apply(async (tx) => {
+    const channels = (await tx.store.channels.byUser(id)).map((c) => c.id)
+    const held: string[] = []
+    for (const c of channels) held.push(...(await heldKeys(tx, c)))
+    await tx.store.users.remove(id)
     channelsGone(ctx, tx, channels, held)
   })
 }
@@ -47,15 +48,15 @@ export const peopleRoutes = (ctx: Ctx) =>
     })
     .get(
       '/people',
-      ({ person }) => {
+      async ({ person }) => {
         requireOwner(person)
-        return { people: ctx.store.users.all().map(personView) }
+        return { people: (await ctx.store.users.all()).map(personView) }
       },
       { detail: doc('listPeople', 'people', 'List people (owner)') },
     )
     .delete(
       '/people/:id',
-      ({ person, params }) => done(() => removePerson(ctx, person, params.id)),
+      ({ person, params }) => done(async () => await removePerson(ctx, person, params.id)),
       {
         params: IdParams,
         detail: doc(
@@ -67,14 +68,14 @@ export const peopleRoutes = (ctx: Ctx) =>
         ),
       },
     )
-    .get('/settings', () => ({ registration: registrationMode(ctx) }), {
+    .get('/settings', async () => ({ registration: await registrationMode(ctx) }), {
       detail: doc('getSettings', 'people', 'Server settings'),
     })
     .patch(
       '/settings',
-      ({ person, body }) => {
+      async ({ person, body }) => {
         requireOwner(person)
-        return { registration: setRegistrationMode(ctx, body.registration) }
+        return { registration: await setRegistrationMode(ctx, body.registration) }
       },
       {
         body: t.Object({ registration: t.String() }),
@@ -85,15 +86,15 @@ export const peopleRoutes = (ctx: Ctx) =>
         ),
       },
     )
-    .get('/invites', ({ person }) => ({ invites: listInvites(ctx, person) }), {
+    .get('/invites', async ({ person }) => ({ invites: await listInvites(ctx, person) }), {
       detail: doc('listInvites', 'people', 'Open invites'),
     })
-    .post('/invites', ({ person, body }) => createInvite(ctx, person, body), {
+    .post('/invites', async ({ person, body }) => await createInvite(ctx, person, body), {
       body: t.Object({ email: t.Optional(t.String()), expires_in: t.Optional(t.Number()) }),
       detail: doc('createInvite', 'people', 'Make a single-use invite link'),
     })
     .delete(
       '/invites/:id',
-      ({ person, params }) => done(() => revokeInvite(ctx, person, params.id)),
+      ({ person, params }) => done(async () => await revokeInvite(ctx, person, params.id)),
       { params: IdParams, detail: doc('revokeInvite', 'people', 'Revoke an invite') },
     )

@@ -13,18 +13,18 @@ export type Provisioning = Pick<Ctx, 'db' | 'writes' | 'store' | 'clock'>
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
-export function addUser(
+export async function addUser(
   p: Provisioning,
   input: { email: string; name?: string; owner?: boolean },
-): UserRow {
+): Promise<UserRow> {
   const email = input.email.trim()
   if (!EMAIL.test(email) || email.length > 254)
     throw fail.invalid('email', 'is not an email address')
-  return p.writes.apply(() => {
-    if (p.store.users.byEmail(email)) throw fail.conflict(`${email} already has an account`)
-    if (input.owner && p.store.users.hasOwner())
+  return await p.writes.apply(async () => {
+    if (await p.store.users.byEmail(email)) throw fail.conflict(`${email} already has an account`)
+    if (input.owner && (await p.store.users.hasOwner()))
       throw fail.conflict('this server already has an owner')
-    return p.store.users.insert({
+    return await p.store.users.insert({
       id: newId('usr'),
       email,
       name: input.name?.trim() || null,
@@ -36,8 +36,8 @@ export function addUser(
   })
 }
 
-export function userByEmail(p: Provisioning, email: string): UserRow {
-  const user = p.store.users.byEmail(email.trim())
+export async function userByEmail(p: Provisioning, email: string): Promise<UserRow> {
+  const user = await p.store.users.byEmail(email.trim())
   if (!user) throw fail.notFound(`person ${email}`)
   return user
 }
@@ -46,8 +46,12 @@ export function userByEmail(p: Provisioning, email: string): UserRow {
  * A new channel of the person, unless they have `LIMITS.channelsPerPerson` already (409): each
  * is an agent that may send, store files and push to the person's devices. Call in a transaction.
  */
-export function newChannel(p: Provisioning, userId: string, label: string): ChannelRow {
-  const channel = p.store.channels.insert(
+export async function newChannel(
+  p: Provisioning,
+  userId: string,
+  label: string,
+): Promise<ChannelRow> {
+  const channel = await p.store.channels.insert(
     newId('ch'),
     userId,
     label,
@@ -64,23 +68,25 @@ export function newChannel(p: Provisioning, userId: string, label: string): Chan
 }
 
 /** A new channel for the person, with its agent token (shown once, stored as a hash). */
-export function addChannel(
+export async function addChannel(
   p: Provisioning,
   input: { email: string; label?: string },
-): { channel: ChannelRow; token: string } {
+): Promise<{ channel: ChannelRow; token: string }> {
   const label = cleanLabel(input.label ?? 'Agent')
-  return p.writes.apply(() => {
-    const user = userByEmail(p, input.email)
-    const channel = newChannel(p, user.id, label)
-    return { channel, token: issueToken(p, 'agent', user, channel, label).token }
+  return await p.writes.apply(async () => {
+    const user = await userByEmail(p, input.email)
+    const channel = await newChannel(p, user.id, label)
+    return { channel, token: (await issueToken(p, 'agent', user, channel, label)).token }
   })
 }
 
 /** A person token, for scripts that act as the person. */
-export function addPersonToken(
+export async function addPersonToken(
   p: Provisioning,
   input: { email: string; label?: string },
-): { token: string; row: TokenRow } {
+): Promise<{ token: string; row: TokenRow }> {
   const label = input.label === undefined ? null : cleanLabel(input.label)
-  return p.writes.apply(() => issueToken(p, 'person', userByEmail(p, input.email), null, label))
+  return await p.writes.apply(
+    async () => await issueToken(p, 'person', await userByEmail(p, input.email), null, label),
+  )
 }

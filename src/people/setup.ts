@@ -22,9 +22,9 @@ export const setupLink = (ctx: Pick<Ctx, 'config'>, token: string) =>
  * Issues a fresh setup token (replacing any earlier one) while setup is not done, and returns
  * the setup link; returns undefined once there is an owner.
  */
-export function issueSetupToken(ctx: Ctx): string | undefined {
-  if (ctx.store.users.hasOwner()) {
-    finishSetup(ctx)
+export async function issueSetupToken(ctx: Ctx): Promise<string | undefined> {
+  if (await ctx.store.users.hasOwner()) {
+    await finishSetup(ctx)
     return undefined
   }
   const token = randomBase62(32) // ~190 bits
@@ -32,16 +32,18 @@ export function issueSetupToken(ctx: Ctx): string | undefined {
     hash: Buffer.from(hashToken(token)).toString('hex'),
     expires_at: ctx.clock.now() + SETUP_TTL_MS,
   }
-  ctx.writes.apply(() => ctx.store.settings.set(SETUP_KEY, JSON.stringify(record)))
+  await ctx.writes.apply(
+    async () => await ctx.store.settings.set(SETUP_KEY, JSON.stringify(record)),
+  )
   const link = setupLink(ctx, token)
   writeFileSync(setupTokenFile(ctx), `${link}\n`, { mode: 0o600 })
   return link
 }
 
 /** Throws unless `token` is the live setup token and setup is still open. */
-export function checkSetupToken(ctx: Ctx, token: unknown): void {
-  if (ctx.store.users.hasOwner()) throw fail.conflict('setup is already done')
-  const raw = ctx.store.settings.get(SETUP_KEY)
+export async function checkSetupToken(ctx: Ctx, token: unknown): Promise<void> {
+  if (await ctx.store.users.hasOwner()) throw fail.conflict('setup is already done')
+  const raw = await ctx.store.settings.get(SETUP_KEY)
   const record = raw ? (JSON.parse(raw) as { hash: string; expires_at: number }) : undefined
   const valid =
     typeof token === 'string' &&
@@ -56,8 +58,8 @@ export function checkSetupToken(ctx: Ctx, token: unknown): void {
 }
 
 /** Setup is done: the token is gone for good, from the database and the disk. */
-export function finishSetup(ctx: Ctx): void {
-  ctx.writes.apply(() => ctx.store.settings.remove(SETUP_KEY))
+export async function finishSetup(ctx: Ctx): Promise<void> {
+  await ctx.writes.apply(async () => await ctx.store.settings.remove(SETUP_KEY))
   // At once, not once durable: with an owner in place the token is refused anyway.
   rmSync(setupTokenFile(ctx), { force: true })
 }

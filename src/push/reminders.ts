@@ -31,13 +31,13 @@ export function reminderMail(ctx: Ctx, r: DueReminder) {
 }
 
 /** Mails every reminder that fell due; each question is marked first, so it is mailed once. */
-export function sendDueReminders(ctx: Ctx): number {
+export async function sendDueReminders(ctx: Ctx): Promise<number> {
   const mailer = ctx.mailer
   if (!mailer) return 0
   const now = ctx.clock.now()
   let sent = 0
-  for (const r of ctx.store.push.dueReminders(now)) {
-    if (ctx.store.push.reminded(r.message_id, now) === 0) continue
+  for (const r of await ctx.store.push.dueReminders(now)) {
+    if ((await ctx.store.push.reminded(r.message_id, now)) === 0) continue
     sent++
     mailer.send(reminderMail(ctx, r)).catch((error) => {
       ctx.log.warn(`email reminder for ${r.message_id} failed: ${(error as Error).message}`)

@@ -28,9 +28,18 @@ const Ok = t.Object({ ok: t.Literal(true) })
 export const pushRoutes = (ctx: Ctx) =>
   new Elysia({ name: 'hark/push', prefix: '/v1/app/push' })
     .use(personAuth(ctx))
-    .get('/subscriptions', ({ person }) => ({ subscriptions: listDevices(ctx, person.user.id) }), {
-      detail: doc('listPushDevices', 'push', 'My devices that get notifications', DevicesResponse),
-    })
+    .get(
+      '/subscriptions',
+      async ({ person }) => ({ subscriptions: await listDevices(ctx, person.user.id) }),
+      {
+        detail: doc(
+          'listPushDevices',
+          'push',
+          'My devices that get notifications',
+          DevicesResponse,
+        ),
+      },
+    )
     .post(
       '/subscriptions',
       async ({ person, body, request }) => ({
@@ -49,7 +58,7 @@ export const pushRoutes = (ctx: Ctx) =>
     )
     .delete(
       '/subscriptions/:id',
-      ({ person, params }) => done(() => removeDevice(ctx, person.user.id, params.id)),
+      ({ person, params }) => done(async () => await removeDevice(ctx, person.user.id, params.id)),
       {
         params: IdParams,
         detail: doc('unsubscribePush', 'push', 'Stop notifications to a device', Ok),
@@ -57,7 +66,7 @@ export const pushRoutes = (ctx: Ctx) =>
     )
     .post(
       '/subscriptions/:id/test',
-      ({ person, params }) => done(() => sendTest(ctx, person.user.id, params.id)),
+      ({ person, params }) => done(async () => await sendTest(ctx, person.user.id, params.id)),
       {
         params: IdParams,
         detail: doc('testPushDevice', 'push', 'Send a test notification to a device', Ok),
@@ -65,15 +74,17 @@ export const pushRoutes = (ctx: Ctx) =>
     )
     .get(
       '/email-reminders',
-      ({ person }) => ({
-        minutes: ctx.store.push.reminderMinutes(person.user.id),
+      async ({ person }) => ({
+        minutes: await ctx.store.push.reminderMinutes(person.user.id),
         available: ctx.mailer !== undefined,
       }),
       { detail: doc('getEmailReminders', 'push', 'My email reminder setting') },
     )
     .patch(
       '/email-reminders',
-      ({ person, body }) => ({ minutes: setEmailReminders(ctx, person.user.id, body.minutes) }),
+      async ({ person, body }) => ({
+        minutes: await setEmailReminders(ctx, person.user.id, body.minutes),
+      }),
       {
         body: EmailReminders,
         detail: doc(

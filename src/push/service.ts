@@ -53,16 +53,16 @@ export async function subscribe(
   const auth = authKey(req.keys.auth)
   if (!auth) throw fail.invalid('keys.auth', 'must be base64url of 16 bytes')
   const name = req.name?.trim() || null
-  const row = await ctx.writes.run(() => {
+  const row = await ctx.writes.run(async () => {
     // In the write transaction: two devices subscribing at once cannot both take the last place.
-    const known = ctx.store.push.byEndpoint(url.href)
-    if (!known && ctx.store.push.countByUser(userId) >= MAX_PUSH_DEVICES) {
+    const known = await ctx.store.push.byEndpoint(url.href)
+    if (!known && (await ctx.store.push.countByUser(userId)) >= MAX_PUSH_DEVICES) {
       throw fail.conflict(
         `notifications are on for ${MAX_PUSH_DEVICES} devices already, the most there can be; ` +
           'remove one in Settings → Notifications to add this one',
       )
     }
-    return ctx.store.push.insert({
+    return await ctx.store.push.insert({
       id: `push_${randomBase62(18)}`,
       user_id: userId,
       endpoint: url.href,
@@ -79,26 +79,26 @@ export async function subscribe(
   return deviceView(row)
 }
 
-export const listDevices = (ctx: Ctx, userId: string): PushDevice[] =>
-  ctx.store.push.byUser(userId).map(deviceView)
+export const listDevices = async (ctx: Ctx, userId: string): Promise<PushDevice[]> =>
+  (await ctx.store.push.byUser(userId)).map(deviceView)
 
 /** One of the person's devices; anyone else's is 404. */
-function ownDevice(ctx: Ctx, userId: string, id: string): SubscriptionRow {
-  const row = ctx.store.push.byId(id)
+async function ownDevice(ctx: Ctx, userId: string, id: string): Promise<SubscriptionRow> {
+  const row = await ctx.store.push.byId(id)
   if (!row || row.user_id !== userId) throw fail.notFound('subscription')
   return row
 }
 
-export function removeDevice(ctx: Ctx, userId: string, id: string): void {
-  ownDevice(ctx, userId, id)
-  ctx.writes.apply(() => ctx.store.push.remove(id))
+export async function removeDevice(ctx: Ctx, userId: string, id: string): Promise<void> {
+  await ownDevice(ctx, userId, id)
+  await ctx.writes.apply(async () => await ctx.store.push.remove(id))
 }
 
 /** Queues a test notification to one device; the worker sends it at once. */
-export function sendTest(ctx: Ctx, userId: string, id: string): void {
-  ownDevice(ctx, userId, id)
-  ctx.writes.apply((tx) => {
-    ctx.store.push.enqueueOne(id, null, JSON.stringify(testPayload()), ctx.clock.now())
+export async function sendTest(ctx: Ctx, userId: string, id: string): Promise<void> {
+  await ownDevice(ctx, userId, id)
+  await ctx.writes.apply(async (tx) => {
+    await ctx.store.push.enqueueOne(id, null, JSON.stringify(testPayload()), ctx.clock.now())
     tx.after(() => ctx.push.kick())
   })
 }
@@ -108,40 +108,42 @@ export function sendTest(ctx: Ctx, userId: string, id: string): void {
  * writes the message, so a push is queued exactly when its message exists; the worker sends
  * it after the commit, off the agent's request.
  */
-export function enqueueMessagePush(
+export async function enqueueMessagePush(
   ctx: Ctx,
   tx: WriteTx,
   channel: ChannelRow,
   row: MessageRow,
-): void {
+): Promise<void> {
   const payload = JSON.stringify(messagePayload(channel, row))
   if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
     ctx.log.warn(`push payload of ${row.id} is too large; not sent`)
     return
   }
   // The worker reads the queue once it is durable: no push for a message a crash takes back.
-  if (ctx.store.push.enqueueForUser(channel.user_id, row.id, payload, ctx.clock.now()) > 0) {
+  if (
+    (await ctx.store.push.enqueueForUser(channel.user_id, row.id, payload, ctx.clock.now())) > 0
+  ) {
     tx.after(() => ctx.push.kick())
   }
 }
 
 /** How many devices a push of this channel reaches (`push_devices` in GET /v1/channel). */
-export const pushDevices = (ctx: Ctx, channel: ChannelRow): number =>
-  ctx.store.push.countByUser(channel.user_id)
+export const pushDevices = async (ctx: Ctx, channel: ChannelRow): Promise<number> =>
+  await ctx.store.push.countByUser(channel.user_id)
 
 /**
  * A capability to answer one question from a notification: a random token whose hash alone
  * is stored. Minted per push when it is sent, so the plain token exists only inside the
  * encrypted payload. Undefined when the question is no longer open.
  */
-export function mintCapability(ctx: Ctx, messageId: string): string | undefined {
-  const row = ctx.store.messages.byId(messageId)
+export async function mintCapability(ctx: Ctx, messageId: string): Promise<string | undefined> {
+  const row = await ctx.store.messages.byId(messageId)
   if (!row || row.deleted_at !== null || row.ask_status !== 'open') return undefined
   const now = ctx.clock.now()
   const expiresAt = Math.min(now + CAPABILITY_TTL_MS, row.ask_expires_at ?? Number.MAX_SAFE_INTEGER)
   if (expiresAt <= now) return undefined
   const token = CAPABILITY_PREFIX + randomBase62(43)
-  ctx.store.push.addCapability(hashToken(token), messageId, expiresAt)
+  await ctx.store.push.addCapability(hashToken(token), messageId, expiresAt)
   return token
 }
 
@@ -157,16 +159,16 @@ export async function answerWithCapability(
   capability: string,
   answer: unknown,
 ): Promise<AskResult> {
-  const found = ctx.store.push.capability(hashToken(capability))
+  const found = await ctx.store.push.capability(hashToken(capability))
   if (!found || found.expires_at <= ctx.clock.now()) throw fail.forbidden(INVALID_CAPABILITY)
-  const row = ctx.store.messages.byId(found.message_id) as MessageRow | undefined
-  const channel = row ? ctx.store.channels.byId(row.channel_id) : undefined
+  const row = (await ctx.store.messages.byId(found.message_id)) as MessageRow | undefined
+  const channel = row ? await ctx.store.channels.byId(row.channel_id) : undefined
   if (!row || !channel || row.deleted_at !== null) {
-    ctx.writes.apply(() => ctx.store.push.dropCapabilities(found.message_id))
+    await ctx.writes.apply(async () => await ctx.store.push.dropCapabilities(found.message_id))
     throw fail.forbidden(INVALID_CAPABILITY)
   }
-  if (expireIfDue(ctx, row).ask_status !== 'open') {
-    ctx.writes.apply(() => ctx.store.push.dropCapabilities(found.message_id))
+  if ((await expireIfDue(ctx, row)).ask_status !== 'open') {
+    await ctx.writes.apply(async () => await ctx.store.push.dropCapabilities(found.message_id))
     throw fail.conflict('the question is no longer open')
   }
   // An approval's Allow needs the person's passkey, in the app: a notification only denies.
@@ -177,14 +179,18 @@ export async function answerWithCapability(
   // Synchronous from the lookup to here (an unsigned answer settles before answerAsk's first
   // await): no other request can use the capability between.
   const result = await answerAsk(ctx, channel, row.id, answer, { via: 'notification' })
-  ctx.writes.apply(() => ctx.store.push.dropCapabilities(row.id))
+  await ctx.writes.apply(async () => await ctx.store.push.dropCapabilities(row.id))
   return result
 }
 
 export const MAX_REMINDER_MINUTES = 7 * 24 * 60
 
 /** "Email me questions that wait unanswered for N minutes" (null: never). */
-export function setEmailReminders(ctx: Ctx, userId: string, minutes: number | null): number | null {
+export async function setEmailReminders(
+  ctx: Ctx,
+  userId: string,
+  minutes: number | null,
+): Promise<number | null> {
   if (
     minutes !== null &&
     (!Number.isInteger(minutes) || minutes < 1 || minutes > MAX_REMINDER_MINUTES)
@@ -194,6 +200,8 @@ export function setEmailReminders(ctx: Ctx, userId: string, minutes: number | nu
   if (minutes !== null && !ctx.mailer) {
     throw fail.unavailable('email reminders need an SMTP server (--smtp-url)')
   }
-  ctx.writes.apply(() => ctx.store.push.setReminder(userId, minutes, ctx.clock.now()))
+  await ctx.writes.apply(
+    async () => await ctx.store.push.setReminder(userId, minutes, ctx.clock.now()),
+  )
   return minutes
 }

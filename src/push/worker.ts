@@ -1,5 +1,5 @@
 import webpush from 'web-push'
-import type { Ctx } from '../server/context.ts'
+import type { Ctx, Tx } from '../server/context.ts'
 import { checkEndpoint, dnsResolver, type Resolver } from './endpoint.ts'
 import { authKey, p256dhKey } from './keys.ts'
 import { MAX_PAYLOAD_BYTES, messagePayload, type PushPayload } from './payload.ts'
@@ -69,15 +69,17 @@ export class PushWorker {
   private readonly refusals = new Map<string, number>()
   /** Sends finished, by outcome (`sent`, `retry`, `gone`...), for `/metrics`. */
   readonly outcomes = new Map<string, number>()
+  private pumping = false
+  private pumpAgain = false
 
   constructor(dataDir: string) {
     this.vapid = new VapidHolder(dataDir)
   }
 
-  start(ctx: Ctx): void {
+  async start(ctx: Ctx): Promise<void> {
     this.ctx = ctx
-    ctx.writes.apply(() => ctx.store.push.releaseLeases(ctx.clock.now()))
-    this.reminders = setInterval(() => this.tickReminders(), this.reminderEveryMs)
+    await ctx.writes.apply(async () => await ctx.store.push.releaseLeases(ctx.clock.now()))
+    this.reminders = setInterval(async () => await this.tickReminders(), this.reminderEveryMs)
     this.reminders.unref?.()
     this.kick()
   }
@@ -98,9 +100,9 @@ export class PushWorker {
   kick(): void {
     if (this.kicked || this.stopped) return
     this.kicked = true
-    setImmediate(() => {
+    setImmediate(async () => {
       this.kicked = false
-      this.pump()
+      await this.pump()
     })
   }
 
@@ -111,7 +113,28 @@ export class PushWorker {
     return `mailto:${ctx.config.smtpFrom ?? `hark@${base.hostname}`}`
   }
 
-  private pump(): void {
+  /**
+   * One pump at a time (its claim awaits the store): a pump asked for meanwhile runs once the
+   * current one is done, so two never count the same free slots.
+   */
+  private async pump(): Promise<void> {
+    if (this.pumping) {
+      this.pumpAgain = true
+      return
+    }
+    this.pumping = true
+    try {
+      await this.pumpOnce()
+    } finally {
+      this.pumping = false
+    }
+    if (this.pumpAgain) {
+      this.pumpAgain = false
+      await this.pump()
+    }
+  }
+
+  private async pumpOnce(): Promise<void> {
     const ctx = this.ctx
     if (!ctx || this.stopped) return
     clearTimeout(this.timer)
@@ -121,21 +144,23 @@ export class PushWorker {
       const now = ctx.clock.now()
       // A lease needs no flush of its own before the send: one lost to a crash only means the
       // push is sent again after the restart, as a lease that ran out would be.
-      const due = ctx.writes.apply(() => ctx.store.push.claim(now, free, now + this.leaseMs))
+      const due = await ctx.writes.apply(
+        async () => await ctx.store.push.claim(now, free, now + this.leaseMs),
+      )
       for (const row of due) {
         this.inflight++
-        void this.deliver(ctx, row).finally(() => {
+        void this.deliver(ctx, row).finally(async () => {
           this.inflight--
-          this.pump()
+          await this.pump()
         })
       }
     }
     if (this.inflight >= this.concurrency) return // a finishing send pumps again
-    const next = ctx.store.push.nextDue()
+    const next = await ctx.store.push.nextDue()
     if (next === null) return
     // Capped so a clock step (or a lease of a send that hung) never parks the queue for long.
     const wait = Math.min(Math.max(0, next - ctx.clock.now()), 60_000)
-    this.timer = setTimeout(() => this.pump(), wait)
+    this.timer = setTimeout(async () => await this.pump(), wait)
   }
 
   private async deliver(ctx: Ctx, row: QueuedPush): Promise<void> {
@@ -146,31 +171,31 @@ export class PushWorker {
       outcome = { kind: 'retry', why: (error as Error).message }
     }
     if (this.stopped) return // the database may be closed; the row stays queued
-    ctx.writes.apply(() => this.record(ctx, row, outcome))
+    await ctx.writes.apply(async (tx) => this.record(ctx, tx, row, outcome))
   }
 
   /** What a send's outcome does to the queue and the subscription (one unit of the write path). */
-  private record(ctx: Ctx, row: QueuedPush, outcome: Outcome): void {
+  private async record(ctx: Ctx, tx: Tx, row: QueuedPush, outcome: Outcome): Promise<void> {
     const name = outcome.kind === 'badKeys' ? 'bad_keys' : outcome.kind
     this.outcomes.set(name, (this.outcomes.get(name) ?? 0) + 1)
-    const store = ctx.store.push
+    const store = tx.store.push
     const now = ctx.clock.now()
     const host = new URL(row.endpoint).host
     switch (outcome.kind) {
       case 'sent':
-        store.done(row.id)
-        store.succeeded(row.subscription_id, now)
+        await store.done(row.id)
+        await store.succeeded(row.subscription_id, now)
         this.refusals.delete(row.subscription_id)
         return
       case 'stale':
-        store.done(row.id)
+        await store.done(row.id)
         ctx.log.info(`push ${row.id} to ${host} not sent: ${outcome.why}`)
         return
       case 'refused': {
         const refusals = (this.refusals.get(row.subscription_id) ?? 0) + 1
         if (refusals < this.vapidRefusalsToRemove) {
           this.refusals.set(row.subscription_id, refusals)
-          store.done(row.id)
+          await store.done(row.id)
           ctx.log.error(
             `push: ${host} refused the VAPID signature (HTTP ${outcome.status}) for subscription ` +
               `${row.subscription_id} (${refusals} of ${this.vapidRefusalsToRemove}); check the ` +
@@ -179,7 +204,7 @@ export class PushWorker {
           return
         }
         this.refusals.delete(row.subscription_id)
-        store.remove(row.subscription_id)
+        await store.remove(row.subscription_id)
         ctx.log.warn(
           `push: ${host} refused the VAPID signature ${refusals} times in a row for subscription ` +
             `${row.subscription_id}; removed (the device must turn notifications on again)`,
@@ -188,30 +213,30 @@ export class PushWorker {
       }
       case 'gone':
         // The device unsubscribed or the browser dropped it: forget it and its queued pushes.
-        store.remove(row.subscription_id)
+        await store.remove(row.subscription_id)
         ctx.log.info(`push: ${host} says subscription ${row.subscription_id} is gone; removed`)
         return
       case 'badKeys':
-        store.remove(row.subscription_id)
+        await store.remove(row.subscription_id)
         ctx.log.warn(
           `push: subscription ${row.subscription_id} has keys no push can be encrypted to ` +
             `(${outcome.why}); removed`,
         )
         return
       case 'drop':
-        store.done(row.id)
+        await store.done(row.id)
         ctx.log.warn(`push to ${host} dropped: ${outcome.why}`)
         return
       case 'retry': {
         const attempts = row.attempts + 1
         if (attempts >= this.maxAttempts) {
-          store.done(row.id)
+          await store.done(row.id)
           ctx.log.warn(`push to ${host} dropped after ${attempts} attempts: ${outcome.why}`)
           return
         }
         const backoff = this.retryBaseMs * 2 ** (attempts - 1) * (0.8 + Math.random() * 0.4)
         const delay = Math.min(this.maxDelayMs, Math.max(backoff, outcome.retryAfterMs ?? 0))
-        store.retry(row.id, attempts, now + Math.round(delay))
+        await store.retry(row.id, attempts, now + Math.round(delay))
       }
     }
   }
@@ -219,14 +244,14 @@ export class PushWorker {
   private async send(ctx: Ctx, row: QueuedPush): Promise<Outcome> {
     let payload = JSON.parse(row.payload) as PushPayload
     if (row.message_id) {
-      const current = this.currentPayload(ctx, row.message_id)
+      const current = await this.currentPayload(ctx, row.message_id)
       if (typeof current === 'string') return { kind: 'stale', why: current }
       payload = current
     }
     if (payload.actions && row.message_id) {
       // Durable before the push leaves: the notification's button must find it after a crash.
       const messageId = row.message_id
-      const capability = await ctx.writes.run(() => mintCapability(ctx, messageId))
+      const capability = await ctx.writes.run(async () => await mintCapability(ctx, messageId))
       if (capability) payload.capability = capability
       else delete payload.actions // answered or closed meanwhile: a plain notification
     }
@@ -287,11 +312,11 @@ export class PushWorker {
    * The payload of a message push as the message reads now, or why there is none: the message
    * was deleted, or its channel (and with it the message) is gone.
    */
-  private currentPayload(ctx: Ctx, messageId: string): PushPayload | string {
-    const message = ctx.store.messages.byId(messageId)
+  private async currentPayload(ctx: Ctx, messageId: string): Promise<PushPayload | string> {
+    const message = await ctx.store.messages.byId(messageId)
     if (!message) return 'its message is gone (channel deleted)'
     if (message.deleted_at !== null || message.body === null) return 'its message was deleted'
-    const channel = ctx.store.channels.byId(message.channel_id)
+    const channel = await ctx.store.channels.byId(message.channel_id)
     if (!channel) return 'its channel was deleted'
     const payload = messagePayload(channel, message)
     if (Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_BYTES) {
@@ -301,13 +326,13 @@ export class PushWorker {
   }
 
   /** Email reminders and expired capabilities; also called by tests after moving the clock. */
-  tickReminders(): number {
+  async tickReminders(): Promise<number> {
     const ctx = this.ctx
     if (!ctx || this.stopped) return 0
     try {
-      return ctx.writes.apply(() => {
-        ctx.store.push.dropExpiredCapabilities(ctx.clock.now())
-        return sendDueReminders(ctx)
+      return await ctx.writes.apply(async () => {
+        await ctx.store.push.dropExpiredCapabilities(ctx.clock.now())
+        return await sendDueReminders(ctx)
       })
     } catch (error) {
       ctx.log.error(`email reminders: ${(error as Error).message}`)
@@ -321,7 +346,7 @@ export class PushWorker {
     while (Date.now() < until) {
       const ctx = this.ctx
       if (!ctx) return
-      const next = ctx.store.push.nextDue()
+      const next = await ctx.store.push.nextDue()
       if (this.inflight === 0 && (next === null || next > ctx.clock.now())) return
       await Bun.sleep(5)
     }

@@ -62,10 +62,10 @@ const ELYSIA_JSON = 'application/json' as unknown as BodyParser
 export function buildApp(ctx: Ctx) {
   return (
     new Elysia({ normalize: false })
-      .onError({ as: 'global' }, ({ code, error, request, route }) => {
+      .onError({ as: 'global' }, async ({ code, error, request, route }) => {
         // A guard may refuse before the route's transform ran: the route is named here too.
         if (route && !ctx.metrics.routes.has(request)) ctx.metrics.routes.set(request, route)
-        return renderError(ctx, request, error, code)
+        return await renderError(ctx, request, error, code)
       })
       // Every JSON body, on every route, goes through the one bounded parser (json-body.ts). It
       // always answers, so Elysia's own JSON parser named next never runs: it is there for the

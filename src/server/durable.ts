@@ -15,6 +15,6 @@ export function whenDurable(
   if (!settled) return response
   return settled.then(
     () => response,
-    (error) => renderError(ctx, request, error),
+    async (error) => await renderError(ctx, request, error),
   )
 }

@@ -69,10 +69,10 @@ async function lean(
 ): Promise<Response> {
   try {
     const response = await handle(
-      authenticateAgent(ctx, request.headers.get('authorization') ?? undefined),
+      await authenticateAgent(ctx, request.headers.get('authorization') ?? undefined),
     )
     return await whenDurable(ctx, request, response)
   } catch (error) {
-    return renderError(ctx, request, error)
+    return await renderError(ctx, request, error)
   }
 }

@@ -33,12 +33,12 @@ export const publicRoutes = (ctx: Ctx) =>
     })
     .get(
       '/v1/info',
-      () => ({
+      async () => ({
         name: 'Hark',
         version: VERSION,
         base_url: ctx.config.baseUrl,
-        needs_setup: !ctx.store.users.hasOwner(),
-        registration: registrationMode(ctx),
+        needs_setup: !(await ctx.store.users.hasOwner()),
+        registration: await registrationMode(ctx),
         features: { files: true, push: true, passkeys: true, email: ctx.mailer !== undefined },
         vapid_public_key: ctx.push.vapid.current().publicKey,
       }),

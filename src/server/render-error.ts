@@ -24,7 +24,12 @@ function validationResponse(error: ValidationError): Response {
  * Every failure of a request as its answer, `{ "error": "...", "field"?: "..." }`: for Elysia's
  * `onError` (which gives its own `code`) and for the lean path.
  */
-export function renderError(ctx: Ctx, request: Request, error: unknown, code?: unknown): Response {
+export async function renderError(
+  ctx: Ctx,
+  request: Request,
+  error: unknown,
+  code?: unknown,
+): Promise<Response> {
   if (error instanceof HarkError) {
     return errorResponse(error.status, error.message, error.field, error.headers)
   }
@@ -37,7 +42,7 @@ export function renderError(ctx: Ctx, request: Request, error: unknown, code?: u
   }
   switch (code) {
     case 'PARSE': {
-      const denied = authErrorFor(ctx, request)
+      const denied = await authErrorFor(ctx, request)
       if (denied instanceof HarkError) {
         return errorResponse(denied.status, denied.message, denied.field, denied.headers)
       }

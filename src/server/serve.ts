@@ -30,7 +30,10 @@ const BUN_BODY_CAP = Number.MAX_SAFE_INTEGER
  * Starts the HTTP server on an opened context. Bun's idle timeout stays short for ordinary
  * requests; long-polls extend their own (see `holdOpen` in core/longpoll.ts).
  */
-export function startServer(ctx: Ctx, options: { idleTimeout?: number } = {}): Running {
+export async function startServer(
+  ctx: Ctx,
+  options: { idleTimeout?: number } = {},
+): Promise<Running> {
   const handle = handlerOf(ctx, buildApp(ctx))
   const { config, log } = ctx
   let server: Server<unknown>
@@ -57,7 +60,7 @@ export function startServer(ctx: Ctx, options: { idleTimeout?: number } = {}): R
     })
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    closeContext(ctx)
+    await closeContext(ctx)
     if (code === 'EADDRINUSE') {
       throw new StartupError(
         `port ${config.port} on ${config.host} is already in use; stop the other server or pick another with --port / HARK_PORT`,
@@ -83,7 +86,7 @@ export function startServer(ctx: Ctx, options: { idleTimeout?: number } = {}): R
         Bun.sleep(5000).then(() => false),
       ])
       if (!graceful) await server.stop(true)
-      closeContext(ctx)
+      await closeContext(ctx)
     })()
     return stopping
   }
@@ -156,21 +159,21 @@ export async function serve(config: Config, log: Logger): Promise<void> {
     await blobs.check()
     log.info(`files are kept in ${blobs.where}`)
   }
-  const ctx = createContext(config, { log, mailer, blobs })
+  const ctx = await createContext(config, { log, mailer, blobs })
   // Orphans are gone before the first request (uploads would wait for them anyway).
   await ctx.filesSwept
   if (stopRequested) {
-    closeContext(ctx)
+    await closeContext(ctx)
     return
   }
-  running = startServer(ctx)
+  running = await startServer(ctx)
   // The default base URL follows the port; with --port 0 that is only known now.
   if (config.port === 0 && config.baseUrl === 'http://localhost:0') {
     config.baseUrl = `http://localhost:${running.server.port}`
   }
   log.info(`hark listening on ${running.url} (base URL ${config.baseUrl}, data ${config.dataDir})`)
   // First run: only whoever holds this link (printed here, and in a 0600 file) can set up.
-  const setup = issueSetupToken(ctx)
+  const setup = await issueSetupToken(ctx)
   if (setup) {
     const file = setupTokenFile(ctx)
     // The link is the owner's capability for an hour. A person at a terminal is shown it; a log

@@ -35,8 +35,8 @@ export const emailRoutes = (ctx: Ctx) => {
     })
     .post(
       '/verify',
-      ({ body, request, set }) => {
-        const { user, setCookie } = verifyEmailCode(
+      async ({ body, request, set }) => {
+        const { user, setCookie } = await verifyEmailCode(
           ctx,
           requester(request),
           body,

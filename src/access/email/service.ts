@@ -22,6 +22,7 @@ import {
 } from './codes.ts'
 import type { EmailLimits } from './limits.ts'
 import type { StartRequest, StartResponse, VerifyRequest } from './schema.ts'
+import type { EmailCodeRow } from './store.ts'
 
 /**
  * Email login codes: ask for a code (`start`), get it by mail, hand it back (`verify`) for a
@@ -56,24 +57,24 @@ export interface Requester {
  * Undefined when the address has had its codes for the hour from all sources together
  * (`codesPerAddress`): then nothing is stored or mailed, and the caller answers the same.
  */
-function issueCode(
+async function issueCode(
   ctx: Ctx,
   limits: EmailLimits,
   from: Requester,
   email: string,
   purpose: Purpose,
   data: object,
-): { id: string; code: string } | undefined {
+): Promise<{ id: string; code: string } | undefined> {
   const now = ctx.clock.now()
   const code = newCode()
   const id = `code_${randomBase62(18)}`
-  const issued = ctx.writes.apply(() => {
-    ctx.store.emailCodes.removeExpired(now)
+  const issued = await ctx.writes.apply(async () => {
+    await ctx.store.emailCodes.removeExpired(now)
     if (!limits.codesPerAddress.tryTake(email.toLowerCase())) return false
     // All three under one period's keys: the period in `data` names them when the code is tried.
-    const keys = ctx.keys.current()
+    const keys = await ctx.keys.current()
     const hashKey = keys.key('email-code')
-    ctx.store.emailCodes.insert({
+    await ctx.store.emailCodes.insert({
       id,
       email,
       purpose,
@@ -109,15 +110,15 @@ function sendLater(ctx: Ctx, mailer: Mailer, mail: OutgoingMail): void {
  * answer, its timing, the tries and the limits are then the same for every address, so none of
  * them tells who has an account here.
  */
-function startLogin(
+async function startLogin(
   ctx: Ctx,
   mailer: Mailer,
   limits: EmailLimits,
   from: Requester,
   email: string,
-): void {
-  const issued = issueCode(ctx, limits, from, email, 'login', {})
-  if (issued && ctx.store.users.byEmail(email)) {
+): Promise<void> {
+  const issued = await issueCode(ctx, limits, from, email, 'login', {})
+  if (issued && (await ctx.store.users.byEmail(email))) {
     sendLater(ctx, mailer, codeMail(ctx, email, 'login', issued.code))
   }
 }
@@ -136,15 +137,15 @@ async function startSignUp(
   req: StartRequest,
 ) {
   const admission: Admission = { setup_token: req.setup_token, invite: req.invite }
-  const admitted = admit(ctx, admission, email)
+  const admitted = await admit(ctx, admission, email)
   const signUp: SignUp = { ...admission, name: req.name?.trim() || null }
-  const issued = issueCode(ctx, limits, from, email, 'signup', signUp)
+  const issued = await issueCode(ctx, limits, from, email, 'signup', signUp)
   if (!issued) return
   const use = admitted.kind === 'owner' ? 'setup' : 'signup'
   try {
     await mailer.send(codeMail(ctx, email, use, issued.code))
   } catch (error) {
-    ctx.writes.apply(() => ctx.store.emailCodes.remove(issued.id))
+    await ctx.writes.apply(async () => await ctx.store.emailCodes.remove(issued.id))
     ctx.log.error(`email sign-up code to ${email} not sent: ${(error as Error)?.message ?? error}`)
     throw fail.unavailable(
       'the code could not be mailed; ask the operator to check the SMTP settings',
@@ -162,7 +163,7 @@ export async function startEmailCode(
   const email = cleanEmail(req.email)
   const purpose = parsePurpose(req.purpose)
   limits.startsPerAddressFromIp.take(`${email.toLowerCase()}\n${from.ip}`)
-  if (purpose === 'login') startLogin(ctx, mailer, limits, from, email)
+  if (purpose === 'login') await startLogin(ctx, mailer, limits, from, email)
   else await startSignUp(ctx, mailer, limits, from, email, req)
   return STARTED
 }
@@ -174,15 +175,15 @@ export async function startEmailCode(
  * code, else against the tries of all other addresses together. Failures are returned, not thrown,
  * so that the caller's transaction commits the counted wrong tries.
  */
-function redeemCode<T>(
+async function redeemCode<T>(
   ctx: Ctx,
   from: Requester,
   email: string,
   purpose: Purpose,
   code: string,
-): T | HarkError {
+): Promise<T | HarkError> {
   const now = ctx.clock.now()
-  const rows = ctx.store.emailCodes.byAddress(email, purpose)
+  const rows = await ctx.store.emailCodes.byAddress(email, purpose)
   if (rows.length === 0) {
     return fail.invalid('code', 'no code is waiting for this address; ask for a new one')
   }
@@ -190,11 +191,12 @@ function redeemCode<T>(
   if (live.length === 0) return fail.invalid('code', 'has expired; ask for a new one')
   // Tampered with, or made under keys this server no longer holds (a restored backup): as good
   // as gone.
-  const readable = live.flatMap((row) => {
-    const key = ctx.keys.of(row.data)
+  const readable: { row: EmailCodeRow; data: T; key: Uint8Array }[] = []
+  for (const row of live) {
+    const key = await ctx.keys.of(row.data)
     const data = key?.open<T>('email-data', dataContext(email, purpose), row.data)
-    return key && data !== undefined ? [{ row, data, key: key.key('email-code') }] : []
-  })
+    if (key && data !== undefined) readable.push({ row, data, key: key.key('email-code') })
+  }
   if (readable.length === 0) {
     return fail.invalid(
       'code',
@@ -212,18 +214,19 @@ function redeemCode<T>(
   }
   const right = triable.find((c) => codeMatches(c.key, c.row.code_hash, email, purpose, code))
   if (right) {
-    ctx.store.emailCodes.removeAll(email, purpose)
+    await ctx.store.emailCodes.removeAll(email, purpose)
     return right.data
   }
   // An earlier code, typed after its 10 minutes while a newer one is live: not a guess.
-  const late = rows.some((row) => {
-    const key = row.expires_at <= now ? ctx.keys.of(row.data)?.key('email-code') : undefined
-    return key !== undefined && codeMatches(key, row.code_hash, email, purpose, code)
-  })
+  let late = false
+  for (const row of rows) {
+    const key = row.expires_at <= now ? (await ctx.keys.of(row.data))?.key('email-code') : undefined
+    if (key !== undefined && codeMatches(key, row.code_hash, email, purpose, code)) late = true
+  }
   if (late) return fail.invalid('code', 'has expired; ask for a new one')
   for (const c of triable) {
-    if (c.asker) ctx.store.emailCodes.addTry(c.row.id)
-    else ctx.store.emailCodes.addOtherTry(c.row.id)
+    if (c.asker) await ctx.store.emailCodes.addTry(c.row.id)
+    else await ctx.store.emailCodes.addOtherTry(c.row.id)
   }
   const left = Math.max(...triable.map((c) => c.left - 1))
   return fail.invalid(
@@ -242,12 +245,12 @@ function redeemCode<T>(
  * (which receive message previews and can answer questions). Runs inside the login's transaction,
  * before the new session starts.
  */
-function claimAccount(ctx: Ctx, user: UserRow): UserRow {
-  ctx.store.users.markVerified(user.id)
-  ctx.store.passkeys.removeByUser(user.id)
-  ctx.store.sessions.removeAll(user.id)
-  ctx.store.tokens.revokePersonTokens(user.id, ctx.clock.now())
-  ctx.store.push.removeByUser(user.id)
+async function claimAccount(ctx: Ctx, user: UserRow): Promise<UserRow> {
+  await ctx.store.users.markVerified(user.id)
+  await ctx.store.passkeys.removeByUser(user.id)
+  await ctx.store.sessions.removeAll(user.id)
+  await ctx.store.tokens.revokePersonTokens(user.id, ctx.clock.now())
+  await ctx.store.push.removeByUser(user.id)
   ctx.log.info(`${user.id}: address proven by email code; earlier credentials dropped`)
   return { ...user, email_verified: 1 }
 }
@@ -257,36 +260,36 @@ function claimAccount(ctx: Ctx, user: UserRow): UserRow {
  * transaction: the code serves once even against parallel requests, and a sign-up that admission
  * now refuses (the invite got used meanwhile) leaves the code as it was.
  */
-export function verifyEmailCode(
+export async function verifyEmailCode(
   ctx: Ctx,
   from: Requester,
   req: VerifyRequest,
   userAgent: string | null,
-): { user: UserRow; setCookie: string } {
+): Promise<{ user: UserRow; setCookie: string }> {
   requireMailer(ctx)
   const email = cleanEmail(req.email)
   const purpose = parsePurpose(req.purpose)
   const code = normalizeCode(req.code)
   if (!code) throw fail.invalid('code', `must be the ${CODE_DIGITS} digits from the mail`)
-  const outcome = ctx.writes.apply(() => {
+  const outcome = await ctx.writes.apply(async () => {
     if (purpose === 'login') {
-      const redeemed = redeemCode<object>(ctx, from, email, 'login', code)
+      const redeemed = await redeemCode<object>(ctx, from, email, 'login', code)
       if (redeemed instanceof HarkError) return redeemed
-      const found = ctx.store.users.byEmail(email)
+      const found = await ctx.store.users.byEmail(email)
       // Only a code that was never mailed (no account), or an account removed since.
       if (!found) return fail.invalid('email', 'has no account here')
-      const user = found.email_verified ? found : claimAccount(ctx, found)
-      return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
+      const user = found.email_verified ? found : await claimAccount(ctx, found)
+      return { user, setCookie: (await startSession(ctx, user, userAgent)).setCookie }
     }
-    const signUp = redeemCode<SignUp>(ctx, from, email, 'signup', code)
+    const signUp = await redeemCode<SignUp>(ctx, from, email, 'signup', code)
     if (signUp instanceof HarkError) return signUp
-    const { user } = createAdmittedPerson(
+    const { user } = await createAdmittedPerson(
       ctx,
       signUp,
       { email, name: signUp.name, emailProven: true },
-      () => null,
+      async () => null,
     )
-    return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
+    return { user, setCookie: (await startSession(ctx, user, userAgent)).setCookie }
   })
   if (outcome instanceof HarkError) throw outcome
   return outcome

@@ -8,7 +8,7 @@ import { createJoinLink, redeemJoinLink } from './join.ts'
 export const joinRoutes = (ctx: Ctx) => {
   const redeem = new Elysia({ name: 'hark/join' }).post(
     '/v1/join',
-    ({ body }) => redeemJoinLink(ctx, body.code),
+    async ({ body }) => await redeemJoinLink(ctx, body.code),
     {
       transform: limitedByAddress(ctx, ctx.limits.joinRedeems),
       body: t.Object({ code: t.String() }),
@@ -20,7 +20,7 @@ export const joinRoutes = (ctx: Ctx) => {
   )
   const create = new Elysia({ name: 'hark/join-links', prefix: '/v1/app' })
     .use(personAuth(ctx))
-    .post('/join-links', ({ person, body }) => createJoinLink(ctx, person, body), {
+    .post('/join-links', async ({ person, body }) => await createJoinLink(ctx, person, body), {
       body: t.Object({ label: t.Optional(t.String()), channel_id: t.Optional(t.String()) }),
       detail: doc(
         'createJoinLink',

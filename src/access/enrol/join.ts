@@ -15,7 +15,7 @@ import { issueToken, type PersonAuth } from '../tokens/service.ts'
  */
 const TTL_MS = 15 * 60 * 1000
 
-export function createJoinLink(
+export async function createJoinLink(
   ctx: Ctx,
   person: PersonAuth,
   input: { label?: unknown; channel_id?: unknown },
@@ -27,22 +27,23 @@ export function createJoinLink(
   let label: string | null = null
   if (input.channel_id !== undefined) {
     if (typeof input.channel_id !== 'string') throw fail.invalid('channel_id', 'must be a string')
-    channelId = personChannel(ctx, person.user.id, input.channel_id).id
+    channelId = (await personChannel(ctx, person.user.id, input.channel_id)).id
   } else if (input.label !== undefined) {
     label = cleanLabel(input.label)
   }
   const { secret: code, hash } = newSecret(32)
   const now = ctx.clock.now()
-  const row = ctx.writes.apply(() =>
-    ctx.store.joinLinks.insert({
-      id: newId('join'),
-      hash,
-      user_id: person.user.id,
-      channel_id: channelId,
-      label,
-      created_at: now,
-      expires_at: now + TTL_MS,
-    }),
+  const row = await ctx.writes.apply(
+    async () =>
+      await ctx.store.joinLinks.insert({
+        id: newId('join'),
+        hash,
+        user_id: person.user.id,
+        channel_id: channelId,
+        label,
+        created_at: now,
+        expires_at: now + TTL_MS,
+      }),
   )
   return {
     join_link: {
@@ -56,42 +57,42 @@ export function createJoinLink(
   }
 }
 
-export function redeemJoinLink(ctx: Ctx, code: unknown) {
-  return ctx.writes.apply((tx) => {
-    const redeemed = redeem(ctx, code)
-    channelsChanged(ctx, tx, redeemed.userId)
+export async function redeemJoinLink(ctx: Ctx, code: unknown) {
+  return await ctx.writes.apply(async (tx) => {
+    const redeemed = await redeem(ctx, code)
+    await channelsChanged(tx, redeemed.userId)
     return { token: redeemed.token, channel: redeemed.channel }
   })
 }
 
-function redeem(ctx: Ctx, code: unknown) {
+async function redeem(ctx: Ctx, code: unknown) {
   if (typeof code !== 'string' || code === '') throw fail.invalid('code', 'is required')
-  return ctx.writes.apply(() => {
-    const link = ctx.store.joinLinks.byHash(hashToken(code))
+  return await ctx.writes.apply(async () => {
+    const link = await ctx.store.joinLinks.byHash(hashToken(code))
     const now = ctx.clock.now()
     if (
       !link ||
       link.used_at !== null ||
       link.expires_at <= now ||
-      !ctx.store.joinLinks.use(link.id, now)
+      !(await ctx.store.joinLinks.use(link.id, now))
     ) {
       throw fail.forbidden(
         'this join link is not valid (used or expired); make a new one in the app',
       )
     }
-    const user = ctx.store.users.byId(link.user_id)
+    const user = await ctx.store.users.byId(link.user_id)
     if (!user)
       throw fail.forbidden(
         'this join link is not valid (used or expired); make a new one in the app',
       )
-    let channel = link.channel_id ? ctx.store.channels.byId(link.channel_id) : undefined
+    let channel = link.channel_id ? await ctx.store.channels.byId(link.channel_id) : undefined
     if (link.channel_id) {
       if (!channel) throw fail.forbidden('the channel of this join link no longer exists')
-      ctx.store.tokens.revokeChannel(channel.id, now)
+      await ctx.store.tokens.revokeChannel(channel.id, now)
     } else {
-      channel = newChannel(ctx, user.id, link.label ?? 'Agent')
+      channel = await newChannel(ctx, user.id, link.label ?? 'Agent')
     }
-    const { token } = issueToken(ctx, 'agent', user, channel, channel.label)
+    const { token } = await issueToken(ctx, 'agent', user, channel, channel.label)
     return { token, channel: { id: channel.id, label: channel.label }, userId: user.id }
   })
 }

@@ -46,13 +46,13 @@ export interface PairingStart {
   interval: number
 }
 
-export function startPairing(ctx: Ctx, label: string | undefined): PairingStart {
+export async function startPairing(ctx: Ctx, label: string | undefined): Promise<PairingStart> {
   const now = ctx.clock.now()
   // Swept a while after expiry, not at once: a CLI still polling hears "expired", not 404.
   const { secret: deviceCode, hash: deviceHash } = newSecret(43)
-  const row = ctx.writes.apply(() => {
-    ctx.store.pairings.removeExpired(now - SWEEP_AFTER_MS)
-    return ctx.store.pairings.insert({
+  const row = await ctx.writes.apply(async () => {
+    await ctx.store.pairings.removeExpired(now - SWEEP_AFTER_MS)
+    return await ctx.store.pairings.insert({
       id: newId('pair'),
       device_hash: deviceHash,
       user_code: newUserCode(),
@@ -93,36 +93,36 @@ export async function pollPairing(
     throw fail.invalid('device_code', 'is required')
   }
   const hash = hashToken(deviceCode)
-  const first = ctx.store.pairings.byDevice(hash)
+  const first = await ctx.store.pairings.byDevice(hash)
   if (!first || first.status === 'redeemed') throw fail.notFound('pairing')
-  const settled = await pollFor(ctx.waiters, pairingKey(first.id), waitMs, signal, () => {
-    const row = ctx.store.pairings.byDevice(hash)
+  const settled = await pollFor(ctx.waiters, pairingKey(first.id), waitMs, signal, async () => {
+    const row = await ctx.store.pairings.byDevice(hash)
     if (!row) return { status: 'expired' as const }
     if (row.status !== 'pending' || !isLive(ctx, row)) return row
     return undefined
   })
-  const row = settled && 'id' in settled ? settled : ctx.store.pairings.byDevice(hash)
+  const row = settled && 'id' in settled ? settled : await ctx.store.pairings.byDevice(hash)
   if (!row) return { status: 'expired' }
   if (row.status === 'denied') return { status: 'denied' }
-  if (row.status === 'approved') return redeem(ctx, row)
+  if (row.status === 'approved') return await redeem(ctx, row)
   if (row.status === 'redeemed') throw fail.notFound('pairing')
   return { status: isLive(ctx, row) ? 'pending' : 'expired' }
 }
 
-function redeem(ctx: Ctx, row: PairingRow): PairingResult {
-  return ctx.writes.apply((): PairingResult => {
-    if (!ctx.store.pairings.redeem(row.id)) throw fail.notFound('pairing')
-    const channel = ctx.store.channels.byId(row.channel_id as string)
-    const user = ctx.store.users.byId(row.user_id as string)
+async function redeem(ctx: Ctx, row: PairingRow): Promise<PairingResult> {
+  return await ctx.writes.apply(async (): Promise<PairingResult> => {
+    if (!(await ctx.store.pairings.redeem(row.id))) throw fail.notFound('pairing')
+    const channel = await ctx.store.channels.byId(row.channel_id as string)
+    const user = await ctx.store.users.byId(row.user_id as string)
     if (!channel || !user) return { status: 'denied' }
-    const { token } = issueToken(ctx, 'agent', user, channel, channel.label)
+    const { token } = await issueToken(ctx, 'agent', user, channel, channel.label)
     return { status: 'approved', token, channel: { id: channel.id, label: channel.label } }
   })
 }
 
 /** The person's view of a pending pairing, by its user code. */
-export function findPendingPairing(ctx: Ctx, code: string): PairingRow {
-  const row = ctx.store.pairings.byUserCode(normaliseUserCode(code))
+export async function findPendingPairing(ctx: Ctx, code: string): Promise<PairingRow> {
+  const row = await ctx.store.pairings.byUserCode(normaliseUserCode(code))
   if (row?.status !== 'pending' || !isLive(ctx, row)) throw fail.notFound('pairing code')
   return row
 }
@@ -136,17 +136,17 @@ export const pairingView = (row: PairingRow) => ({
 })
 
 /** Approving creates the agent's channel (named by the person) and wakes the waiting CLI. */
-export function approvePairing(ctx: Ctx, person: PersonAuth, code: string, label: unknown) {
+export async function approvePairing(ctx: Ctx, person: PersonAuth, code: string, label: unknown) {
   // Approving mints an agent token into the person's account: a leaked person token must not.
   requireSession(person, 'approving a pairing')
-  const row = findPendingPairing(ctx, code)
+  const row = await findPendingPairing(ctx, code)
   const name = label === undefined ? (row.label ?? 'Agent') : cleanLabel(label)
-  const settled = ctx.writes.apply((tx) => {
-    const channel = newChannel(ctx, person.user.id, name)
-    const done = ctx.store.pairings.settle(row.id, 'approved', person.user.id, channel.id)
+  const settled = await ctx.writes.apply(async (tx) => {
+    const channel = await newChannel(ctx, person.user.id, name)
+    const done = await ctx.store.pairings.settle(row.id, 'approved', person.user.id, channel.id)
     if (!done) throw fail.conflict('this pairing was already answered')
     tx.wake(pairingKey(row.id))
-    channelsChanged(ctx, tx, person.user.id)
+    await channelsChanged(tx, person.user.id)
     return { pairing: done, channel }
   })
   return {
@@ -155,10 +155,10 @@ export function approvePairing(ctx: Ctx, person: PersonAuth, code: string, label
   }
 }
 
-export function denyPairing(ctx: Ctx, person: PersonAuth, code: string) {
-  const row = findPendingPairing(ctx, code)
-  const done = ctx.writes.apply((tx) => {
-    const settled = ctx.store.pairings.settle(row.id, 'denied', person.user.id, null)
+export async function denyPairing(ctx: Ctx, person: PersonAuth, code: string) {
+  const row = await findPendingPairing(ctx, code)
+  const done = await ctx.writes.apply(async (tx) => {
+    const settled = await ctx.store.pairings.settle(row.id, 'denied', person.user.id, null)
     if (!settled) throw fail.conflict('this pairing was already answered')
     tx.wake(pairingKey(row.id))
     return settled

@@ -22,7 +22,7 @@ const LabelBody = t.Object({ label: t.Optional(t.String()) })
 /** `hark init`'s device flow: the CLI's public half, and the person's approve/deny. */
 export const pairingRoutes = (ctx: Ctx) => {
   const agentSide = new Elysia({ name: 'hark/pairing' })
-    .post('/v1/pair/start', ({ body }) => startPairing(ctx, body.label), {
+    .post('/v1/pair/start', async ({ body }) => await startPairing(ctx, body.label), {
       transform: limitedByAddress(ctx, ctx.limits.pairStarts),
       body: LabelBody,
       detail: doc('startPairing', 'pairing', 'Start pairing an agent (device flow)', undefined, {
@@ -58,8 +58,8 @@ export const pairingRoutes = (ctx: Ctx) => {
     .get(
       '/pairings/:code',
       ({ person, params, request }) =>
-        byCode(person, request, () => ({
-          pairing: pairingView(findPendingPairing(ctx, params.code)),
+        byCode(person, request, async () => ({
+          pairing: pairingView(await findPendingPairing(ctx, params.code)),
         })),
       {
         params: CodeParams,
@@ -69,7 +69,11 @@ export const pairingRoutes = (ctx: Ctx) => {
     .post(
       '/pairings/:code/approve',
       ({ person, params, body, request }) =>
-        byCode(person, request, () => approvePairing(ctx, person, params.code, body.label)),
+        byCode(
+          person,
+          request,
+          async () => await approvePairing(ctx, person, params.code, body.label),
+        ),
       {
         params: CodeParams,
         body: LabelBody,
@@ -82,7 +86,7 @@ export const pairingRoutes = (ctx: Ctx) => {
     .post(
       '/pairings/:code/deny',
       ({ person, params, request }) =>
-        byCode(person, request, () => denyPairing(ctx, person, params.code)),
+        byCode(person, request, async () => await denyPairing(ctx, person, params.code)),
       {
         params: CodeParams,
         detail: doc('denyPairing', 'pairing', 'Deny a pairing', undefined, { errors: [409] }),

@@ -18,16 +18,16 @@ export const SIGN_IN_LINK_TTL_MS = 24 * 3600 * 1000
 const INVALID = 'this sign-in link is not valid (used, expired or replaced); ask for a new one'
 
 /** Makes the person's sign-in link, replacing any earlier one. */
-export function issueSignInLink(
+export async function issueSignInLink(
   p: Provisioning,
   user: UserRow,
   baseUrl: string,
-): { link: string; expires_at: number } {
+): Promise<{ link: string; expires_at: number }> {
   const { secret, hash } = newSecret(32)
   const now = p.clock.now()
-  const row = p.writes.apply(() => {
-    p.store.signInLinks.removeForUser(user.id)
-    return p.store.signInLinks.insert({
+  const row = await p.writes.apply(async () => {
+    await p.store.signInLinks.removeForUser(user.id)
+    return await p.store.signInLinks.insert({
       id: newId('sil'),
       hash,
       user_id: user.id,
@@ -40,10 +40,10 @@ export function issueSignInLink(
 }
 
 /** The live link behind `code` and its person, or a 403 that says what to do. */
-function liveLink(ctx: Ctx, code: unknown) {
+async function liveLink(ctx: Ctx, code: unknown) {
   if (typeof code !== 'string' || code === '') throw fail.invalid('code', 'is required')
-  const link = ctx.store.signInLinks.byHash(hashToken(code))
-  const user = link && ctx.store.users.byId(link.user_id)
+  const link = await ctx.store.signInLinks.byHash(hashToken(code))
+  const user = link && (await ctx.store.users.byId(link.user_id))
   if (!link || !user || link.used_at !== null || link.expires_at <= ctx.clock.now()) {
     throw fail.forbidden(INVALID)
   }
@@ -51,9 +51,9 @@ function liveLink(ctx: Ctx, code: unknown) {
 }
 
 /** Starts enrolling a passkey with a link: the options name the account it is for. */
-export function signInLinkOptions(ctx: Ctx, code: unknown) {
-  const { link, user } = liveLink(ctx, code)
-  const existing = ctx.store.passkeys.byUser(user.id)
+export async function signInLinkOptions(ctx: Ctx, code: unknown) {
+  const { link, user } = await liveLink(ctx, code)
+  const existing = await ctx.store.passkeys.byUser(user.id)
   return registrationOptions(ctx, 'link', user, existing, { link_id: link.id })
 }
 
@@ -62,13 +62,19 @@ export function signInLinkOptions(ctx: Ctx, code: unknown) {
  * with one link enrol one passkey), then a session starts.
  */
 export const signInWithLink = (ctx: Ctx, req: NewPasskeyRequest, userAgent: string | null) =>
-  signInWithNewPasskey<{ link_id: string }>(ctx, req, userAgent, 'link', (data, keep) =>
-    ctx.writes.apply(() => {
-      const now = ctx.clock.now()
-      const link = ctx.store.signInLinks.byId(data.link_id)
-      const owner = link && ctx.store.users.byId(link.user_id)
-      if (!link || !owner || !ctx.store.signInLinks.use(link.id, now)) throw fail.forbidden(INVALID)
-      keep(owner)
-      return owner
-    }),
+  signInWithNewPasskey<{ link_id: string }>(
+    ctx,
+    req,
+    userAgent,
+    'link',
+    async (data, keep) =>
+      await ctx.writes.apply(async () => {
+        const now = ctx.clock.now()
+        const link = await ctx.store.signInLinks.byId(data.link_id)
+        const owner = link && (await ctx.store.users.byId(link.user_id))
+        if (!link || !owner || !(await ctx.store.signInLinks.use(link.id, now)))
+          throw fail.forbidden(INVALID)
+        await keep(owner)
+        return owner
+      }),
   )

@@ -143,8 +143,8 @@ const busyWith = (ctx: Ctx, channelId: string, key: string) =>
   ctx.idempotency.busy(writeId(channelId, key))
 
 /** The live answer under the key: the one indexed lookup a keyed write pays before writing. */
-const find = (ctx: Ctx, reader: Pick<Tx, 'store'>, channelId: string, key: string) =>
-  reader.store.idempotency.find(channelId, key, ctx.clock.now() - KEY_TTL_MS)
+const find = async (ctx: Ctx, reader: Pick<Tx, 'store'>, channelId: string, key: string) =>
+  await reader.store.idempotency.find(channelId, key, ctx.clock.now() - KEY_TTL_MS)
 
 function replay(found: KeyRow, hash: string): Response {
   if (found.request_hash !== hash) throw keyConflict()

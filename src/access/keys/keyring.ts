@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv } from 'node:crypto'
 import type { Clock } from '../../core/clock.ts'
 import type { Logger } from '../../core/log.ts'
 import type { WritePath } from '../../core/write-path.ts'
+import type { AsyncStore } from '../../server/db/async-stores.ts'
 import type { ServerKeyStore } from './store.ts'
 
 /**
@@ -95,7 +96,7 @@ export class ServerKeys {
   private timer: ReturnType<typeof setInterval> | undefined
 
   constructor(
-    private readonly store: ServerKeyStore,
+    private readonly store: AsyncStore<ServerKeyStore>,
     private readonly writes: WritePath,
     private readonly clock: Clock,
     private readonly log: Logger,
@@ -111,17 +112,17 @@ export class ServerKeys {
    * purpose's key is added unless another instance added it first, and read back, so all use
    * the one that won. Inside a write unit this joins the unit (rolled back with it, if it is).
    */
-  current(): KeySet {
+  async current(): Promise<KeySet> {
     const period = this.periodAt()
-    const found = this.store.ofPeriod(period)
+    const found = await this.store.ofPeriod(period)
     if (KEY_PURPOSES.every((p) => found.has(p))) return new KeySet(period, found)
-    return this.writes.apply(() => {
+    return await this.writes.apply(async () => {
       const now = this.clock.now()
       for (const purpose of KEY_PURPOSES) {
-        this.store.add(purpose, period, crypto.getRandomValues(new Uint8Array(32)), now)
+        await this.store.add(purpose, period, crypto.getRandomValues(new Uint8Array(32)), now)
       }
-      this.eraseRetired(period)
-      return new KeySet(period, this.store.ofPeriod(period))
+      await this.eraseRetired(period)
+      return new KeySet(period, await this.store.ofPeriod(period))
     })
   }
 
@@ -129,39 +130,39 @@ export class ServerKeys {
    * The keys of `period` if they may still open: this period's or the one before (and the next,
    * for an instance whose clock runs a little behind another's at midnight). Never made here.
    */
-  opening(period: number): KeySet | undefined {
+  async opening(period: number): Promise<KeySet | undefined> {
     const now = this.periodAt()
     if (!Number.isSafeInteger(period) || period < now - 1 || period > now + 1) return undefined
-    const found = this.store.ofPeriod(period)
+    const found = await this.store.ofPeriod(period)
     return KEY_PURPOSES.every((p) => found.has(p)) ? new KeySet(period, found) : undefined
   }
 
   /** The keys that open `sealed`: those of the period it names, if they still open. */
-  of(sealed: string): KeySet | undefined {
+  async of(sealed: string): Promise<KeySet | undefined> {
     const period = periodOf(sealed)
-    return period === undefined ? undefined : this.opening(period)
+    return period === undefined ? undefined : await this.opening(period)
   }
 
   /** `sealed` opened with the keys of its period; undefined when retired, foreign or tampered. */
-  open<T>(purpose: KeyPurpose, context: string, sealed: string): T | undefined {
-    return this.of(sealed)?.open<T>(purpose, context, sealed)
+  async open<T>(purpose: KeyPurpose, context: string, sealed: string): Promise<T | undefined> {
+    return (await this.of(sealed))?.open<T>(purpose, context, sealed)
   }
 
   /** Makes this period's keys if needed and erases retired ones: at start, then every hour. */
-  rotate(): KeySet {
-    const keys = this.current()
-    const oldest = this.store.oldest()
+  async rotate(): Promise<KeySet> {
+    const keys = await this.current()
+    const oldest = await this.store.oldest()
     if (oldest !== undefined && oldest < keys.period - 1) {
-      this.writes.apply(() => this.eraseRetired(keys.period))
+      await this.writes.apply(async () => this.eraseRetired(keys.period))
     }
     return keys
   }
 
-  start(): void {
-    this.rotate()
-    this.timer = setInterval(() => {
+  async start(): Promise<void> {
+    await this.rotate()
+    this.timer = setInterval(async () => {
       try {
-        this.rotate()
+        await this.rotate()
       } catch (error) {
         // A busy or full disk: the keys are refused when too old to open anyway; next hour.
         this.log.error(`rotating the server keys failed: ${error}`)
@@ -175,8 +176,8 @@ export class ServerKeys {
     this.timer = undefined
   }
 
-  private eraseRetired(period: number): void {
-    const erased = this.store.eraseBefore(period - 1)
+  private async eraseRetired(period: number): Promise<void> {
+    const erased = await this.store.eraseBefore(period - 1)
     if (erased > 0) this.log.info(`server keys: ${erased} retired keys erased`)
   }
 }

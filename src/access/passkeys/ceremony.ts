@@ -51,26 +51,26 @@ export interface CeremonyOptions<O> {
   options: O
 }
 
-function saveChallenge(
+async function saveChallenge(
   ctx: Ctx,
   purpose: ChallengePurpose,
   challenge: string,
   data: unknown,
-): string {
+): Promise<string> {
   const id = newId('chal')
-  ctx.writes.apply(() => {
+  await ctx.writes.apply(async () => {
     const now = ctx.clock.now()
     // Abandoned ceremonies leave rows behind; each new one sweeps them, so the table stays small.
-    ctx.store.challenges.removeExpired(now)
+    await ctx.store.challenges.removeExpired(now)
     // Only ceremonies anyone may start count against the cap: 'add' needs a session, 'link' a link.
-    if (purpose === 'register' || purpose === 'login') refuseWhenFull(ctx, now)
-    ctx.store.challenges.insert({
+    if (purpose === 'register' || purpose === 'login') await refuseWhenFull(ctx, now)
+    await ctx.store.challenges.insert({
       id,
       purpose,
       challenge,
       // Sealed (access/keys/keyring.ts): the setup token or an invite's secret is never stored in
       // the clear and no backup (which has no keys) opens it; any instance on the database does.
-      data: ctx.keys.current().seal('ceremony', `${id} ${purpose}`, data ?? null),
+      data: (await ctx.keys.current()).seal('ceremony', `${id} ${purpose}`, data ?? null),
       expires_at: now + CHALLENGE_TTL_MS,
     })
   })
@@ -78,8 +78,8 @@ function saveChallenge(
 }
 
 /** 503 with Retry-After (when the first waiting one expires) once the anonymous cap is reached. */
-function refuseWhenFull(ctx: Ctx, now: number): void {
-  const pending = ctx.store.challenges.pendingAnonymous(now)
+async function refuseWhenFull(ctx: Ctx, now: number): Promise<void> {
+  const pending = await ctx.store.challenges.pendingAnonymous(now)
   if (pending.count < PASSKEY_LIMITS.pendingAnonymous) return
   const seconds = Math.max(1, Math.ceil(((pending.firstExpiry ?? now) - now) / 1000))
   throw new HarkError(
@@ -94,18 +94,18 @@ function refuseWhenFull(ctx: Ctx, now: number): void {
  * Consumes the challenge: it is deleted before anything is checked, so a response is tried
  * at most once, whether it verifies or not.
  */
-export function takeChallenge<D>(
+export async function takeChallenge<D>(
   ctx: Ctx,
   id: string,
   purpose: ChallengePurpose,
-): { challenge: string; data: D } {
-  const row = ctx.writes.apply(() => ctx.store.challenges.take(id))
+): Promise<{ challenge: string; data: D }> {
+  const row = await ctx.writes.apply(async () => await ctx.store.challenges.take(id))
   const live = row && row.purpose === purpose && row.expires_at > ctx.clock.now()
   // Tampered with, or sealed under keys since retired or not restored from a backup: as good as
   // expired.
   const data =
     live && row.data !== null
-      ? ctx.keys.open<D>('ceremony', `${id} ${purpose}`, row.data)
+      ? await ctx.keys.open<D>('ceremony', `${id} ${purpose}`, row.data)
       : undefined
   if (!live || data === undefined) {
     throw fail.invalid('challenge_id', 'is unknown, used or expired; ask for new options')
@@ -135,7 +135,7 @@ export async function registrationOptions(
     supportedAlgorithmIDs: ALGORITHMS,
     timeout: CHALLENGE_TTL_MS,
   })
-  return { challenge_id: saveChallenge(ctx, purpose, options.challenge, data), options }
+  return { challenge_id: await saveChallenge(ctx, purpose, options.challenge, data), options }
 }
 
 export async function authenticationOptions(
@@ -147,7 +147,7 @@ export async function authenticationOptions(
     userVerification: 'required',
     timeout: CHALLENGE_TTL_MS,
   })
-  return { challenge_id: saveChallenge(ctx, 'login', options.challenge, null), options }
+  return { challenge_id: await saveChallenge(ctx, 'login', options.challenge, null), options }
 }
 
 /** A verified new credential, ready to store. */

@@ -59,10 +59,9 @@ export function approverKey(row: PasskeyRow): ApproverKey | undefined {
   return { id: row.id, name: row.name, ...converted, created_at: row.created_at }
 }
 
-export function approvers(ctx: Ctx, userId: string): Approvers {
+export async function approvers(ctx: Ctx, userId: string): Promise<Approvers> {
   const { rpID, origin } = relyingParty(ctx)
-  const keys = ctx.store.passkeys
-    .byUser(userId)
+  const keys = (await ctx.store.passkeys.byUser(userId))
     .map(approverKey)
     .filter((k): k is ApproverKey => k !== undefined)
   return { rp_id: rpID, origin, keys }

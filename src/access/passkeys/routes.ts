@@ -84,7 +84,7 @@ const ceremonies = (ctx: Ctx) => {
       .onTransform(({ request }) => {
         if (request.headers.has('origin')) checkOrigin(ctx, request)
       })
-      .post('/register/options', ({ body }) => signUpOptions(ctx, body), {
+      .post('/register/options', async ({ body }) => await signUpOptions(ctx, body), {
         transform: limited,
         body: SignUpOptionsRequest,
         detail: startDoc('startPasskeySignUp', 'Start signing up with a passkey', [409, 429]),
@@ -98,7 +98,7 @@ const ceremonies = (ctx: Ctx) => {
         ),
       })
       // A sign-in link (`hark admin user add` / `user link`) enrols a passkey for its person.
-      .post('/link/options', ({ body }) => signInLinkOptions(ctx, body.code), {
+      .post('/link/options', async ({ body }) => await signInLinkOptions(ctx, body.code), {
         transform: limited,
         body: SignInLinkOptionsRequest,
         detail: startDoc(
@@ -137,15 +137,15 @@ const ceremonies = (ctx: Ctx) => {
 const management = (ctx: Ctx) =>
   new Elysia({ prefix: '/v1/app/passkeys' })
     .use(personAuth(ctx))
-    .get('', ({ person }) => ({ passkeys: listPasskeys(ctx, person.user.id) }), {
+    .get('', async ({ person }) => ({ passkeys: await listPasskeys(ctx, person.user.id) }), {
       detail: doc('listPasskeys', 'passkeys', 'List my passkeys', PasskeysResponse),
     })
     // Adding a passkey needs a browser session: a person token must not become a web login.
     .post(
       '/options',
-      ({ person }) => {
+      async ({ person }) => {
         requireSession(person, 'adding a passkey')
-        return addPasskeyOptions(ctx, person.user)
+        return await addPasskeyOptions(ctx, person.user)
       },
       {
         detail: doc(
@@ -181,8 +181,8 @@ const management = (ctx: Ctx) =>
     )
     .patch(
       '/:id',
-      ({ person, params, body }) => ({
-        passkey: renamePasskey(ctx, person.user.id, params.id, body.name),
+      async ({ person, params, body }) => ({
+        passkey: await renamePasskey(ctx, person.user.id, params.id, body.name),
       }),
       {
         params: PasskeyParams,
@@ -192,7 +192,7 @@ const management = (ctx: Ctx) =>
     )
     .delete(
       '/:id',
-      ({ person, params }) => done(() => removePasskey(ctx, person.user.id, params.id)),
+      ({ person, params }) => done(async () => await removePasskey(ctx, person.user.id, params.id)),
       {
         params: PasskeyParams,
         detail: doc('removePasskey', 'passkeys', 'Remove a passkey', Ok, { errors: [409] }),

@@ -41,10 +41,15 @@ export const passkeyOf = (row: PasskeyRow): Passkey => ({
 export const passkeyName = (raw: string | undefined) =>
   raw === undefined ? DEFAULT_NAME : cleanLabel(raw, 'name')
 
-export function storePasskey(ctx: Ctx, user: UserRow, credential: NewCredential, name: string) {
-  if (ctx.store.passkeys.byId(credential.id))
+export async function storePasskey(
+  ctx: Ctx,
+  user: UserRow,
+  credential: NewCredential,
+  name: string,
+) {
+  if (await ctx.store.passkeys.byId(credential.id))
     throw fail.conflict('this passkey is already registered')
-  return ctx.store.passkeys.insert({
+  return await ctx.store.passkeys.insert({
     id: credential.id,
     user_id: user.id,
     public_key: credential.publicKey,
@@ -61,13 +66,13 @@ export function storePasskey(ctx: Ctx, user: UserRow, credential: NewCredential,
  * Starts a sign-up. Admission is checked first, so a stranger on a fresh server (no setup
  * token) or on a closed one is refused before any ceremony starts.
  */
-export function signUpOptions(
+export async function signUpOptions(
   ctx: Ctx,
   req: { email: string; name?: string; setup_token?: string; invite?: string },
 ) {
   const email = cleanEmail(req.email)
   const admission: Admission = { setup_token: req.setup_token, invite: req.invite }
-  admit(ctx, admission, email)
+  await admit(ctx, admission, email)
   const signUp: SignUp = { email, name: req.name?.trim() || null, ...admission }
   return registrationOptions(ctx, 'register', signUp, [], signUp)
 }
@@ -90,15 +95,15 @@ export async function signInWithNewPasskey<D>(
   req: NewPasskeyRequest,
   userAgent: string | null,
   purpose: ChallengePurpose,
-  person: (data: D, keep: (user: UserRow) => void) => UserRow,
+  person: (data: D, keep: (user: UserRow) => Promise<void>) => Promise<UserRow>,
 ): Promise<{ user: UserRow; setCookie: string }> {
   const name = passkeyName(req.name)
-  const { challenge, data } = takeChallenge<D>(ctx, req.challenge_id, purpose)
+  const { challenge, data } = await takeChallenge<D>(ctx, req.challenge_id, purpose)
   const credential = await verifyNewCredential(ctx, challenge, req.response)
-  const user = person(data, (owner) => {
-    storePasskey(ctx, owner, credential, name)
+  const user = await person(data, async (owner) => {
+    await storePasskey(ctx, owner, credential, name)
   })
-  return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
+  return { user, setCookie: (await startSession(ctx, user, userAgent)).setCookie }
 }
 
 /**
@@ -106,14 +111,16 @@ export async function signInWithNewPasskey<D>(
  * re-checks admission, so two parallel setups give one owner and an invite serves once.
  */
 export const signUp = (ctx: Ctx, req: NewPasskeyRequest, userAgent: string | null) =>
-  signInWithNewPasskey<SignUp>(ctx, req, userAgent, 'register', (data, keep) => {
+  signInWithNewPasskey<SignUp>(ctx, req, userAgent, 'register', async (data, keep) => {
     const admission: Admission = { setup_token: data.setup_token, invite: data.invite }
     // A passkey proves nothing about the address: verified only when an invite was bound to it.
-    return createAdmittedPerson(
-      ctx,
-      admission,
-      { email: data.email, name: data.name, emailProven: false },
-      keep,
+    return (
+      await createAdmittedPerson(
+        ctx,
+        admission,
+        { email: data.email, name: data.name, emailProven: false },
+        keep,
+      )
     ).user
   })
 
@@ -125,30 +132,31 @@ export async function logIn(
   req: { challenge_id: string; response: AuthenticationResponseJSON },
   userAgent: string | null,
 ): Promise<{ user: UserRow; setCookie: string }> {
-  const { challenge } = takeChallenge<null>(ctx, req.challenge_id, 'login')
-  const passkey = ctx.store.passkeys.byId(req.response.id)
+  const { challenge } = await takeChallenge<null>(ctx, req.challenge_id, 'login')
+  const passkey = await ctx.store.passkeys.byId(req.response.id)
   if (!passkey) throw fail.unauthorized('passkey login failed: this passkey is not registered here')
   const use = await verifyAssertion(ctx, challenge, req.response, passkey)
   // Conditional on the counter still being below the new one, so two racing logins that
   // carry the same counter cannot both pass.
-  const recorded = ctx.writes.apply(() =>
-    ctx.store.passkeys.recordUse(
-      passkey.id,
-      use.counter,
-      use.deviceType,
-      use.backedUp,
-      ctx.clock.now(),
-    ),
+  const recorded = await ctx.writes.apply(
+    async () =>
+      await ctx.store.passkeys.recordUse(
+        passkey.id,
+        use.counter,
+        use.deviceType,
+        use.backedUp,
+        ctx.clock.now(),
+      ),
   )
   if (!recorded) throw fail.unauthorized('passkey login failed: the signature counter went back')
-  const user = ctx.store.users.byId(passkey.user_id)
+  const user = await ctx.store.users.byId(passkey.user_id)
   if (!user) throw fail.unauthorized('passkey login failed: this passkey is not registered here')
-  return { user, setCookie: startSession(ctx, user, userAgent).setCookie }
+  return { user, setCookie: (await startSession(ctx, user, userAgent)).setCookie }
 }
 
 /** Options to add another passkey; the person's existing ones are excluded. */
-export function addPasskeyOptions(ctx: Ctx, user: UserRow) {
-  const existing = ctx.store.passkeys.byUser(user.id)
+export async function addPasskeyOptions(ctx: Ctx, user: UserRow) {
+  const existing = await ctx.store.passkeys.byUser(user.id)
   return registrationOptions(ctx, 'add', user, existing, { user_id: user.id })
 }
 
@@ -158,22 +166,29 @@ export async function addPasskey(
   req: { challenge_id: string; response: RegistrationResponseJSON; name?: string },
 ): Promise<Passkey> {
   const name = passkeyName(req.name)
-  const { challenge, data } = takeChallenge<{ user_id: string }>(ctx, req.challenge_id, 'add')
+  const { challenge, data } = await takeChallenge<{ user_id: string }>(ctx, req.challenge_id, 'add')
   // Options fetched by one person cannot be completed by another.
   if (data.user_id !== user.id) {
     throw fail.invalid('challenge_id', 'is unknown, used or expired; ask for new options')
   }
   const credential = await verifyNewCredential(ctx, challenge, req.response)
-  return passkeyOf(ctx.writes.apply(() => storePasskey(ctx, user, credential, name)))
+  return passkeyOf(
+    await ctx.writes.apply(async () => await storePasskey(ctx, user, credential, name)),
+  )
 }
 
-export const listPasskeys = (ctx: Ctx, userId: string): Passkey[] =>
-  ctx.store.passkeys.byUser(userId).map(passkeyOf)
+export const listPasskeys = async (ctx: Ctx, userId: string): Promise<Passkey[]> =>
+  (await ctx.store.passkeys.byUser(userId)).map(passkeyOf)
 
 /** Another person's passkey is "not found", like an unknown id. */
-export function renamePasskey(ctx: Ctx, userId: string, id: string, name: string): Passkey {
+export async function renamePasskey(
+  ctx: Ctx,
+  userId: string,
+  id: string,
+  name: string,
+): Promise<Passkey> {
   const label = cleanLabel(name, 'name')
-  const row = ctx.writes.apply(() => ctx.store.passkeys.rename(id, userId, label))
+  const row = await ctx.writes.apply(async () => await ctx.store.passkeys.rename(id, userId, label))
   if (!row) throw fail.notFound('passkey')
   return passkeyOf(row)
 }
@@ -183,15 +198,15 @@ export function renamePasskey(ctx: Ctx, userId: string, id: string, name: string
  * a person with no passkey could never log in again. Person tokens do not count: they are
  * for scripts, not a way into the app.
  */
-export function removePasskey(ctx: Ctx, userId: string, id: string): void {
-  ctx.writes.apply(() => {
-    const row = ctx.store.passkeys.byId(id)
+export async function removePasskey(ctx: Ctx, userId: string, id: string): Promise<void> {
+  await ctx.writes.apply(async () => {
+    const row = await ctx.store.passkeys.byId(id)
     if (!row || row.user_id !== userId) throw fail.notFound('passkey')
-    if (!ctx.mailer && ctx.store.passkeys.countByUser(userId) <= 1) {
+    if (!ctx.mailer && (await ctx.store.passkeys.countByUser(userId)) <= 1) {
       throw fail.conflict(
         'this is your last passkey and email login is not set up: add another passkey first',
       )
     }
-    ctx.store.passkeys.remove(id, userId)
+    await ctx.store.passkeys.remove(id, userId)
   })
 }

@@ -11,8 +11,8 @@ export const sessionRoutes = (ctx: Ctx) =>
     .use(personAuth(ctx))
     .get(
       '/sessions',
-      ({ person }) => ({
-        sessions: listSessions(ctx, person.user.id).map((s) => ({
+      async ({ person }) => ({
+        sessions: (await listSessions(ctx, person.user.id)).map((s) => ({
           id: s.id,
           user_agent: s.user_agent,
           created_at: s.created_at,
@@ -24,7 +24,7 @@ export const sessionRoutes = (ctx: Ctx) =>
     )
     .delete(
       '/sessions/:id',
-      ({ person, params }) => done(() => endSession(ctx, person.user.id, params.id)),
+      ({ person, params }) => done(async () => await endSession(ctx, person.user.id, params.id)),
       {
         params: t.Object({ id: t.String() }),
         detail: doc('endSession', 'sessions', 'End a session'),
@@ -32,8 +32,8 @@ export const sessionRoutes = (ctx: Ctx) =>
     )
     .post(
       '/logout',
-      ({ person, set }) => {
-        if (person.session) endSession(ctx, person.user.id, person.session.id)
+      async ({ person, set }) => {
+        if (person.session) await endSession(ctx, person.user.id, person.session.id)
         set.headers['set-cookie'] = clearCookie(ctx)
         return { ok: true as const }
       },
@@ -41,8 +41,8 @@ export const sessionRoutes = (ctx: Ctx) =>
     )
     .post(
       '/logout-all',
-      ({ person, set }) => {
-        endAllSessions(ctx, person.user.id)
+      async ({ person, set }) => {
+        await endAllSessions(ctx, person.user.id)
         set.headers['set-cookie'] = clearCookie(ctx)
         return { ok: true as const }
       },

@@ -35,17 +35,17 @@ export const clearCookie = (ctx: Ctx) => cookie(ctx, '', 0)
  * Starts a fresh session (a login always gets a new id: no fixation) and returns the
  * Set-Cookie value. The secret only lives in the cookie; the table keeps its hash.
  */
-export function startSession(
+export async function startSession(
   ctx: Ctx,
   user: UserRow,
   userAgent: string | null,
-): { session: SessionRow; setCookie: string } {
+): Promise<{ session: SessionRow; setCookie: string }> {
   const { secret, hash } = newSecret(43)
   const now = ctx.clock.now()
   // Nothing else sweeps sessions: each login clears the expired ones, so the table stays small.
-  const session = ctx.writes.apply(() => {
-    ctx.store.sessions.removeExpired(now)
-    return ctx.store.sessions.insert({
+  const session = await ctx.writes.apply(async () => {
+    await ctx.store.sessions.removeExpired(now)
+    return await ctx.store.sessions.insert({
       id: newId('ses'),
       hash,
       user_id: user.id,
@@ -73,19 +73,21 @@ function cookieValue(ctx: Ctx, header: string | null): string | undefined {
  * for the response to carry: the browser would otherwise drop it 30 days after login, however
  * active the person is.
  */
-export function sessionFromCookie(
+export async function sessionFromCookie(
   ctx: Ctx,
   cookieHeader: string | null,
-): { session: SessionRow; user: UserRow; setCookie?: string } | undefined {
+): Promise<{ session: SessionRow; user: UserRow; setCookie?: string } | undefined> {
   const secret = cookieValue(ctx, cookieHeader)
   if (!secret) return undefined
-  const session = ctx.store.sessions.byHash(hashToken(secret))
+  const session = await ctx.store.sessions.byHash(hashToken(secret))
   const now = ctx.clock.now()
   if (!session || session.expires_at <= now) return undefined
-  const user = ctx.store.users.byId(session.user_id)
+  const user = await ctx.store.users.byId(session.user_id)
   if (!user) return undefined
   if (now - session.last_seen_at > TOUCH_EVERY_MS) {
-    ctx.writes.apply(() => ctx.store.sessions.touch(session.id, now, now + SESSION_TTL_MS))
+    await ctx.writes.apply(
+      async () => await ctx.store.sessions.touch(session.id, now, now + SESSION_TTL_MS),
+    )
     return { session, user, setCookie: cookie(ctx, secret, SESSION_TTL_MS / 1000) }
   }
   return { session, user }
@@ -103,18 +105,18 @@ export function checkOrigin(ctx: Ctx, request: Request): void {
 }
 
 /** The person's live sessions: an expired one no longer logs anyone in, so it is not shown. */
-export const listSessions = (ctx: Ctx, userId: string) =>
-  ctx.store.sessions.byUser(userId).filter((s) => s.expires_at > ctx.clock.now())
+export const listSessions = async (ctx: Ctx, userId: string) =>
+  (await ctx.store.sessions.byUser(userId)).filter((s) => s.expires_at > ctx.clock.now())
 
-export function endSession(ctx: Ctx, userId: string, sessionId: string): void {
-  if (!ctx.writes.apply(() => ctx.store.sessions.remove(sessionId, userId))) {
+export async function endSession(ctx: Ctx, userId: string, sessionId: string): Promise<void> {
+  if (!(await ctx.writes.apply(async () => await ctx.store.sessions.remove(sessionId, userId)))) {
     throw fail.notFound('session')
   }
 }
 
 /** "Log out everywhere": every session of the person ends. */
-export const endAllSessions = (ctx: Ctx, userId: string) =>
-  ctx.writes.apply(() => ctx.store.sessions.removeAll(userId))
+export const endAllSessions = async (ctx: Ctx, userId: string) =>
+  await ctx.writes.apply(async () => await ctx.store.sessions.removeAll(userId))
 
 /**
  * For what would turn a token into a lasting way in (adding a passkey) or mint new secrets

@@ -14,10 +14,10 @@ const IdParams = t.Object({ id: t.String() })
 export const tokenRoutes = (ctx: Ctx) =>
   new Elysia({ name: 'hark/tokens', prefix: '/v1/app' })
     .use(personAuth(ctx))
-    .get('/tokens', ({ person }) => ({ tokens: listTokens(ctx, person) }), {
+    .get('/tokens', async ({ person }) => ({ tokens: await listTokens(ctx, person) }), {
       detail: doc('listTokens', 'tokens', 'List my live tokens'),
     })
-    .post('/tokens', ({ person, body }) => createPersonToken(ctx, person, body.label), {
+    .post('/tokens', async ({ person, body }) => await createPersonToken(ctx, person, body.label), {
       body: t.Object({ label: t.Optional(t.String()) }),
       detail: doc(
         'createToken',
@@ -29,16 +29,20 @@ export const tokenRoutes = (ctx: Ctx) =>
     })
     .delete(
       '/tokens/:id',
-      ({ person, params }) => done(() => revokeToken(ctx, person, params.id)),
+      ({ person, params }) => done(async () => await revokeToken(ctx, person, params.id)),
       { params: IdParams, detail: doc('revokeToken', 'tokens', 'Revoke a token') },
     )
-    .post('/tokens/:id/rotate', ({ person, params }) => rotateToken(ctx, person, params.id), {
-      params: IdParams,
-      detail: doc(
-        'rotateToken',
-        'tokens',
-        'Rotate a token (shown once; browser session only)',
-        undefined,
-        { session: true },
-      ),
-    })
+    .post(
+      '/tokens/:id/rotate',
+      async ({ person, params }) => await rotateToken(ctx, person, params.id),
+      {
+        params: IdParams,
+        detail: doc(
+          'rotateToken',
+          'tokens',
+          'Rotate a token (shown once; browser session only)',
+          undefined,
+          { session: true },
+        ),
+      },
+    )

@@ -18,15 +18,15 @@ import type { TokenRow } from './store.ts'
 type Issuing = Pick<Ctx, 'store' | 'clock'>
 
 /** A new token of `kind`, returned once in plaintext and stored as its hash. */
-export function issueToken(
+export async function issueToken(
   p: Issuing,
   kind: TokenKind,
   user: UserRow,
   channel: ChannelRow | null,
   label: string | null,
-): { token: string; row: TokenRow } {
+): Promise<{ token: string; row: TokenRow }> {
   const token = newToken(kind)
-  const row = p.store.tokens.insert({
+  const row = await p.store.tokens.insert({
     id: newId('tok'),
     kind,
     hash: hashToken(token),
@@ -78,10 +78,10 @@ function bearer(header: string | undefined): string {
   return m[1] as string
 }
 
-function lookup(ctx: Ctx, header: string | undefined, kind: TokenKind): TokenRow {
+async function lookup(ctx: Ctx, header: string | undefined, kind: TokenKind): Promise<TokenRow> {
   const secret = bearer(header)
   const hash = hashToken(secret)
-  const row = ctx.store.tokens.byHash(hash)
+  const row = await ctx.store.tokens.byHash(hash)
   if (!row || !sameHash(row.hash, hash) || row.revoked_at !== null) {
     throw fail.unauthorized('invalid or revoked token')
   }
@@ -95,21 +95,24 @@ function lookup(ctx: Ctx, header: string | undefined, kind: TokenKind): TokenRow
   }
   const now = ctx.clock.now()
   if (row.last_used_at === null || now - row.last_used_at > TOUCH_EVERY_MS) {
-    ctx.writes.apply(() => ctx.store.tokens.touch(row.id, now))
+    await ctx.writes.apply(async () => await ctx.store.tokens.touch(row.id, now))
   }
   return row
 }
 
-export function authenticateAgent(ctx: Ctx, header: string | undefined): AgentAuth {
-  const token = lookup(ctx, header, 'agent')
-  const channel = ctx.store.channels.byId(token.channel_id as string)
+export async function authenticateAgent(ctx: Ctx, header: string | undefined): Promise<AgentAuth> {
+  const token = await lookup(ctx, header, 'agent')
+  const channel = await ctx.store.channels.byId(token.channel_id as string)
   if (!channel) throw fail.unauthorized('invalid or revoked token')
   return { token, channel }
 }
 
-export function authenticatePerson(ctx: Ctx, header: string | undefined): PersonAuth {
-  const token = lookup(ctx, header, 'person')
-  const user = ctx.store.users.byId(token.user_id)
+export async function authenticatePerson(
+  ctx: Ctx,
+  header: string | undefined,
+): Promise<PersonAuth> {
+  const token = await lookup(ctx, header, 'person')
+  const user = await ctx.store.users.byId(token.user_id)
   if (!user) throw fail.unauthorized('invalid or revoked token')
   return { token, user }
 }
@@ -118,38 +121,42 @@ export function authenticatePerson(ctx: Ctx, header: string | undefined): Person
  * The person's tokens: their person tokens (for scripts) and the agent tokens of their
  * channels. Shown once when made; afterwards only their label and use times.
  */
-export const listTokens = (ctx: Ctx, person: PersonAuth): TokenInfo[] =>
-  ctx.store.tokens.liveByUser(person.user.id).map(tokenInfo)
+export const listTokens = async (ctx: Ctx, person: PersonAuth): Promise<TokenInfo[]> =>
+  (await ctx.store.tokens.liveByUser(person.user.id)).map(tokenInfo)
 
-function ownLiveToken(ctx: Ctx, person: PersonAuth, id: string) {
-  const row = ctx.store.tokens.byId(id)
+async function ownLiveToken(ctx: Ctx, person: PersonAuth, id: string) {
+  const row = await ctx.store.tokens.byId(id)
   if (!row || row.user_id !== person.user.id || row.revoked_at !== null)
     throw fail.notFound('token')
   return row
 }
 
 /** Making and rotating need a browser session: a token may not mint its own successors. */
-export function createPersonToken(ctx: Ctx, person: PersonAuth, label: unknown) {
+export async function createPersonToken(ctx: Ctx, person: PersonAuth, label: unknown) {
   requireSession(person, 'making a token')
   const name = cleanLabel(label ?? 'Script')
-  const { token, row } = ctx.writes.apply(() => issueToken(ctx, 'person', person.user, null, name))
+  const { token, row } = await ctx.writes.apply(
+    async () => await issueToken(ctx, 'person', person.user, null, name),
+  )
   return { token, info: tokenInfo(row) }
 }
 
 /** Revoking takes effect at once: the next request with it gets 401. */
-export function revokeToken(ctx: Ctx, person: PersonAuth, id: string): void {
-  ownLiveToken(ctx, person, id)
-  ctx.writes.apply(() => ctx.store.tokens.revoke(id, ctx.clock.now()))
+export async function revokeToken(ctx: Ctx, person: PersonAuth, id: string): Promise<void> {
+  await ownLiveToken(ctx, person, id)
+  await ctx.writes.apply(async () => await ctx.store.tokens.revoke(id, ctx.clock.now()))
 }
 
 /** A new secret for the same purpose (kind, channel, label); the old one stops working. */
-export function rotateToken(ctx: Ctx, person: PersonAuth, id: string) {
+export async function rotateToken(ctx: Ctx, person: PersonAuth, id: string) {
   requireSession(person, 'rotating a token')
-  return ctx.writes.apply(() => {
-    const old = ownLiveToken(ctx, person, id)
-    ctx.store.tokens.revoke(id, ctx.clock.now())
-    const channel = old.channel_id ? (ctx.store.channels.byId(old.channel_id) ?? null) : null
-    const { token, row } = issueToken(ctx, old.kind, person.user, channel, old.label)
+  return await ctx.writes.apply(async () => {
+    const old = await ownLiveToken(ctx, person, id)
+    await ctx.store.tokens.revoke(id, ctx.clock.now())
+    const channel = old.channel_id
+      ? ((await ctx.store.channels.byId(old.channel_id)) ?? null)
+      : null
+    const { token, row } = await issueToken(ctx, old.kind, person.user, channel, old.label)
     return { token, info: tokenInfo(row) }
   })
 }

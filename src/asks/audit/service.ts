@@ -75,7 +75,7 @@ export async function appendDecision(
   }
   const text = canonicalJson(entry)
   const prev = await tx.store.audit.lastHash()
-  return tx.store.audit.insert({
+  return await tx.store.audit.insert({
     at: entry.at,
     user_id: userId,
     channel_id: row.channel_id,
@@ -87,12 +87,7 @@ export async function appendDecision(
 }
 
 /** A channel's decisions, newest first, for the app's history. */
-export async function channelHistory(
-  ctx: Ctx,
-  channelId: string,
-  before: number,
-  limit: number,
-) {
+export async function channelHistory(ctx: Ctx, channelId: string, before: number, limit: number) {
   const out = []
   for (const r of await ctx.store.audit.byChannel(channelId, before, limit)) {
     const entry = JSON.parse(r.entry) as AuditEntry

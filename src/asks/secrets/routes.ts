@@ -29,8 +29,8 @@ export const secretRoutes = (ctx: Ctx) =>
         // The checks that await come first; the write itself is synchronous, so it and its
         // idempotency key commit in one transaction.
         const checked = await checkSecret(c.body)
-        return retrySafe(ctx, c, () => ({
-          secret_request: secretOf(recordSecret(ctx, c.agent.channel, checked)),
+        return await retrySafe(ctx, c, async () => ({
+          secret_request: secretOf(await recordSecret(ctx, c.agent.channel, checked)),
         }))
       },
       {
@@ -64,8 +64,8 @@ export const secretRoutes = (ctx: Ctx) =>
     )
     .delete(
       '/secrets/:id',
-      ({ agent, params }) => ({
-        secret_request: secretOf(cancelSecret(ctx, agent.channel, params.id)),
+      async ({ agent, params }) => ({
+        secret_request: secretOf(await cancelSecret(ctx, agent.channel, params.id)),
       }),
       {
         params: IdParams,
@@ -81,8 +81,8 @@ export const personSecretRoutes = (ctx: Ctx) =>
     .use(personAuth(ctx))
     .get(
       '/secrets/:id',
-      ({ person, params }) => ({
-        secret_request: secretOf(personSecret(ctx, person.user.id, params.id)),
+      async ({ person, params }) => ({
+        secret_request: secretOf(await personSecret(ctx, person.user.id, params.id)),
       }),
       {
         params: IdParams,
@@ -96,8 +96,10 @@ export const personSecretRoutes = (ctx: Ctx) =>
     )
     .post(
       '/secrets/:id/fulfil',
-      ({ person, params, body }) => ({
-        secret_request: secretOf(fulfilSecret(ctx, person.user.id, params.id, body.ciphertext)),
+      async ({ person, params, body }) => ({
+        secret_request: secretOf(
+          await fulfilSecret(ctx, person.user.id, params.id, body.ciphertext),
+        ),
       }),
       {
         params: IdParams,

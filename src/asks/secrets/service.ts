@@ -5,6 +5,7 @@ import { newId } from '../../core/ids.ts'
 import { type Abortable, waitWhilePending } from '../../core/waiters.ts'
 import type { Block, MessageBody } from '../../messages/schema.ts'
 import { announce } from '../../messages/service.ts'
+import type { MessageRow } from '../../messages/store.ts'
 import { enqueueMessagePush } from '../../push/service.ts'
 import type { Ctx } from '../../server/context.ts'
 import {
@@ -88,7 +89,11 @@ export async function checkSecret(req: {
  * `secret_request` blocks themselves. Synchronous (the checks that await come first, in
  * `checkSecret`), so a retry-safe route can run it inside its own transaction.
  */
-export function recordSecret(ctx: Ctx, channel: ChannelRow, checked: CheckedSecret): SecretRow {
+export async function recordSecret(
+  ctx: Ctx,
+  channel: ChannelRow,
+  checked: CheckedSecret,
+): Promise<SecretRow> {
   const { name, description, fingerprint: print } = checked
   const id = newId('sec')
   const now = ctx.clock.now()
@@ -96,8 +101,8 @@ export function recordSecret(ctx: Ctx, channel: ChannelRow, checked: CheckedSecr
     ...(description ? { text: description } : {}),
     blocks: [blockOf({ id, name, fingerprint: print, status: 'pending' })],
   }
-  return ctx.writes.apply((tx) => {
-    const message = ctx.store.messages.insert({
+  return await ctx.writes.apply(async (tx) => {
+    const message = await ctx.store.messages.insert({
       id: newId('msg'),
       channel_id: channel.id,
       sender: 'agent',
@@ -109,7 +114,7 @@ export function recordSecret(ctx: Ctx, channel: ChannelRow, checked: CheckedSecr
       ask_request_hash: null,
       created_at: now,
     })
-    const secret = ctx.store.secrets.insert({
+    const secret = await ctx.store.secrets.insert({
       id,
       channel_id: channel.id,
       message_id: message.id,
@@ -120,8 +125,8 @@ export function recordSecret(ctx: Ctx, channel: ChannelRow, checked: CheckedSecr
       created_at: now,
     })
     // A secret request waits on the person: tell their devices, like any message.
-    enqueueMessagePush(ctx, tx, channel, message)
-    announce(ctx, tx, message)
+    await enqueueMessagePush(ctx, tx, channel, message)
+    await announce(tx, message)
     return secret
   })
 }
@@ -130,36 +135,36 @@ export function recordSecret(ctx: Ctx, channel: ChannelRow, checked: CheckedSecr
  * Moves a request to `status` (the ciphertext exists only while `fulfilled`), keeps the thread
  * message's block in step so the app's feed shows it, and wakes the agent's poll.
  */
-function transition(
+async function transition(
   ctx: Ctx,
   row: SecretRow,
   status: SecretStatus,
   ciphertext: string | null,
-): SecretRow {
+): Promise<SecretRow> {
   const now = ctx.clock.now()
-  return ctx.writes.apply((tx) => {
+  return await ctx.writes.apply(async (tx) => {
     // From the status the caller checked: one that changed since (another instance's
     // request, once on Postgres) is a conflict, never a second delivery or a lost fulfilment.
-    const updated = ctx.store.secrets.setStatus(row.id, row.status, status, ciphertext, now)
+    const updated = await ctx.store.secrets.setStatus(row.id, row.status, status, ciphertext, now)
     if (!updated) throw fail.conflict('the secret request changed meanwhile; read it again')
-    const shown = ctx.store.messages.byId(row.message_id)
-    let message = undefined as ReturnType<typeof ctx.store.messages.setBody> | undefined
+    const shown = await ctx.store.messages.byId(row.message_id)
+    let message: MessageRow | undefined
     if (shown && shown.body !== null) {
       const body = JSON.parse(shown.body) as MessageBody
       body.blocks = (body.blocks ?? []).map((b) =>
         b.type === 'secret_request' && b.request_id === row.id ? { ...b, status } : b,
       )
-      message = ctx.store.messages.setBody(shown.rid, JSON.stringify(body), now)
+      message = await ctx.store.messages.setBody(shown.rid, JSON.stringify(body), now)
     }
-    if (message) announce(ctx, tx, message)
+    if (message) await announce(tx, message)
     tx.wake(secretKey(row.id))
     return updated
   })
 }
 
 /** The agent's own request, or 404: another channel's requests do not exist here. */
-function agentSecret(ctx: Ctx, channel: ChannelRow, id: string): SecretRow {
-  const row = ctx.store.secrets.byId(id)
+async function agentSecret(ctx: Ctx, channel: ChannelRow, id: string): Promise<SecretRow> {
+  const row = await ctx.store.secrets.byId(id)
   if (!row || row.channel_id !== channel.id) throw fail.notFound('secret request')
   return row
 }
@@ -181,10 +186,10 @@ export async function readSecret(
   waitMs: number,
   signal?: Abortable,
 ): Promise<SecretRead> {
-  let row = agentSecret(ctx, channel, id)
+  let row = await agentSecret(ctx, channel, id)
   if (row.status === 'pending' && waitMs > 0) {
-    const reread = () => {
-      const latest = ctx.store.secrets.byId(id)
+    const reread = async () => {
+      const latest = await ctx.store.secrets.byId(id)
       if (!latest) throw fail.notFound('secret request')
       return latest
     }
@@ -200,27 +205,27 @@ export async function readSecret(
     )
     // On shutdown the database may already be closed: answer with the last state read.
     if (ctx.waiters.isClosed) return { secret_request: secretOf(settled ?? last) }
-    row = agentSecret(ctx, channel, id)
+    row = await agentSecret(ctx, channel, id)
   }
   if (row.status !== 'fulfilled' || row.ciphertext === null)
     return { secret_request: secretOf(row) }
   const ciphertext = row.ciphertext
-  return { secret_request: secretOf(transition(ctx, row, 'delivered', null)), ciphertext }
+  return { secret_request: secretOf(await transition(ctx, row, 'delivered', null)), ciphertext }
 }
 
 /** The agent withdraws its request; a fulfilled one loses its ciphertext unread. */
-export function cancelSecret(ctx: Ctx, channel: ChannelRow, id: string): SecretRow {
-  const row = agentSecret(ctx, channel, id)
+export async function cancelSecret(ctx: Ctx, channel: ChannelRow, id: string): Promise<SecretRow> {
+  const row = await agentSecret(ctx, channel, id)
   if (row.status === 'delivered' || row.status === 'cancelled') {
     throw fail.conflict(`the secret request is already ${row.status}`)
   }
-  return transition(ctx, row, 'cancelled', null)
+  return await transition(ctx, row, 'cancelled', null)
 }
 
 /** A request in one of this person's channels, or 404, worded like an unknown id. */
-export function personSecret(ctx: Ctx, userId: string, id: string): SecretRow {
-  const row = ctx.store.secrets.byId(id)
-  const channel = row ? ctx.store.channels.byId(row.channel_id) : undefined
+export async function personSecret(ctx: Ctx, userId: string, id: string): Promise<SecretRow> {
+  const row = await ctx.store.secrets.byId(id)
+  const channel = row ? await ctx.store.channels.byId(row.channel_id) : undefined
   if (!row || !channel || channel.user_id !== userId) throw fail.notFound('secret request')
   return row
 }
@@ -229,11 +234,16 @@ export function personSecret(ctx: Ctx, userId: string, id: string): SecretRow {
  * The person answers with ciphertext made in their browser. The server cannot check more than
  * its shape and size: only the agent's private key opens it.
  */
-export function fulfilSecret(ctx: Ctx, userId: string, id: string, ciphertext: string): SecretRow {
-  const row = personSecret(ctx, userId, id)
+export async function fulfilSecret(
+  ctx: Ctx,
+  userId: string,
+  id: string,
+  ciphertext: string,
+): Promise<SecretRow> {
+  const row = await personSecret(ctx, userId, id)
   if (ciphertext.length > MAX_CIPHERTEXT_CHARS || !CIPHERTEXT_PATTERN.test(ciphertext)) {
     throw fail.invalid('ciphertext', 'must be a v1 envelope: v1.<key>.<iv>.<data>, base64url')
   }
   if (row.status !== 'pending') throw fail.conflict(`the secret request is already ${row.status}`)
-  return transition(ctx, row, 'fulfilled', ciphertext)
+  return await transition(ctx, row, 'fulfilled', ciphertext)
 }

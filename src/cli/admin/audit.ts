@@ -17,10 +17,10 @@ import { type AdminCommand, withDatabase } from './command.ts'
  */
 const PAGE = 1000
 
-function* rows(p: Provisioning): Generator<AuditRow> {
+async function* rows(p: Provisioning): AsyncGenerator<AuditRow> {
   let after = 0
   for (;;) {
-    const page = p.store.audit.page(after, PAGE)
+    const page = await p.store.audit.page(after, PAGE)
     yield* page
     if (page.length < PAGE) return
     after = (page.at(-1) as AuditRow).seq
@@ -28,10 +28,10 @@ function* rows(p: Provisioning): Generator<AuditRow> {
 }
 
 /** The signature of one signed entry, or why it does not hold ("unknown" when the key is gone). */
-function checkEntry(p: Provisioning, entry: AuditEntry): 'ok' | 'unknown' | string {
+async function checkEntry(p: Provisioning, entry: AuditEntry): Promise<'ok' | 'unknown' | string> {
   const proof = entry.proof
   if (!proof) return 'ok'
-  const row = p.store.passkeys.byId(proof.credential_id)
+  const row = await p.store.passkeys.byId(proof.credential_id)
   const key = row ? approverKey(row) : undefined
   if (!key) return 'unknown'
   let origin: string
@@ -63,20 +63,20 @@ export const auditVerify: AdminCommand = {
   help: 'hark admin audit verify [--data DIR]',
   valued: ['data', 'config'],
   async run(c) {
-    const report = withDatabase(c.dataDir, (p) => {
+    const report = await withDatabase(c.dataDir, async (p) => {
       let prev = GENESIS_HASH
       let count = 0
       let signed = 0
       let unknown = 0
       const problems: string[] = []
-      for (const row of rows(p)) {
+      for await (const row of rows(p)) {
         count++
         if (row.prev_hash !== prev || row.hash !== chainHash(prev, row.entry)) {
           problems.push(`row ${row.seq}: the chain breaks here (changed, removed or inserted)`)
         }
         prev = row.hash
         const entry = JSON.parse(row.entry) as AuditEntry
-        const result = checkEntry(p, entry)
+        const result = await checkEntry(p, entry)
         if (entry.proof) signed++
         if (result === 'unknown') unknown++
         else if (result !== 'ok') problems.push(`row ${row.seq}: signature: ${result}`)
@@ -106,8 +106,8 @@ export const auditExport: AdminCommand = {
   async run(c) {
     if (c.args.positionals.length > 0) throw new UsageError('usage: hark admin audit export')
     const channel = flagString(c.args, 'channel')
-    withDatabase(c.dataDir, (p) => {
-      for (const row of rows(p)) {
+    await withDatabase(c.dataDir, async (p) => {
+      for await (const row of rows(p)) {
         if (channel && row.channel_id !== channel) continue
         const entry = JSON.parse(row.entry) as AuditEntry
         c.out(JSON.stringify({ seq: row.seq, prev_hash: row.prev_hash, hash: row.hash, entry }))

@@ -3,6 +3,7 @@ import { systemClock } from '../../core/clock.ts'
 import { UsageError } from '../../core/errors.ts'
 import type { Provisioning } from '../../people/service.ts'
 import { databasePath, openStores, prepareDataDir } from '../../server/context.ts'
+import { asyncStores } from '../../server/db/async-stores.ts'
 import { openDatabase } from '../../server/db/database.ts'
 import { directWrites } from '../../server/db/direct-writes.ts'
 import type { ParsedArgs } from '../args.ts'
@@ -24,12 +25,19 @@ export interface AdminContext {
 }
 
 /** The database of the data directory, open for `work`, with what the people service needs. */
-export function withDatabase<T>(dataDir: string, work: (p: Provisioning) => T): T {
+export async function withDatabase<T>(
+  dataDir: string,
+  work: (p: Provisioning) => T | Promise<T>,
+): Promise<T> {
   prepareDataDir(dataDir)
   const db = openDatabase(databasePath(dataDir))
+  const store = asyncStores(openStores(db))
+  const writes = directWrites(db, store)
   try {
-    return work({ db, writes: directWrites(db), store: openStores(db), clock: systemClock })
+    return await work({ db, writes, store, clock: systemClock })
   } finally {
+    // Every unit the work started has settled before the file is closed.
+    await writes.close()
     db.close()
   }
 }

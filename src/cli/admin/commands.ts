@@ -48,9 +48,9 @@ const LINKED = [...RECORD_VALUED, 'base-url', 'port'] as const
  * Prints a person's new sign-in link, alone on the last line: without it a person made here, on
  * a server without email, could not get in at all.
  */
-function printSignInLink(c: AdminContext, p: Provisioning, user: UserRow): void {
+async function printSignInLink(c: AdminContext, p: Provisioning, user: UserRow): Promise<void> {
   const base = baseUrlFrom(c.args, c.env)
-  const { link } = issueSignInLink(p, user, base)
+  const { link } = await issueSignInLink(p, user, base)
   if (new URL(base).hostname === 'localhost') {
     c.out(`Note: the link uses ${base}; set HARK_BASE_URL (or --base-url) to the public URL.`)
   }
@@ -70,14 +70,14 @@ export const userAdd: AdminCommand = {
       throw new UsageError('usage: hark admin user add EMAIL')
     }
     baseUrlFrom(c.args, c.env) // a bad --base-url is refused before the person is made
-    withDatabase(c.dataDir, (p) => {
-      const user = addUser(p, {
+    await withDatabase(c.dataDir, async (p) => {
+      const user = await addUser(p, {
         email,
         name: flagString(c.args, 'name'),
         owner: c.args.flags.has('owner'),
       })
       c.out(`Added ${user.email}${user.is_owner ? ' as the owner' : ''} (${user.id}).`)
-      printSignInLink(c, p, user)
+      await printSignInLink(c, p, user)
     })
     return 0
   },
@@ -95,7 +95,10 @@ earlier link, not their passkeys`,
       throw new UsageError('usage: hark admin user link EMAIL')
     }
     baseUrlFrom(c.args, c.env)
-    withDatabase(c.dataDir, (p) => printSignInLink(c, p, userByEmail(p, email)))
+    await withDatabase(
+      c.dataDir,
+      async (p) => await printSignInLink(c, p, await userByEmail(p, email)),
+    )
     return 0
   },
 }
@@ -109,7 +112,10 @@ function tokenCommand(definition: {
   summary: string
   help: string
   kind: 'Agent' | 'Person'
-  issue(p: Provisioning, input: { email: string; label?: string }): { made: string; token: string }
+  issue(
+    p: Provisioning,
+    input: { email: string; label?: string },
+  ): Promise<{ made: string; token: string }>
 }): AdminCommand {
   return {
     name: definition.name,
@@ -119,7 +125,7 @@ function tokenCommand(definition: {
     booleans: RECORD_BOOLEANS,
     async run(c) {
       const email = needUser(c, definition.name)
-      const { made, token } = withDatabase(c.dataDir, (p) =>
+      const { made, token } = await withDatabase(c.dataDir, (p) =>
         definition.issue(p, { email, label: flagString(c.args, 'label') }),
       )
       c.out(`${made} for ${email}.`)
@@ -135,8 +141,8 @@ export const channelAdd = tokenCommand({
   summary: 'prints the new agent token alone on the last line',
   help: 'hark admin channel add --user EMAIL [--label LABEL] [--data DIR]',
   kind: 'Agent',
-  issue(p, input) {
-    const { channel, token } = addChannel(p, input)
+  async issue(p, input) {
+    const { channel, token } = await addChannel(p, input)
     return { made: `Created channel ${channel.id} "${channel.label}"`, token }
   },
 })
@@ -146,8 +152,8 @@ export const tokenAdd = tokenCommand({
   summary: 'prints a new person token alone on the last line',
   help: 'hark admin token add --user EMAIL [--label LABEL] [--data DIR]',
   kind: 'Person',
-  issue(p, input) {
-    const { token, row } = addPersonToken(p, input)
+  async issue(p, input) {
+    const { token, row } = await addPersonToken(p, input)
     return { made: `Created person token ${row.id}`, token }
   },
 })
@@ -221,12 +227,12 @@ notifications on again`,
   valued: RECORD_VALUED,
   booleans: RECORD_BOOLEANS,
   async run(c) {
-    const dropped = withDatabase(c.dataDir, (p) => {
+    const dropped = await withDatabase(c.dataDir, async (p) => {
       // Push services bind each subscription to the key it was made with: none survives.
       c.out('Warning: rotating the VAPID keys drops every push subscription; every device must')
       c.out('turn notifications on again (Settings, Notifications).')
       rotateVapid(c.dataDir)
-      return p.writes.apply(() => p.store.push.removeAll())
+      return await p.writes.apply(async () => await p.store.push.removeAll())
     })
     c.out(`Rotated the VAPID keys in ${c.dataDir}; dropped ${dropped} subscriptions.`)
     return 0

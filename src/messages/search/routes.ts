@@ -9,7 +9,7 @@ import { searchMessages } from './service.ts'
 const personSide = (ctx: Ctx) =>
   personRoutes(ctx).get(
     '/search',
-    ({ person, query }) => searchMessages(ctx, person.user.id, query),
+    async ({ person, query }) => await searchMessages(ctx, person.user.id, query),
     {
       query: SearchQuery,
       detail: doc(

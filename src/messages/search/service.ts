@@ -9,7 +9,11 @@ import { ftsQuery, MARK_CLOSE, MARK_OPEN, type SearchRow, type SearchTerms } fro
  * Full-text search over the person's own messages (issue 18): `q` becomes the words to find,
  * the store ranks and pages, and each hit's snippet is handed over in parts, never as markup.
  */
-export function searchMessages(ctx: Ctx, userId: string, query: SearchQuery): SearchResponse {
+export async function searchMessages(
+  ctx: Ctx,
+  userId: string,
+  query: SearchQuery,
+): Promise<SearchResponse> {
   const q = query.q ?? ''
   if (q.trim() === '') throw fail.invalid('q', 'is required: the words to search for')
   if ([...q].length > SEARCH.queryChars) {
@@ -25,7 +29,7 @@ export function searchMessages(ctx: Ctx, userId: string, query: SearchQuery): Se
   if (terms === null) return { results: [], cursor: null }
 
   const take = Math.min(limit, SEARCH.maxResults - offset)
-  const rows = take > 0 ? ctx.store.search.search(userId, terms, take + 1, offset) : []
+  const rows = take > 0 ? await ctx.store.search.search(userId, terms, take + 1, offset) : []
   const page = rows.slice(0, take)
   const next = offset + page.length
   return {

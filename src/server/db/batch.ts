@@ -31,4 +31,3 @@ export interface Ran<T> {
   value: T
   batch: Batch
 }
-

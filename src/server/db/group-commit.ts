@@ -13,7 +13,7 @@ import type { Logger } from '../../core/log.ts'
 import type { Waiters } from '../../core/waiters.ts'
 import type { Unit, WritePath } from '../../core/write-path.ts'
 import { Batch, type Ran } from './batch.ts'
-import { UnitQueue } from './units.ts'
+import { type UnitEffects, UnitQueue } from './units.ts'
 
 /**
  * The write path on SQLite: group commit (docs/decisions.md, "Group commit").

@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Database } from 'bun:sqlite'
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Unit, WriteTx } from '../../core/write-path.ts'
 
 /**
