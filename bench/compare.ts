@@ -67,8 +67,8 @@ async function measure(name: string, start: () => Promise<Started>, tokens: stri
 const bareDir = tempDataDir('hark-bare-')
 const harkDir = tempDataDir('hark-cmp-')
 try {
-  const bareTokens = provision(bareDir, CHANNELS).agentTokens
-  const harkTokens = provision(harkDir, CHANNELS).agentTokens
+  const bareTokens = (await provision(bareDir, CHANNELS)).agentTokens
+  const harkTokens = (await provision(harkDir, CHANNELS)).agentTokens
   console.log(
     `send throughput, ${CONCURRENCY} concurrent senders over ${CHANNELS} channels, ` +
       `${SECONDS} s × ${ROUNDS} rounds each (alternating)`,

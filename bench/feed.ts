@@ -25,7 +25,7 @@ const READS = arg('reads', 2000)
 
 const dir = tempDataDir('hark-feed-')
 try {
-  const { agentTokens, channelIds, personToken } = provision(dir, 2)
+  const { agentTokens, channelIds, personToken } = await provision(dir, 2)
   const built = performance.now()
   const db = openDatabase(join(dir, 'hark.db'))
   const insert = db.query(

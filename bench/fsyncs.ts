@@ -68,7 +68,7 @@ async function stopTraced(strace: Subprocess): Promise<void> {
 if (!process.env.HARK_BENCH_CMD) requireBinary()
 const dir = tempDataDir('hark-fsyncs-')
 try {
-  const { agentTokens } = provision(dir, 64)
+  const { agentTokens } = await provision(dir, 64)
   const trace = join(dir, 'strace.txt')
   // HARK_BENCH_CMD: another build to compare (e.g. the one before group commit).
   const bin = process.env.HARK_BENCH_CMD?.split(' ').filter(Boolean) ?? [HARK]

@@ -15,7 +15,7 @@ const RUNS = arg('runs', 30)
 requireBinary()
 
 const dir = tempDataDir('hark-hook-')
-const { agentTokens, personToken } = provision(dir, 1)
+const { agentTokens, personToken } = await provision(dir, 1)
 const server = await startHark(dir)
 const env = { ...process.env, HARK_URL: server.url, HARK_TOKEN: agentTokens[0] as string }
 const person = { authorization: `Bearer ${personToken}`, 'content-type': 'application/json' }

@@ -54,7 +54,7 @@ const BODIES: Record<string, string | Uint8Array<ArrayBuffer>> = {
 
 const dir = tempDataDir('hark-hostile-')
 try {
-  const { agentTokens, personToken } = provision(dir, 1)
+  const { agentTokens, personToken } = await provision(dir, 1)
   const server = await startHark(dir, ['--write-limit', '0'])
   const pid = server.proc.pid
   const agent = `Bearer ${agentTokens[0]}`

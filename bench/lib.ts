@@ -8,11 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { issueToken } from '../src/access/tokens/service.ts'
-import { systemClock } from '../src/core/clock.ts'
 import { addChannel, addPersonToken, addUser } from '../src/people/service.ts'
-import { openStores } from '../src/server/context.ts'
 import { openDatabase } from '../src/server/db/database.ts'
-import { directWrites } from '../src/server/db/direct-writes.ts'
+import { directProvisioning } from '../src/server/db/direct-writes.ts'
 import { HARK, requireBinary } from '../test/binary/process.ts'
 
 export { HARK, requireBinary }
@@ -46,25 +44,29 @@ export interface Provisioned {
  * holds at most MAX_HELD_POLLS long-polls at once: a bench that holds more on one channel asks
  * for more tokens of each channel (`tokensPerChannel`), as several agents of one channel would.
  */
-export function provision(dir: string, channels: number, tokensPerChannel = 1): Provisioned {
+export async function provision(
+  dir: string,
+  channels: number,
+  tokensPerChannel = 1,
+): Promise<Provisioned> {
   const db = openDatabase(join(dir, 'hark.db'))
-  const p = { db, writes: directWrites(db), store: openStores(db), clock: systemClock }
+  const p = directProvisioning(db)
   const email = 'bench@example.com'
-  const user = addUser(p, { email, owner: true })
+  const user = await addUser(p, { email, owner: true })
   const agentTokens: string[] = []
   const channelTokens: string[][] = []
   const channelIds: string[] = []
   for (let i = 0; i < channels; i++) {
-    const made = addChannel(p, { email, label: `bench ${i}` })
+    const made = await addChannel(p, { email, label: `bench ${i}` })
     agentTokens.push(made.token)
     channelIds.push(made.channel.id)
     const tokens = [made.token]
     for (let t = 1; t < tokensPerChannel; t++) {
-      tokens.push(issueToken(p, 'agent', user, made.channel, `bench ${i}.${t}`).token)
+      tokens.push((await issueToken(p, 'agent', user, made.channel, `bench ${i}.${t}`)).token)
     }
     channelTokens.push(tokens)
   }
-  const personToken = addPersonToken(p, { email }).token
+  const personToken = (await addPersonToken(p, { email })).token
   db.close()
   return { agentTokens, channelTokens, channelIds, personToken }
 }

@@ -55,7 +55,7 @@ if (limit < HELD + 1000 && !process.env.HARK_BENCH_REEXEC) {
 const dir = tempDataDir('hark-polls-')
 try {
   // One channel, as many of its agents' tokens as the held polls need (MAX_HELD_POLLS each).
-  const { channelTokens } = provision(dir, 1, Math.ceil(HELD / MAX_HELD_POLLS))
+  const { channelTokens } = await provision(dir, 1, Math.ceil(HELD / MAX_HELD_POLLS))
   const tokens = channelTokens[0] as string[]
   const token = tokens[0] as string
   const server = await startHark(dir, ['--write-limit', '0'], { nofile: NOFILE })

@@ -9,7 +9,7 @@ import { type PushFixture, startPushServer } from '../test/push/fixture.ts'
 const N = Number(process.argv[2] ?? 200)
 const DEVICES = Number(process.argv[3] ?? 1)
 
-const f: PushFixture = startPushServer()
+const f: PushFixture = await startPushServer()
 for (let d = 0; d < DEVICES; d++) await f.subscribe(`device-${d}`)
 const sentAt = new Map<string, number>()
 const sendTimes: number[] = []

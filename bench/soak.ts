@@ -18,7 +18,7 @@ const POLLS = arg('polls', 200)
 
 const dir = tempDataDir('hark-soak-')
 try {
-  const { agentTokens, channelIds, personToken } = provision(dir, CHANNELS)
+  const { agentTokens, channelIds, personToken } = await provision(dir, CHANNELS)
   const server = await startHark(dir, ['--write-limit', '0'])
   const pid = server.proc.pid
   const url = server.url

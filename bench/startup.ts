@@ -73,7 +73,7 @@ try {
   // Idle memory: just started, then after some traffic has warmed every route up.
   const dir = tempDataDir('hark-idle-')
   dirs.push(dir)
-  const { agentTokens } = provision(dir, 1)
+  const { agentTokens } = await provision(dir, 1)
   const run = await startOnce(dir)
   await Bun.sleep(3000)
   const idle = rssKiB(run.proc.pid)

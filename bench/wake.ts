@@ -29,7 +29,7 @@ const dir = tempDataDir('hark-wake-')
 try {
   // The other polls' channels get enough tokens to hold them (MAX_HELD_POLLS each).
   const perToken = Math.ceil(HELD / 10 / MAX_HELD_POLLS)
-  const { agentTokens, channelTokens, personToken } = provision(dir, 11, perToken)
+  const { agentTokens, channelTokens, personToken } = await provision(dir, 11, perToken)
   const server = await startHark(dir, ['--write-limit', '0'], { nofile: HELD + 1000 })
   const token = agentTokens[0] as string
   const agent = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }

@@ -95,7 +95,7 @@ if (proc.exitCode !== 0) throw new Error('bun run build:web failed')
 const { launchBrowser, loggedInContext, PHONE, startWebServer } = await import(
   '../test/web/harness.ts'
 )
-const server = startWebServer({ label: 'Busy bot' })
+const server = await startWebServer({ label: 'Busy bot' })
 await shellServed(server.url)
 const chrome = await launchBrowser()
 try {

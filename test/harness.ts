@@ -137,16 +137,16 @@ export interface TestServer {
   addChannel(
     label?: string,
     email?: string,
-  ): { agent: AgentClient; channelId: string; token: string }
+  ): Promise<{ agent: AgentClient; channelId: string; token: string }>
   /** Another person (made if new) with a person token of their own. */
-  addPerson(email: string): PersonClient
+  addPerson(email: string): Promise<PersonClient>
   /** A fresh browser session for `email` (the owner by default), made on the server. */
-  session(email?: string, userAgent?: string): TestSession
+  session(email?: string, userAgent?: string): Promise<TestSession>
   /**
    * A person client logged in as a browser is (a session cookie, the app's Origin): for what a
    * person token may not do (minting tokens, passkeys, approving pairings).
    */
-  sessionClient(email?: string): PersonClient
+  sessionClient(email?: string): Promise<PersonClient>
   /** One request by hand: any method, body, credentials and Origin. */
   request(method: string, path: string, options?: RequestOptions): Promise<Reply>
   /** Stops the server (answering held long-polls, closing the database); the data dir stays. */
@@ -162,7 +162,7 @@ export interface TestServer {
 const isTrap = (m: Mailer | MailTrap): m is MailTrap => 'next' in m
 
 /** A real server on a real SQLite file, started one way for every suite (see the options). */
-export function startTestServer(options: TestServerOptions = {}): TestServer {
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const {
     owner = true,
     label = 'Test agent',
@@ -192,10 +192,10 @@ export function startTestServer(options: TestServerOptions = {}): TestServer {
   let handler!: (request: Request) => Promise<Response>
   let running: Running | undefined
   let open = false
-  const boot = () => {
-    ctx = createContext(config, { clock, log, mailer: smtp })
+  const boot = async () => {
+    ctx = await createContext(config, { clock, log, mailer: smtp })
     if (listen) {
-      running = startServer(ctx, { idleTimeout })
+      running = await startServer(ctx, { idleTimeout })
       app = undefined
       handler = (request) => fetch(request)
       if (config.port === 0) {
@@ -212,7 +212,7 @@ export function startTestServer(options: TestServerOptions = {}): TestServer {
     }
     open = true
   }
-  boot()
+  await boot()
   // Where requests go, fixed once the port is known: a test may change the configured base URL
   // (to see what the app makes of a mismatch) without moving the server.
   const baseUrl = config.baseUrl.replace(/\/+$/, '')
@@ -221,8 +221,8 @@ export function startTestServer(options: TestServerOptions = {}): TestServer {
   const opts = (token?: string) => ({ baseUrl, token, fetch: handle })
   const agentClient = (token?: string) => createAgentClient(opts(token))
   const personClient = (token?: string) => createPersonClient(opts(token))
-  const userOf = (email: string) => {
-    const user = ctx.store.users.byEmail(email)
+  const userOf = async (email: string) => {
+    const user = await ctx.store.users.byEmail(email)
     if (!user) throw new Error(`no user ${email}`)
     return user
   }
@@ -232,23 +232,23 @@ export function startTestServer(options: TestServerOptions = {}): TestServer {
   let personToken = ''
   if (owner) {
     // A data dir opened again (a restored backup) has its owner already.
-    if (!ctx.store.users.byEmail(OWNER)) addUser(ctx, { email: OWNER, owner: true })
+    if (!(await ctx.store.users.byEmail(OWNER))) await addUser(ctx, { email: OWNER, owner: true })
     if (channel) {
-      const made = addChannel(ctx, { email: OWNER, label })
+      const made = await addChannel(ctx, { email: OWNER, label })
       channelId = made.channel.id
       agentToken = made.token
     }
-    personToken = addPersonToken(ctx, { email: OWNER }).token
+    personToken = (await addPersonToken(ctx, { email: OWNER })).token
   }
   // Provisioned and on disk before the test goes on: it may open the file itself (a backup).
-  ctx.writes.flush()
+  await ctx.writes.flush()
 
   // In-process, stopping and closing are done by the time they return: a test may go on at once.
-  const stop = (): Promise<void> => {
+  const stop = async (): Promise<void> => {
     if (!open) return Promise.resolve()
     open = false
     if (running) return running.stop()
-    closeContext(ctx)
+    await closeContext(ctx)
     return Promise.resolve()
   }
   const remove = () => rmSync(dir, { recursive: true, force: true })
@@ -280,24 +280,24 @@ export function startTestServer(options: TestServerOptions = {}): TestServer {
     raw: (token) => createTransport(opts(token)),
     agentClient,
     personClient,
-    addChannel(channelLabel = 'Other agent', email = OWNER) {
-      if (!ctx.store.users.byEmail(email)) addUser(ctx, { email })
-      const made = addChannel(ctx, { email, label: channelLabel })
+    async addChannel(channelLabel = 'Other agent', email = OWNER) {
+      if (!(await ctx.store.users.byEmail(email))) await addUser(ctx, { email })
+      const made = await addChannel(ctx, { email, label: channelLabel })
       return { agent: agentClient(made.token), channelId: made.channel.id, token: made.token }
     },
-    addPerson(email) {
-      if (!ctx.store.users.byEmail(email)) addUser(ctx, { email })
-      return personClient(addPersonToken(ctx, { email }).token)
+    async addPerson(email) {
+      if (!(await ctx.store.users.byEmail(email))) await addUser(ctx, { email })
+      return personClient((await addPersonToken(ctx, { email })).token)
     },
-    session(email = OWNER, userAgent = 'test-agent') {
-      const user = userOf(email)
-      const { session, setCookie } = startSession(ctx, user, userAgent)
+    async session(email = OWNER, userAgent = 'test-agent') {
+      const user = await userOf(email)
+      const { session, setCookie } = await startSession(ctx, user, userAgent)
       // `hark_session=SECRET; Path=/; ...` → `hark_session=SECRET`
       const cookie = setCookie.split(';')[0] as string
       return { cookie, sessionId: session.id, user, setCookie }
     },
-    sessionClient(email = OWNER) {
-      const { cookie } = server.session(email, 'test-browser')
+    async sessionClient(email = OWNER) {
+      const { cookie } = await server.session(email, 'test-browser')
       return createPersonClient({
         baseUrl,
         fetch: handle,
@@ -307,16 +307,16 @@ export function startTestServer(options: TestServerOptions = {}): TestServer {
     request: (method, path, o = {}) => request(server, method, path, o),
     stop,
     async start() {
-      if (!open) boot()
+      if (!open) await boot()
     },
     async restart() {
       await stop()
-      boot()
+      await boot()
       return server
     },
-    close() {
+    async close() {
       if (listen) return stop().then(remove)
-      stop()
+      await stop()
       remove()
       return Promise.resolve()
     },

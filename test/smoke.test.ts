@@ -5,7 +5,7 @@ let s: TestServer
 afterEach(() => s?.close())
 
 test('send, answer, read', async () => {
-  s = startTestServer()
+  s = await startTestServer()
   const { message } = await s.agent.send({
     body: { text: 'Deploy?', blocks: [{ type: 'confirm', id: 'go', label: 'Deploy' }] },
   })

@@ -4,7 +4,6 @@ import { type Abortable, pollFor, userKey } from '../core/waiters.ts'
 import type { Ctx, Tx } from '../server/context.ts'
 import { toRecord } from './records.ts'
 import type { DeletedMessage, FeedResponse, Message } from './schema.ts'
-import type { MessageRow } from './store.ts'
 
 /**
  * The person's side of the feed: one change feed across all their channels (what keeps the

@@ -22,8 +22,8 @@ function databaseContains(dir: string, needle: string): boolean {
 
 describe('revoked tokens', () => {
   test('an agent token whose row is revoked → 401 at once, on every agent route', async () => {
-    s = startTestServer()
-    const { token } = s.addChannel('Soon revoked')
+    s = await startTestServer()
+    const { token } = await s.addChannel('Soon revoked')
     expect((await call({ method: 'GET', path: '/v1/channel' }, `Bearer ${token}`)).status).toBe(200)
     s.ctx.db.run('UPDATE tokens SET revoked_at = 1')
     for (const route of AGENT_ROUTES) {
@@ -38,8 +38,8 @@ describe('revoked tokens', () => {
   })
 
   test('a revoked person token → 401 at once', async () => {
-    s = startTestServer()
-    const person = addPersonToken(s.ctx, { email: s.ownerEmail })
+    s = await startTestServer()
+    const person = await addPersonToken(s.ctx, { email: s.ownerEmail })
     const route = PERSON_ROUTES[0] as Route
     expect((await call(route, `Bearer ${person.token}`)).status).toBe(200)
     s.ctx.db.run('UPDATE tokens SET revoked_at = ?1 WHERE id = ?2', [Date.now(), person.row.id])
@@ -51,16 +51,16 @@ describe('revoked tokens', () => {
   })
 
   test('revoking one channel token leaves the other channels working', async () => {
-    s = startTestServer()
-    const other = s.addChannel('Other')
+    s = await startTestServer()
+    const other = await s.addChannel('Other')
     s.ctx.db.run('UPDATE tokens SET revoked_at = 1 WHERE channel_id = ?1', [s.channelId])
     expect((await other.agent.channel()).channel.id).toBe(other.channelId)
     expect((await call({ method: 'GET', path: '/v1/channel' })).status).toBe(401)
   })
 
   test('a token whose channel is gone → 401', async () => {
-    s = startTestServer()
-    const other = s.addChannel('Doomed')
+    s = await startTestServer()
+    const other = await s.addChannel('Doomed')
     s.ctx.db.run('DELETE FROM channels WHERE id = ?1', [other.channelId])
     await expectError(
       await call({ method: 'GET', path: '/v1/channel' }, `Bearer ${other.token}`),
@@ -71,18 +71,18 @@ describe('revoked tokens', () => {
 })
 
 describe('token storage', () => {
-  test('tokens carry the hark_agent_ / hark_person_ prefixes', () => {
-    s = startTestServer()
-    const agent = s.addChannel('Prefix').token
-    const person = addPersonToken(s.ctx, { email: s.ownerEmail }).token
+  test('tokens carry the hark_agent_ / hark_person_ prefixes', async () => {
+    s = await startTestServer()
+    const agent = (await s.addChannel('Prefix')).token
+    const person = (await addPersonToken(s.ctx, { email: s.ownerEmail })).token
     expect(agent).toMatch(/^hark_agent_[0-9A-Za-z]{43}$/)
     expect(person).toMatch(/^hark_person_[0-9A-Za-z]{43}$/)
   })
 
   test('tokens are stored only as SHA-256 hashes: no plaintext in the SQLite files', async () => {
-    s = startTestServer()
-    const agent = s.addChannel('Hashed').token
-    const person = addPersonToken(s.ctx, { email: s.ownerEmail }).token
+    s = await startTestServer()
+    const agent = (await s.addChannel('Hashed')).token
+    const person = (await addPersonToken(s.ctx, { email: s.ownerEmail })).token
     // Use them, so last_used_at and any other write has happened.
     expect((await call({ method: 'GET', path: '/v1/channel' }, `Bearer ${agent}`)).status).toBe(200)
     expect((await call(PERSON_ROUTES[0] as Route, `Bearer ${person}`)).status).toBe(200)
@@ -103,9 +103,9 @@ describe('token storage', () => {
     expect(databaseContains(s.dir, person)).toBe(false)
   })
 
-  test('every stored hash is 32 bytes', () => {
-    s = startTestServer()
-    s.addChannel('Sized')
+  test('every stored hash is 32 bytes', async () => {
+    s = await startTestServer()
+    await s.addChannel('Sized')
     const rows = s.ctx.db
       .query<{ n: number }, []>('SELECT length(hash) AS n FROM tokens')
       .all()
@@ -118,8 +118,8 @@ describe('token storage', () => {
 describe('write rate limit (counted by the agent guard)', () => {
   test('beyond the limit: 429 with Retry-After; reads go on; other channels are independent', async () => {
     const clock = new TestClock(1_000_000)
-    s = startTestServer({ writeLimit: 3, clock })
-    const other = s.addChannel('Other')
+    s = await startTestServer({ writeLimit: 3, clock })
+    const other = await s.addChannel('Other')
     for (let i = 0; i < 3; i++) await s.agent.send({ body: { text: `m${i}` } })
     const res = await call(
       { method: 'POST', path: '/v1/messages', json: { body: { text: 'one more' } } },
@@ -141,8 +141,8 @@ describe('write rate limit (counted by the agent guard)', () => {
   })
 
   test('a stranger or a person token does not use up the channel budget', async () => {
-    s = startTestServer({ writeLimit: 1, clock: new TestClock(5_000_000) })
-    const person = addPersonToken(s.ctx, { email: s.ownerEmail }).token
+    s = await startTestServer({ writeLimit: 1, clock: new TestClock(5_000_000) })
+    const person = (await addPersonToken(s.ctx, { email: s.ownerEmail })).token
     const send = { method: 'POST', path: '/v1/messages', json: { body: { text: 'x' } } }
     for (let i = 0; i < 5; i++) {
       expect((await call(send)).status).toBe(401)

@@ -18,7 +18,7 @@ const call = caller(() => s)
 
 describe('route coverage', () => {
   test('the lists above cover every authenticated route in the OpenAPI document', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const spec = (await (await s.raw().raw('GET', '/v1/openapi.json')).json()) as {
       paths: Record<string, Record<string, unknown>>
     }
@@ -63,8 +63,8 @@ describe('every route has an auth decision', () => {
 
   // A route added without a row here fails: public, agent token, person token or session, or
   // browser session only is a decision, made once, for every route.
-  test('each route of the app is a row of the tables above (one decision), each row a route', () => {
-    s = startTestServer()
+  test('each route of the app is a row of the tables above (one decision), each row a route', async () => {
+    s = await startTestServer()
     const routes = s.app.routes.map((r) => ({ method: r.method, path: r.path }))
     expect(routes.length).toBeGreaterThan(90)
     const undecided = routes.filter((r) => !TABLE.some((row) => covers(r, row)))
@@ -78,7 +78,7 @@ describe('every route has an auth decision', () => {
   })
 
   test('a public route answers without credentials: never 401', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const route of PUBLIC_ROUTES) {
       const res = await call(route)
       expect({ route: label(route), status: res.status }).not.toEqual({
@@ -90,12 +90,12 @@ describe('every route has an auth decision', () => {
   })
 
   test('a person route takes a browser session too; the session-only ones refuse a person token', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const sessionOnly = PERSON_ROUTES.filter((r) => r.session)
     expect(sessionOnly.length).toBeGreaterThan(0)
     for (const route of PERSON_ROUTES) {
       // A fresh session each time: logging out ends the one it is sent with.
-      const { cookie } = s.session()
+      const { cookie } = await s.session()
       const bySession = await s.request(route.method, route.path, {
         json: route.json,
         body: route.body,
@@ -108,7 +108,7 @@ describe('every route has an auth decision', () => {
       })
       const byToken = await call(
         route,
-        `Bearer ${addPersonToken(s.ctx, { email: s.ownerEmail }).token}`,
+        `Bearer ${(await addPersonToken(s.ctx, { email: s.ownerEmail })).token}`,
       )
       if (route.session) {
         const error = await expectError(byToken, 403, label(route))
@@ -125,7 +125,7 @@ describe('every route has an auth decision', () => {
 
 describe('401: no token, a bad token, a wrong scheme', () => {
   test('no Authorization header → 401 with a JSON error and WWW-Authenticate', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const route of [...AGENT_ROUTES, ...PERSON_ROUTES]) {
       const res = await call(route)
       await expectError(res, 401, label(route))
@@ -134,7 +134,7 @@ describe('401: no token, a bad token, a wrong scheme', () => {
   })
 
   test('garbage, empty and malformed bearer values → 401', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const values = [
       'Bearer garbage',
       'Bearer hark_agent_0000000000000000000000000000000000000000000',
@@ -152,9 +152,9 @@ describe('401: no token, a bad token, a wrong scheme', () => {
   })
 
   test('a real token under the wrong scheme → 401', async () => {
-    s = startTestServer()
-    const { token } = s.addChannel('Schemes')
-    const person = addPersonToken(s.ctx, { email: s.ownerEmail }).token
+    s = await startTestServer()
+    const { token } = await s.addChannel('Schemes')
+    const person = (await addPersonToken(s.ctx, { email: s.ownerEmail })).token
     for (const value of [
       `Basic ${token}`,
       `Token ${token}`,
@@ -172,8 +172,8 @@ describe('401: no token, a bad token, a wrong scheme', () => {
   })
 
   test('a token with a character changed or appended → 401', async () => {
-    s = startTestServer()
-    const { token } = s.addChannel('Tampered')
+    s = await startTestServer()
+    const { token } = await s.addChannel('Tampered')
     const flipped = token.slice(0, -1) + (token.endsWith('a') ? 'b' : 'a')
     for (const bad of [flipped, `${token}x`, token.slice(0, -1), token.toUpperCase()]) {
       await expectError(await call(AGENT_ROUTES[0] as Route, `Bearer ${bad}`), 401, bad)
@@ -181,15 +181,15 @@ describe('401: no token, a bad token, a wrong scheme', () => {
   })
 
   test('the scheme is case-insensitive and surrounding spaces are tolerated', async () => {
-    s = startTestServer()
-    const { token } = s.addChannel('Spaces')
+    s = await startTestServer()
+    const { token } = await s.addChannel('Spaces')
     for (const value of [`bearer ${token}`, `BEARER ${token}`, `Bearer   ${token}  `]) {
       expect((await call({ method: 'GET', path: '/v1/channel' }, value)).status).toBe(200)
     }
   })
 
   test('a stranger gets 401 before the body is validated', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const invalid = [
       { method: 'POST', path: '/v1/messages', body: '{"body": 5}' },
       { method: 'POST', path: '/v1/messages', body: '{}' },
@@ -208,7 +208,7 @@ describe('401: no token, a bad token, a wrong scheme', () => {
 
   // Elysia parses the body before the guard runs; the error handler lets auth outrank it.
   test('a stranger sending a body that is not JSON gets 401, not a parse error', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const broken = [
       { method: 'POST', path: '/v1/messages', body: '{not json' },
       { method: 'PATCH', path: '/v1/agent', body: '[' },
@@ -223,8 +223,8 @@ describe('401: no token, a bad token, a wrong scheme', () => {
 
 describe('403: the wrong kind of token', () => {
   test('a person token on every agent route → 403', async () => {
-    s = startTestServer()
-    const person = addPersonToken(s.ctx, { email: s.ownerEmail }).token
+    s = await startTestServer()
+    const person = (await addPersonToken(s.ctx, { email: s.ownerEmail })).token
     for (const route of AGENT_ROUTES) {
       const error = await expectError(await call(route, `Bearer ${person}`), 403, label(route))
       expect(error).toContain('agent token')
@@ -232,8 +232,8 @@ describe('403: the wrong kind of token', () => {
   })
 
   test('an agent token on every /v1/app route → 403', async () => {
-    s = startTestServer()
-    const { token } = s.addChannel('Agent')
+    s = await startTestServer()
+    const { token } = await s.addChannel('Agent')
     for (const route of PERSON_ROUTES) {
       const error = await expectError(await call(route, `Bearer ${token}`), 403, label(route))
       expect(error).toContain('person token')
@@ -241,8 +241,8 @@ describe('403: the wrong kind of token', () => {
   })
 
   test('the wrong kind is refused before the body is validated, and writes nothing', async () => {
-    s = startTestServer()
-    const person = addPersonToken(s.ctx, { email: s.ownerEmail }).token
+    s = await startTestServer()
+    const person = (await addPersonToken(s.ctx, { email: s.ownerEmail })).token
     const route = {
       method: 'POST',
       path: '/v1/messages',

@@ -7,7 +7,7 @@ afterEach(() => s?.close())
 
 describe('GET /v1/channel', () => {
   test('answers { channel: { id, label, open_asks, pins, created_at, updated_at } }', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { channel } = await s.agent.channel()
     expect(channel.id).toBe(s.channelId)
     expect(channel.label).toBe('Test agent')
@@ -18,7 +18,7 @@ describe('GET /v1/channel', () => {
   })
 
   test('counts open questions, and stops counting answered and cancelled ones', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const ask = (id: string) =>
       s.agent.send({ body: { blocks: [{ type: 'confirm', id, label: 'Go' }] } })
     const a = await ask('a')
@@ -32,7 +32,7 @@ describe('GET /v1/channel', () => {
   })
 
   test('is the record the person sees in GET /v1/app/channels, plus unread and the last message', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.pin('p', { body: { text: 'x' } })
     const { message } = await s.agent.send({ body: { text: 'hello' } })
     const { channel } = await s.agent.channel()
@@ -47,7 +47,7 @@ describe('GET /v1/channel', () => {
 
 describe('PATCH /v1/agent', () => {
   test('renames the agent; the person sees the new label', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const res = await s.agent.rename('Build bot')
     expect(res.agent.label).toBe('Build bot')
     expect(res.channel.label).toBe('Build bot')
@@ -58,19 +58,19 @@ describe('PATCH /v1/agent', () => {
   })
 
   test('trims surrounding whitespace and keeps unicode', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     expect((await s.agent.rename('  Déploiement 🚀  ')).agent.label).toBe('Déploiement 🚀')
   })
 
   test(`accepts a label of exactly ${LIMITS.labelChars} characters`, async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const label = 'x'.repeat(LIMITS.labelChars)
     expect((await s.agent.rename(label)).agent.label).toBe(label)
   })
 
   test('renaming moves updated_at and touches only this channel', async () => {
-    s = startTestServer()
-    const other = s.addChannel('Other')
+    s = await startTestServer()
+    const other = await s.addChannel('Other')
     const before = (await s.agent.channel()).channel
     const { channel } = await s.agent.rename('Renamed')
     expect(channel.updated_at).toBeGreaterThanOrEqual(before.updated_at)
@@ -79,7 +79,7 @@ describe('PATCH /v1/agent', () => {
   })
 
   test('an empty, blank, too long or non-string label is 400 naming the field label', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const bad: unknown[] = [
       '',
       '   ',
@@ -105,7 +105,7 @@ describe('PATCH /v1/agent', () => {
   })
 
   test('a body that is not a JSON object is 400 with a JSON error', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const body of ['{not json', '"a string"', '[]']) {
       const res = await s.agent.raw('PATCH', '/v1/agent', {
         body,
@@ -120,7 +120,7 @@ describe('PATCH /v1/agent', () => {
   })
 
   test('the client rename helper reports the 400', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     expect((await failsWith(s.agent.rename(''), 400)).field).toBe('label')
   })
 })

@@ -38,7 +38,7 @@ const tmpFiles = () => readdirSync(join(s.ctx.filesDir, '.tmp')).length
 
 describe('files per channel', () => {
   test(`the ${LIMITS.filesPerChannel}th file is taken, the next is 409 and nothing is kept`, async () => {
-    s = startTestServer()
+    s = await startTestServer()
     recordFiles(s.channelId, LIMITS.filesPerChannel - 1, 10)
     await s.agent.upload('last.txt', 'fits', 'text/plain')
     expect(rows(s.channelId)).toBe(LIMITS.filesPerChannel)
@@ -50,10 +50,10 @@ describe('files per channel', () => {
   })
 
   test('the limit is per channel: another channel still takes files', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     recordFiles(s.channelId, LIMITS.filesPerChannel, 10)
     await failsWith(s.agent.upload('x.txt', 'x', 'text/plain'), 409)
-    const other = s.addChannel('Other')
+    const other = await s.addChannel('Other')
     const info = await other.agent.upload('x.txt', 'x', 'text/plain')
     expect(info.size).toBe(1)
   })
@@ -61,7 +61,7 @@ describe('files per channel', () => {
 
 describe('storage per channel', () => {
   test('an upload that fits exactly is taken; one byte more is 413 with nothing kept', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const used = LIMITS.channelStorageBytes - 100
     recordFiles(s.channelId, 1, used)
     const e = await failsWith(s.agent.upload('big.bin', new Uint8Array(101)), 413)
@@ -76,7 +76,7 @@ describe('storage per channel', () => {
   })
 
   test('an upload without Content-Length is cut at the quota: 413, nothing kept', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     recordFiles(s.channelId, 1, LIMITS.channelStorageBytes - 1000)
     let sent = 0
     const body = new ReadableStream<Uint8Array>({
@@ -100,7 +100,7 @@ describe('storage per channel', () => {
   })
 
   test('concurrent uploads cannot overshoot the quota together', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     recordFiles(s.channelId, 1, LIMITS.channelStorageBytes - 1500)
     const results = await Promise.allSettled(
       Array.from({ length: 4 }, (_, i) => s.agent.upload(`c${i}.bin`, new Uint8Array(1000))),
@@ -109,7 +109,7 @@ describe('storage per channel', () => {
     for (const r of results) {
       if (r.status === 'rejected') expect((r.reason as { status: number }).status).toBe(413)
     }
-    const used = s.ctx.store.files.usage(s.channelId)
+    const used = await s.ctx.store.files.usage(s.channelId)
     expect(used.bytes).toBeLessThanOrEqual(LIMITS.channelStorageBytes)
     expect(onDisk(s.channelId)).toBe(1)
     expect(tmpFiles()).toBe(0)

@@ -51,7 +51,7 @@ const rawUpload = (
 
 describe('POST /v1/files', () => {
   test('uploads raw bytes: { file_id, name, mime, size }', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const bytes = binary(3000)
     const info = await s.agent.upload('report.bin', bytes, 'application/octet-stream')
     expect(typeof info.file_id).toBe('string')
@@ -65,14 +65,14 @@ describe('POST /v1/files', () => {
   })
 
   test('the mime is the Content-Type without parameters, lower-cased', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await s.agent.upload('a.txt', 'hello', 'Text/Plain; charset=UTF-8')
     expect(info.mime).toBe('text/plain')
     expect(info.size).toBe(5)
   })
 
   test('a zero-byte file works', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await s.agent.upload('empty.txt', new Uint8Array(0), 'text/plain')
     expect(info.size).toBe(0)
     const res = await s.agent.download(info.file_id)
@@ -81,7 +81,7 @@ describe('POST /v1/files', () => {
   })
 
   test('a missing or blank name is 400 naming the field name; nothing stored', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const name of [undefined, '', '   ']) {
       const res = await rawUpload(name, 'data')
       expect(res.status).toBe(400)
@@ -96,7 +96,7 @@ describe('POST /v1/files', () => {
   })
 
   test('a bad Content-Type is 400; nothing stored', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const type of ['not a type', 'text', '/plain', 'text/', 'a b/c', 'téxt/plain']) {
       const e = await failsWith(s.agent.upload('x.txt', 'data', type), 400)
       expect(e.field).toBe('content-type')
@@ -106,7 +106,7 @@ describe('POST /v1/files', () => {
   })
 
   test('a name with path separators or control characters is sanitised', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await s.agent.upload('../../etc/pass\\wd\n.txt', 'x', 'text/plain')
     expect(info.name).not.toContain('/')
     expect(info.name).not.toContain('\\')
@@ -124,7 +124,7 @@ describe('POST /v1/files', () => {
   })
 
   test('a file exactly at the size limit is accepted', async () => {
-    s = startTestServer({ maxFileSize: 1024 })
+    s = await startTestServer({ maxFileSize: 1024 })
     const info = await s.agent.upload('max.bin', binary(1024))
     expect(info.size).toBe(1024)
     const streamed = await rawUpload('streamed.bin', streamOf(1024))
@@ -133,7 +133,7 @@ describe('POST /v1/files', () => {
   })
 
   test('over the size limit with an honest Content-Length: 413, no file, no row', async () => {
-    s = startTestServer({ maxFileSize: 1024 })
+    s = await startTestServer({ maxFileSize: 1024 })
     const res = await rawUpload('big.bin', binary(1025))
     expect(res.status).toBe(413)
     expect(typeof ((await res.json()) as { error: unknown }).error).toBe('string')
@@ -142,7 +142,7 @@ describe('POST /v1/files', () => {
   })
 
   test('over the size limit streamed without Content-Length: 413, no file, no row', async () => {
-    s = startTestServer({ maxFileSize: 1024 })
+    s = await startTestServer({ maxFileSize: 1024 })
     // A stream body carries no Content-Length: only counting the bytes can stop it.
     const probe = new Request('http://hark.test/', { method: 'POST', body: streamOf(1) })
     expect(probe.headers.get('content-length')).toBeNull()
@@ -159,7 +159,7 @@ describe('POST /v1/files', () => {
   })
 
   test('a Content-Length that understates the body is still cut at the limit', async () => {
-    s = startTestServer({ maxFileSize: 1024 })
+    s = await startTestServer({ maxFileSize: 1024 })
     const res = await rawUpload('liar.bin', streamOf(5000), {
       'content-type': 'application/octet-stream',
       'content-length': '10',
@@ -170,7 +170,7 @@ describe('POST /v1/files', () => {
   })
 
   test('after a refused upload, the next one works', async () => {
-    s = startTestServer({ maxFileSize: 1024 })
+    s = await startTestServer({ maxFileSize: 1024 })
     expect((await rawUpload('big.bin', streamOf(4096))).status).toBe(413)
     const ok = await s.agent.upload('small.bin', binary(100))
     expect(ok.size).toBe(100)
@@ -179,7 +179,7 @@ describe('POST /v1/files', () => {
   })
 
   test('stored files are readable only by the server (0600)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await s.agent.upload('secret.txt', 'x', 'text/plain')
     const mode = statSync(join(s.dir, 'files', s.channelId, info.file_id)).mode & 0o777
     expect(mode).toBe(0o600)
@@ -188,7 +188,7 @@ describe('POST /v1/files', () => {
 
 describe('GET /v1/files/:id', () => {
   test('returns identical bytes with nosniff and a sandbox CSP', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const bytes = binary(70_000)
     const info = await s.agent.upload('data.bin', bytes, 'application/octet-stream')
     const res = await s.agent.download(info.file_id)
@@ -207,7 +207,7 @@ describe('GET /v1/files/:id', () => {
   })
 
   test('HTML and SVG are served as attachments of application/octet-stream', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const cases = [
       ['page.html', 'text/html', '<script>alert(1)</script>'],
       ['page.htm', 'text/html; charset=utf-8', '<h1>x</h1>'],
@@ -230,7 +230,7 @@ describe('GET /v1/files/:id', () => {
   })
 
   test('safe images and text are shown inline with their own type', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const png = await s.agent.upload('shot.png', binary(64), 'image/png')
     const res = await s.agent.download(png.file_id)
     expect(res.headers.get('content-type')).toBe('image/png')
@@ -242,7 +242,7 @@ describe('GET /v1/files/:id', () => {
   })
 
   test('a non-ASCII name is carried in filename*', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await s.agent.upload('résumé "final".pdf', 'x', 'application/pdf')
     expect(info.name).toBe('résumé "final".pdf')
     const res = await s.agent.download(info.file_id)
@@ -252,7 +252,7 @@ describe('GET /v1/files/:id', () => {
   })
 
   test("filename* percent-encodes the characters RFC 8187 does not allow: ' ( ) *", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await s.agent.upload("it's (v2)*.txt", 'x', 'text/plain')
     const res = await s.agent.download(info.file_id)
     const disposition = res.headers.get('content-disposition') ?? ''
@@ -260,16 +260,16 @@ describe('GET /v1/files/:id', () => {
   })
 
   test('an unknown id is 404 with a JSON error', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const res = await s.agent.download('file_doesnotexist')
     expect(res.status).toBe(404)
     expect(typeof ((await res.json()) as { error: unknown }).error).toBe('string')
   })
 
   test("another channel's token gets 404 for the file", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await s.agent.upload('mine.txt', 'mine', 'text/plain')
-    const other = s.addChannel('Other')
+    const other = await s.addChannel('Other')
     const res = await other.agent.download(info.file_id)
     expect(res.status).toBe(404)
     const body = (await res.json()) as { error: string }
@@ -279,7 +279,7 @@ describe('GET /v1/files/:id', () => {
   })
 
   test('a download needs an agent token', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await s.agent.upload('mine.txt', 'mine', 'text/plain')
     expect((await s.raw().raw('GET', `/v1/files/${info.file_id}`)).status).toBe(401)
     expect((await s.person.raw('GET', `/v1/files/${info.file_id}`)).status).toBe(403)
@@ -288,7 +288,7 @@ describe('GET /v1/files/:id', () => {
 
 describe('files in message blocks', () => {
   test('image and file blocks may name a file of the same channel', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const img = await s.agent.upload('shot.png', binary(10), 'image/png')
     const doc = await s.agent.upload('doc.pdf', binary(10), 'application/pdf')
     const { message } = await s.agent.send({
@@ -303,8 +303,12 @@ describe('files in message blocks', () => {
   })
 
   test("another channel's file in an image or file block is 400, also in pins and edits", async () => {
-    s = startTestServer()
-    const theirs = await s.addChannel('Other').agent.upload('x.png', binary(10), 'image/png')
+    s = await startTestServer()
+    const theirs = await (await s.addChannel('Other')).agent.upload(
+      'x.png',
+      binary(10),
+      'image/png',
+    )
     const image = { type: 'image', file_id: theirs.file_id }
     const file = { type: 'file', file_id: theirs.file_id, name: 'x.png' }
     for (const block of [image, file]) {

@@ -20,7 +20,7 @@ import { startTestServer } from '../harness.ts'
  * The client's half of safe retries: one key per logical write, the same on each retry, and
  * retries of keyed writes after a dropped connection; and every request bounded in time.
  */
-const s = startTestServer()
+const s = await startTestServer()
 afterAll(() => s.close())
 
 const FAST = { attempts: 4, baseDelayMs: 1, maxDelayMs: 2, maxRetryAfterMs: 0 }
@@ -199,7 +199,7 @@ describe('request timeouts', () => {
     expect((error as RequestTimeoutError).timeoutMs).toBe(1200)
     expect(performance.now() - started).toBeGreaterThanOrEqual(1190)
     // Against a real server the same poll is answered when its wait ends, not cut at 200 ms.
-    const live = startTestServer({ listen: true })
+    const live = await startTestServer({ listen: true })
     try {
       const real = createAgentClient({ baseUrl: live.url, token: live.agentToken, timeoutMs: 200 })
       expect((await real.feed({ since: 0, wait: 1 })).messages).toEqual([])

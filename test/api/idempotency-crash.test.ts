@@ -1,11 +1,9 @@
 import { afterAll, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { systemClock } from '../../src/core/clock.ts'
 import { addChannel, addUser } from '../../src/people/service.ts'
-import { openStores } from '../../src/server/context.ts'
 import { openDatabase } from '../../src/server/db/database.ts'
-import { directWrites } from '../../src/server/db/direct-writes.ts'
+import { directProvisioning } from '../../src/server/db/direct-writes.ts'
 import { requireBinary, startServe } from '../binary/process.ts'
 import { tempDir } from '../harness.ts'
 
@@ -19,11 +17,11 @@ import { tempDir } from '../harness.ts'
 const dir = tempDir('hark-idem-crash-')
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-function provision(): string {
+async function provision(): Promise<string> {
   const db = openDatabase(join(dir, 'hark.db'))
-  const p = { db, writes: directWrites(db), store: openStores(db), clock: systemClock }
-  addUser(p, { email: 'crash@example.com', owner: true })
-  const { token } = addChannel(p, { email: 'crash@example.com', label: 'crash' })
+  const p = directProvisioning(db)
+  await addUser(p, { email: 'crash@example.com', owner: true })
+  const { token } = await addChannel(p, { email: 'crash@example.com', label: 'crash' })
   db.close()
   return token
 }
@@ -45,7 +43,7 @@ function textCounts(): Map<string, number> {
 
 test('keyed sends across kill -9: acknowledged ones replay, none is written twice', async () => {
   requireBinary()
-  const token = provision()
+  const token = await provision()
   const args = ['--data', dir, '--write-limit', '0']
   const send = (url: string, key: string, text: string) =>
     fetch(`${url}/v1/messages`, {

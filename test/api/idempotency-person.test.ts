@@ -7,7 +7,7 @@ import { startTestServer } from '../harness.ts'
  * which the app sends with every message so a queued send retried after a lost answer lands
  * once: the agent routes' semantics (idempotency.test.ts), with the person's keys kept apart.
  */
-const s = startTestServer()
+const s = await startTestServer()
 afterAll(() => s.close())
 
 const path = (channelId = s.channelId) => `/v1/app/channels/${channelId}/messages`
@@ -62,8 +62,8 @@ describe("the person's send with a key", () => {
 describe('keys are per person', () => {
   test("another person's same key is theirs: both write", async () => {
     const key = crypto.randomUUID()
-    const other = s.addChannel('Their agent', 'other@example.com')
-    const { token } = addPersonToken(s.ctx, { email: 'other@example.com' })
+    const other = await s.addChannel('Their agent', 'other@example.com')
+    const { token } = await addPersonToken(s.ctx, { email: 'other@example.com' })
     expect((await write('mine, keyed', key)).status).toBe(200)
     const theirs = await write('theirs, keyed', key, token, other.channelId)
     expect(theirs.status).toBe(200)

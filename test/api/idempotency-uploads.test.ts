@@ -7,7 +7,7 @@ import { startTestServer, type TestServer, until } from '../harness.ts'
  * `Idempotency-Key` on uploads (their bytes are the request) and on concurrent requests: the
  * same key never writes twice, whatever arrives at the same time.
  */
-const s = startTestServer()
+const s = await startTestServer()
 afterAll(() => s.close())
 
 const count = (server: TestServer, sql: string, ...args: string[]) =>
@@ -124,7 +124,7 @@ describe('concurrent requests with the same key', () => {
   })
 
   test('many sends at once over real sockets: one message, every answer the same', async () => {
-    const live = startTestServer({ listen: true })
+    const live = await startTestServer({ listen: true })
     try {
       const send = () =>
         fetch(`${live.url}/v1/messages`, {

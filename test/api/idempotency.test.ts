@@ -10,7 +10,7 @@ import { AGENT_ROUTES } from './routes.ts'
  * key is 400; keys live 24 h per channel. Uploads and concurrency: idempotency-uploads.test.ts.
  */
 const clock = new TestClock()
-const s = startTestServer({ clock })
+const s = await startTestServer({ clock })
 afterAll(() => s.close())
 
 let n = 0
@@ -206,7 +206,7 @@ describe('keys live 24 hours, per channel', () => {
 
   test("another channel's same key is its own", async () => {
     const key = freshKey()
-    const other = s.addChannel('Second agent')
+    const other = await s.addChannel('Second agent')
     const call = { method: 'POST', path: '/v1/messages', json: { body: { text: 'twin' } } }
     const mine = await send(call, key)
     const theirs = await send(call, key, s, other.token)

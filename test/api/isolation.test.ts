@@ -21,11 +21,11 @@ interface World {
   bob: PersonClient
 }
 
-function world(): World {
-  s = startTestServer()
-  const b = s.addChannel('Second')
-  const bob = s.addPerson('bob@example.com')
-  const c = s.addChannel('Bob agent', 'bob@example.com')
+async function world(): Promise<World> {
+  s = await startTestServer()
+  const b = await s.addChannel('Second')
+  const bob = await s.addPerson('bob@example.com')
+  const c = await s.addChannel('Bob agent', 'bob@example.com')
   return {
     a: s.agent,
     aId: s.channelId,
@@ -44,7 +44,7 @@ const question = (id = 'go') => ({
 
 describe("agent routes on another channel's ids", () => {
   test('messages: edit, replace, delete, state, cancel and ask are 404 and change nothing', async () => {
-    const w = world()
+    const w = await world()
     const { message } = await w.a.send({ body: { text: 'mine' } })
     const ask = (await w.a.send(question())).message
     const human = (await w.owner.send(w.aId, { text: 'from the person' })).message
@@ -65,7 +65,7 @@ describe("agent routes on another channel's ids", () => {
   })
 
   test("the 404 for another channel's id reads exactly like the 404 for an unknown id", async () => {
-    const w = world()
+    const w = await world()
     const { message } = await w.a.send({ body: { text: 'mine' } })
     const theirs = await failsWith(w.b.edit(message.id, { text: 'x' }), 404)
     const unknown = await failsWith(w.b.edit('msg_doesnotexist', { text: 'x' }), 404)
@@ -77,7 +77,7 @@ describe("agent routes on another channel's ids", () => {
   })
 
   test('feeds and open-question lists hold only the channel’s own messages', async () => {
-    const w = world()
+    const w = await world()
     await w.a.send({ body: { text: 'a1' } })
     await w.a.send(question('qa'))
     await w.owner.send(w.aId, { text: 'to a' })
@@ -94,7 +94,7 @@ describe("agent routes on another channel's ids", () => {
   })
 
   test("a long-poll is not answered by another channel's message", async () => {
-    const w = world()
+    const w = await world()
     const { cursor } = await w.b.feed({ peek: true })
     const waiting = w.b.feed({ since: cursor, wait: 0.3, peek: true })
     await w.a.send({ body: { text: 'not for b' } })
@@ -102,7 +102,7 @@ describe("agent routes on another channel's ids", () => {
   })
 
   test('pins are per channel: the same key in two channels is independent', async () => {
-    const w = world()
+    const w = await world()
     const pa = await w.a.pin('status', { body: { text: 'A' } })
     const pb = await w.b.pin('status', { body: { text: 'B' } })
     expect(pb.pin.message.id).not.toBe(pa.pin.message.id)
@@ -128,7 +128,7 @@ describe("agent routes on another channel's ids", () => {
   })
 
   test('the pin limit is counted per channel', async () => {
-    const w = world()
+    const w = await world()
     for (let i = 0; i < LIMITS.pinsPerChannel; i++) await w.a.pin(`k${i}`, { body: { text: 'x' } })
     await failsWith(w.a.pin('extra', { body: { text: 'x' } }), 409)
     await w.b.pin('k0', { body: { text: 'fine' } })
@@ -136,7 +136,7 @@ describe("agent routes on another channel's ids", () => {
   })
 
   test("files: another channel's token gets 404 and cannot reference the file", async () => {
-    const w = world()
+    const w = await world()
     const file = await w.a.upload('a.png', new Uint8Array([1, 2, 3]), 'image/png')
     for (const other of [w.b, w.c]) {
       const res = await other.download(file.file_id)
@@ -156,7 +156,7 @@ describe("agent routes on another channel's ids", () => {
   })
 
   test('channel details and renames are per channel', async () => {
-    const w = world()
+    const w = await world()
     await w.a.send(question())
     await w.b.rename('Renamed B')
     expect((await w.a.channel()).channel).toMatchObject({
@@ -175,7 +175,7 @@ describe("agent routes on another channel's ids", () => {
 
 describe('person routes', () => {
   test("each person lists only their own channels, with the agent's current label", async () => {
-    const w = world()
+    const w = await world()
     await w.b.rename('Renamed B')
     const mine = (await w.owner.channels()).channels
     expect(mine.map((c) => c.id).sort()).toEqual([w.aId, w.bId].sort())
@@ -186,14 +186,14 @@ describe('person routes', () => {
   })
 
   test('a person with no channels sees an empty list', async () => {
-    const w = world()
-    const carol = s.addPerson('carol@example.com')
+    const w = await world()
+    const carol = await s.addPerson('carol@example.com')
     expect((await carol.channels()).channels).toEqual([])
     await failsWith(carol.feed(w.aId), 404)
   })
 
   test("another person's channel feed and writing to it are 404", async () => {
-    const w = world()
+    const w = await world()
     await w.a.send({ body: { text: 'private' } })
     await failsWith(w.bob.feed(w.aId), 404)
     await failsWith(w.bob.send(w.aId, { text: 'intrusion' }), 404)
@@ -208,7 +208,7 @@ describe('person routes', () => {
   })
 
   test("another person's question cannot be answered (404) and stays open", async () => {
-    const w = world()
+    const w = await world()
     const ask = (await w.a.send(question())).message
     const bobsAsk = (await w.c.send(question())).message
     const e = await failsWith(w.bob.answer(ask.id, true), 404)
@@ -222,7 +222,7 @@ describe('person routes', () => {
   })
 
   test('the owner sees both channels but each feed holds only its own messages', async () => {
-    const w = world()
+    const w = await world()
     const ma = (await w.a.send({ body: { text: 'in a' } })).message
     const mb = (await w.b.send({ body: { text: 'in b' } })).message
     expect((await w.owner.feed(w.aId)).messages.map((m) => m.id)).toEqual([ma.id])
@@ -230,8 +230,8 @@ describe('person routes', () => {
   })
 
   test("an agent token of Bob's channel cannot act as a person, nor a person token as an agent", async () => {
-    const w = world()
-    const { token } = s.addChannel('Bob second', 'bob@example.com')
+    const w = await world()
+    const { token } = await s.addChannel('Bob second', 'bob@example.com')
     const asPerson = s.personClient(token)
     await failsWith(asPerson.channels(), 403)
     await failsWith(asPerson.feed(w.aId), 403)

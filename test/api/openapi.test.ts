@@ -33,7 +33,7 @@ let s: TestServer
 let spec: Spec
 let raw: string
 beforeAll(async () => {
-  s = startTestServer()
+  s = await startTestServer()
   const res = await s.raw().raw('GET', '/v1/openapi.json')
   expect(res.status).toBe(200)
   raw = await res.text()

@@ -8,7 +8,7 @@ afterEach(() => s?.close())
 
 describe('PUT /v1/pins/:key', () => {
   test('creates a pin: { pin: { key, message } } with message.pin = key', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { pin } = await s.agent.pin('build', { body: { title: 'Build', text: 'running' } })
     expect(pin.key).toBe('build')
     expect(pin.message.pin).toBe('build')
@@ -21,7 +21,7 @@ describe('PUT /v1/pins/:key', () => {
   })
 
   test('PUT again replaces the whole body in place (same message id)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const first = await s.agent.pin('build', {
       body: { title: 'Build', text: 'running', blocks: [{ type: 'progress', id: 'p', value: 1 }] },
     })
@@ -36,7 +36,7 @@ describe('PUT /v1/pins/:key', () => {
   })
 
   test('accepts the silent flag and keys with letters, digits and . _ - :', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const key of ['a', 'build:main', 'ci.deploy-2_x', 'A'.repeat(LIMITS.pinKeyChars)]) {
       const { pin } = await s.agent.pin(key, { body: { text: key }, silent: true })
       expect(pin.key).toBe(key)
@@ -46,7 +46,7 @@ describe('PUT /v1/pins/:key', () => {
   })
 
   test('keys are case-sensitive', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.pin('Build', { body: { text: 'upper' } })
     await s.agent.pin('build', { body: { text: 'lower' } })
     const { pins } = await s.agent.pins()
@@ -54,7 +54,7 @@ describe('PUT /v1/pins/:key', () => {
   })
 
   test('an invalid key is 400 naming the field key', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const bad = [
       'k'.repeat(LIMITS.pinKeyChars + 1),
       'has space',
@@ -73,14 +73,14 @@ describe('PUT /v1/pins/:key', () => {
   })
 
   test('an invalid key is 400 on PATCH and DELETE too (not 404)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const long = 'k'.repeat(LIMITS.pinKeyChars + 1)
     expect((await failsWith(s.agent.editPin(long, { text: 'x' }), 400)).field).toBe('key')
     expect((await failsWith(s.agent.unpin('bad key'), 400)).field).toBe('key')
   })
 
   test('input blocks in a pin are 400; nothing is pinned', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const inputs = [
       { type: 'confirm', id: 'go', label: 'Go' },
       { type: 'choice', id: 'c', options: [{ label: 'a' }] },
@@ -98,7 +98,7 @@ describe('PUT /v1/pins/:key', () => {
   })
 
   test('an invalid body is 400 naming the field, and an existing pin stays as it was', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.pin('p', { body: { text: 'kept' } })
     const e = await failsWith(
       s.agent.pin('p', { body: { blocks: [{ type: 'progress', value: 'half' }] } }),
@@ -113,7 +113,7 @@ describe('PUT /v1/pins/:key', () => {
   })
 
   test('the 51st pin is 409; replacing an existing pin at the limit still works', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (let i = 0; i < LIMITS.pinsPerChannel; i++) {
       await s.agent.pin(`k${i}`, { body: { text: `pin ${i}` } })
     }
@@ -131,7 +131,7 @@ describe('PUT /v1/pins/:key', () => {
 
 describe('PATCH /v1/pins/:key', () => {
   test('edits like a message PATCH: title, text, null removes', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const made = await s.agent.pin('status', { body: { title: 'T', text: 'old' } })
     const { pin } = await s.agent.editPin('status', { text: 'new', title: null })
     expect(pin.key).toBe('status')
@@ -141,7 +141,7 @@ describe('PATCH /v1/pins/:key', () => {
   })
 
   test('block_patches merge into a progress block by id (array and object forms)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.pin('deploy', {
       body: {
         title: 'Deploy',
@@ -168,7 +168,7 @@ describe('PATCH /v1/pins/:key', () => {
   })
 
   test('a patch that breaks a block is 400 and changes nothing', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.pin('deploy', { body: { blocks: [{ type: 'progress', id: 'bar', value: 1 }] } })
     const bad = await failsWith(
       s.agent.editPin('deploy', { block_patches: [{ id: 'bar', max: -1 }] }),
@@ -186,7 +186,7 @@ describe('PATCH /v1/pins/:key', () => {
   })
 
   test('PATCH cannot add input blocks to a pin (400)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.pin('p', { body: { text: 'x' } })
     const e = await failsWith(
       s.agent.editPin('p', { blocks: [{ type: 'confirm', id: 'go', label: 'Go' }] }),
@@ -196,7 +196,7 @@ describe('PATCH /v1/pins/:key', () => {
   })
 
   test('an unknown key is 404 with a JSON error', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const e = await failsWith(s.agent.editPin('missing', { text: 'x' }), 404)
     expect(typeof e.error).toBe('string')
     expect(e.error.length).toBeGreaterThan(0)
@@ -205,7 +205,7 @@ describe('PATCH /v1/pins/:key', () => {
 
 describe('GET /v1/pins', () => {
   test('is { pins: [] } at first, then lists every pin of the channel', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     expect(await s.agent.pins()).toEqual({ pins: [] })
     await s.agent.pin('b', { body: { text: 'B' } })
     await s.agent.pin('a', { body: { text: 'A' } })
@@ -218,7 +218,7 @@ describe('GET /v1/pins', () => {
   })
 
   test('ordinary messages are not pins', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.send({ body: { text: 'not a pin' } })
     expect((await s.agent.pins()).pins).toEqual([])
   })
@@ -226,7 +226,7 @@ describe('GET /v1/pins', () => {
 
 describe('DELETE /v1/pins/:key', () => {
   test('answers { ok: true }; then PATCH and DELETE of the key are 404', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.pin('gone', { body: { text: 'bye' } })
     expect(await s.agent.unpin('gone')).toEqual({ ok: true })
     expect((await s.agent.pins()).pins).toEqual([])
@@ -235,7 +235,7 @@ describe('DELETE /v1/pins/:key', () => {
   })
 
   test('the key can be used again afterwards, as a new message', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const old = await s.agent.pin('k', { body: { text: 'one' } })
     await s.agent.unpin('k')
     const fresh = await s.agent.pin('k', { body: { text: 'two' } })
@@ -243,14 +243,14 @@ describe('DELETE /v1/pins/:key', () => {
   })
 
   test('an unknown key is 404', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await failsWith(s.agent.unpin('never'), 404)
   })
 })
 
 describe('pins and messages', () => {
   test('pins travel through the change feed, with pin: key, and their deletion too', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const start = await s.agent.feed({ peek: true })
     const { pin } = await s.agent.pin('ci', { body: { text: 'queued' } })
     const created = await s.agent.feed({ since: start.cursor, peek: true })
@@ -272,7 +272,7 @@ describe('pins and messages', () => {
   })
 
   test("the person's feed shows pins too", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.pin('ci', { body: { text: 'queued' } })
     const { messages } = await s.person.feed(s.channelId)
     expect(messages).toHaveLength(1)
@@ -280,7 +280,7 @@ describe('pins and messages', () => {
   })
 
   test('a long-poll on the feed is woken by a pin edit', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.pin('ci', { body: { text: 'queued' } })
     const { cursor } = await s.agent.feed({ peek: true })
     const waiting = s.agent.feed({ since: cursor, wait: 10, peek: true })
@@ -291,7 +291,7 @@ describe('pins and messages', () => {
   })
 
   test('DELETE /v1/messages/:id of a pinned message removes the pin', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { pin } = await s.agent.pin('temp', { body: { text: 'x' } })
     expect(await s.agent.remove(pin.message.id)).toEqual({ ok: true })
     expect((await s.agent.pins()).pins).toEqual([])
@@ -303,7 +303,7 @@ describe('pins and messages', () => {
   })
 
   test('PATCH /v1/messages/:id of a pinned message edits the pin', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { pin } = await s.agent.pin('p', { body: { text: 'x' } })
     const { message } = await s.agent.edit(pin.message.id, { text: 'via message' })
     expect(message.pin).toBe('p')
@@ -312,7 +312,7 @@ describe('pins and messages', () => {
   })
 
   test('PUT /v1/messages/:id of a pinned message cannot add input blocks either', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { pin } = await s.agent.pin('p', { body: { text: 'x' } })
     await failsWith(
       s.agent.replace(pin.message.id, {
@@ -325,7 +325,7 @@ describe('pins and messages', () => {
   })
 
   test('GET /v1/channel counts pins', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.pin('a', { body: { text: 'a' } })
     await s.agent.pin('b', { body: { text: 'b' } })
     await s.agent.send({ body: { text: 'plain' } })
@@ -333,7 +333,7 @@ describe('pins and messages', () => {
   })
 
   test('error bodies are JSON { error } with a JSON content type', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const [method, key, json] of [
       ['PATCH', 'missing', { text: 'x' }],
       ['DELETE', 'missing', undefined],

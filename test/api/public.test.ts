@@ -41,7 +41,7 @@ async function openapi(): Promise<OpenApi> {
 
 describe('GET /health', () => {
   test('answers { ok: true } without a token', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const res = await s.raw().raw('GET', '/health')
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toContain('application/json')
@@ -49,20 +49,20 @@ describe('GET /health', () => {
   })
 
   test('ignores any token, even a bad one', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     expect(await s.raw('garbage').health()).toEqual({ ok: true })
     expect(await s.agent.health()).toEqual({ ok: true })
   })
 
   test('is outside /v1: /v1/health is 404', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     expect((await s.raw().raw('GET', '/v1/health')).status).toBe(404)
   })
 })
 
 describe('GET /v1/info', () => {
   test('answers name, version, needs_setup, registration and features without a token', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await s.raw().info()
     expect(info).toEqual({
       name: 'Hark',
@@ -78,19 +78,19 @@ describe('GET /v1/info', () => {
   })
 
   test('needs_setup is true on a fresh server with no owner, and false once there is one', async () => {
-    s = startTestServer({ owner: false })
+    s = await startTestServer({ owner: false })
     const before = await s.request('GET', '/v1/info')
     expect(before.status).toBe(200)
     expect(before.body.needs_setup).toBe(true)
     // A person who is not the owner does not complete setup.
-    addUser(s.ctx, { email: 'someone@example.com' })
+    await addUser(s.ctx, { email: 'someone@example.com' })
     expect((await s.request('GET', '/v1/info')).body.needs_setup).toBe(true)
-    addUser(s.ctx, { email: 'owner@example.com', owner: true })
+    await addUser(s.ctx, { email: 'owner@example.com', owner: true })
     expect((await s.request('GET', '/v1/info')).body.needs_setup).toBe(false)
   })
 
   test('needs_setup turns true again when the owner is removed', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     s.ctx.db.run('DELETE FROM users')
     expect((await s.raw().info()).needs_setup).toBe(true)
     // Their tokens went with them.
@@ -103,7 +103,7 @@ describe('GET /v1/info', () => {
   })
 
   test('health and info answer on a fresh server too', async () => {
-    s = startTestServer({ owner: false })
+    s = await startTestServer({ owner: false })
     expect((await s.request('GET', '/health')).body).toEqual({ ok: true })
     expect((await s.request('GET', '/v1/info')).status).toBe(200)
   })
@@ -111,7 +111,7 @@ describe('GET /v1/info', () => {
 
 describe('GET /v1/openapi.json', () => {
   test('is an OpenAPI 3 document naming Hark and its version', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const spec = await openapi()
     expect(spec.openapi).toMatch(/^3\.\d+\.\d+$/)
     expect(spec.info.title).toBe('Hark')
@@ -120,7 +120,7 @@ describe('GET /v1/openapi.json', () => {
   })
 
   test('lists every route with its methods', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { paths } = await openapi()
     const expected: Record<string, string[]> = {
       '/health': ['get'],
@@ -152,7 +152,7 @@ describe('GET /v1/openapi.json', () => {
   })
 
   test('is generated from the schemas: the send request requires body', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const spec = await openapi()
     const send = spec.paths['/v1/messages']?.post
     const schema = resolve(
@@ -170,7 +170,7 @@ describe('GET /v1/openapi.json', () => {
   })
 
   test('documents the answers: message, pin, channel, file', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const spec = await openapi()
     const ok = (path: string, method: string) =>
       resolve(
@@ -191,7 +191,7 @@ describe('GET /v1/openapi.json', () => {
   })
 
   test('documents the raw upload body and its ?name= parameter', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const spec = await openapi()
     const upload = spec.paths['/v1/files']?.post
     expect(upload?.parameters?.some((p) => p.name === 'name' && p.in === 'query')).toBe(true)
@@ -202,7 +202,7 @@ describe('GET /v1/openapi.json', () => {
   })
 
   test('public routes need no token; the rest name bearer security', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const spec = await openapi()
     expect(spec.paths['/health']?.get?.security).toEqual([])
     expect(spec.paths['/v1/info']?.get?.security).toEqual([])
@@ -210,14 +210,14 @@ describe('GET /v1/openapi.json', () => {
   })
 
   test('needs no token', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     expect((await s.raw('garbage').raw('GET', '/v1/openapi.json')).status).toBe(200)
   })
 })
 
 describe('unknown routes', () => {
   test('are 404 with a JSON { error }', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const [method, path] of [
       ['GET', '/nope'],
       ['GET', '/v1/nope'],
@@ -237,7 +237,7 @@ describe('unknown routes', () => {
   })
 
   test('are 404 without a token too', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const res = await s.raw().raw('GET', '/v1/definitely-not-here')
     expect(res.status).toBe(404)
     expect(typeof ((await res.json()) as { error: unknown }).error).toBe('string')

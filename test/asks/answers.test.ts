@@ -4,8 +4,8 @@ import { failsWith, startTestServer, type TestServer } from '../harness.ts'
 import { cursorNow, question } from './fixtures.ts'
 
 let s: TestServer
-beforeEach(() => {
-  s = startTestServer()
+beforeEach(async () => {
+  s = await startTestServer()
 })
 afterEach(() => s.close())
 

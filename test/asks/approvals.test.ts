@@ -5,8 +5,8 @@ import { failsWith, startTestServer, TestClock, type TestServer } from '../harne
 import { question } from './fixtures.ts'
 
 let s: TestServer
-beforeEach(() => {
-  s = startTestServer()
+beforeEach(async () => {
+  s = await startTestServer()
 })
 afterEach(() => s.close())
 
@@ -154,7 +154,7 @@ describe('an approval over time', () => {
   test('expiry gives null, never consent', async () => {
     s.close()
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     const message = await question(s, [bash()], { expires_in: 60 })
     clock.advance(61_000)
     const read = await s.agent.ask(message.id)
@@ -222,8 +222,8 @@ describe('GET /v1/app/asks', () => {
   test("every open question of the person's channels, oldest first; type=approval narrows", async () => {
     s.close()
     const clock = new TestClock()
-    s = startTestServer({ clock })
-    const other = s.addChannel('CI')
+    s = await startTestServer({ clock })
+    const other = await s.addChannel('CI')
     const first = await question(s, [bash()])
     clock.advance(1000)
     const plain = await other.agent.send({
@@ -235,7 +235,7 @@ describe('GET /v1/app/asks', () => {
     const done = await question(s, [bash()])
     await s.person.answer(done.id, { decision: 'deny' })
     // Someone else's approval never shows.
-    const stranger = s.addChannel('theirs', 'else@example.com')
+    const stranger = await s.addChannel('theirs', 'else@example.com')
     await stranger.agent.send({ body: { blocks: [bash()] } })
 
     const all = await s.person.openAsks()

@@ -50,7 +50,7 @@ const formDefaults = {
 
 describe('expires_in', () => {
   test('a fractional expires_in expires on time with the defaults', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const message = await question(s, form, { expires_in: 0.3 })
     expect(message.ask?.expires_at).toBe(message.created_at + 300)
     expect((await s.agent.ask(message.id)).message.ask?.status).toBe('open')
@@ -62,11 +62,11 @@ describe('expires_in', () => {
     expect(read.message.ask?.answer).toEqual(formDefaults)
     expect(read.answer).toEqual(formDefaults)
     // The scheduler did it: the row changed without anyone reading it first.
-    expect(s.ctx.store.messages.byId(message.id)?.ask_status).toBe('expired')
+    expect((await s.ctx.store.messages.byId(message.id))?.ask_status).toBe('expired')
   })
 
   test('one input expires to its default, else its empty value', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const cases: [Block, unknown][] = [
       [{ type: 'choice', id: 'c', options: [{ label: 'x' }], default: 'x' }, 'x'],
       [{ type: 'choice', id: 'c', options: [{ label: 'x' }] }, null],
@@ -94,7 +94,7 @@ describe('expires_in', () => {
   })
 
   test('a long-poll on the question wakes on expiry', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const message = await question(s, [{ type: 'toggle', id: 't', label: 'T', default: true }], {
       expires_in: 0.3,
     })
@@ -105,7 +105,7 @@ describe('expires_in', () => {
   })
 
   test('the change feed wakes on expiry and shows the expired question', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const message = await question(s, [{ type: 'text_input', id: 't' }], { expires_in: 0.3 })
     const cursor = await cursorNow(s)
     const { value, ms } = await timed(s.agent.feed({ since: cursor, wait: 5 }))
@@ -116,7 +116,7 @@ describe('expires_in', () => {
   })
 
   test('an expired question is no longer listed, and cannot be answered or cancelled', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const stays = await question(s, [{ type: 'toggle', id: 't', label: 'T' }], { expires_in: 60 })
     const goes = await question(s, [{ type: 'toggle', id: 't', label: 'T' }], { expires_in: 0.1 })
     await s.agent.ask(goes.id, 5)
@@ -127,7 +127,7 @@ describe('expires_in', () => {
   })
 
   test('an earlier expiry sent after a later one still expires on time', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const late = await question(s, [{ type: 'toggle', id: 't', label: 'T' }], { expires_in: 0.8 })
     const early = await question(s, [{ type: 'toggle', id: 't', label: 'T' }], {
       expires_in: 0.2,
@@ -141,7 +141,7 @@ describe('expires_in', () => {
   })
 
   test('many questions due at once all expire', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const sent = []
     for (let i = 0; i < 30; i++) {
       sent.push(await question(s, [{ type: 'text_input', id: 't' }], { expires_in: 0.2 }))
@@ -149,12 +149,12 @@ describe('expires_in', () => {
     await sleep(600)
     expect((await s.agent.asks()).asks).toEqual([])
     for (const m of sent) {
-      expect(s.ctx.store.messages.byId(m.id)?.ask_status).toBe('expired')
+      expect((await s.ctx.store.messages.byId(m.id))?.ask_status).toBe('expired')
     }
   })
 
   test('an answer before expiry stands', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const message = await question(s, [{ type: 'text_input', id: 't', default: 'd' }], {
       expires_in: 0.2,
     })
@@ -166,7 +166,7 @@ describe('expires_in', () => {
   })
 
   test('a cancel before expiry stands', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const message = await question(s, [{ type: 'text_input', id: 't', default: 'd' }], {
       expires_in: 0.2,
     })
@@ -178,7 +178,7 @@ describe('expires_in', () => {
   })
 
   test('a deleted question with an expiry does not disturb the scheduler', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const gone = await question(s, [{ type: 'toggle', id: 't', label: 'T' }], { expires_in: 0.1 })
     const kept = await question(s, [{ type: 'toggle', id: 't', label: 'T' }], { expires_in: 0.3 })
     await s.agent.remove(gone.id)
@@ -189,7 +189,7 @@ describe('expires_in', () => {
 
 describe('expires_in validation', () => {
   test('must be a positive number of seconds, at most 30 days, on a question', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const blocks: Block[] = [{ type: 'confirm', id: 'c', label: 'C' }]
     for (const bad of [0, -1, 30 * 24 * 3600 + 1, '10', null]) {
       const e = await failsWith(s.agent.send({ body: { blocks }, expires_in: bad as number }), 400)
@@ -205,21 +205,21 @@ describe('expires_in validation', () => {
 
 describe('expiry across restarts and clocks', () => {
   test('a question that fell due while the server was down expires at the next start', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const message = await question(s, form, { expires_in: 0.2 })
     // "Down": nothing runs the scheduler until the restart.
     s.ctx.expiry.stop()
     await sleep(400)
-    expect(s.ctx.store.messages.byId(message.id)?.ask_status).toBe('open')
+    expect((await s.ctx.store.messages.byId(message.id))?.ask_status).toBe('open')
     await s.restart()
-    expect(s.ctx.store.messages.byId(message.id)?.ask_status).toBe('expired')
+    expect((await s.ctx.store.messages.byId(message.id))?.ask_status).toBe('expired')
     const read = await s.agent.ask(message.id)
     expect(read.message.ask?.status).toBe('expired')
     expect(read.answer).toEqual(formDefaults)
   })
 
   test('a pending expiry is re-armed after a restart', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const message = await question(s, [{ type: 'number_input', id: 'n', default: 7 }], {
       expires_in: 0.5,
     })
@@ -231,7 +231,7 @@ describe('expiry across restarts and clocks', () => {
 
   test('an overdue question is expired when read, before the timer fires', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     const message = await question(s, [{ type: 'text_input', id: 't', default: 'late' }], {
       expires_in: 3600,
     })
@@ -247,7 +247,7 @@ describe('expiry across restarts and clocks', () => {
 
   test('a long-poll held past the expiry returns the expired question', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     const message = await question(s, [{ type: 'toggle', id: 't', label: 'T' }], {
       expires_in: 3600,
     })

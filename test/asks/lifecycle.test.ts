@@ -5,8 +5,8 @@ import { failsWith, startTestServer, type TestServer } from '../harness.ts'
 import { question } from './fixtures.ts'
 
 let s: TestServer
-beforeEach(() => {
-  s = startTestServer()
+beforeEach(async () => {
+  s = await startTestServer()
 })
 afterEach(() => s.close())
 
@@ -53,7 +53,7 @@ describe('open → answered', () => {
   })
 
   test('the owner answers in any of their channels', async () => {
-    const other = s.addChannel('Second agent')
+    const other = await s.addChannel('Second agent')
     const { message } = await other.agent.send({ body: { blocks: [confirm] } })
     expect((await s.person.answer(message.id, true)).answer).toBe(true)
     expect((await other.agent.ask(message.id)).message.ask?.status).toBe('answered')
@@ -120,7 +120,7 @@ describe('404', () => {
     await failsWith(s.agent.cancel('msg_doesnotexist'), 404)
     const { message: human } = await s.person.send(s.channelId, { text: 'hello agent' })
     await failsWith(s.agent.cancel(human.id), 404)
-    const other = s.addChannel()
+    const other = await s.addChannel()
     const { message: theirs } = await other.agent.send({ body: { blocks: [confirm] } })
     await failsWith(s.agent.cancel(theirs.id), 404)
     expect((await other.agent.ask(theirs.id)).message.ask?.status).toBe('open')
@@ -131,7 +131,7 @@ describe('404', () => {
     await failsWith(s.agent.ask(plain.id), 404)
     await failsWith(s.agent.ask(plain.id, 1), 404)
     await failsWith(s.agent.ask('nope'), 404)
-    const other = s.addChannel()
+    const other = await s.addChannel()
     const { message: theirs } = await other.agent.send({ body: { blocks: [confirm] } })
     await failsWith(s.agent.ask(theirs.id), 404)
   })
@@ -159,7 +159,7 @@ describe('GET /v1/asks', () => {
     const cancelled = await question(s, [confirm])
     const b = await question(s, [text], { expires_in: 3600 })
     await s.agent.send({ body: { text: 'not a question' } })
-    const other = s.addChannel()
+    const other = await s.addChannel()
     await other.agent.send({ body: { blocks: [confirm] } })
     await s.person.answer(answered.id, true)
     await s.agent.cancel(cancelled.id)
@@ -179,7 +179,7 @@ describe('GET /v1/asks', () => {
 describe("the person's side", () => {
   test("another person cannot answer or read the owner's channel", async () => {
     const message = await question(s, [confirm])
-    const stranger = s.addPerson('b@example.com')
+    const stranger = await s.addPerson('b@example.com')
     await failsWith(stranger.answer(message.id, true), 404)
     await failsWith(stranger.feed(s.channelId), 404)
     await failsWith(stranger.feed(s.channelId, { wait: 1 }), 404)
@@ -192,7 +192,7 @@ describe("the person's side", () => {
 
   test('a stranger gets the same 404 for an existing and an unknown question', async () => {
     const message = await question(s, [confirm])
-    const stranger = s.addPerson('b@example.com')
+    const stranger = await s.addPerson('b@example.com')
     const a = await failsWith(stranger.answer(message.id, true), 404)
     const b = await failsWith(stranger.answer('msg_unknown', true), 404)
     expect(a.error).toBe(b.error)
@@ -200,7 +200,7 @@ describe("the person's side", () => {
 
   test('an agent token on /v1/app routes is 403', async () => {
     const message = await question(s, [confirm])
-    const { token } = s.addChannel()
+    const { token } = await s.addChannel()
     const asPerson = s.personClient(token)
     await failsWith(asPerson.answer(message.id, true), 403)
     await failsWith(asPerson.feed(s.channelId), 403)
@@ -210,7 +210,7 @@ describe("the person's side", () => {
 
   test('a person token on the agent question routes is 403', async () => {
     const message = await question(s, [confirm])
-    const { token } = addPersonToken(s.ctx, { email: s.ownerEmail })
+    const { token } = await addPersonToken(s.ctx, { email: s.ownerEmail })
     const asAgent = s.agentClient(token)
     await failsWith(asAgent.asks(), 403)
     await failsWith(asAgent.ask(message.id), 403)

@@ -3,8 +3,8 @@ import { startTestServer, type TestServer, until } from '../harness.ts'
 import { cursorNow, parked, question, text, timed } from './fixtures.ts'
 
 let s: TestServer
-beforeEach(() => {
-  s = startTestServer()
+beforeEach(async () => {
+  s = await startTestServer()
 })
 afterEach(() => s.close())
 

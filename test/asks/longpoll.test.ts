@@ -1,25 +1,29 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { issueToken } from '../../src/access/tokens/service.ts'
+import type { AgentClient } from '../../src/agent/client.ts'
 import type { ChannelRow } from '../../src/channels/store.ts'
 import type { UserRow } from '../../src/people/store.ts'
 import { failsWith, sleep, startTestServer, type TestServer } from '../harness.ts'
 import { cursorNow, parked, question, text, timed, track } from './fixtures.ts'
 
 let s: TestServer
-beforeEach(() => {
-  s = startTestServer()
+beforeEach(async () => {
+  s = await startTestServer()
 })
 afterEach(() => s.close())
 
 type AskResult = Awaited<ReturnType<TestServer['agent']['ask']>>
 
 /** More agent tokens of the test channel, each with its own count of held polls. */
-function moreAgents(server: TestServer, n: number) {
-  const channel = server.ctx.store.channels.byId(server.channelId) as ChannelRow
-  const user = server.ctx.store.users.byId(channel.user_id) as UserRow
-  return Array.from({ length: n }, (_, i) =>
-    server.agentClient(issueToken(server.ctx, 'agent', user, channel, `extra ${i}`).token),
-  )
+async function moreAgents(server: TestServer, n: number) {
+  const channel = (await server.ctx.store.channels.byId(server.channelId)) as ChannelRow
+  const user = (await server.ctx.store.users.byId(channel.user_id)) as UserRow
+  const agents: AgentClient[] = []
+  for (let i = 0; i < n; i++) {
+    const { token } = await issueToken(server.ctx, 'agent', user, channel, `extra ${i}`)
+    agents.push(server.agentClient(token))
+  }
+  return agents
 }
 
 describe('GET /v1/asks/:id?wait', () => {
@@ -102,7 +106,7 @@ describe('GET /v1/asks/:id?wait', () => {
   test('one answer wakes every waiter on the question', async () => {
     const message = await question(s, [text])
     // 50 waiters: more than one token may hold (MAX_HELD_POLLS), so three tokens of the channel.
-    const agents = [s.agent, ...moreAgents(s, 2)]
+    const agents = [s.agent, ...(await moreAgents(s, 2))]
     const polls = Array.from(
       { length: 50 },
       (_, i) => agents[i % 3]?.ask(message.id, 10) as Promise<AskResult>,
@@ -220,7 +224,7 @@ describe('GET /v1/messages?wait', () => {
     const cursor = await cursorNow(s)
     const poll = track(s.agent.feed({ since: cursor, wait: 10 }))
     await parked(s, 1)
-    const other = s.addChannel()
+    const other = await s.addChannel()
     await other.agent.send({ body: { text: 'elsewhere' } })
     await sleep(100)
     expect(poll.settled()).toBe(false)
@@ -238,7 +242,7 @@ describe('GET /v1/messages?wait', () => {
 
   test('200 concurrent waiters are all woken by one send', async () => {
     const cursor = await cursorNow(s)
-    const agents = [s.agent, ...moreAgents(s, 9)]
+    const agents = [s.agent, ...(await moreAgents(s, 9))]
     const polls = Array.from(
       { length: 200 },
       (_, i) =>

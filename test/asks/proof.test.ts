@@ -20,9 +20,9 @@ let agentToken: string
 let channelId: string
 
 beforeEach(async () => {
-  s = startFreshServer()
+  s = await startFreshServer()
   owner = await s.setUpOwner()
-  const made = addChannel(s.ctx, { email: 'owner@example.com', label: 'CI' })
+  const made = await addChannel(s.ctx, { email: 'owner@example.com', label: 'CI' })
   agentToken = made.token
   channelId = made.channel.id
 })
@@ -146,13 +146,13 @@ describe('a signed answer', () => {
       expect([r.status, r.body.field]).toEqual([400, field])
       const read = await agentRead(q.id)
       expect(read.message.ask.status).toBe('open')
-      expect(s.ctx.store.audit.page(0, 10)).toHaveLength(0)
+      expect(await s.ctx.store.audit.page(0, 10)).toHaveLength(0)
     })
   }
 
   test("someone else's passkey cannot sign this person's answer", async () => {
     const stranger = s.authenticator()
-    const invite = s.invite(owner.user.id, 'b@example.com')
+    const invite = await s.invite(owner.user.id, 'b@example.com')
     expect((await s.signUp(stranger, { email: 'b@example.com', invite })).status).toBe(200)
     const q = await ask()
     const proof = await signAnswer(stranger, q, { decision: 'allow' })
@@ -161,7 +161,8 @@ describe('a signed answer', () => {
   })
 
   test('a person token (a script) may answer, but never with a proof', async () => {
-    const token = addPersonToken(s.ctx, { email: 'owner@example.com', label: 'script' }).token
+    const token = (await addPersonToken(s.ctx, { email: 'owner@example.com', label: 'script' }))
+      .token
     const q = await ask()
     const proof = await signAnswer(owner.authenticator, q, { decision: 'allow' })
     const withProof = await s.request('POST', `/v1/app/messages/${q.id}/answer`, {
@@ -228,7 +229,7 @@ describe('the audit log', () => {
     })
     await ask([{ type: 'confirm', id: 'x', label: 'not an approval' }])
 
-    const rows = s.ctx.store.audit.page(0, 10)
+    const rows = await s.ctx.store.audit.page(0, 10)
     expect(rows.map((r) => [r.message_id, JSON.parse(r.entry).by])).toEqual([
       [a.id, 'passkey'],
       [b.id, 'session'],

@@ -13,7 +13,7 @@ let env: Record<string, string>
 
 beforeAll(async () => {
   requireBinary()
-  server = startTestServer({ listen: true })
+  server = await startTestServer({ listen: true })
   home = tempDir('hark-bin-')
   env = { ...connectedEnv(server), HOME: home, XDG_CONFIG_HOME: home }
 })

@@ -13,7 +13,7 @@ const cli = () => {
 }
 
 beforeAll(async () => {
-  server = startTestServer({ listen: true })
+  server = await startTestServer({ listen: true })
 })
 afterAll(async () => {
   await server.close()
@@ -34,7 +34,7 @@ describe('hark init (device pairing)', () => {
     await init.stderrMatch(new RegExp(`approve the code ${code}`))
     // The approval comes from the person while the CLI is held in its long-poll.
     await Bun.sleep(300)
-    const approved = await server.sessionClient().approvePairing(code as string)
+    const approved = await (await server.sessionClient()).approvePairing(code as string)
     expect(approved.channel.label).toBe('Laptop build')
     const done = await init.finished()
     expect(done.code).toBe(0)
@@ -62,7 +62,7 @@ describe('hark init (device pairing)', () => {
     const c = cli()
     const init = c.spawn(['init', `${server.url}/`, '--json', '--profile', 'work'])
     const [, code] = await init.stderrMatch(/approve the code (\w{4}-\w{4})/)
-    await server.sessionClient().approvePairing(code as string, 'Named in the app')
+    await (await server.sessionClient()).approvePairing(code as string, 'Named in the app')
     const done = await init.finished()
     expect(done.code).toBe(0)
     const out = done.json()
@@ -102,7 +102,9 @@ describe('hark init (device pairing)', () => {
 describe('hark join', () => {
   test('redeems a link once and stores the token', async () => {
     const c = cli()
-    const { join_link } = await server.sessionClient().createJoinLink({ label: 'CI runner' })
+    const { join_link } = await (await server.sessionClient()).createJoinLink({
+      label: 'CI runner',
+    })
     const joined = await c.run(['join', join_link.link, '--json'])
     expect(joined.code).toBe(0)
     expect(joined.json()).toMatchObject({ url: server.url, channel: { label: 'CI runner' } })
@@ -115,7 +117,7 @@ describe('hark join', () => {
 
   test('a bare code works with --url; junk is a usage error', async () => {
     const c = cli()
-    const { join_link } = await server.sessionClient().createJoinLink()
+    const { join_link } = await (await server.sessionClient()).createJoinLink()
     const joined = await c.run(['join', join_link.code, '--url', server.url])
     expect(joined.code).toBe(0)
     expect((await c.run(['join', 'not a link'])).code).toBe(2)
@@ -123,10 +125,10 @@ describe('hark join', () => {
 
   test('re-keying an existing channel: the old token stops working', async () => {
     const c = cli()
-    const first = await server.sessionClient().createJoinLink({ label: 'Rekeyed' })
+    const first = await (await server.sessionClient()).createJoinLink({ label: 'Rekeyed' })
     await c.run(['join', first.join_link.link, '--profile', 'old'])
     const channelId = stored(c).profiles.old?.channel.id as string
-    const second = await server.sessionClient().createJoinLink({ channel_id: channelId })
+    const second = await (await server.sessionClient()).createJoinLink({ channel_id: channelId })
     expect((await c.run(['join', second.join_link.link])).code).toBe(0)
     expect(stored(c).profiles.default?.channel.id).toBe(channelId)
     expect((await c.run(['status'])).code).toBe(0)
@@ -162,7 +164,7 @@ describe('hark status and logout', () => {
 
   test('logout forgets the profile; the next command is exit 4', async () => {
     const c = cli()
-    const { join_link } = await server.sessionClient().createJoinLink()
+    const { join_link } = await (await server.sessionClient()).createJoinLink()
     await c.run(['join', join_link.link])
     expect((await c.run(['send', 'hello'])).code).toBe(0)
     const out = await c.run(['logout', '--json'])

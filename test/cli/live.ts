@@ -177,7 +177,7 @@ export interface LiveCli {
 }
 
 export async function startLiveCli(options: TestServerOptions = {}): Promise<LiveCli> {
-  const server = startTestServer({ listen: true, ...options })
+  const server = await startTestServer({ listen: true, ...options })
   const cli = makeCli()
   return {
     server,

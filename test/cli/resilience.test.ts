@@ -18,7 +18,7 @@ describe('authentication failures exit 4', () => {
     expect(wrong.code).toBe(4)
     expect(wrong.stdout).toBe('')
     expect(wrong.stderr).toContain('invalid or revoked token')
-    const person = addPersonToken(live.server.ctx, { email: 'owner@example.com' }).token
+    const person = (await addPersonToken(live.server.ctx, { email: 'owner@example.com' })).token
     const refused = await hark(['inbox'], { HARK_TOKEN: person })
     expect(refused.code).toBe(4)
     expect(refused.stderr).toContain('agent token')
@@ -71,7 +71,7 @@ describe('outages', () => {
 
 describe('rate limits', () => {
   test('a 429 is retried after its Retry-After', async () => {
-    const limited = startTestServer({ listen: true, writeLimit: 60 })
+    const limited = await startTestServer({ listen: true, writeLimit: 60 })
     try {
       const agent = createAgentClient({ baseUrl: limited.url, token: limited.agentToken })
       // The bucket holds a minute's worth: empty it.

@@ -63,7 +63,7 @@ for (const version of versions) {
 
     test('serves its data after the upgrade', async () => {
       // The old data dir as it is: nobody provisioned on top of what it holds.
-      const s = startTestServer({ dataDir: dir, owner: false })
+      const s = await startTestServer({ dataDir: dir, owner: false })
       try {
         const agent = s.agentClient(expected.agent_token)
         const feed = await agent.feed({ since: 0 })
@@ -207,7 +207,7 @@ describe('v6: one change sequence per person', () => {
     old.run("UPDATE counters SET value = 6 WHERE name = 'change_seq'")
     old.close()
 
-    const s = startTestServer({ dataDir: dir, owner: false })
+    const s = await startTestServer({ dataDir: dir, owner: false })
     const { ctx } = s
     try {
       expect(schemaVersion(ctx.db)).toBe(latestVersion)

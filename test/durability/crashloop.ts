@@ -13,11 +13,9 @@ import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { systemClock } from '../../src/core/clock.ts'
 import { addChannel, addPersonToken, addUser } from '../../src/people/service.ts'
-import { openStores } from '../../src/server/context.ts'
 import { openDatabase } from '../../src/server/db/database.ts'
-import { directWrites } from '../../src/server/db/direct-writes.ts'
+import { directProvisioning } from '../../src/server/db/direct-writes.ts'
 import { HARK, requireBinary } from '../binary/process.ts'
 
 export interface CrashOptions {
@@ -49,15 +47,17 @@ interface Acked {
   files: Map<string, { sha256: string; size: number; channel: string }>
 }
 
-function provisionDir(dir: string, channels: number) {
+async function provisionDir(dir: string, channels: number) {
   const db = openDatabase(join(dir, 'hark.db'))
-  const p = { db, writes: directWrites(db), store: openStores(db), clock: systemClock }
-  addUser(p, { email: 'crash@example.com', owner: true })
-  const agents = Array.from({ length: channels }, (_, i) => {
-    const made = addChannel(p, { email: 'crash@example.com', label: `crash ${i}` })
-    return { token: made.token, channel: made.channel.id }
-  })
-  const person = addPersonToken(p, { email: 'crash@example.com' }).token
+  const p = directProvisioning(db)
+  await addUser(p, { email: 'crash@example.com', owner: true })
+  const agents: { token: string; channel: string }[] = []
+  for (let i = 0; i < channels; i++) {
+    const made = await addChannel(p, { email: 'crash@example.com', label: `crash ${i}` })
+    agents.push({ token: made.token, channel: made.channel.id })
+  }
+  const person = (await addPersonToken(p, { email: 'crash@example.com' })).token
+  await p.writes.close()
   db.close()
   return { agents, person }
 }
@@ -270,7 +270,7 @@ function checkFiles(dir: string, failures: string[], round: number) {
 export async function crashLoop(options: CrashOptions): Promise<CrashSummary> {
   requireBinary()
   const log = options.log ?? (() => {})
-  const { agents, person } = provisionDir(options.dir, 4)
+  const { agents, person } = await provisionDir(options.dir, 4)
   const acked: Acked = {
     messages: new Map(),
     answers: new Map(),

@@ -155,11 +155,11 @@ describe('guards', () => {
 describe('secrecy', () => {
   test('neither codes nor the secrets a sign-up carries are stored in plaintext', async () => {
     s = await startEmailServer({ owner: false })
-    const setupToken = issueSetupToken(s.ctx)!.split('#token=')[1]!
+    const setupToken = (await issueSetupToken(s.ctx))!.split('#token=')[1]!
     const setupCode = await s.mailedCode('ada@example.com', 'signup', { setup_token: setupToken })
     await s.post(START, { email: 'nobody@example.com', purpose: 'login' })
     // An owner appears (as `hark admin user add --owner` would do it) while the setup code waits.
-    const user = s.ctx.store.users.insert({
+    const user = await s.ctx.store.users.insert({
       id: newId('usr'),
       email: 'boss@example.com',
       name: null,
@@ -168,7 +168,7 @@ describe('secrecy', () => {
       email_verified: true,
     })
     const inviteSecret = `inv-${newId('inv')}`
-    s.ctx.store.invites.insert({
+    await s.ctx.store.invites.insert({
       id: newId('inv'),
       hash: hashToken(inviteSecret),
       created_by: user.id,
@@ -192,7 +192,7 @@ describe('secrecy', () => {
       ['bob@example.com', 'signup'],
       ['boss@example.com', 'login'],
     ] as const) {
-      const [row] = s.ctx.store.emailCodes.byAddress(email, purpose)
+      const [row] = await s.ctx.store.emailCodes.byAddress(email, purpose)
       if (!row) throw new Error(`no code for ${email}`)
       expect(row.code_hash).toHaveLength(32)
       expect(row.data).not.toContain('{') // sealed, not JSON

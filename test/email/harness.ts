@@ -43,7 +43,7 @@ export async function startEmailServer(
   const { mailer, greetingDelayMs, ...rest } = options
   const trap = await startMailTrap({ greetingDelayMs })
   const clock = new TestClock()
-  const s = startTestServer({
+  const s = await startTestServer({
     ...rest,
     channel: false,
     clock,

@@ -32,7 +32,7 @@ const STRANGER = '198.51.100.66'
  * the other wait for a lock only this thread could release.
  */
 async function secondInstance(): Promise<TestServer> {
-  other = startTestServer({
+  other = await startTestServer({
     owner: false,
     trustProxy: true,
     clock: s.clock,
@@ -87,8 +87,8 @@ describe('an email code across instances', () => {
 
   test('a sign-up code asked before a restart creates the account after it', async () => {
     const secret = `inv-secret-${newId('inv')}`
-    const owner = s.ctx.store.users.byEmail(OWNER)
-    s.ctx.store.invites.insert({
+    const owner = await s.ctx.store.users.byEmail(OWNER)
+    await s.ctx.store.invites.insert({
       id: newId('inv'),
       hash: hashToken(secret),
       created_by: owner?.id as string,

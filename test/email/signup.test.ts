@@ -13,11 +13,11 @@ const verify = (email: string, code: string) =>
   s.post('/v1/auth/email/verify', { email, purpose: 'signup', code })
 
 /** An invite as the owner would make one; returns its secret. */
-function invite(email: string | null = null): { secret: string; id: string } {
-  const owner = s.ctx.store.users.byEmail(OWNER)!
+async function invite(email: string | null = null): Promise<{ secret: string; id: string }> {
+  const owner = (await s.ctx.store.users.byEmail(OWNER))!
   const secret = `invite-secret-${newId('inv')}`
   const now = s.ctx.clock.now()
-  const row = s.ctx.store.invites.insert({
+  const row = await s.ctx.store.invites.insert({
     id: newId('inv'),
     hash: hashToken(secret),
     created_by: owner.id,
@@ -31,7 +31,7 @@ function invite(email: string | null = null): { secret: string; id: string } {
 describe('first-run setup by email', () => {
   test('the setup token and a mailed code create the owner', async () => {
     s = await startEmailServer({ owner: false })
-    const token = issueSetupToken(s.ctx)!.split('#token=')[1]!
+    const token = (await issueSetupToken(s.ctx))!.split('#token=')[1]!
     const started = await start({ email: 'ada@example.com', name: ' Ada ', setup_token: token })
     expect(started.status).toBe(200)
     expect(started.body).toEqual({ ok: true, expires_in: 600 })
@@ -54,7 +54,7 @@ describe('first-run setup by email', () => {
 
   test('without the setup token, or with a wrong one, there is no code', async () => {
     s = await startEmailServer({ owner: false })
-    issueSetupToken(s.ctx)
+    await issueSetupToken(s.ctx)
     for (const body of [{}, { setup_token: 'guess' }]) {
       const refused = await start({ email: 'mallory@example.com', ...body })
       expect(refused.status).toBe(403)
@@ -68,14 +68,14 @@ describe('first-run setup by email', () => {
 
   test('two setups racing: the first code redeemed wins, the other is 409', async () => {
     s = await startEmailServer({ owner: false })
-    const token = issueSetupToken(s.ctx)!.split('#token=')[1]!
+    const token = (await issueSetupToken(s.ctx))!.split('#token=')[1]!
     const a = await s.mailedCode('a@example.com', 'signup', { setup_token: token })
     const b = await s.mailedCode('b@example.com', 'signup', { setup_token: token })
     expect((await verify('b@example.com', b)).status).toBe(200)
     const late = await verify('a@example.com', a)
     expect(late.status).toBe(409)
     expect(late.body.error).toBe('setup is already done')
-    expect(s.ctx.store.users.all().filter((u) => u.is_owner)).toHaveLength(1)
+    expect((await s.ctx.store.users.all()).filter((u) => u.is_owner)).toHaveLength(1)
   })
 
   test('the setup token is refused once there is an owner', async () => {
@@ -88,7 +88,7 @@ describe('first-run setup by email', () => {
 describe('sign-up by email', () => {
   test('with an invite', async () => {
     s = await startEmailServer()
-    const { secret, id } = invite()
+    const { secret, id } = await invite()
     const code = await s.mailedCode('bob@example.com', 'signup', { invite: secret, name: 'Bob' })
     const verified = await verify('bob@example.com', code)
     expect(verified.status).toBe(200)
@@ -97,13 +97,13 @@ describe('sign-up by email', () => {
       name: 'Bob',
       is_owner: false,
     })
-    expect(s.ctx.store.invites.byId(id)?.used_at).not.toBeNull()
+    expect((await s.ctx.store.invites.byId(id))?.used_at).not.toBeNull()
     expect(verified.headers.get('set-cookie')).toContain('hark_session=')
   })
 
   test('the mail says it creates an account', async () => {
     s = await startEmailServer()
-    await start({ email: 'bob@example.com', invite: invite().secret })
+    await start({ email: 'bob@example.com', invite: (await invite()).secret })
     const mail = await s.trap.next('bob@example.com')
     expect(mail.subject).toBe('Your code to create a Hark account')
     expect(mail.text).toContain('to create your Hark account')
@@ -112,7 +112,7 @@ describe('sign-up by email', () => {
 
   test('an invite for another address, or a made-up one, is 403', async () => {
     s = await startEmailServer()
-    const forCarol = invite('carol@example.com').secret
+    const forCarol = (await invite('carol@example.com')).secret
     expect((await start({ email: 'bob@example.com', invite: forCarol })).status).toBe(403)
     expect((await start({ email: 'bob@example.com', invite: 'made-up' })).status).toBe(403)
     expect(s.trap.mails).toHaveLength(0)
@@ -120,19 +120,19 @@ describe('sign-up by email', () => {
 
   test('an invite used between start and verify: 403, and nothing is created', async () => {
     s = await startEmailServer()
-    const { secret, id } = invite()
+    const { secret, id } = await invite()
     const code = await s.mailedCode('bob@example.com', 'signup', { invite: secret })
-    s.ctx.store.invites.use(id, s.ctx.clock.now(), 'usr_someone_else')
+    await s.ctx.store.invites.use(id, s.ctx.clock.now(), 'usr_someone_else')
     const refused = await verify('bob@example.com', code)
     expect(refused.status).toBe(403)
-    expect(s.ctx.store.users.byEmail('bob@example.com')).toBeUndefined()
+    expect(await s.ctx.store.users.byEmail('bob@example.com')).toBeUndefined()
     // Admission refused the sign-up; the code itself was not spent on it.
-    expect(s.ctx.store.emailCodes.byAddress('bob@example.com', 'signup')).toHaveLength(1)
+    expect(await s.ctx.store.emailCodes.byAddress('bob@example.com', 'signup')).toHaveLength(1)
   })
 
   test('in open mode, without an invite', async () => {
     s = await startEmailServer()
-    setRegistrationMode(s.ctx, 'open')
+    await setRegistrationMode(s.ctx, 'open')
     const code = await s.mailedCode('dora@example.com', 'signup')
     const verified = await verify('dora@example.com', code)
     expect(verified.status).toBe(200)
@@ -144,7 +144,7 @@ describe('sign-up by email', () => {
     const refused = await start({ email: 'eve@example.com' })
     expect(refused.status).toBe(403)
     expect(refused.body.error).toBe('registration is closed; ask the owner for an invite')
-    setRegistrationMode(s.ctx, 'invite')
+    await setRegistrationMode(s.ctx, 'invite')
     expect((await start({ email: 'eve@example.com' })).status).toBe(403)
     await Bun.sleep(100)
     expect(s.trap.mails).toHaveLength(0)
@@ -152,7 +152,7 @@ describe('sign-up by email', () => {
 
   test('an address that has an account is told to log in (409)', async () => {
     s = await startEmailServer()
-    setRegistrationMode(s.ctx, 'open')
+    await setRegistrationMode(s.ctx, 'open')
     const taken = await start({ email: OWNER })
     expect(taken.status).toBe(409)
     expect(taken.body.error).toContain('log in')
@@ -160,21 +160,21 @@ describe('sign-up by email', () => {
 
   test('a wrong sign-up code creates nothing', async () => {
     s = await startEmailServer()
-    setRegistrationMode(s.ctx, 'open')
+    await setRegistrationMode(s.ctx, 'open')
     const code = await s.mailedCode('dora@example.com', 'signup')
     const wrong = await verify('dora@example.com', otherCode(code))
     expect(wrong.status).toBe(400)
     expect(wrong.body.field).toBe('code')
-    expect(s.ctx.store.users.byEmail('dora@example.com')).toBeUndefined()
+    expect(await s.ctx.store.users.byEmail('dora@example.com')).toBeUndefined()
   })
 
   test('an SMTP failure on sign-up is a clear 503, and leaves no code behind', async () => {
     s = await startEmailServer()
-    setRegistrationMode(s.ctx, 'open')
+    await setRegistrationMode(s.ctx, 'open')
     s.ctx.mailer = { send: () => Promise.reject(new Error('535 authentication failed')) }
     const failed = await start({ email: 'dora@example.com' })
     expect(failed.status).toBe(503)
     expect(failed.body.error).toContain('SMTP settings')
-    expect(s.ctx.store.emailCodes.byAddress('dora@example.com', 'signup')).toEqual([])
+    expect(await s.ctx.store.emailCodes.byAddress('dora@example.com', 'signup')).toEqual([])
   })
 })

@@ -6,7 +6,7 @@ let s: TestServer
 afterEach(() => s?.close())
 
 test('disk downloads answer Range with 206 and Content-Range, 416 past the end', async () => {
-  s = startTestServer()
+  s = await startTestServer()
   const text = 'abcdefghijklmnopqrstuvwxyz'
   const info = await s.agent.upload('a.txt', text, 'text/plain')
   const get = (headers: Record<string, string>) =>

@@ -23,9 +23,9 @@ afterEach(async () => {
   s = undefined
 })
 
-function server(options: { maxFileSize?: number } = {}): TestServer {
+async function server(options: { maxFileSize?: number } = {}): Promise<TestServer> {
   prefix = `t${++n}`
-  s = startTestServer({ s3Url: s3.url(prefix), ...options })
+  s = await startTestServer({ s3Url: s3.url(prefix), ...options })
   return s
 }
 
@@ -48,7 +48,7 @@ async function eventually(cond: () => Promise<boolean>, ms = 3000): Promise<void
 
 describe('files in S3 through the API', () => {
   test('an upload is one object at PREFIX/<channel>/<file>, nothing on disk', async () => {
-    const t = server()
+    const t = await server()
     const bytes = binary(70_000)
     const info = await t.agent.upload('report.bin', bytes, 'application/octet-stream')
     expect(info.size).toBe(70_000)
@@ -59,7 +59,7 @@ describe('files in S3 through the API', () => {
   })
 
   test('a download is proxied whole, with Hark’s headers', async () => {
-    const t = server()
+    const t = await server()
     const bytes = binary(70_000)
     const info = await t.agent.upload('report.bin', bytes, 'application/octet-stream')
     const res = await t.agent.download(info.file_id)
@@ -80,7 +80,7 @@ describe('files in S3 through the API', () => {
   })
 
   test('Range: 206 with Content-Range; suffix and open ranges; 416 past the end', async () => {
-    const t = server()
+    const t = await server()
     const bytes = binary(10_000)
     const info = await t.agent.upload('a.bin', bytes, 'application/octet-stream')
     const get = (range: string) =>
@@ -111,7 +111,7 @@ describe('files in S3 through the API', () => {
   })
 
   test('over the size limit: 413 and no object', async () => {
-    const t = server({ maxFileSize: 5000 })
+    const t = await server({ maxFileSize: 5000 })
     let sent = 0
     const body = new ReadableStream<Uint8Array>({
       pull(c) {
@@ -131,8 +131,8 @@ describe('files in S3 through the API', () => {
   })
 
   test('deleting a channel deletes its objects, and no other channel’s', async () => {
-    const t = server()
-    const other = t.addChannel('Other')
+    const t = await server()
+    const other = await t.addChannel('Other')
     const a = await t.agent.upload('a.txt', 'aaa', 'text/plain')
     await t.agent.upload('b.txt', 'bbb', 'text/plain')
     const kept = await other.agent.upload('c.txt', 'ccc', 'text/plain')
@@ -144,7 +144,7 @@ describe('files in S3 through the API', () => {
   })
 
   test('at start, objects no record names are swept; recorded ones stay', async () => {
-    const t = server()
+    const t = await server()
     const info = await t.agent.upload('keep.txt', 'keep', 'text/plain')
     await s3.client.write(`${prefix}/${t.channelId}/file_orphan`, 'left by a crash')
     await s3.client.write(`${prefix}/ch_gone/file_x`, 'of a deleted channel')
@@ -161,7 +161,7 @@ describe('files in S3 through the API', () => {
   })
 
   test('a recorded file whose object is gone is 404, not a broken body', async () => {
-    const t = server()
+    const t = await server()
     const info = await t.agent.upload('a.txt', 'x', 'text/plain')
     await s3.client.delete(`${prefix}/${t.channelId}/${info.file_id}`)
     await failsWith(

@@ -53,7 +53,7 @@ test('POST /v1/app/messages/:id/answer: any answer to any question', async () =>
         const payload = wrapped ? { answer: value } : value
         const status = await probe(f.s, jsonRequest(f.person, 'POST', path, payload))
         statuses.add(status)
-        const row = f.s.ctx.store.messages.byId(sent.message.id)
+        const row = await f.s.ctx.store.messages.byId(sent.message.id)
         expect(row?.ask_status).toBe(status === 200 ? 'answered' : 'open')
         if (status === 200) {
           // Answered once: a second answer is 409 and changes nothing.

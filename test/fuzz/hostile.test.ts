@@ -101,7 +101,7 @@ test('any UTF-16 text, escaped as JSON does: strings that are not Unicode are al
 })
 
 test('any Host header: 200 or a 400, the server stays up', async () => {
-  const server = startTestServer({ listen: true })
+  const server = await startTestServer({ listen: true })
   try {
     const printable = fc.string({
       unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),

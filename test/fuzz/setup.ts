@@ -11,9 +11,9 @@ export interface FuzzServer {
 
 /** A real server (real SQLite, the real app) with one channel, a file in it, and tokens. */
 export async function fuzzServer(): Promise<FuzzServer> {
-  const s = startTestServer({ writeLimit: 0 })
-  const made = s.addChannel('Fuzzed agent')
-  const person = addPersonToken(s.ctx, { email: s.ownerEmail }).token
+  const s = await startTestServer({ writeLimit: 0 })
+  const made = await s.addChannel('Fuzzed agent')
+  const person = (await addPersonToken(s.ctx, { email: s.ownerEmail })).token
   const file = await made.agent.upload('pic.png', new Uint8Array([137, 80, 78, 71]), 'image/png')
   knownIds.file = file.file_id
   return { s, agent: made.token, person, channelId: made.channelId }

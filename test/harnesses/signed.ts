@@ -23,11 +23,11 @@ export interface SignedHark {
 }
 
 export async function startSignedHark(): Promise<SignedHark> {
-  const s = startFreshServer({ listen: true })
+  const s = await startFreshServer({ listen: true })
   // The server's clock follows the real one: proofs are checked against it (±5 min).
   s.clock.now = () => Date.now()
   const owner = await s.setUpOwner()
-  const made = addChannel(s.ctx, { email: 'owner@example.com', label: 'Signed' })
+  const made = await addChannel(s.ctx, { email: 'owner@example.com', label: 'Signed' })
   return { s, owner, env: { HARK_URL: s.url, HARK_TOKEN: made.token }, close: () => s.close() }
 }
 

@@ -24,13 +24,13 @@ process.on('exit', () => rmSync(work, { recursive: true, force: true }))
 
 describe('backups and the server keys', () => {
   test('a backup holds no key; a restored server makes new ones, and ceremonies start again', async () => {
-    s = startFreshServer()
-    const token = s.setupToken()
+    s = await startFreshServer()
+    const token = await s.setupToken()
     const started = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'o@example.com', setup_token: token },
     })
     expect(started.status).toBe(200)
-    const keys = s.ctx.store.serverKeys.all()
+    const keys = await s.ctx.store.serverKeys.all()
     expect(keys.length).toBeGreaterThan(0)
 
     const archive = join(work, 'backup.tar')
@@ -39,7 +39,7 @@ describe('backups and the server keys', () => {
     for (const k of keys) expect(bytes.includes(Buffer.from(k.key))).toBe(false)
     expect(bytes.includes(Buffer.from(token))).toBe(false)
     // The live data keeps its keys: only the copy lost them.
-    expect(s.ctx.store.serverKeys.all()).toEqual(keys)
+    expect(await s.ctx.store.serverKeys.all()).toEqual(keys)
 
     const dir = join(work, 'restored')
     await restore(archive, dir)
@@ -48,8 +48,13 @@ describe('backups and the server keys', () => {
     expect(copy.query('SELECT count(*) AS n FROM challenges').get()).toEqual({ n: 1 })
     copy.close()
 
-    restored = startTestServer({ owner: false, baseUrl: ORIGIN, clock: s.clock, dataDir: dir })
-    const fresh = restored.ctx.store.serverKeys.all()
+    restored = await startTestServer({
+      owner: false,
+      baseUrl: ORIGIN,
+      clock: s.clock,
+      dataDir: dir,
+    })
+    const fresh = await restored.ctx.store.serverKeys.all()
     expect(fresh.map((k) => k.purpose).sort()).toEqual(keys.map((k) => k.purpose).sort())
     for (const k of fresh) {
       expect(keys.some((old) => Buffer.from(old.key).equals(Buffer.from(k.key)))).toBe(false)

@@ -16,7 +16,7 @@ let client: Client
 let home: string
 
 beforeAll(async () => {
-  server = startTestServer({ listen: true })
+  server = await startTestServer({ listen: true })
   home = tempDir('hark-mcp-approve-')
   client = new Client({ name: 'hark-test', version: '1.0.0' })
   await client.connect(

@@ -36,7 +36,7 @@ async function connect(url: string, token: string): Promise<Client> {
 }
 
 beforeAll(async () => {
-  server = startTestServer({ listen: true })
+  server = await startTestServer({ listen: true })
   notHark = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,

@@ -40,7 +40,7 @@ export interface LiveMcp {
 
 /** A test server, and `hark mcp` connected to its first channel with `env` added. */
 export async function startMcp(env: Record<string, string> = {}): Promise<LiveMcp> {
-  const server = startTestServer({ listen: true })
+  const server = await startTestServer({ listen: true })
   const home = tempDir('hark-mcp-')
   const client = new Client({ name: 'hark-test', version: '1.0.0' })
   await client.connect(

@@ -196,13 +196,13 @@ describe('POST /v1/messages: malformed known blocks are 400 naming the field', (
 
   for (const [name, blocks, field] of cases) {
     test(`${name} → ${field}`, async () => {
-      s = startTestServer()
+      s = await startTestServer()
       await rejectsBlocks(blocks, field)
     })
   }
 
   test('the field names the right index when the bad block comes after good ones', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await rejectsBlocks(
       [
         { type: 'heading', text: 'ok' },
@@ -216,12 +216,12 @@ describe('POST /v1/messages: malformed known blocks are 400 naming the field', (
 
 describe('POST /v1/messages: image and file blocks need a file of this channel', () => {
   test('an image naming a nonexistent file → 400 body.blocks[0].file_id', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await rejectsBlocks([{ type: 'image', file_id: 'file_doesnotexist' }], 'body.blocks[0].file_id')
   })
 
   test('a file block naming a nonexistent file → 400', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await rejectsBlocks(
       [{ type: 'file', file_id: 'file_nope', name: 'x.txt' }],
       'body.blocks[0].file_id',
@@ -229,8 +229,8 @@ describe('POST /v1/messages: image and file blocks need a file of this channel',
   })
 
   test("an image naming another channel's file → 400", async () => {
-    s = startTestServer()
-    const other = s.addChannel()
+    s = await startTestServer()
+    const other = await s.addChannel()
     const theirs = await other.agent.upload('secret.png', new Uint8Array([1, 2, 3]), 'image/png')
     await rejectsBlocks([{ type: 'image', file_id: theirs.file_id }], 'body.blocks[0].file_id')
     // The same file is fine in its own channel.
@@ -241,8 +241,8 @@ describe('POST /v1/messages: image and file blocks need a file of this channel',
   })
 
   test("a file block naming another channel's file → 400", async () => {
-    s = startTestServer()
-    const other = s.addChannel()
+    s = await startTestServer()
+    const other = await s.addChannel()
     const theirs = await other.agent.upload('a.txt', 'hello', 'text/plain')
     await rejectsBlocks(
       [
@@ -254,13 +254,13 @@ describe('POST /v1/messages: image and file blocks need a file of this channel',
   })
 
   test('a file block without name → 400 even with a real file', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const mine = await s.agent.upload('a.txt', 'hello', 'text/plain')
     await rejectsBlocks([{ type: 'file', file_id: mine.file_id }], 'body.blocks[0].name')
   })
 
   test('a file block with a negative size → 400', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const mine = await s.agent.upload('a.txt', 'hello', 'text/plain')
     await rejectsBlocks(
       [{ type: 'file', file_id: mine.file_id, name: 'a.txt', size: -1 }],

@@ -11,7 +11,7 @@ const { put, sendBoard, sendQuestion } = editCalls(() => s)
 describe('PATCH /v1/messages/:id', () => {
   describe('400s, with nothing written', () => {
     test('an unknown block id in the array form → block_patches[0].id', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const m = await sendBoard()
       await invalid(
         s,
@@ -21,7 +21,7 @@ describe('PATCH /v1/messages/:id', () => {
     })
 
     test('an unknown id after a known one → block_patches[1].id, and the first is not applied', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const m = await sendBoard()
       await invalid(
         s,
@@ -38,7 +38,7 @@ describe('PATCH /v1/messages/:id', () => {
     })
 
     test('an unknown block id in the object form → block_patches.<id>', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const m = await sendBoard()
       await invalid(
         s,
@@ -48,20 +48,20 @@ describe('PATCH /v1/messages/:id', () => {
     })
 
     test('a patch without id in the array form → 400', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const m = await sendBoard()
       await invalid(s, () => patch(m.id, { block_patches: [{ value: 1 }] }), 'block_patches')
     })
 
     test('a merged block that is invalid → 400 naming it', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const m = await sendBoard()
       await invalid(s, () => patch(m.id, { block_patches: [{ id: 'p', max: 0 }] }), 'blocks[1].max')
       await invalid(s, () => patch(m.id, { block_patches: { h: { text: 42 } } }), 'blocks[0].text')
     })
 
     test('invalid replacement blocks → 400 naming them', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const m = await sendBoard()
       await invalid(
         s,
@@ -87,9 +87,9 @@ describe('PATCH /v1/messages/:id', () => {
     })
 
     test("an image block naming another channel's file → 400", async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const m = await sendBoard()
-      const other = s.addChannel()
+      const other = await s.addChannel()
       const theirs = await other.agent.upload('x.png', new Uint8Array([1]), 'image/png')
       await invalid(
         s,
@@ -99,20 +99,20 @@ describe('PATCH /v1/messages/:id', () => {
     })
 
     test('an empty patch → 400', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const m = await sendBoard()
       const e = await invalid(s, () => patch(m.id, {}), null)
       expect(e.error).toContain('nothing to change')
     })
 
     test('an unknown field → 400 naming it', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const m = await sendBoard()
       await invalid(s, () => patch(m.id, { text: 'x', colour: 'red' }), 'colour')
     })
 
     test('wrong types → 400 naming the field', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const m = await sendBoard()
       await invalid(s, () => patch(m.id, { title: 5 }), 'title')
       await invalid(s, () => patch(m.id, { text: ['x'] }), 'text')
@@ -120,14 +120,14 @@ describe('PATCH /v1/messages/:id', () => {
     })
 
     test('removing all content → 400 body', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const m = (await s.agent.send({ body: { text: 'only text' } })).message
       await invalid(s, () => patch(m.id, { text: null }), 'body')
       await invalid(s, () => patch(m.id, { text: '', blocks: [] }), 'body')
     })
 
     test('adding an input block to a plain message → 400', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const m = await sendBoard()
       await invalid(
         s,
@@ -143,7 +143,7 @@ describe('PATCH /v1/messages/:id', () => {
     })
 
     test('removing all inputs of an open question → 400', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const q = await sendQuestion()
       await invalid(
         s,
@@ -156,7 +156,7 @@ describe('PATCH /v1/messages/:id', () => {
 
   describe('409: inputs of a question that is no longer open', () => {
     test('editing the inputs of an answered question → 409', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const q = await sendQuestion()
       await s.person.answer(q.id, 'A')
       await rejects(s, () => patch(q.id, { block_patches: [{ id: 'c', label: 'changed' }] }), 409)
@@ -168,7 +168,7 @@ describe('PATCH /v1/messages/:id', () => {
     })
 
     test('editing the inputs of a cancelled question → 409', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const q = await sendQuestion()
       await s.agent.cancel(q.id)
       await rejects(s, () => patch(q.id, { block_patches: { c: { multi: true } } }), 409)
@@ -176,7 +176,7 @@ describe('PATCH /v1/messages/:id', () => {
 
     test('editing the inputs of an expired question → 409', async () => {
       const clock = new TestClock()
-      s = startTestServer({ clock })
+      s = await startTestServer({ clock })
       const q = await sendQuestion({ expires_in: 60 })
       clock.advance(61_000)
       // Reading the question settles it as expired.
@@ -186,7 +186,7 @@ describe('PATCH /v1/messages/:id', () => {
 
     test('editing the inputs of an overdue question → 409, before any timer expired it', async () => {
       const clock = new TestClock()
-      s = startTestServer({ clock })
+      s = await startTestServer({ clock })
       const q = await sendQuestion({ expires_in: 60 })
       clock.advance(61_000)
       // The expiry timer runs on real time and has not fired: only the clock says it is due.
@@ -198,7 +198,7 @@ describe('PATCH /v1/messages/:id', () => {
     })
 
     test('removing every input of an answered question → 409', async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const q = await sendQuestion()
       await s.person.answer(q.id, 'A')
       await rejects(s, () => patch(q.id, { blocks: [{ type: 'markdown', text: 'x' }] }), 409)
@@ -208,7 +208,7 @@ describe('PATCH /v1/messages/:id', () => {
 
 describe('404 for unknown ids and for another channel', () => {
   test('unknown ids → 404 on every route', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await sendBoard()
     for (const id of ['msg_unknown', 'x', '%20', 'a'.repeat(300)]) {
       await rejects(s, () => patch(id, { text: 'x' }), 404)
@@ -219,8 +219,8 @@ describe('404 for unknown ids and for another channel', () => {
   })
 
   test("another channel's message ids are 404, and nothing of theirs changes", async () => {
-    s = startTestServer()
-    const other = s.addChannel()
+    s = await startTestServer()
+    const other = await s.addChannel()
     const theirs = (await other.agent.send({ body: { text: 'theirs', blocks: board() } })).message
     const theirPerson = (await s.person.send(other.channelId, { text: 'to the other agent' }))
       .message
@@ -236,7 +236,7 @@ describe('404 for unknown ids and for another channel', () => {
 
 describe("403: the agent cannot change the person's messages", () => {
   test('edit, replace and delete of a human message → 403, nothing written', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const h = (await s.person.send(s.channelId, { text: 'mine' })).message
     await rejects(s, () => s.agent.edit(h.id, { text: 'changed' }), 403)
     await rejects(s, () => s.agent.replace(h.id, { text: 'changed' }), 403)
@@ -247,7 +247,7 @@ describe("403: the agent cannot change the person's messages", () => {
 
 describe('authentication on the edit routes', () => {
   test('no token or a garbage token → 401; a person token → 403', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const m = await sendBoard()
     const routes: [string, string, unknown][] = [
       ['PATCH', `/v1/messages/${m.id}`, { text: 'x' }],
@@ -266,7 +266,7 @@ describe('authentication on the edit routes', () => {
   })
 
   test('a stranger gets 401 even with a body that is not JSON', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await rejects(
       s,
       () =>
@@ -279,7 +279,7 @@ describe('authentication on the edit routes', () => {
   })
 
   test('a stranger gets 401 even with an invalid body', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await rejects(s, () => s.raw().call('POST', '/v1/messages', { json: { body: {} } }), 401)
     await rejects(s, () => s.raw('nope').call('PATCH', '/v1/messages/x', { json: {} }), 401)
   })

@@ -10,7 +10,7 @@ const { put, sendBoard, sendQuestion } = editCalls(() => s)
 describe('PATCH /v1/messages/:id', () => {
   test('title and text are replaced; the rest stays; updated_at moves, created_at does not', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     const m = await sendBoard()
     clock.advance(5000)
     const { message } = await s.agent.edit(m.id, { title: 'T2', text: 'new text' })
@@ -22,7 +22,7 @@ describe('PATCH /v1/messages/:id', () => {
   })
 
   test('null title and null text remove them', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const m = await sendBoard()
     const { message } = await s.agent.edit(m.id, { title: null, text: null })
     expect(message.body).toEqual({ blocks: board() })
@@ -31,7 +31,7 @@ describe('PATCH /v1/messages/:id', () => {
   })
 
   test('blocks replaces the whole block list', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const m = await sendBoard()
     const blocks = [{ type: 'code', code: 'x', language: 'sh' }]
     const { message } = await s.agent.edit(m.id, { blocks })
@@ -39,7 +39,7 @@ describe('PATCH /v1/messages/:id', () => {
   })
 
   test('block_patches as an array merges fields by block id', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const m = await sendBoard()
     const { message } = await s.agent.edit(m.id, {
       block_patches: [
@@ -55,7 +55,7 @@ describe('PATCH /v1/messages/:id', () => {
   })
 
   test('block_patches as an object keyed by id merges the same way', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const m = await sendBoard()
     const { message } = await s.agent.edit(m.id, {
       block_patches: { p: { value: 9, label: 'almost' } },
@@ -70,7 +70,7 @@ describe('PATCH /v1/messages/:id', () => {
   })
 
   test('blocks and block_patches together: replaced first, then patched', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const m = await sendBoard()
     const { message } = await s.agent.edit(m.id, {
       blocks: [{ type: 'progress', id: 'q', value: 0 }],
@@ -80,7 +80,7 @@ describe('PATCH /v1/messages/:id', () => {
   })
 
   test('patching an unknown block type keeps its fields', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const m = (
       await s.agent.send({
         body: { blocks: [{ type: 'chart', id: 'c', series: [1], color: 'red' }] },
@@ -91,7 +91,7 @@ describe('PATCH /v1/messages/:id', () => {
   })
 
   test('an edit re-appears once in the change feed', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const m = await sendBoard()
     const { cursor } = await s.agent.feed()
     const { message } = await s.agent.edit(m.id, { text: 'x' })
@@ -100,7 +100,7 @@ describe('PATCH /v1/messages/:id', () => {
   })
 
   test('changing only the text of an answered question → 200', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const q = await sendQuestion()
     await s.person.answer(q.id, 'B')
     const { message } = await s.agent.edit(q.id, { text: 'Picked B, thanks' })
@@ -109,7 +109,7 @@ describe('PATCH /v1/messages/:id', () => {
   })
 
   test('patching a display block of an answered question → 200', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const q = await sendQuestion()
     await s.person.answer(q.id, 'A')
     const { message } = await s.agent.edit(q.id, { block_patches: { intro: { text: 'Done' } } })
@@ -117,7 +117,7 @@ describe('PATCH /v1/messages/:id', () => {
   })
 
   test('editing the inputs of an open question is allowed', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const q = await sendQuestion()
     const { message } = await s.agent.edit(q.id, {
       block_patches: [{ id: 'c', options: [{ label: 'A' }, { label: 'B' }, { label: 'C' }] }],
@@ -129,7 +129,7 @@ describe('PATCH /v1/messages/:id', () => {
 
 describe('PUT /v1/messages/:id', () => {
   test('replaces the whole body', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const m = await sendBoard()
     const { message } = await s.agent.replace(m.id, { text: 'only this' })
     expect(message.body).toEqual({ text: 'only this' })
@@ -138,7 +138,7 @@ describe('PUT /v1/messages/:id', () => {
   })
 
   test('replacing an answered question with the same inputs and new text → 200', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const q = await sendQuestion()
     await s.person.answer(q.id, 'A')
     const { message } = await s.agent.replace(q.id, { ...q.body, text: 'Answered: A' })
@@ -147,7 +147,7 @@ describe('PUT /v1/messages/:id', () => {
   })
 
   test('the same inputs with their keys in another order are the same inputs → 200', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const q = (
       await s.agent.send({
         body: {
@@ -165,7 +165,7 @@ describe('PUT /v1/messages/:id', () => {
   })
 
   test('replacing the inputs of an answered question → 409', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const q = await sendQuestion()
     await s.person.answer(q.id, 'B')
     await rejects(
@@ -176,7 +176,7 @@ describe('PUT /v1/messages/:id', () => {
   })
 
   test('invalid bodies → 400 naming body.* fields, nothing written', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const m = await sendBoard()
     await invalid(s, () => put(m.id, { body: {} }), 'body')
     await invalid(s, () => put(m.id, {}), 'body')
@@ -195,7 +195,7 @@ describe('PUT /v1/messages/:id', () => {
   })
 
   test('adding inputs to a plain message → 400; removing all inputs of a question → 400', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const m = await sendBoard()
     await invalid(
       s,
@@ -209,7 +209,7 @@ describe('PUT /v1/messages/:id', () => {
 
 describe('DELETE /v1/messages/:id', () => {
   test('answers { ok: true }; afterwards edit, replace, delete and state are 404', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const m = await sendBoard()
     expect(await s.agent.remove(m.id)).toEqual({ ok: true })
     await rejects(s, () => s.agent.edit(m.id, { text: 'x' }), 404)
@@ -219,7 +219,7 @@ describe('DELETE /v1/messages/:id', () => {
   })
 
   test('a deleted question leaves the open asks', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const q = await sendQuestion()
     await s.agent.remove(q.id)
     expect((await s.agent.asks()).asks).toEqual([])

@@ -11,13 +11,13 @@ const feedRaw = (query: string) => s.agent.call('GET', `/v1/messages?${query}`)
 
 describe('GET /v1/messages: cursor semantics', () => {
   test('an empty channel answers no messages and cursor 0', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     expect(await s.agent.feed()).toEqual({ messages: [], cursor: 0, has_more: false })
     expect(await s.agent.feed({ since: 0 })).toEqual({ messages: [], cursor: 0, has_more: false })
   })
 
   test('messages come oldest first, and the cursor moves past them', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const a = (await s.agent.send({ body: { text: 'a' } })).message
     const b = (await s.agent.send({ body: { text: 'b' } })).message
     const first = await s.agent.feed({ since: 0 })
@@ -31,7 +31,7 @@ describe('GET /v1/messages: cursor semantics', () => {
   })
 
   test('the cursor of an empty answer equals since, even past the head', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.send({ body: { text: 'a' } })
     const { cursor } = await s.agent.feed()
     expect(await s.agent.feed({ since: cursor })).toEqual({ messages: [], cursor, has_more: false })
@@ -43,7 +43,7 @@ describe('GET /v1/messages: cursor semantics', () => {
   })
 
   test('a message changed several times appears once, in its latest form', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const a = (await s.agent.send({ body: { text: 'v1' } })).message
     const b = (await s.agent.send({ body: { text: 'other' } })).message
     await s.agent.edit(a.id, { text: 'v2' })
@@ -55,7 +55,7 @@ describe('GET /v1/messages: cursor semantics', () => {
   })
 
   test('edits, answers, acks and cancels re-appear once after the cursor', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const note = (await s.agent.send({ body: { text: 'note' } })).message
     const q = (
       await s.agent.send({ body: { blocks: [{ type: 'confirm', id: 'go', label: 'Go' }] } })
@@ -90,7 +90,7 @@ describe('GET /v1/messages: cursor semantics', () => {
   })
 
   test('a deleted message appears as { id, deleted: true } and nothing more', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const a = (await s.agent.send({ body: { text: 'secret', title: 't' }, silent: true })).message
     const { cursor } = await s.agent.feed()
     await s.agent.remove(a.id)
@@ -103,8 +103,8 @@ describe('GET /v1/messages: cursor semantics', () => {
   })
 
   test("a channel's feed never shows another channel's messages", async () => {
-    s = startTestServer()
-    const other = s.addChannel()
+    s = await startTestServer()
+    const other = await s.addChannel()
     const theirs = (await other.agent.send({ body: { text: 'theirs' } })).message
     const mine = (await s.agent.send({ body: { text: 'mine' } })).message
     await other.agent.edit(theirs.id, { text: 'edited' })
@@ -115,7 +115,7 @@ describe('GET /v1/messages: cursor semantics', () => {
 
 describe('GET /v1/messages: sender filter', () => {
   test('sender=human shows only the person; sender=agent only the agent', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const a1 = (await s.agent.send({ body: { text: 'a1' } })).message
     const h1 = (await s.person.send(s.channelId, { text: 'h1' })).message
     const a2 = (await s.agent.send({ body: { text: 'a2' } })).message
@@ -133,7 +133,7 @@ describe('GET /v1/messages: sender filter', () => {
   })
 
   test('a filtered read that finds nothing keeps the cursor', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.send({ body: { text: 'a1' } })
     expect(await s.agent.feed({ sender: 'human' })).toEqual({
       messages: [],
@@ -145,7 +145,7 @@ describe('GET /v1/messages: sender filter', () => {
 
 describe('GET /v1/messages: seen marks', () => {
   test("reading as the agent marks the person's messages seen", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const h = (await s.person.send(s.channelId, { text: 'please look' })).message
     expect(h.state).toBeNull()
     const read = await s.agent.feed()
@@ -157,7 +157,7 @@ describe('GET /v1/messages: seen marks', () => {
   })
 
   test('peek=1 does not mark; a later read does', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const h = (await s.person.send(s.channelId, { text: 'hi' })).message
     const before = snapshot(s)
     const peeked = await s.agent.feed({ peek: true })
@@ -173,7 +173,7 @@ describe('GET /v1/messages: seen marks', () => {
   })
 
   test("the agent's own read does not echo its seen marks back with the returned cursor", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.send({ body: { text: 'a' } })
     await s.person.send(s.channelId, { text: 'h1' })
     await s.person.send(s.channelId, { text: 'h2' })
@@ -193,7 +193,7 @@ describe('GET /v1/messages: seen marks', () => {
   })
 
   test('a message already acknowledged is not re-marked seen', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const h = (await s.person.send(s.channelId, { text: 'do it' })).message
     await s.agent.ack(h.id, 'done')
     const before = snapshot(s)
@@ -203,7 +203,7 @@ describe('GET /v1/messages: seen marks', () => {
   })
 
   test('reading with sender=agent marks nothing', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.person.send(s.channelId, { text: 'hi' })
     await s.agent.send({ body: { text: 'a' } })
     const before = snapshot(s)
@@ -212,7 +212,7 @@ describe('GET /v1/messages: seen marks', () => {
   })
 
   test('reading with sender=human marks and skips its own marks', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.person.send(s.channelId, { text: 'h1' })
     const read = await s.agent.feed({ sender: 'human' })
     expect((read.messages[0] as Message).state).toBe('seen')
@@ -220,7 +220,7 @@ describe('GET /v1/messages: seen marks', () => {
   })
 
   test("the person's own feed never marks anything seen", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.person.send(s.channelId, { text: 'hi' })
     const before = snapshot(s)
     await s.person.feed(s.channelId)
@@ -230,7 +230,7 @@ describe('GET /v1/messages: seen marks', () => {
 
 describe('GET /v1/messages: limit and has_more', () => {
   test('limit pages through the feed with has_more', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const sent: string[] = []
     for (let i = 0; i < 5; i++)
       sent.push((await s.agent.send({ body: { text: `m${i}` } })).message.id)
@@ -251,7 +251,7 @@ describe('GET /v1/messages: limit and has_more', () => {
   })
 
   test('a page that ends exactly at the head has has_more false', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.send({ body: { text: 'a' } })
     await s.agent.send({ body: { text: 'b' } })
     const page = await s.agent.feed({ limit: 2 })
@@ -260,7 +260,7 @@ describe('GET /v1/messages: limit and has_more', () => {
   })
 
   test('a limit above 200 is treated as 200; no limit means 200', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (let i = 0; i < 201; i++) await s.agent.send({ body: { text: `m${i}` } })
     const big = await s.agent.feed({ limit: 100000 })
     expect(big.messages).toHaveLength(200)
@@ -272,7 +272,7 @@ describe('GET /v1/messages: limit and has_more', () => {
   })
 
   test("paging while marking seen: every person's message arrives, marked", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const sent: string[] = []
     for (let i = 0; i < 3; i++) {
       sent.push((await s.person.send(s.channelId, { text: `h${i}` })).message.id)
@@ -293,7 +293,7 @@ describe('GET /v1/messages: limit and has_more', () => {
 
 describe('GET /v1/messages: long-poll', () => {
   test('a wait answers as soon as a message arrives', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { cursor } = await s.agent.feed()
     const waiting = s.agent.feed({ since: cursor, wait: 10 })
     await sleep(50)
@@ -304,7 +304,7 @@ describe('GET /v1/messages: long-poll', () => {
   })
 
   test('a wait that elapses answers empty with the same cursor', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.send({ body: { text: 'a' } })
     const { cursor } = await s.agent.feed()
     expect(await s.agent.feed({ since: cursor, wait: 0.3 })).toEqual({
@@ -315,7 +315,7 @@ describe('GET /v1/messages: long-poll', () => {
   })
 
   test('a filtered wait ignores the other sender and answers for its own', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const waiting = s.agent.feed({ sender: 'human', wait: 10 })
     await sleep(30)
     await s.agent.send({ body: { text: 'from the agent' } })
@@ -325,13 +325,13 @@ describe('GET /v1/messages: long-poll', () => {
   })
 
   test('wait with something already there answers at once', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const a = (await s.agent.send({ body: { text: 'a' } })).message
     expect(ids((await s.agent.feed({ wait: 55 })).messages)).toEqual([a.id])
   })
 
   test('a wait above 55 is accepted (treated as 55)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.send({ body: { text: 'a' } })
     expect((await feedRaw('wait=3600')) as object).toMatchObject({ has_more: false })
   })
@@ -358,7 +358,7 @@ describe('GET /v1/messages: invalid parameters → 400 naming the parameter', ()
   ]
   for (const [query, field] of cases) {
     test(`${query} → ${field}`, async () => {
-      s = startTestServer()
+      s = await startTestServer()
       await s.person.send(s.channelId, { text: 'unseen' })
       // A rejected read marks nothing seen.
       await invalid(s, () => feedRaw(query), field)
@@ -367,7 +367,7 @@ describe('GET /v1/messages: invalid parameters → 400 naming the parameter', ()
   }
 
   test('empty parameters are the defaults', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     expect(await feedRaw('since=&wait=&sender=&peek=&limit=')).toEqual({
       messages: [],
       cursor: 0,
@@ -378,7 +378,7 @@ describe('GET /v1/messages: invalid parameters → 400 naming the parameter', ()
 
 describe('GET /v1/messages: authentication', () => {
   test('no token → 401, a garbage token → 401, a person token → 403', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await rejects(s, () => s.raw().call('GET', '/v1/messages'), 401)
     await rejects(s, () => s.raw('hark_garbage').call('GET', '/v1/messages'), 401)
     await rejects(s, () => s.person.call('GET', '/v1/messages'), 403)

@@ -7,7 +7,7 @@ afterEach(() => s?.close())
 
 describe('write rate limit', () => {
   test('the 4th write of 3 allowed → 429 with a numeric Retry-After; nothing written', async () => {
-    s = startTestServer({ writeLimit: 3 })
+    s = await startTestServer({ writeLimit: 3 })
     for (let i = 0; i < 3; i++) await s.agent.send({ body: { text: `m${i}` } })
     const e = await rejects(s, () => s.agent.send({ body: { text: 'one too many' } }), 429)
     const retryAfter = e.headers.get('retry-after')
@@ -19,7 +19,7 @@ describe('write rate limit', () => {
   })
 
   test('every kind of message write counts and is limited', async () => {
-    s = startTestServer({ writeLimit: 3 })
+    s = await startTestServer({ writeLimit: 3 })
     const m = (await s.agent.send({ body: { text: 'a' } })).message
     const h = (await s.person.send(s.channelId, { text: 'from the person' })).message
     await s.agent.edit(m.id, { text: 'b' })
@@ -31,7 +31,7 @@ describe('write rate limit', () => {
   })
 
   test('a write whose body is not JSON counts too, and is 429 once over the limit', async () => {
-    s = startTestServer({ writeLimit: 2 })
+    s = await startTestServer({ writeLimit: 2 })
     const broken = () =>
       s.agent.raw('POST', '/v1/messages', {
         body: '{not json',
@@ -46,7 +46,7 @@ describe('write rate limit', () => {
   })
 
   test('reads are not limited', async () => {
-    s = startTestServer({ writeLimit: 3 })
+    s = await startTestServer({ writeLimit: 3 })
     for (let i = 0; i < 3; i++) await s.agent.send({ body: { text: `m${i}` } })
     await rejects(s, () => s.agent.send({ body: { text: 'x' } }), 429)
     for (let i = 0; i < 20; i++) {
@@ -57,8 +57,8 @@ describe('write rate limit', () => {
   })
 
   test('the limit is per channel', async () => {
-    s = startTestServer({ writeLimit: 3 })
-    const other = s.addChannel()
+    s = await startTestServer({ writeLimit: 3 })
+    const other = await s.addChannel()
     for (let i = 0; i < 3; i++) await s.agent.send({ body: { text: `m${i}` } })
     await rejects(s, () => s.agent.send({ body: { text: 'x' } }), 429)
     for (let i = 0; i < 3; i++) await other.agent.send({ body: { text: `o${i}` } })
@@ -66,7 +66,7 @@ describe('write rate limit', () => {
 
   test('the bucket refills with time: one write per 20 s at 3 per minute', async () => {
     const clock = new TestClock()
-    s = startTestServer({ writeLimit: 3, clock })
+    s = await startTestServer({ writeLimit: 3, clock })
     for (let i = 0; i < 3; i++) await s.agent.send({ body: { text: `m${i}` } })
     const e = await rejects(s, () => s.agent.send({ body: { text: 'x' } }), 429)
     expect(e.headers.get('retry-after')).toBe('20')
@@ -78,7 +78,7 @@ describe('write rate limit', () => {
   })
 
   test("a stranger is 401, not 429, and uses nobody's budget", async () => {
-    s = startTestServer({ writeLimit: 3 })
+    s = await startTestServer({ writeLimit: 3 })
     for (let i = 0; i < 5; i++) {
       await rejects(
         s,
@@ -90,7 +90,7 @@ describe('write rate limit', () => {
   })
 
   test('writeLimit 0 turns the limit off', async () => {
-    s = startTestServer({ writeLimit: 0 })
+    s = await startTestServer({ writeLimit: 0 })
     for (let i = 0; i < 150; i++) await s.agent.send({ body: { text: `m${i}` } })
     expect((await s.agent.feed({ peek: true })).messages).toHaveLength(150)
   })

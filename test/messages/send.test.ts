@@ -8,7 +8,7 @@ afterEach(() => s?.close())
 
 describe('POST /v1/messages: plain messages', () => {
   test('a text message comes back as the agent message record, and is in the feed', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { message } = await s.agent.send({ body: { text: 'Build finished' } })
     expect(typeof message.id).toBe('string')
     expect(message.id.length).toBeGreaterThan(0)
@@ -24,7 +24,7 @@ describe('POST /v1/messages: plain messages', () => {
   })
 
   test('a title alone, and a title with text', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const a = await s.agent.send({ body: { title: 'Deploy' } })
     expect(a.message.body).toEqual({ title: 'Deploy' })
     const b = await s.agent.send({ body: { title: 'Deploy', text: 'to staging' } })
@@ -34,14 +34,14 @@ describe('POST /v1/messages: plain messages', () => {
 
   test('created_at is the server clock, in milliseconds', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     const { message } = await s.agent.send({ body: { text: 'x' } })
     expect(message.created_at).toBe(clock.now())
     expect(message.updated_at).toBe(clock.now())
   })
 
   test('silent: true is stored and returned; silent: false is the default', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const quiet = await s.agent.send({ body: { text: 'quiet' }, silent: true })
     expect(quiet.message.silent).toBe(true)
     expect((await current(s, quiet.message.id)).silent).toBe(true)
@@ -50,7 +50,7 @@ describe('POST /v1/messages: plain messages', () => {
   })
 
   test('blocks alone are enough content', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { message } = await s.agent.send({ body: { blocks: [{ type: 'heading', text: 'H' }] } })
     expect(message.body).toEqual({ blocks: [{ type: 'heading', text: 'H' }] })
   })
@@ -58,7 +58,7 @@ describe('POST /v1/messages: plain messages', () => {
 
 describe('POST /v1/messages: display blocks', () => {
   test('every known display block type is accepted and stored as given', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const image = await s.agent.upload('shot.png', new Uint8Array([137, 80, 78, 71]), 'image/png')
     const report = await s.agent.upload('report.txt', 'all green', 'text/plain')
     const blocks: Block[] = [
@@ -103,14 +103,14 @@ describe('POST /v1/messages: display blocks', () => {
   })
 
   test('known blocks keep extra fields a newer agent adds', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const blocks = [{ type: 'markdown', text: 'x', theme: 'dark', extra: { nested: [1, null] } }]
     const { message } = await s.agent.send({ body: { blocks } })
     expect(message.body.blocks).toEqual(blocks)
   })
 
   test('unknown block types are stored exactly as given', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const blocks: Block[] = [
       { type: 'chart', id: 'c1', series: [{ x: [1, 2, 3], y: [4, 5, 6] }], options: null },
       { type: 'future_thing' },
@@ -125,7 +125,7 @@ describe('POST /v1/messages: display blocks', () => {
   })
 
   test('block ids of 1 and of 64 characters are accepted', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const blocks = [
       { type: 'heading', id: 'a', text: 'one' },
       { type: 'heading', id: 'b'.repeat(64), text: 'sixty-four' },
@@ -135,7 +135,7 @@ describe('POST /v1/messages: display blocks', () => {
   })
 
   test('the same block id may be used in two different messages', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.send({ body: { blocks: [{ type: 'heading', id: 'h', text: '1' }] } })
     const { message } = await s.agent.send({
       body: { blocks: [{ type: 'heading', id: 'h', text: '2' }] },
@@ -146,7 +146,7 @@ describe('POST /v1/messages: display blocks', () => {
 
 describe('POST /v1/messages: questions', () => {
   test('a choice makes the message an open question', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const blocks = [
       {
         type: 'choice',
@@ -167,7 +167,7 @@ describe('POST /v1/messages: questions', () => {
   })
 
   test('choice variants: multi, other, default (single and multi)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const blocks = [
       {
         type: 'choice',
@@ -192,7 +192,7 @@ describe('POST /v1/messages: questions', () => {
   })
 
   test('every other input type, and their answers', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const blocks = [
       {
         type: 'text_input',
@@ -230,7 +230,7 @@ describe('POST /v1/messages: questions', () => {
   })
 
   test('an html question is an input; a plain html embed is not', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const q = await s.agent.send({
       body: { blocks: [{ type: 'html', id: 'pick', html: '<button>ok</button>', question: true }] },
     })
@@ -245,7 +245,7 @@ describe('POST /v1/messages: questions', () => {
   })
 
   test('number_input bounds may be equal, and a default on a bound is fine', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const blocks = [{ type: 'number_input', id: 'n', min: 5, max: 5, default: 5 }]
     const { message } = await s.agent.send({ body: { blocks } })
     expect(message.body.blocks).toEqual(blocks)
@@ -253,7 +253,7 @@ describe('POST /v1/messages: questions', () => {
 
   test('expires_in on a question sets ask.expires_at from the server clock', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     const { message } = await s.agent.send({
       body: { blocks: [{ type: 'confirm', id: 'go', label: 'Go' }] },
       expires_in: 90,
@@ -263,7 +263,7 @@ describe('POST /v1/messages: questions', () => {
 
   test('a fractional expires_in is kept to the millisecond', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     const { message } = await s.agent.send({
       body: { blocks: [{ type: 'toggle', id: 't', label: 'T' }] },
       expires_in: 0.25,
@@ -272,7 +272,7 @@ describe('POST /v1/messages: questions', () => {
   })
 
   test('the longest expires_in (30 days) is accepted', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { message } = await s.agent.send({
       body: { blocks: [{ type: 'toggle', id: 't', label: 'T' }] },
       expires_in: 30 * 24 * 3600,
@@ -281,7 +281,7 @@ describe('POST /v1/messages: questions', () => {
   })
 
   test('display blocks and inputs mix in one question', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const blocks = [
       { type: 'markdown', text: 'Pick one' },
       { type: 'choice', id: 'c', options: [{ label: 'yes' }, { label: 'no' }] },
@@ -296,7 +296,7 @@ describe('POST /v1/messages: questions', () => {
 
 describe('POST /v1/messages: the request as JSON', () => {
   test('a raw JSON request with a charset in the content type works', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const res = await s.agent.raw('POST', '/v1/messages', {
       body: JSON.stringify({ body: { text: 'raw' } }),
       headers: { 'content-type': 'application/json; charset=utf-8' },
@@ -308,7 +308,7 @@ describe('POST /v1/messages: the request as JSON', () => {
   })
 
   test('unicode text round-trips', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const text = 'Grüße 👋 — 日本語 \u0000 nul'
     const { message } = await post(s, { body: { text } })
     expect(message.body.text).toBe(text)
@@ -318,7 +318,7 @@ describe('POST /v1/messages: the request as JSON', () => {
 
 describe("the person's messages (same validation, no inputs)", () => {
   test('a person message is sender human with state null', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { message } = await s.person.send(s.channelId, {
       text: 'hi',
       blocks: [
@@ -333,7 +333,7 @@ describe("the person's messages (same validation, no inputs)", () => {
   })
 
   test('input blocks in a person message → 400 body.blocks[i].type, nothing written', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const path = `/v1/app/channels/${s.channelId}/messages`
     await invalid(
       s,

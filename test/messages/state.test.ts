@@ -15,7 +15,7 @@ const fromPerson = async (text = 'please do it') =>
 describe('POST /v1/messages/:id/state', () => {
   test('seen, working, done answer { message } with the new state', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     const h = await fromPerson()
     for (const state of ['seen', 'working', 'done'] as const) {
       clock.advance(1000)
@@ -30,7 +30,7 @@ describe('POST /v1/messages/:id/state', () => {
   })
 
   test('states may be set in any order, going back too', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const h = await fromPerson()
     for (const state of ['done', 'seen', 'working', 'seen', 'done'] as const) {
       expect((await s.agent.ack(h.id, state)).message.state).toBe(state)
@@ -39,7 +39,7 @@ describe('POST /v1/messages/:id/state', () => {
   })
 
   test('setting the same state again is idempotent: no new change in the feed', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const h = await fromPerson()
     const first = (await s.agent.ack(h.id, 'working')).message
     const { cursor } = await s.agent.feed({ peek: true })
@@ -51,7 +51,7 @@ describe('POST /v1/messages/:id/state', () => {
   })
 
   test("each acknowledgement appears once in the person's feed", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const h = await fromPerson()
     const { cursor } = await s.person.feed(s.channelId)
     await s.agent.ack(h.id, 'working')
@@ -62,7 +62,7 @@ describe('POST /v1/messages/:id/state', () => {
   })
 
   test('a long-polling person is woken by an acknowledgement', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const h = await fromPerson()
     const { cursor } = await s.person.feed(s.channelId)
     const waiting = s.person.feed(s.channelId, { since: cursor, wait: 10 })
@@ -73,7 +73,7 @@ describe('POST /v1/messages/:id/state', () => {
   })
 
   test('an invalid state → 400 naming state, nothing written', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const h = await fromPerson()
     for (const json of [{ state: 'read' }, { state: 'SEEN' }, { state: null }, { state: 1 }, {}]) {
       await invalid(s, () => setState(h.id, json), 'state')
@@ -83,7 +83,7 @@ describe('POST /v1/messages/:id/state', () => {
   })
 
   test('a body that is not JSON → 400', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const h = await fromPerson()
     await invalid(
       s,
@@ -97,7 +97,7 @@ describe('POST /v1/messages/:id/state', () => {
   })
 
   test("the agent's own message → 400 naming state", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const m = (await s.agent.send({ body: { text: 'mine' } })).message
     await invalid(s, () => s.agent.ack(m.id, 'seen'), 'state')
     const q = (
@@ -107,7 +107,7 @@ describe('POST /v1/messages/:id/state', () => {
   })
 
   test('an unknown id → 404; a deleted message → 404', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await rejects(s, () => s.agent.ack('msg_nope', 'seen'), 404)
     const m = (await s.agent.send({ body: { text: 'x' } })).message
     await s.agent.remove(m.id)
@@ -115,15 +115,15 @@ describe('POST /v1/messages/:id/state', () => {
   })
 
   test("another channel's person message → 404", async () => {
-    s = startTestServer()
-    const other = s.addChannel()
+    s = await startTestServer()
+    const other = await s.addChannel()
     const h = (await s.person.send(other.channelId, { text: 'for the other agent' })).message
     await rejects(s, () => s.agent.ack(h.id, 'done'), 404)
     expect((await other.agent.ack(h.id, 'done')).message.state).toBe('done')
   })
 
   test('no token → 401; a person token → 403', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const h = await fromPerson()
     await rejects(
       s,

@@ -38,7 +38,7 @@ async function logLineFor(trustProxy: boolean): Promise<string> {
   await server?.close()
   const lines: string[] = []
   const log: Logger = { info: (m) => lines.push(m), warn: () => {}, error: () => {} }
-  server = startTestServer({ listen: true, owner: false, trustProxy, log })
+  server = await startTestServer({ listen: true, owner: false, trustProxy, log })
   await fetch(`${server.url}/health?secret=1`, { headers: { 'x-forwarded-for': '6.6.6.6' } })
   return lines.find((l) => l.includes('/health')) ?? ''
 }

@@ -3,11 +3,9 @@ import { createHash, randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { systemClock } from '../../src/core/clock.ts'
 import { addChannel, addUser } from '../../src/people/service.ts'
-import { openStores } from '../../src/server/context.ts'
 import { openDatabase } from '../../src/server/db/database.ts'
-import { directWrites } from '../../src/server/db/direct-writes.ts'
+import { directProvisioning } from '../../src/server/db/direct-writes.ts'
 import { requireBinary, type Served, startServe } from '../binary/process.ts'
 import { tempDir } from '../harness.ts'
 import { requireTool } from './release.ts'
@@ -77,10 +75,10 @@ beforeAll(async () => {
   const data = join(work, 'data')
   mkdirSync(data)
   const db = openDatabase(join(data, 'hark.db'))
-  const p = { db, writes: directWrites(db), store: openStores(db), clock: systemClock }
-  addUser(p, { email: 'ops@example.com', owner: true })
-  token = addChannel(p, { email: 'ops@example.com', label: 'Proxy bot' }).token
-  quietToken = addChannel(p, { email: 'ops@example.com', label: 'Quiet bot' }).token
+  const p = directProvisioning(db)
+  await addUser(p, { email: 'ops@example.com', owner: true })
+  token = (await addChannel(p, { email: 'ops@example.com', label: 'Proxy bot' })).token
+  quietToken = (await addChannel(p, { email: 'ops@example.com', label: 'Quiet bot' })).token
   db.close()
   hark = await startServe(['--data', data, '--trust-proxy', '--write-limit', '0'])
   const upstream = new URL(hark.url).port

@@ -13,13 +13,13 @@ export const RP_ID = 'hark.example.com'
  * ceremonies run by a software authenticator. Requests go to the handler in-process, with the
  * app's Origin unless told otherwise.
  */
-export function startFreshServer(options: { mailer?: Mailer; listen?: boolean } = {}) {
+export async function startFreshServer(options: { mailer?: Mailer; listen?: boolean } = {}) {
   const clock = new TestClock()
   // Listening, the server is its own loopback origin (the CLI reaches it there); the relying
   // party is then 127.0.0.1 and the software passkeys report that origin.
   const s = options.listen
-    ? startTestServer({ owner: false, listen: true, clock, mailer: options.mailer })
-    : startTestServer({ owner: false, baseUrl: ORIGIN, clock, mailer: options.mailer })
+    ? await startTestServer({ owner: false, listen: true, clock, mailer: options.mailer })
+    : await startTestServer({ owner: false, baseUrl: ORIGIN, clock, mailer: options.mailer })
   const origin = options.listen ? s.url : ORIGIN
 
   /** Runs a whole sign-up ceremony with `authenticator`; `tamper` spoils the response. */
@@ -60,23 +60,27 @@ export function startFreshServer(options: { mailer?: Mailer; listen?: boolean } 
   }
 
   /** The token in the setup link (`.../setup#token=XXX`). */
-  function setupToken(): string {
-    const link = issueSetupToken(s.ctx) as string
+  async function setupToken(): Promise<string> {
+    const link = (await issueSetupToken(s.ctx)) as string
     return new URL(link).hash.slice('#token='.length)
   }
 
   /** The owner, created through first-run setup with a passkey; returns their session cookie. */
   async function setUpOwner(email = 'owner@example.com') {
     const authenticator = new SoftwareAuthenticator(origin)
-    const reply = await signUp(authenticator, { email, setup_token: setupToken() })
+    const reply = await signUp(authenticator, { email, setup_token: await setupToken() })
     if (reply.status !== 200) throw new Error(`setup failed: ${JSON.stringify(reply.body)}`)
     return { authenticator, cookie: reply.cookie as string, user: reply.body.user }
   }
 
   /** An invite row as the owner's "invite someone" would create it; returns its secret. */
-  function invite(createdBy: string, email: string | null = null, ttlMs = 3600_000): string {
+  async function invite(
+    createdBy: string,
+    email: string | null = null,
+    ttlMs = 3600_000,
+  ): Promise<string> {
     const secret = `inv-secret-${newId('inv')}`
-    s.ctx.store.invites.insert({
+    await s.ctx.store.invites.insert({
       id: newId('inv'),
       hash: hashToken(secret),
       created_by: createdBy,
@@ -101,4 +105,4 @@ export function startFreshServer(options: { mailer?: Mailer; listen?: boolean } 
   })
 }
 
-export type FreshServer = ReturnType<typeof startFreshServer>
+export type FreshServer = Awaited<ReturnType<typeof startFreshServer>>

@@ -10,8 +10,8 @@ import { type FreshServer, ORIGIN, startFreshServer } from './fixture.ts'
  */
 let s: FreshServer
 let other: TestServer | undefined
-beforeEach(() => {
-  s = startFreshServer()
+beforeEach(async () => {
+  s = await startFreshServer()
 })
 afterEach(async () => {
   await other?.stop()
@@ -27,7 +27,7 @@ afterEach(async () => {
  * each is answered once durable, so none is open after.
  */
 async function secondInstance(): Promise<TestServer> {
-  other = startTestServer({ owner: false, baseUrl: ORIGIN, clock: s.clock, dataDir: s.dir })
+  other = await startTestServer({ owner: false, baseUrl: ORIGIN, clock: s.clock, dataDir: s.dir })
   await sleep(20)
   return other
 }
@@ -46,7 +46,7 @@ const refresh = (challengeId: string) =>
 describe('a passkey ceremony across instances', () => {
   test('first-run setup: options on one instance, verify on another', async () => {
     const b = await secondInstance()
-    const started = await options(s, { email: 'o@example.com', setup_token: s.setupToken() })
+    const started = await options(s, { email: 'o@example.com', setup_token: await s.setupToken() })
     expect(started.status).toBe(200)
     const authenticator = s.authenticator()
     const response = await authenticator.register(started.body.options)
@@ -65,7 +65,7 @@ describe('a passkey ceremony across instances', () => {
 
   test('an invite sign-up begun before a restart finishes after it', async () => {
     const { user } = await s.setUpOwner()
-    const invite = s.invite(user.id, 'ivy@example.com')
+    const invite = await s.invite(user.id, 'ivy@example.com')
     const started = await options(s, { email: 'ivy@example.com', invite })
     expect(started.status).toBe(200)
     await s.restart()
@@ -78,7 +78,7 @@ describe('a passkey ceremony across instances', () => {
   test('sealed data opens a day later; under a retired key (two days) it is refused', async () => {
     const { user } = await s.setUpOwner()
     const b = await secondInstance()
-    const invite = s.invite(user.id, null, 10 * KEY_PERIOD_MS)
+    const invite = await s.invite(user.id, null, 10 * KEY_PERIOD_MS)
     const first = await options(s, { email: 'day1@example.com', invite })
     const second = await options(s, { email: 'day2@example.com', invite })
 
@@ -94,12 +94,12 @@ describe('a passkey ceremony across instances', () => {
     expect(refused.status).toBe(400)
     expect(refused.body).toMatchObject({ field: 'challenge_id' })
     expect(refused.body.error).toContain('ask for new options')
-    expect(s.ctx.store.users.byEmail('day2@example.com')).toBeUndefined()
+    expect(await s.ctx.store.users.byEmail('day2@example.com')).toBeUndefined()
   })
 
   test('tampered or relabelled sealed data is refused', async () => {
     const b = await secondInstance()
-    const token = s.setupToken()
+    const token = await s.setupToken()
     const seal = (challengeId: string) =>
       (
         s.ctx.db.query('SELECT data FROM challenges WHERE id = ?1').get(challengeId) as {
@@ -122,6 +122,6 @@ describe('a passkey ceremony across instances', () => {
       expect(reply.status).toBe(400)
       expect(reply.body.field).toBe('challenge_id')
     }
-    expect(s.ctx.store.users.all()).toHaveLength(0)
+    expect(await s.ctx.store.users.all()).toHaveLength(0)
   })
 })

@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { type FreshServer, startFreshServer } from './fixture.ts'
 
 let s: FreshServer
-beforeEach(() => {
-  s = startFreshServer()
+beforeEach(async () => {
+  s = await startFreshServer()
 })
 afterEach(() => s.close())
 
@@ -39,14 +39,14 @@ describe('logging in with a passkey', () => {
 
   test('the signature counter is stored and updated, and last_used_at is set', async () => {
     const owner = await s.setUpOwner()
-    expect(s.ctx.store.passkeys.byId(owner.authenticator.id)?.last_used_at).toBeNull()
+    expect((await s.ctx.store.passkeys.byId(owner.authenticator.id))?.last_used_at).toBeNull()
     s.clock.advance(1000)
     expect((await s.logIn(owner.authenticator, { counter: 5 })).status).toBe(200)
-    const row = s.ctx.store.passkeys.byId(owner.authenticator.id)
+    const row = await s.ctx.store.passkeys.byId(owner.authenticator.id)
     expect(row?.counter).toBe(5)
     expect(row?.last_used_at).toBe(s.clock.now())
     expect((await s.logIn(owner.authenticator, { counter: 6 })).status).toBe(200)
-    expect(s.ctx.store.passkeys.byId(owner.authenticator.id)?.counter).toBe(6)
+    expect((await s.ctx.store.passkeys.byId(owner.authenticator.id))?.counter).toBe(6)
   })
 
   test('a counter that goes backwards (or stands still) is refused', async () => {
@@ -58,7 +58,7 @@ describe('logging in with a passkey', () => {
     expect(back.setCookie).toBeNull()
     expect((await s.logIn(owner.authenticator, { counter: 10 })).status).toBe(401)
     expect((await s.logIn(owner.authenticator, { counter: 0 })).status).toBe(401)
-    expect(s.ctx.store.passkeys.byId(owner.authenticator.id)?.counter).toBe(10)
+    expect((await s.ctx.store.passkeys.byId(owner.authenticator.id))?.counter).toBe(10)
     expect((await s.logIn(owner.authenticator, { counter: 11 })).status).toBe(200)
   })
 
@@ -164,7 +164,7 @@ describe('what a login response must be', () => {
 
   test('a sign-up challenge cannot be used to log in', async () => {
     const owner = await s.setUpOwner()
-    s.ctx.store.settings.set('registration', 'open')
+    await s.ctx.store.settings.set('registration', 'open')
     const signUp = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'new@example.com' },
     })
@@ -191,7 +191,7 @@ describe('what a login response must be', () => {
       expect(reply.status).toBe(401)
       expect(reply.body.error).toContain(words)
       expect(reply.setCookie).toBeNull()
-      expect(s.ctx.store.passkeys.byId(owner.authenticator.id)?.last_used_at).toBeNull()
+      expect((await s.ctx.store.passkeys.byId(owner.authenticator.id))?.last_used_at).toBeNull()
     })
   }
 
@@ -231,7 +231,7 @@ describe('what a login response must be', () => {
 
 describe('what a registration response must be', () => {
   test('a replayed registration response fails', async () => {
-    const token = s.setupToken()
+    const token = await s.setupToken()
     const options = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'o@example.com', setup_token: token },
     })
@@ -243,7 +243,7 @@ describe('what a registration response must be', () => {
     const replay = await s.request('POST', '/v1/auth/passkey/register/verify', { json })
     expect(replay.status).toBe(400)
     expect(replay.body.field).toBe('challenge_id')
-    expect(s.ctx.store.users.all()).toHaveLength(1)
+    expect(await s.ctx.store.users.all()).toHaveLength(1)
   })
 
   for (const [what, tamper, words] of [
@@ -254,13 +254,13 @@ describe('what a registration response must be', () => {
     test(`a registration response for ${what} fails, and nobody is created`, async () => {
       const reply = await s.signUp(
         s.authenticator(),
-        { email: 'o@example.com', setup_token: s.setupToken() },
+        { email: 'o@example.com', setup_token: await s.setupToken() },
         tamper,
       )
       expect(reply.status).toBe(400)
       expect(reply.body.field).toBe('response')
       expect(reply.body.error).toContain(words)
-      expect(s.ctx.store.users.all()).toEqual([])
+      expect(await s.ctx.store.users.all()).toEqual([])
       expect((await s.request('GET', '/v1/info')).body.needs_setup).toBe(true)
     })
   }

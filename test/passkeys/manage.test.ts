@@ -10,7 +10,7 @@ const fakeMailer: Mailer = { send: async () => {} }
 
 /** Another person, signed up with a passkey in open mode. */
 async function otherPerson(email = 'bea@example.com') {
-  s.ctx.store.settings.set('registration', 'open')
+  await s.ctx.store.settings.set('registration', 'open')
   const authenticator = s.authenticator()
   const reply = await s.signUp(authenticator, { email })
   expect(reply.status).toBe(200)
@@ -19,7 +19,7 @@ async function otherPerson(email = 'bea@example.com') {
 
 describe("the person's passkeys", () => {
   test('add a second passkey, list, rename, remove', async () => {
-    s = startFreshServer()
+    s = await startFreshServer()
     const owner = await s.setUpOwner()
     const first = await s.request('GET', '/v1/app/passkeys', { cookie: owner.cookie })
     expect(first.status).toBe(200)
@@ -80,28 +80,28 @@ describe("the person's passkeys", () => {
   })
 
   test('removing the last passkey is refused (409) without email login', async () => {
-    s = startFreshServer()
+    s = await startFreshServer()
     const owner = await s.setUpOwner()
     const reply = await s.request('DELETE', `/v1/app/passkeys/${owner.authenticator.id}`, {
       cookie: owner.cookie,
     })
     expect(reply.status).toBe(409)
     expect(reply.body.error).toContain('last passkey')
-    expect(s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(1)
+    expect(await s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(1)
   })
 
   test('with email login available, the last passkey may go', async () => {
-    s = startFreshServer({ mailer: fakeMailer })
+    s = await startFreshServer({ mailer: fakeMailer })
     const owner = await s.setUpOwner()
     const reply = await s.request('DELETE', `/v1/app/passkeys/${owner.authenticator.id}`, {
       cookie: owner.cookie,
     })
     expect(reply.status).toBe(200)
-    expect(s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(0)
+    expect(await s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(0)
   })
 
   test("another person's passkey is 404, like an unknown one", async () => {
-    s = startFreshServer()
+    s = await startFreshServer()
     const owner = await s.setUpOwner()
     const bea = await otherPerson()
     const path = `/v1/app/passkeys/${owner.authenticator.id}`
@@ -114,11 +114,11 @@ describe("the person's passkeys", () => {
     expect(unknown).toMatchObject({ status: 404, body: { error: 'passkey not found' } })
     const list = await s.request('GET', '/v1/app/passkeys', { cookie: bea.cookie })
     expect(list.body.passkeys.map((p: { id: string }) => p.id)).toEqual([bea.authenticator.id])
-    expect(s.ctx.store.passkeys.byId(owner.authenticator.id)?.name).toBe('Passkey')
+    expect((await s.ctx.store.passkeys.byId(owner.authenticator.id))?.name).toBe('Passkey')
   })
 
   test('options fetched by one person cannot be completed by another', async () => {
-    s = startFreshServer()
+    s = await startFreshServer()
     const owner = await s.setUpOwner()
     const bea = await otherPerson()
     const options = await s.request('POST', '/v1/app/passkeys/options', { cookie: owner.cookie })
@@ -129,12 +129,12 @@ describe("the person's passkeys", () => {
     })
     expect(reply.status).toBe(400)
     expect(reply.body.field).toBe('challenge_id')
-    expect(s.ctx.store.passkeys.byUser(bea.user.id)).toHaveLength(1)
-    expect(s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(1)
+    expect(await s.ctx.store.passkeys.byUser(bea.user.id)).toHaveLength(1)
+    expect(await s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(1)
   })
 
   test('an added passkey is verified like any other: replay and wrong origin fail', async () => {
-    s = startFreshServer()
+    s = await startFreshServer()
     const owner = await s.setUpOwner()
     const options = await s.request('POST', '/v1/app/passkeys/options', { cookie: owner.cookie })
     const bad = await s.authenticator().register(options.body.options, {
@@ -147,11 +147,11 @@ describe("the person's passkeys", () => {
     const again = await s.request('POST', '/v1/app/passkeys/verify', { cookie: owner.cookie, json })
     expect(again.status).toBe(400)
     expect(again.body.field).toBe('challenge_id')
-    expect(s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(1)
+    expect(await s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(1)
   })
 
   test('the same credential cannot be registered twice (409)', async () => {
-    s = startFreshServer()
+    s = await startFreshServer()
     const owner = await s.setUpOwner()
     const options = await s.request('POST', '/v1/app/passkeys/options', { cookie: owner.cookie })
     // An authenticator that ignores excludeCredentials and presents the same credential id.
@@ -163,11 +163,11 @@ describe("the person's passkeys", () => {
       json: { challenge_id: options.body.challenge_id, response },
     })
     expect(reply.status).toBe(409)
-    expect(s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(1)
+    expect(await s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(1)
   })
 
   test('bad input is 400 naming the field', async () => {
-    s = startFreshServer()
+    s = await startFreshServer()
     const owner = await s.setUpOwner()
     const path = `/v1/app/passkeys/${owner.authenticator.id}`
     for (const json of [
@@ -190,7 +190,7 @@ describe("the person's passkeys", () => {
   })
 
   test('the routes need a session or a person token; cookie writes need our Origin', async () => {
-    s = startFreshServer()
+    s = await startFreshServer()
     const owner = await s.setUpOwner()
     expect((await s.request('GET', '/v1/app/passkeys')).status).toBe(401)
     expect((await s.request('POST', '/v1/app/passkeys/options')).status).toBe(401)
@@ -199,16 +199,16 @@ describe("the person's passkeys", () => {
       origin: 'https://evil.example',
     })
     expect(foreign.status).toBe(403)
-    const { token } = addPersonToken(s.ctx, { email: 'owner@example.com' })
+    const { token } = await addPersonToken(s.ctx, { email: 'owner@example.com' })
     const byToken = await s.request('GET', '/v1/app/passkeys', { token, origin: null })
     expect(byToken.status).toBe(200)
     expect(byToken.body.passkeys).toHaveLength(1)
   })
 
   test('adding a passkey needs a browser session: a person token is 403 at options and verify', async () => {
-    s = startFreshServer()
+    s = await startFreshServer()
     const owner = await s.setUpOwner()
-    const { token } = addPersonToken(s.ctx, { email: 'owner@example.com' })
+    const { token } = await addPersonToken(s.ctx, { email: 'owner@example.com' })
     const options = await s.request('POST', '/v1/app/passkeys/options', { token, origin: null })
     expect(options.status).toBe(403)
     expect(options.body.error).toContain('browser session')
@@ -225,7 +225,7 @@ describe("the person's passkeys", () => {
     })
     expect(verify.status).toBe(403)
     expect(verify.body.error).toContain('browser session')
-    expect(s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(1)
+    expect(await s.ctx.store.passkeys.byUser(owner.user.id)).toHaveLength(1)
     // Renaming and removing stay open to the token.
     const renamed = await s.request('PATCH', `/v1/app/passkeys/${owner.authenticator.id}`, {
       token,

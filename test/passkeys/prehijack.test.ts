@@ -23,13 +23,13 @@ async function start() {
       sent.push(mail)
     },
   }
-  s = startFreshServer({ mailer })
+  s = await startFreshServer({ mailer })
   const owner = await s.setUpOwner()
-  s.ctx.store.settings.set('registration', 'open')
+  await s.ctx.store.settings.set('registration', 'open')
   return { sent, owner }
 }
 
-const verified = (email: string) => s.ctx.store.users.byEmail(email)?.email_verified
+const verified = async (email: string) => (await s.ctx.store.users.byEmail(email))?.email_verified
 
 /** Logs in by email code as the mailbox's owner would; returns the reply (cookie set). */
 async function emailLogIn(sent: OutgoingMail[], email: string) {
@@ -58,16 +58,16 @@ describe('users.email_verified', () => {
   test('a passkey sign-up in open mode or with an unbound invite is unverified', async () => {
     const { owner } = await start()
     await passkeySignUp('open@example.com')
-    expect(verified('open@example.com')).toBe(0)
-    await passkeySignUp('unbound@example.com', s.invite(owner.user.id))
-    expect(verified('unbound@example.com')).toBe(0)
+    expect(await verified('open@example.com')).toBe(0)
+    await passkeySignUp('unbound@example.com', await s.invite(owner.user.id))
+    expect(await verified('unbound@example.com')).toBe(0)
   })
 
   test('verified: the owner, an invite bound to the address, email-code sign-up, hark admin', async () => {
     const { sent, owner } = await start()
-    expect(verified('owner@example.com')).toBe(1)
-    await passkeySignUp('bound@example.com', s.invite(owner.user.id, 'Bound@example.com'))
-    expect(verified('bound@example.com')).toBe(1)
+    expect(await verified('owner@example.com')).toBe(1)
+    await passkeySignUp('bound@example.com', await s.invite(owner.user.id, 'Bound@example.com'))
+    expect(await verified('bound@example.com')).toBe(1)
     const started = await s.request('POST', '/v1/auth/email/start', {
       json: { email: 'coded@example.com', purpose: 'signup' },
     })
@@ -77,8 +77,8 @@ describe('users.email_verified', () => {
       json: { email: 'coded@example.com', purpose: 'signup', code },
     })
     expect(signedUp.status).toBe(200)
-    expect(verified('coded@example.com')).toBe(1)
-    expect(addUser(s.ctx, { email: 'admin-made@example.com' }).email_verified).toBe(1)
+    expect(await verified('coded@example.com')).toBe(1)
+    expect((await addUser(s.ctx, { email: 'admin-made@example.com' })).email_verified).toBe(1)
   })
 })
 
@@ -91,7 +91,7 @@ describe("an unverified account's first email-code login", () => {
       json: { label: 'backdoor' },
     })
     expect(made.status).toBe(200)
-    s.ctx.store.push.insert({
+    await s.ctx.store.push.insert({
       id: 'push_attacker',
       user_id: attacker.id,
       endpoint: 'https://push.example.net/attacker-device',
@@ -110,7 +110,7 @@ describe("an unverified account's first email-code login", () => {
     const { attacker, token, victim } = await preHijack(sent)
     expect(victim.status).toBe(200)
     expect(victim.body.user.id).toBe(attacker.id)
-    expect(verified(VICTIM)).toBe(1)
+    expect(await verified(VICTIM)).toBe(1)
     // The victim's new session works; nothing the attacker held does.
     expect((await me(victim.cookie as string)).status).toBe(200)
     expect((await me(attacker.cookie)).status).toBe(401)
@@ -143,7 +143,7 @@ describe("an unverified account's first email-code login", () => {
 
   test('a verified account loses nothing to an email-code login', async () => {
     const { sent, owner } = await start()
-    const bound = await passkeySignUp(VICTIM, s.invite(owner.user.id, VICTIM))
+    const bound = await passkeySignUp(VICTIM, await s.invite(owner.user.id, VICTIM))
     expect((await emailLogIn(sent, VICTIM)).status).toBe(200)
     expect((await me(bound.cookie)).status).toBe(200)
     expect((await s.logIn(bound.authenticator)).status).toBe(200)
@@ -153,6 +153,6 @@ describe("an unverified account's first email-code login", () => {
     await start()
     const made = await passkeySignUp(VICTIM)
     expect((await s.logIn(made.authenticator)).status).toBe(200)
-    expect(verified(VICTIM)).toBe(0)
+    expect(await verified(VICTIM)).toBe(0)
   })
 })

@@ -5,16 +5,16 @@ import { setupTokenFile } from '../../src/people/setup.ts'
 import { type FreshServer, ORIGIN, RP_ID, startFreshServer } from './fixture.ts'
 
 let s: FreshServer
-beforeEach(() => {
-  s = startFreshServer()
+beforeEach(async () => {
+  s = await startFreshServer()
 })
 afterEach(() => s.close())
 
-const owners = () => s.ctx.store.users.all().filter((u) => u.is_owner === 1)
+const owners = async () => (await s.ctx.store.users.all()).filter((u) => u.is_owner === 1)
 
 describe('first-run setup with a passkey', () => {
   test('the setup token creates the owner, their passkey and a session', async () => {
-    const token = s.setupToken()
+    const token = await s.setupToken()
     const authenticator = s.authenticator()
     const options = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'owner@example.com', name: 'Olga', setup_token: token },
@@ -45,7 +45,7 @@ describe('first-run setup with a passkey', () => {
     expect(verify.setCookie).toContain('HttpOnly')
     expect(verify.setCookie).toContain('Secure')
 
-    const [passkey] = s.ctx.store.passkeys.byUser(verify.body.user.id)
+    const [passkey] = await s.ctx.store.passkeys.byUser(verify.body.user.id)
     expect(passkey).toMatchObject({ id: authenticator.id, name: 'Laptop', counter: 0 })
     // The session works on the person's routes.
     const channels = await s.request('GET', '/v1/app/channels', { cookie: verify.cookie })
@@ -57,34 +57,34 @@ describe('first-run setup with a passkey', () => {
   })
 
   test('without the setup token: 403 before any ceremony, and nobody is created', async () => {
-    s.setupToken()
+    await s.setupToken()
     const reply = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'stranger@example.com' },
     })
     expect(reply.status).toBe(403)
     expect(reply.body.error).toContain('setup')
-    expect(s.ctx.store.users.all()).toEqual([])
+    expect(await s.ctx.store.users.all()).toEqual([])
   })
 
   test('a wrong setup token: 403, nobody is created', async () => {
-    s.setupToken()
+    await s.setupToken()
     const reply = await s.signUp(s.authenticator(), {
       email: 'stranger@example.com',
       setup_token: 'not-the-token',
     })
     expect(reply.status).toBe(403)
-    expect(s.ctx.store.users.all()).toEqual([])
+    expect(await s.ctx.store.users.all()).toEqual([])
   })
 
   test('an expired setup token: 403 at options, and at verify when it expires meanwhile', async () => {
-    const token = s.setupToken()
+    const token = await s.setupToken()
     s.clock.advance(3600_000 + 1)
     const late = await s.signUp(s.authenticator(), { email: 'o@example.com', setup_token: token })
     expect(late.status).toBe(403)
 
     // The token is still live when the ceremony starts and dead (an hour old) when it ends,
     // well within the challenge's five minutes: verification re-checks admission.
-    const fresh = s.setupToken()
+    const fresh = await s.setupToken()
     s.clock.advance(3600_000 - 2000)
     const options = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'o@example.com', setup_token: fresh },
@@ -97,11 +97,11 @@ describe('first-run setup with a passkey', () => {
     })
     expect(verify.status).toBe(403)
     expect(verify.setCookie).toBeNull()
-    expect(s.ctx.store.users.all()).toEqual([])
+    expect(await s.ctx.store.users.all()).toEqual([])
   })
 
   test('two parallel setup verifications give exactly one owner', async () => {
-    const token = s.setupToken()
+    const token = await s.setupToken()
     const a = s.authenticator()
     const b = s.authenticator()
     const optionsA = await s.request('POST', '/v1/auth/passkey/register/options', {
@@ -125,27 +125,27 @@ describe('first-run setup with a passkey', () => {
     const statuses = replies.map((r) => r.status).sort()
     expect(statuses[0]).toBe(200)
     expect([403, 409]).toContain(statuses[1] as number)
-    expect(owners()).toHaveLength(1)
-    expect(s.ctx.store.users.all()).toHaveLength(1)
+    expect(await owners()).toHaveLength(1)
+    expect(await s.ctx.store.users.all()).toHaveLength(1)
     const loser = replies.find((r) => r.status !== 200)
     expect(loser?.setCookie).toBeNull()
     // The loser's passkey was not stored either.
-    const winner = owners()[0]
-    expect(s.ctx.store.passkeys.byUser(winner?.id as string)).toHaveLength(1)
+    const winner = (await owners())[0]
+    expect(await s.ctx.store.passkeys.byUser(winner?.id as string)).toHaveLength(1)
   })
 
   test('setup is closed once done: the old token and a new sign-up are refused', async () => {
-    const token = s.setupToken()
+    const token = await s.setupToken()
     const first = await s.signUp(s.authenticator(), { email: 'o@example.com', setup_token: token })
     expect(first.status).toBe(200)
     const again = await s.signUp(s.authenticator(), { email: 'x@example.com', setup_token: token })
     expect(again.status).toBe(409)
     expect(again.body.error).toContain('setup is already done')
-    expect(s.ctx.store.users.all()).toHaveLength(1)
+    expect(await s.ctx.store.users.all()).toHaveLength(1)
   })
 
   test('a ceremony in flight keeps the setup token sealed, not readable in the database', async () => {
-    const token = s.setupToken()
+    const token = await s.setupToken()
     const options = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'o@example.com', setup_token: token },
     })
@@ -158,7 +158,7 @@ describe('first-run setup with a passkey', () => {
   })
 
   test('an Origin other than the base URL is refused (403); none at all is allowed', async () => {
-    const token = s.setupToken()
+    const token = await s.setupToken()
     const foreign = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'o@example.com', setup_token: token },
       origin: 'https://evil.example',
@@ -196,7 +196,7 @@ describe('first-run setup with a passkey', () => {
 
 describe('bad input on sign-up', () => {
   test('missing or malformed email is 400 naming email', async () => {
-    const token = s.setupToken()
+    const token = await s.setupToken()
     for (const json of [{ setup_token: token }, { email: 'nope', setup_token: token }]) {
       const reply = await s.request('POST', '/v1/auth/passkey/register/options', { json })
       expect(reply.status).toBe(400)
@@ -205,7 +205,7 @@ describe('bad input on sign-up', () => {
   })
 
   test('a malformed response or unknown challenge is 400 naming the field', async () => {
-    const token = s.setupToken()
+    const token = await s.setupToken()
     const options = await s.request('POST', '/v1/auth/passkey/register/options', {
       json: { email: 'o@example.com', setup_token: token },
     })
@@ -245,6 +245,6 @@ describe('bad input on sign-up', () => {
       origin: null,
     })
     expect(notJson.status).toBe(400)
-    expect(s.ctx.store.users.all()).toEqual([])
+    expect(await s.ctx.store.users.all()).toEqual([])
   })
 })

@@ -6,17 +6,17 @@ import type { SoftwareAuthenticator } from './authenticator.ts'
 import { type FreshServer, ORIGIN, startFreshServer } from './fixture.ts'
 
 let s: FreshServer
-beforeEach(() => {
-  s = startFreshServer()
+beforeEach(async () => {
+  s = await startFreshServer()
 })
 afterEach(() => s.close())
 
 /** A person as `hark admin user add` makes one: no passkey, no way in yet. */
-const provision = (email = 'pat@example.com', owner = false) =>
-  addUser(s.ctx, { email, owner, name: 'Pat' })
+const provision = async (email = 'pat@example.com', owner = false) =>
+  await addUser(s.ctx, { email, owner, name: 'Pat' })
 /** The secret of a new sign-in link (`.../enrol#SECRET`). */
-const linkFor = (user: UserRow) => {
-  const { link } = issueSignInLink(s.ctx, user, ORIGIN)
+const linkFor = async (user: UserRow) => {
+  const { link } = await issueSignInLink(s.ctx, user, ORIGIN)
   expect(link).toStartWith(`${ORIGIN}/enrol#`)
   return new URL(link).hash.slice(1)
 }
@@ -33,8 +33,8 @@ async function enrol(code: string, authenticator: SoftwareAuthenticator = s.auth
 
 describe('POST /v1/auth/passkey/link/options and /link/verify (sign-in links)', () => {
   test('a person made on the command line enrols a passkey, is signed in, and logs in with it later', async () => {
-    const user = provision()
-    const code = linkFor(user)
+    const user = await provision()
+    const code = await linkFor(user)
     const started = await options(code)
     expect(started.status).toBe(200)
     // The ceremony names the account the link is for.
@@ -56,7 +56,7 @@ describe('POST /v1/auth/passkey/link/options and /link/verify (sign-in links)', 
     const me = await s.request('GET', '/v1/app/me', { cookie: done.cookie as string })
     expect(me.status).toBe(200)
     expect(me.body.user.email).toBe('pat@example.com')
-    const keys = s.ctx.store.passkeys.byUser(user.id)
+    const keys = await s.ctx.store.passkeys.byUser(user.id)
     expect(keys.map((k) => [k.id, k.name])).toEqual([[authenticator.id, 'Pat phone']])
     const login = await s.logIn(authenticator)
     expect(login.status).toBe(200)
@@ -64,8 +64,8 @@ describe('POST /v1/auth/passkey/link/options and /link/verify (sign-in links)', 
   })
 
   test('a link serves once: opened again it is refused, and two ceremonies started with it enrol one passkey', async () => {
-    const user = provision()
-    const code = linkFor(user)
+    const user = await provision()
+    const code = await linkFor(user)
     const first = await options(code)
     const second = await options(code)
     expect([first.status, second.status]).toEqual([200, 200])
@@ -83,14 +83,14 @@ describe('POST /v1/auth/passkey/link/options and /link/verify (sign-in links)', 
     expect(late.status).toBe(403)
     expect(late.body.error).toContain('sign-in link is not valid')
     expect(late.setCookie).toBeNull()
-    expect(s.ctx.store.passkeys.byUser(user.id)).toHaveLength(1)
+    expect(await s.ctx.store.passkeys.byUser(user.id)).toHaveLength(1)
     const again = await options(code)
     expect(again.status).toBe(403)
     expect(again.body.error).toContain('ask for a new one')
   })
 
   test('a link expires after 24 hours', async () => {
-    const code = linkFor(provision())
+    const code = await linkFor(await provision())
     s.clock.advance(SIGN_IN_LINK_TTL_MS - 1000)
     expect((await options(code)).status).toBe(200)
     s.clock.advance(1000)
@@ -100,8 +100,8 @@ describe('POST /v1/auth/passkey/link/options and /link/verify (sign-in links)', 
   })
 
   test('a link that expires between options and verify enrols nothing', async () => {
-    const user = provision()
-    const code = linkFor(user)
+    const user = await provision()
+    const code = await linkFor(user)
     s.clock.advance(SIGN_IN_LINK_TTL_MS - 60_000)
     const started = await options(code)
     expect(started.status).toBe(200)
@@ -113,15 +113,15 @@ describe('POST /v1/auth/passkey/link/options and /link/verify (sign-in links)', 
     })
     expect(done.status).toBe(403)
     expect(done.body.error).toContain('sign-in link is not valid')
-    expect(s.ctx.store.passkeys.byUser(user.id)).toHaveLength(0)
+    expect(await s.ctx.store.passkeys.byUser(user.id)).toHaveLength(0)
   })
 
   test('a new link (hark admin user link) voids the earlier one; a lost phone: the new passkey joins the old', async () => {
-    const user = provision()
+    const user = await provision()
     const old = s.authenticator()
-    expect((await enrol(linkFor(user), old)).status).toBe(200)
-    const stale = linkFor(user)
-    const fresh = linkFor(user)
+    expect((await enrol(await linkFor(user), old)).status).toBe(200)
+    const stale = await linkFor(user)
+    const fresh = await linkFor(user)
     expect((await options(stale)).status).toBe(403)
     const started = await options(fresh)
     // The passkey this person already has is excluded: the same device is not enrolled twice.
@@ -130,18 +130,18 @@ describe('POST /v1/auth/passkey/link/options and /link/verify (sign-in links)', 
     ])
     const phone = s.authenticator()
     expect((await enrol(fresh, phone)).status).toBe(200)
-    expect(s.ctx.store.passkeys.byUser(user.id)).toHaveLength(2)
+    expect(await s.ctx.store.passkeys.byUser(user.id)).toHaveLength(2)
     expect((await s.logIn(old)).status).toBe(200)
     expect((await s.logIn(phone)).status).toBe(200)
   })
 
   test('the owner made with --owner signs in the same way; a link signs in only its own person', async () => {
-    const owner = provision('boss@example.com', true)
-    const other = provision('other@example.com')
-    const done = await enrol(linkFor(owner))
+    const owner = await provision('boss@example.com', true)
+    const other = await provision('other@example.com')
+    const done = await enrol(await linkFor(owner))
     expect(done.status).toBe(200)
     expect(done.body.user).toMatchObject({ email: 'boss@example.com', is_owner: true })
-    expect(s.ctx.store.passkeys.byUser(other.id)).toHaveLength(0)
+    expect(await s.ctx.store.passkeys.byUser(other.id)).toHaveLength(0)
   })
 
   test('bad input: a missing, empty or unknown code, a challenge of another ceremony', async () => {
@@ -157,22 +157,22 @@ describe('POST /v1/auth/passkey/link/options and /link/verify (sign-in links)', 
     const unknown = await options('no-such-link')
     expect(unknown.status).toBe(403)
     // A sign-up ceremony's challenge cannot finish a link.
-    const user = provision()
-    linkFor(user)
+    const user = await provision()
+    await linkFor(user)
     const login = await s.request('POST', '/v1/auth/passkey/login/options', { json: {} })
     const response = await s.authenticator().register({
-      ...(await options(linkFor(user))).body.options,
+      ...(await options(await linkFor(user))).body.options,
     })
     const crossed = await s.request('POST', '/v1/auth/passkey/link/verify', {
       json: { challenge_id: login.body.challenge_id, response },
     })
     expect(crossed.status).toBe(400)
     expect(crossed.body.error).toContain('challenge_id')
-    expect(s.ctx.store.passkeys.byUser(user.id)).toHaveLength(0)
+    expect(await s.ctx.store.passkeys.byUser(user.id)).toHaveLength(0)
   })
 
   test('another site cannot drive it (Origin checked)', async () => {
-    const code = linkFor(provision())
+    const code = await linkFor(await provision())
     const forged = await s.request('POST', '/v1/auth/passkey/link/options', {
       json: { code },
       origin: 'https://evil.example',

@@ -1,4 +1,5 @@
 import type { PairingStart } from '../../src/access/enrol/pairing.ts'
+import type { PersonClient } from '../../src/agent/client.ts'
 import type { ChannelSummary } from '../../src/channels/schema.ts'
 import type { TestServer } from '../harness.ts'
 
@@ -44,12 +45,11 @@ export function pairingCalls(server: () => TestServer) {
         'GET',
         `/v1/app/pairings/${encodeURIComponent(code)}`,
       ),
-    approve: (code: string, json?: unknown, person = server().sessionClient()) =>
-      person.call<{ pairing: PairingView; channel: { id: string; label: string } }>(
-        'POST',
-        `/v1/app/pairings/${encodeURIComponent(code)}/approve`,
-        { json },
-      ),
+    approve: async (code: string, json?: unknown, given?: PersonClient) =>
+      (given ?? (await server().sessionClient())).call<{
+        pairing: PairingView
+        channel: { id: string; label: string }
+      }>('POST', `/v1/app/pairings/${encodeURIComponent(code)}/approve`, { json }),
     deny: (code: string) =>
       server().person.call<{ pairing: PairingView }>(
         'POST',
@@ -91,7 +91,7 @@ export interface InviteView {
 /** People, the registration mode and invites (people.test.ts, invites.test.ts). */
 export function peopleCalls(server: () => TestServer) {
   return {
-    userId: (email: string) => server().ctx.store.users.byEmail(email)?.id as string,
+    userId: async (email: string) => (await server().ctx.store.users.byEmail(email))?.id as string,
     people: (person: Person = server().person) =>
       person.call<{ people: PersonView[] }>('GET', '/v1/app/people').then((r) => r.people),
     setRegistration: (registration: unknown, person: Person = server().person) =>

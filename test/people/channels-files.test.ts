@@ -21,7 +21,7 @@ const download = (id: string, fileId: string, person: Person = s.person) =>
 
 describe("the person's files", () => {
   test('the person uploads to a channel; the agent and the person download it', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await upload(s.channelId, 'notes.txt', 'hello agent')
     expect(info).toMatchObject({ name: 'notes.txt', mime: 'text/plain', size: 11 })
     expect(info.file_id).toStartWith('file_')
@@ -36,7 +36,7 @@ describe("the person's files", () => {
   })
 
   test("the person downloads the agent's files, HTML as an attachment", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await s.agent.upload('page.html', '<script>alert(1)</script>', 'text/html')
     const res = await download(s.channelId, info.file_id)
     expect(res.status).toBe(200)
@@ -46,9 +46,9 @@ describe("the person's files", () => {
   })
 
   test("a file is reached only through its own channel; another person's channel is 404", async () => {
-    s = startTestServer()
-    const other = s.addChannel('Other')
-    const bobs = s.addChannel('Bob agent', 'bob@example.com')
+    s = await startTestServer()
+    const other = await s.addChannel('Other')
+    const bobs = await s.addChannel('Bob agent', 'bob@example.com')
     const mine = await s.agent.upload('a.txt', 'a', 'text/plain')
     const bobFile = await bobs.agent.upload('b.txt', 'b', 'text/plain')
     expect((await download(other.channelId, mine.file_id)).status).toBe(404)
@@ -61,7 +61,7 @@ describe("the person's files", () => {
   })
 
   test('an upload without a name is 400 naming name, and leaves nothing behind', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const res = await s.person.raw('POST', `/v1/app/channels/${s.channelId}/files`, {
       body: 'x',
       headers: { 'content-type': 'text/plain' },
@@ -72,7 +72,7 @@ describe("the person's files", () => {
   })
 
   test('needs a login (401); an agent token is 403; a cookie upload needs the app origin', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await s.agent.upload('a.txt', 'a', 'text/plain')
     expect(
       (await s.raw().raw('GET', `/v1/app/channels/${s.channelId}/files/${info.file_id}`)).status,
@@ -86,7 +86,7 @@ describe("the person's files", () => {
         .call('POST', `/v1/app/channels/${s.channelId}/files`, { query: { name: 'x' }, body: 'x' }),
       401,
     )
-    const { cookie } = s.session()
+    const { cookie } = await s.session()
     const foreign = await s.request('POST', `/v1/app/channels/${s.channelId}/files?name=x.txt`, {
       cookie,
       origin: 'https://evil.example',

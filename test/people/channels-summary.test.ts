@@ -18,7 +18,7 @@ const pinsOf = (id = s.channelId, person: Person = s.person) =>
 
 describe('unread counts', () => {
   test("count the agent's messages after the last read; POST /read resets them", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await say('one')
     await say('two')
     expect((await summary()).unread).toBe(2)
@@ -31,7 +31,7 @@ describe('unread counts', () => {
   })
 
   test("ignore the person's own messages", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.person.send(s.channelId, { text: 'from me' })
     expect((await summary()).unread).toBe(0)
     await say('from the agent')
@@ -40,7 +40,7 @@ describe('unread counts', () => {
   })
 
   test('ignore deleted messages and pins', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const gone = await say('to be deleted')
     await say('kept')
     await s.agent.pin('status', { body: { text: 'building' } })
@@ -53,7 +53,7 @@ describe('unread counts', () => {
   })
 
   test('reading counts to the newest message even when a pin came last', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await say('one')
     await s.agent.pin('status', { body: { text: 'x' } })
     await markRead()
@@ -63,7 +63,7 @@ describe('unread counts', () => {
   })
 
   test('edits, answers and acknowledgments of read messages do not make them unread', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const m = await say('draft')
     const q = await s.agent.send({ body: { blocks: [{ type: 'confirm', id: 'ok', label: 'Go' }] } })
     const mine = (await s.person.send(s.channelId, { text: 'task' })).message
@@ -75,7 +75,7 @@ describe('unread counts', () => {
   })
 
   test('deleting a message after reading it does not make the count go wrong', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const a = await say('a')
     await markRead()
     await s.agent.remove(a.id)
@@ -92,8 +92,8 @@ describe('unread counts', () => {
   })
 
   test('are per channel', async () => {
-    s = startTestServer()
-    const other = s.addChannel('Other')
+    s = await startTestServer()
+    const other = await s.addChannel('Other')
     await say('here')
     await other.agent.send({ body: { text: 'there' } })
     await other.agent.send({ body: { text: 'there again' } })
@@ -103,22 +103,22 @@ describe('unread counts', () => {
   })
 
   test('stop counting at 1000 (the app shows 999+)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (let i = 0; i < 1001; i++) await say(`m${i}`)
     expect((await summary()).unread).toBe(1000)
     expect((await markRead()).channel.unread).toBe(0)
   })
 
   test('reading an empty channel is fine', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { channel } = await markRead()
     expect(channel).toMatchObject({ id: s.channelId, unread: 0, last_message: null })
   })
 
   test("POST /read: another person's channel or an unknown one is 404; 401; 403; origin", async () => {
-    s = startTestServer()
-    const bobs = s.addChannel('Bob agent', 'bob@example.com')
-    const bob = s.addPerson('bob@example.com')
+    s = await startTestServer()
+    const bobs = await s.addChannel('Bob agent', 'bob@example.com')
+    const bob = await s.addPerson('bob@example.com')
     await bobs.agent.send({ body: { text: 'for bob' } })
     await failsWith(markRead(bobs.channelId), 404)
     await failsWith(markRead('ch_nope'), 404)
@@ -126,7 +126,7 @@ describe('unread counts', () => {
     await failsWith(s.raw().call('POST', `/v1/app/channels/${s.channelId}/read`), 401)
     await failsWith(s.agent.call('POST', `/v1/app/channels/${s.channelId}/read`), 403)
     await say('x')
-    const { cookie } = s.session()
+    const { cookie } = await s.session()
     const foreign = await s.request('POST', `/v1/app/channels/${s.channelId}/read`, {
       cookie,
       origin: null,
@@ -140,7 +140,7 @@ describe('unread counts', () => {
 
 describe('last_message', () => {
   test('is the newest live, unpinned message, from either side, in its latest form', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     expect((await summary()).last_message).toBeNull()
     const a = await say('first')
     expect((await summary()).last_message).toEqual(a)
@@ -153,7 +153,7 @@ describe('last_message', () => {
   })
 
   test('steps back when the newest is deleted, and is null when none is left', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const a = await say('a')
     const b = await say('b')
     await s.agent.remove(b.id)
@@ -163,7 +163,7 @@ describe('last_message', () => {
   })
 
   test('shows an edit of the newest message', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const a = await say('a')
     const edited = (await s.agent.edit(a.id, { text: 'a, edited' })).message
     expect((await summary()).last_message).toEqual(edited)
@@ -172,7 +172,7 @@ describe('last_message', () => {
 
 describe('GET /v1/app/channels/:id/pins', () => {
   test("lists the channel's pins as the agent sees them", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     expect(await pinsOf()).toEqual({ pins: [] })
     await s.agent.pin('status', { body: { text: 'green' } })
     await s.agent.pin('build', { body: { title: 'Build', text: '42%' } })
@@ -184,8 +184,8 @@ describe('GET /v1/app/channels/:id/pins', () => {
   })
 
   test("another person's channel or an unknown one is 404; 401; 403", async () => {
-    s = startTestServer()
-    const bobs = s.addChannel('Bob agent', 'bob@example.com')
+    s = await startTestServer()
+    const bobs = await s.addChannel('Bob agent', 'bob@example.com')
     await bobs.agent.pin('secret', { body: { text: 'bob only' } })
     await failsWith(pinsOf(bobs.channelId), 404)
     await failsWith(pinsOf('ch_nope'), 404)

@@ -26,10 +26,10 @@ async function parked(n: number): Promise<void> {
 describe('GET /v1/app/channels', () => {
   test('lists my channels only, oldest first, each with unread and the last message', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     clock.advance(1) // creation times are in ms: a tie would order by id
-    const other = s.addChannel('Second')
-    s.addChannel('Bob agent', 'bob@example.com')
+    const other = await s.addChannel('Second')
+    await s.addChannel('Bob agent', 'bob@example.com')
     const { channels } = await s.person.channels()
     expect(channels.map((c) => [c.id, c.label])).toEqual([
       [s.channelId, 'Test agent'],
@@ -39,15 +39,15 @@ describe('GET /v1/app/channels', () => {
   })
 
   test('needs a login (401); an agent token is 403', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await failsWith(s.raw().call('GET', '/v1/app/channels'), 401)
-    await failsWith(s.personClient(s.addChannel().token).channels(), 403)
+    await failsWith(s.personClient((await s.addChannel()).token).channels(), 403)
   })
 })
 
 describe('GET /v1/app/channels/:id', () => {
   test('answers the same summary the list shows', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await say('hello')
     const { channel } = await s.person.call<{ channel: ChannelSummary }>(
       'GET',
@@ -58,8 +58,8 @@ describe('GET /v1/app/channels/:id', () => {
   })
 
   test("another person's channel or an unknown id is 404", async () => {
-    s = startTestServer()
-    const bobs = s.addChannel('Bob agent', 'bob@example.com')
+    s = await startTestServer()
+    const bobs = await s.addChannel('Bob agent', 'bob@example.com')
     await failsWith(s.person.call('GET', `/v1/app/channels/${bobs.channelId}`), 404)
     await failsWith(s.person.call('GET', '/v1/app/channels/ch_nope'), 404)
   })
@@ -67,7 +67,7 @@ describe('GET /v1/app/channels/:id', () => {
 
 describe('PATCH /v1/app/channels/:id', () => {
   test('renames the channel: the agent sees its new label', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const before = await summary()
     const { channel } = await rename(s.channelId, '  Deploy bot  ')
     expect(channel.id).toBe(s.channelId)
@@ -79,7 +79,7 @@ describe('PATCH /v1/app/channels/:id', () => {
   })
 
   test(`accepts ${LIMITS.labelChars} characters; an invalid label is 400 naming label`, async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const longest = 'x'.repeat(LIMITS.labelChars)
     expect((await rename(s.channelId, longest)).channel.label).toBe(longest)
     for (const label of ['', '   ', 'x'.repeat(LIMITS.labelChars + 1), 5, null, ['a']]) {
@@ -96,15 +96,15 @@ describe('PATCH /v1/app/channels/:id', () => {
   })
 
   test("another person's channel, or an unknown one, is 404 and unchanged", async () => {
-    s = startTestServer()
-    const bobs = s.addChannel('Bob agent', 'bob@example.com')
+    s = await startTestServer()
+    const bobs = await s.addChannel('Bob agent', 'bob@example.com')
     await failsWith(rename(bobs.channelId, 'Mine now'), 404)
     await failsWith(rename('ch_nope', 'x'), 404)
     expect((await bobs.agent.channel()).channel.label).toBe('Bob agent')
   })
 
   test('needs a login (401); an agent token is 403; a cookie needs the app origin', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await failsWith(
       s.raw().call('PATCH', `/v1/app/channels/${s.channelId}`, { json: { label: 'x' } }),
       401,
@@ -113,7 +113,7 @@ describe('PATCH /v1/app/channels/:id', () => {
       s.agent.call('PATCH', `/v1/app/channels/${s.channelId}`, { json: { label: 'x' } }),
       403,
     )
-    const { cookie } = s.session()
+    const { cookie } = await s.session()
     const foreign = await s.request('PATCH', `/v1/app/channels/${s.channelId}`, {
       cookie,
       origin: 'https://evil.example',
@@ -131,8 +131,8 @@ describe('PATCH /v1/app/channels/:id', () => {
 
 describe('DELETE /v1/app/channels/:id', () => {
   test('deletes the channel with its messages, tokens and files; the agent token is 401', async () => {
-    s = startTestServer()
-    const other = s.addChannel('Stays')
+    s = await startTestServer()
+    const other = await s.addChannel('Stays')
     await say('hello')
     await s.agent.pin('status', { body: { text: 'green' } })
     const file = await s.agent.upload('a.txt', 'aaa', 'text/plain')
@@ -156,7 +156,7 @@ describe('DELETE /v1/app/channels/:id', () => {
   })
 
   test("answers the agent's held wait for an answer at once (404: the question is gone)", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const q = await s.agent.send({ body: { blocks: [{ type: 'confirm', id: 'ok', label: 'Go' }] } })
     const held = s.agent.raw('GET', `/v1/asks/${q.message.id}`, { query: { wait: 50 } })
     await parked(1)
@@ -168,7 +168,7 @@ describe('DELETE /v1/app/channels/:id', () => {
   })
 
   test("answers the agent's held change-feed long-poll at once", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const held = s.agent.raw('GET', '/v1/messages', { query: { wait: 50 } })
     await parked(1)
     await remove(s.channelId)
@@ -177,7 +177,7 @@ describe('DELETE /v1/app/channels/:id', () => {
   })
 
   test("answers the person's held change-feed long-poll on that channel too", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const held = s.person.raw('GET', `/v1/app/channels/${s.channelId}/messages`, {
       query: { wait: 50 },
     })
@@ -187,8 +187,8 @@ describe('DELETE /v1/app/channels/:id', () => {
   })
 
   test("another person's channel, an unknown one, or one already deleted is 404", async () => {
-    s = startTestServer()
-    const bobs = s.addChannel('Bob agent', 'bob@example.com')
+    s = await startTestServer()
+    const bobs = await s.addChannel('Bob agent', 'bob@example.com')
     await failsWith(remove(bobs.channelId), 404)
     await bobs.agent.channel()
     await failsWith(remove('ch_nope'), 404)
@@ -197,15 +197,15 @@ describe('DELETE /v1/app/channels/:id', () => {
   })
 
   test('needs a login (401); an agent token is 403, even on its own channel', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await failsWith(s.raw().call('DELETE', `/v1/app/channels/${s.channelId}`), 401)
     await failsWith(s.agent.call('DELETE', `/v1/app/channels/${s.channelId}`), 403)
     await s.agent.channel()
   })
 
   test('from the web app it needs the app origin', async () => {
-    s = startTestServer()
-    const { cookie } = s.session()
+    s = await startTestServer()
+    const { cookie } = await s.session()
     for (const origin of [null, 'null', 'https://evil.example']) {
       const res = await s.request('DELETE', `/v1/app/channels/${s.channelId}`, {
         cookie,

@@ -28,8 +28,8 @@ async function parked(n: number): Promise<void> {
 
 describe('GET /v1/app/feed', () => {
   test('carries the changes of all my channels in change order, with one cursor for them all', async () => {
-    s = startTestServer()
-    const second = s.addChannel('Second')
+    s = await startTestServer()
+    const second = await s.addChannel('Second')
     await s.agent.send({ body: { text: 'one' } })
     const two = (await second.agent.send({ body: { text: 'two' } })).message
     await s.agent.send({ body: { text: 'three' } })
@@ -44,7 +44,7 @@ describe('GET /v1/app/feed', () => {
   })
 
   test('pages with limit and has_more; deletes come as tombstones', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const sent = []
     for (const text of ['a', 'b', 'c']) sent.push((await s.agent.send({ body: { text } })).message)
     const first = await feed({ since: '0', limit: '2' })
@@ -59,17 +59,17 @@ describe('GET /v1/app/feed', () => {
   })
 
   test("never carries another person's channels", async () => {
-    s = startTestServer()
-    const bobs = s.addChannel('Bob agent', 'bob@example.com')
+    s = await startTestServer()
+    const bobs = await s.addChannel('Bob agent', 'bob@example.com')
     await bobs.agent.send({ body: { text: 'for bob' } })
     await s.agent.send({ body: { text: 'for owner' } })
     expect(texts(await feed())).toEqual(['for owner'])
-    const bob = s.addPerson('bob@example.com')
+    const bob = await s.addPerson('bob@example.com')
     expect(texts(await feed({}, bob))).toEqual(['for bob'])
   })
 
   test('the channel list carries the cursor to start from: only later changes come', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.send({ body: { text: 'old' } })
     const { cursor } = await list()
     expect(texts(await feed({ since: String(cursor) }))).toEqual([])
@@ -78,9 +78,9 @@ describe('GET /v1/app/feed', () => {
   })
 
   test('a held poll wakes on a message in any of my channels, not on another person’s', async () => {
-    s = startTestServer()
-    const second = s.addChannel('Second')
-    const bobs = s.addChannel('Bob agent', 'bob@example.com')
+    s = await startTestServer()
+    const second = await s.addChannel('Second')
+    const bobs = await s.addChannel('Bob agent', 'bob@example.com')
     const { cursor } = await list()
     const held = feed({ since: String(cursor), wait: '10' })
     await parked(1)
@@ -92,7 +92,7 @@ describe('GET /v1/app/feed', () => {
   })
 
   test('a channel renamed or read answers the feed once, with no messages, even between polls', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { cursor } = await list()
     const held = feed({ since: String(cursor), wait: '10' })
     await parked(1)
@@ -112,7 +112,7 @@ describe('GET /v1/app/feed', () => {
   })
 
   test('a channel change is answered after a restart too; a cursor never skips one', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { cursor } = await list()
     await s.agent.rename('Renamed while the app was away')
     await s.restart()
@@ -125,8 +125,8 @@ describe('GET /v1/app/feed', () => {
   })
 
   test('deleting a channel skips nothing: later changes come after every earlier cursor', async () => {
-    s = startTestServer()
-    const second = s.addChannel('Second')
+    s = await startTestServer()
+    const second = await s.addChannel('Second')
     await second.agent.send({ body: { text: 'in the doomed channel' } })
     const { cursor } = await list()
     await s.person.call('DELETE', `/v1/app/channels/${second.channelId}`)
@@ -140,8 +140,8 @@ describe('GET /v1/app/feed', () => {
   })
 
   test('a held poll answers when one of my channels is deleted', async () => {
-    s = startTestServer()
-    const second = s.addChannel('Second')
+    s = await startTestServer()
+    const second = await s.addChannel('Second')
     const held = feed({ since: String((await list()).cursor), wait: '10' })
     await parked(1)
     await s.person.call('DELETE', `/v1/app/channels/${second.channelId}`)
@@ -149,7 +149,7 @@ describe('GET /v1/app/feed', () => {
   })
 
   test('bad since, wait or limit is 400 naming the field; no login is 401', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const [name, value] of [
       ['since', '-1'],
       ['since', 'x'],
@@ -160,7 +160,7 @@ describe('GET /v1/app/feed', () => {
       expect(e.field).toBe(name)
     }
     await failsWith(s.raw().call('GET', '/v1/app/feed'), 401)
-    await failsWith(s.personClient(s.addChannel().token).call('GET', '/v1/app/feed'), 403)
+    await failsWith(s.personClient((await s.addChannel()).token).call('GET', '/v1/app/feed'), 403)
   })
 })
 
@@ -174,7 +174,7 @@ describe('GET /v1/app/channels/:id/messages?tail=N', () => {
   }
 
   test('answers the newest N live messages, oldest first, and pages back with before', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const sent = await fill(7)
     await s.agent.remove((sent[5] as Message).id) // m6: tombstones are not part of a window
     await s.agent.pin('status', { body: { text: 'pinned' } }) // pins come from /pins
@@ -187,7 +187,7 @@ describe('GET /v1/app/channels/:id/messages?tail=N', () => {
   })
 
   test('its cursor continues the change feed: nothing read is repeated, nothing later lost', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await fill(3)
     const { cursor } = await tail({ tail: '2' })
     await s.agent.send({ body: { text: 'later' } })
@@ -196,15 +196,15 @@ describe('GET /v1/app/channels/:id/messages?tail=N', () => {
   })
 
   test('an empty channel answers no messages; before alone reads 50', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     expect(await tail({ tail: '5' })).toMatchObject({ messages: [], has_more: false })
     const sent = await fill(2)
     expect(texts(await tail({ before: (sent[1] as Message).id }))).toEqual(['m1'])
   })
 
   test('bad tail, a foreign before, or tail with since/wait/sender is 400 naming the field', async () => {
-    s = startTestServer()
-    const bobs = s.addChannel('Bob agent', 'bob@example.com')
+    s = await startTestServer()
+    const bobs = await s.addChannel('Bob agent', 'bob@example.com')
     const bobsMessage = (await bobs.agent.send({ body: { text: 'x' } })).message
     const bad: Query[] = [
       { tail: '0' },
@@ -222,8 +222,8 @@ describe('GET /v1/app/channels/:id/messages?tail=N', () => {
   })
 
   test("another person's channel is 404", async () => {
-    s = startTestServer()
-    const bobs = s.addChannel('Bob agent', 'bob@example.com')
+    s = await startTestServer()
+    const bobs = await s.addChannel('Bob agent', 'bob@example.com')
     await failsWith(tail({ tail: '5' }, bobs.channelId), 404)
   })
 })

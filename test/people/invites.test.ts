@@ -13,7 +13,7 @@ const { userId, people, setRegistration, invite, invites, signUpOptions } = peop
 describe('POST /v1/app/invites', () => {
   test('the owner can always invite, even when registration is closed', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     const { invite: inv } = await invite({ email: 'new@example.com' })
     expect(inv.id).toStartWith('inv_')
     expect(inv.email).toBe('new@example.com')
@@ -27,7 +27,7 @@ describe('POST /v1/app/invites', () => {
 
   test('an invite without an email is for anyone; expires_in sets its life', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     const { invite: inv } = await invite({ expires_in: 3600 })
     expect(inv.email).toBeNull()
     expect(inv.expires_at).toBe(clock.ms + 3600_000)
@@ -36,8 +36,8 @@ describe('POST /v1/app/invites', () => {
   })
 
   test('a non-owner may invite only in invite mode', async () => {
-    s = startTestServer()
-    const bob = s.addPerson('bob@example.com')
+    s = await startTestServer()
+    const bob = await s.addPerson('bob@example.com')
     await failsWith(invite({}, bob), 403)
     await setRegistration('open')
     await failsWith(invite({}, bob), 403)
@@ -48,7 +48,7 @@ describe('POST /v1/app/invites', () => {
   })
 
   test('an invalid email is 400 naming email; an invalid expires_in 400 naming expires_in', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const email of ['', 'nope', 'a@b', 5, null]) {
       const res = await s.person.raw('POST', '/v1/app/invites', { json: { email } })
       expect(res.status).toBe(400)
@@ -63,10 +63,10 @@ describe('POST /v1/app/invites', () => {
   })
 
   test('needs a login (401); an agent token is 403; a cookie needs the app origin', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await failsWith(s.raw().call('POST', '/v1/app/invites'), 401)
     await failsWith(s.agent.call('POST', '/v1/app/invites'), 403)
-    const { cookie } = s.session()
+    const { cookie } = await s.session()
     const res = await s.request('POST', '/v1/app/invites', { cookie, origin: null, json: {} })
     expect(res.status).toBe(403)
     expect(count(s.ctx, 'invites')).toBe(0)
@@ -77,7 +77,7 @@ describe('POST /v1/app/invites', () => {
 
 describe('an invite lets one person sign up', () => {
   test('in closed mode, the invite starts a sign-up that would otherwise be refused', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { invite: inv } = await invite({ email: 'new@example.com' })
     expect((await signUpOptions({ email: 'new@example.com' })).status).toBe(403)
     const ok = await signUpOptions({ email: 'new@example.com', invite: inv.code })
@@ -86,28 +86,33 @@ describe('an invite lets one person sign up', () => {
   })
 
   test('an invite for one email does not admit another (any case of the same one is fine)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { invite: inv } = await invite({ email: 'new@example.com' })
     expect((await signUpOptions({ email: 'other@example.com', invite: inv.code })).status).toBe(403)
     expect((await signUpOptions({ email: 'NEW@example.com', invite: inv.code })).status).toBe(200)
   })
 
   test('is used once: the person is made, the invite leaves the list, a second use is 403', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { invite: inv } = await invite()
-    const { user } = createAdmittedPerson(
+    const { user } = await createAdmittedPerson(
       s.ctx,
       { invite: inv.code },
       { email: 'new@example.com', name: ' New ' },
-      (u) => u,
+      async (u) => u,
     )
     expect(user).toMatchObject({ email: 'new@example.com', name: 'New', is_owner: 0 })
     expect(await invites()).toEqual([])
-    const row = s.ctx.store.invites.byId(inv.id)
+    const row = await s.ctx.store.invites.byId(inv.id)
     expect(row?.used_by).toBe(user.id)
     let status = 0
     try {
-      createAdmittedPerson(s.ctx, { invite: inv.code }, { email: 'again@example.com' }, () => 0)
+      await createAdmittedPerson(
+        s.ctx,
+        { invite: inv.code },
+        { email: 'again@example.com' },
+        async () => 0,
+      )
     } catch (error) {
       status = (error as HarkError).status
     }
@@ -118,7 +123,7 @@ describe('an invite lets one person sign up', () => {
 
   test('an unknown, expired or revoked invite is 403', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     expect((await signUpOptions({ email: 'a@example.com', invite: 'nope' })).status).toBe(403)
     const short = await invite({ expires_in: 60 })
     const revoked = await invite()
@@ -137,17 +142,17 @@ describe('an invite lets one person sign up', () => {
   })
 
   test('a setup token once the owner exists is 409', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const res = await signUpOptions({ email: 'a@example.com', setup_token: 'x' })
     expect(res.status).toBe(409)
   })
 
   test('an invite made by a person who is removed goes with them', async () => {
-    s = startTestServer()
-    const bob = s.addPerson('bob@example.com')
+    s = await startTestServer()
+    const bob = await s.addPerson('bob@example.com')
     await setRegistration('invite')
     const { invite: inv } = await invite({}, bob)
-    await s.person.call('DELETE', `/v1/app/people/${userId('bob@example.com')}`)
+    await s.person.call('DELETE', `/v1/app/people/${await userId('bob@example.com')}`)
     expect((await signUpOptions({ email: 'a@example.com', invite: inv.code })).status).toBe(403)
   })
 })
@@ -155,13 +160,18 @@ describe('an invite lets one person sign up', () => {
 describe('GET /v1/app/invites', () => {
   test('lists open invites, newest first, without their codes; used and expired ones drop out', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     const short = await invite({ expires_in: 60 })
     clock.advance(1)
     const used = await invite()
     clock.advance(1)
     const open = await invite({ email: 'x@example.com' })
-    createAdmittedPerson(s.ctx, { invite: used.invite.code }, { email: 'u@example.com' }, () => 0)
+    await createAdmittedPerson(
+      s.ctx,
+      { invite: used.invite.code },
+      { email: 'u@example.com' },
+      async () => 0,
+    )
     const list = await invites()
     expect(list.map((i) => i.id)).toEqual([open.invite.id, short.invite.id])
     expect(list[0]).toEqual({
@@ -185,7 +195,7 @@ describe('GET /v1/app/invites', () => {
   })
 
   test('needs a login (401); an agent token is 403', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await failsWith(s.raw().call('GET', '/v1/app/invites'), 401)
     await failsWith(s.agent.call('GET', '/v1/app/invites'), 403)
   })
@@ -193,9 +203,9 @@ describe('GET /v1/app/invites', () => {
 
 /** Invite mode, and one invite each by the owner, Bob and Carol (Bob and Carol are not owners). */
 async function invitesOfThree() {
-  s = startTestServer()
-  const bob = s.addPerson('bob@example.com')
-  const carol = s.addPerson('carol@example.com')
+  s = await startTestServer()
+  const bob = await s.addPerson('bob@example.com')
+  const carol = await s.addPerson('carol@example.com')
   await setRegistration('invite')
   const byOwner = await invite()
   const byBob = await invite({}, bob)
@@ -205,7 +215,7 @@ async function invitesOfThree() {
 
 describe('DELETE /v1/app/invites/:id', () => {
   test('revokes an invite: it leaves the list and admits nobody', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { invite: inv } = await invite()
     expect(await s.person.call('DELETE', `/v1/app/invites/${inv.id}`)).toEqual({ ok: true })
     expect(await invites()).toEqual([])
@@ -213,7 +223,7 @@ describe('DELETE /v1/app/invites/:id', () => {
   })
 
   test('an unknown or already revoked invite is 404', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { invite: inv } = await invite()
     await s.person.call('DELETE', `/v1/app/invites/${inv.id}`)
     await failsWith(s.person.call('DELETE', `/v1/app/invites/${inv.id}`), 404)
@@ -232,11 +242,11 @@ describe('DELETE /v1/app/invites/:id', () => {
   })
 
   test('needs a login (401); an agent token is 403; a cookie needs the app origin', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { invite: inv } = await invite()
     await failsWith(s.raw().call('DELETE', `/v1/app/invites/${inv.id}`), 401)
     await failsWith(s.agent.call('DELETE', `/v1/app/invites/${inv.id}`), 403)
-    const { cookie } = s.session()
+    const { cookie } = await s.session()
     const res = await s.request('DELETE', `/v1/app/invites/${inv.id}`, {
       cookie,
       origin: 'null',

@@ -11,19 +11,23 @@ const { cli, start, poll, see, approve, deny } = pairingCalls(() => s)
 
 describe('the person side of pairing', () => {
   test('an unknown user code is 404 on GET, approve and deny', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await failsWith(see('BCDF-GHJK'), 404)
     await failsWith(approve('BCDF-GHJK'), 404)
     await failsWith(deny('not-a-code'), 404)
   })
 
   test('an invalid approval label is 400 naming label, and the pairing stays pending', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
     for (const label of ['', '  ', 'x'.repeat(LIMITS.labelChars + 1), 7]) {
-      const res = await s.sessionClient().raw('POST', `/v1/app/pairings/${p.user_code}/approve`, {
-        json: { label },
-      })
+      const res = await (await s.sessionClient()).raw(
+        'POST',
+        `/v1/app/pairings/${p.user_code}/approve`,
+        {
+          json: { label },
+        },
+      )
       expect(res.status).toBe(400)
       expect(await fieldOf(res)).toBe('label')
     }
@@ -32,7 +36,7 @@ describe('the person side of pairing', () => {
   })
 
   test('a person token cannot approve (403): no channel, no token, the pairing stays pending', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
     const e = await failsWith(approve(p.user_code, { label: 'Mine' }, s.person), 403)
     expect(e.error).toBe(
@@ -44,7 +48,7 @@ describe('the person side of pairing', () => {
   })
 
   test('needs a login (401); an agent token is 403', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
     await failsWith(s.raw().call('GET', `/v1/app/pairings/${p.user_code}`), 401)
     await failsWith(s.raw().call('POST', `/v1/app/pairings/${p.user_code}/approve`), 401)
@@ -56,9 +60,9 @@ describe('the person side of pairing', () => {
   })
 
   test('from the web app: GET with the cookie alone, approve only from the app origin', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
-    const { cookie } = s.session()
+    const { cookie } = await s.session()
     const seen = await s.request('GET', `/v1/app/pairings/${p.user_code}`, {
       cookie,
       origin: null,
@@ -85,12 +89,12 @@ describe('the person side of pairing', () => {
   })
 
   test("another person's approval makes the channel theirs, not the owner's", async () => {
-    s = startTestServer()
-    const bob = s.addPerson('bob@example.com')
+    s = await startTestServer()
+    const bob = await s.addPerson('bob@example.com')
     const p = await start()
-    const approved = await s
-      .sessionClient('bob@example.com')
-      .call<{ channel: { id: string } }>('POST', `/v1/app/pairings/${p.user_code}/approve`)
+    const approved = await (await s.sessionClient('bob@example.com')).call<{
+      channel: { id: string }
+    }>('POST', `/v1/app/pairings/${p.user_code}/approve`)
     const result = await poll(p.device_code)
     expect((await bob.channels()).channels.map((c) => c.id)).toEqual([approved.channel.id])
     expect((await s.person.channels()).channels.map((c) => c.id)).toEqual([s.channelId])
@@ -98,7 +102,7 @@ describe('the person side of pairing', () => {
   })
 
   test('if the channel is deleted between approval and the poll, the CLI hears 404 or denied', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
     const { channel } = await approve(p.user_code)
     await s.person.call('DELETE', `/v1/app/channels/${channel.id}`)

@@ -11,7 +11,7 @@ const { cli, start, poll, see, approve, deny } = pairingCalls(() => s)
 
 describe('POST /v1/pair/start', () => {
   test('answers a device code, a short user code and the links, without a token', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start({ label: 'laptop: repo' })
     expect(p.device_code).toMatch(/^[0-9A-Za-z]{43}$/)
     expect(p.user_code).toMatch(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/)
@@ -22,7 +22,7 @@ describe('POST /v1/pair/start', () => {
   })
 
   test('needs no body; each start gets its own codes', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const a = await start()
     const b = await start({})
     expect(a.device_code).not.toBe(b.device_code)
@@ -31,14 +31,14 @@ describe('POST /v1/pair/start', () => {
   })
 
   test('stores the device code only as a hash', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
     const rows = s.ctx.db.query('SELECT * FROM pairings').all()
     expect(JSON.stringify(rows)).not.toContain(p.device_code)
   })
 
   test('an invalid label is 400 naming label, and nothing is stored', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const label of ['', '   ', 'x'.repeat(LIMITS.labelChars + 1), 42, null, ['a']]) {
       const res = await cli().raw('POST', '/v1/pair/start', { json: { label } })
       expect(res.status).toBe(400)
@@ -49,7 +49,7 @@ describe('POST /v1/pair/start', () => {
 
   // Elysia drops a malformed optional body; `optionalJson` parses these bodies strictly.
   test('a body that is not JSON is 400', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const res = await cli().raw('POST', '/v1/pair/start', {
       body: '{nope',
       headers: { 'content-type': 'application/json' },
@@ -59,7 +59,7 @@ describe('POST /v1/pair/start', () => {
 
   test('is rate-limited: the 11th start in a minute is 429 with Retry-After', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     for (let i = 0; i < 10; i++) await start()
     const err = await failsWith(start(), 429)
     const retry = Number(err.headers.get('retry-after'))
@@ -73,7 +73,7 @@ describe('POST /v1/pair/start', () => {
 
   test('the limit is its own: agent writes are not counted against it', async () => {
     const clock = new TestClock()
-    s = startTestServer({ writeLimit: 120, clock })
+    s = await startTestServer({ writeLimit: 120, clock })
     for (let i = 0; i < 10; i++) await start()
     await s.agent.send({ body: { text: 'still fine' } })
   })
@@ -81,7 +81,7 @@ describe('POST /v1/pair/start', () => {
 
 describe('the whole device flow', () => {
   test('start → person sees and approves with a label → the waiting CLI gets a working token', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start({ label: 'suggested' })
     const seen = await see(p.user_code)
     expect(seen.pairing).toMatchObject({
@@ -107,7 +107,7 @@ describe('the whole device flow', () => {
   })
 
   test('a held long-poll is woken by the approval, not by its timeout', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
     const waiting = poll(p.device_code, 50)
     await approve(p.user_code)
@@ -118,7 +118,7 @@ describe('the whole device flow', () => {
   })
 
   test('the token is handed out once: a second poll is 404', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
     await approve(p.user_code)
     const first = await poll(p.device_code)
@@ -129,7 +129,7 @@ describe('the whole device flow', () => {
   })
 
   test('an approval before the CLI polls is redeemed by its first poll', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start({ label: 'From CLI' })
     const approved = await approve(p.user_code)
     expect(approved.channel.label).toBe('From CLI')
@@ -139,13 +139,13 @@ describe('the whole device flow', () => {
   })
 
   test("without a label from either side, the channel is 'Agent'", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
     expect((await approve(p.user_code)).channel.label).toBe('Agent')
   })
 
   test('the new token shows in the token list under the channel, without its secret', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
     const { channel } = await approve(p.user_code, { label: 'Paired' })
     const { token } = await poll(p.device_code)
@@ -158,7 +158,7 @@ describe('the whole device flow', () => {
   })
 
   test('a pending poll with wait=0 (or none) answers pending at once', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
     expect(await poll(p.device_code, 0)).toEqual({ status: 'pending' })
     expect(await poll(p.device_code)).toEqual({ status: 'pending' })
@@ -167,7 +167,7 @@ describe('the whole device flow', () => {
   })
 
   test('deny: the waiting CLI hears denied, and no channel is made', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
     const waiting = poll(p.device_code, 50)
     const denied = await deny(p.user_code)
@@ -179,7 +179,7 @@ describe('the whole device flow', () => {
   })
 
   test('an answered pairing cannot be answered again (404: it is no longer pending)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const a = await start()
     await approve(a.user_code)
     await failsWith(approve(a.user_code), 404)
@@ -193,7 +193,7 @@ describe('the whole device flow', () => {
 
   test('expires after 10 minutes: the poll says expired, the user code is 404', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     const p = await start()
     clock.advance(10 * MINUTE - 1)
     expect((await poll(p.device_code)).status).toBe('pending')
@@ -209,7 +209,7 @@ describe('the whole device flow', () => {
 
   test('an expired pairing still says expired after later starts sweep the table', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     const p = await start()
     clock.advance(10 * MINUTE)
     await start()
@@ -222,7 +222,7 @@ describe('the whole device flow', () => {
   })
 
   test('user codes accept lower case, no dash, and spaces', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
     const [left, right] = p.user_code.split('-') as [string, string]
     for (const code of [
@@ -241,14 +241,14 @@ describe('the whole device flow', () => {
 
 describe('POST /v1/pair/token errors', () => {
   test('an unknown device code is 404; so is the user code in its place', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
     await failsWith(poll('nope'), 404)
     await failsWith(poll(p.user_code), 404)
   })
 
   test('a missing, empty or non-string device_code is 400 naming device_code', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const json of [{}, { device_code: '' }, { device_code: 42 }, { device_code: null }]) {
       const res = await cli().raw('POST', '/v1/pair/token', { json })
       expect(res.status).toBe(400)
@@ -259,7 +259,7 @@ describe('POST /v1/pair/token errors', () => {
   })
 
   test('a wait that is not a non-negative number is 400 naming wait', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const p = await start()
     for (const wait of ['-1', 'abc', 'Infinity', '0x10']) {
       const res = await cli().raw('POST', '/v1/pair/token', {

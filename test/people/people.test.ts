@@ -12,22 +12,22 @@ const { userId, people, setRegistration, invite, signUpOptions } = peopleCalls((
 
 describe('GET /v1/app/me', () => {
   test('tells who I am', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { user } = await s.person.call<{ user: PersonView }>('GET', '/v1/app/me')
     expect(user).toEqual({
-      id: userId(s.ownerEmail),
+      id: await userId(s.ownerEmail),
       email: s.ownerEmail,
       name: null,
       is_owner: true,
       created_at: expect.any(Number),
     })
-    const bob = s.addPerson('bob@example.com')
+    const bob = await s.addPerson('bob@example.com')
     const me = await bob.call<{ user: PersonView }>('GET', '/v1/app/me')
     expect(me.user).toMatchObject({ email: 'bob@example.com', is_owner: false })
   })
 
   test('needs a login (401); an agent token is 403', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await failsWith(s.raw().call('GET', '/v1/app/me'), 401)
     await failsWith(s.agent.call('GET', '/v1/app/me'), 403)
   })
@@ -36,12 +36,12 @@ describe('GET /v1/app/me', () => {
 describe('GET /v1/app/people', () => {
   test('the owner sees everyone, in order of arrival', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     // Creation times are in ms: a tie would order by id.
     clock.advance(1)
-    s.addPerson('bob@example.com')
+    await s.addPerson('bob@example.com')
     clock.advance(1)
-    s.addPerson('carol@example.com')
+    await s.addPerson('carol@example.com')
     const list = await people()
     expect(list.map((p) => [p.email, p.is_owner])).toEqual([
       [s.ownerEmail, true],
@@ -54,13 +54,13 @@ describe('GET /v1/app/people', () => {
   })
 
   test('anyone else is 403', async () => {
-    s = startTestServer()
-    const bob = s.addPerson('bob@example.com')
+    s = await startTestServer()
+    const bob = await s.addPerson('bob@example.com')
     await failsWith(people(bob), 403)
   })
 
   test('needs a login (401); an agent token is 403', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await failsWith(s.raw().call('GET', '/v1/app/people'), 401)
     await failsWith(s.agent.call('GET', '/v1/app/people'), 403)
   })
@@ -68,11 +68,11 @@ describe('GET /v1/app/people', () => {
 
 describe('DELETE /v1/app/people/:id', () => {
   test('removes the person with their channels, messages, tokens, sessions and files', async () => {
-    s = startTestServer()
-    const bobs = s.addChannel('Bob agent', 'bob@example.com')
-    const bob = s.addPerson('bob@example.com')
-    const bobId = userId('bob@example.com')
-    const session = s.session('bob@example.com')
+    s = await startTestServer()
+    const bobs = await s.addChannel('Bob agent', 'bob@example.com')
+    const bob = await s.addPerson('bob@example.com')
+    const bobId = await userId('bob@example.com')
+    const session = await s.session('bob@example.com')
     await bobs.agent.send({ body: { text: 'hi' } })
     const file = await bobs.agent.upload('notes.txt', 'hello', 'text/plain')
     await setRegistration('invite')
@@ -102,32 +102,32 @@ describe('DELETE /v1/app/people/:id', () => {
   })
 
   test("answers the removed person's agents' held waits for answers", async () => {
-    s = startTestServer()
-    const bobs = s.addChannel('Bob agent', 'bob@example.com')
+    s = await startTestServer()
+    const bobs = await s.addChannel('Bob agent', 'bob@example.com')
     const q = await bobs.agent.send({
       body: { blocks: [{ type: 'confirm', id: 'ok', label: 'Go' }] },
     })
     const held = bobs.agent.raw('GET', `/v1/asks/${q.message.id}`, { query: { wait: 50 } })
     for (let i = 0; i < 200 && s.ctx.waiters.size === 0; i++) await Bun.sleep(5)
     expect(s.ctx.waiters.size).toBe(1)
-    await s.person.call('DELETE', `/v1/app/people/${userId('bob@example.com')}`)
+    await s.person.call('DELETE', `/v1/app/people/${await userId('bob@example.com')}`)
     const res = await settledWithin(held, 10_000)
     expect(res).not.toBe('pending')
     expect((res as Response).status).toBe(404)
   })
 
   test('the email can sign up again afterwards (in open mode)', async () => {
-    s = startTestServer()
-    s.addPerson('bob@example.com')
-    await s.person.call('DELETE', `/v1/app/people/${userId('bob@example.com')}`)
+    s = await startTestServer()
+    await s.addPerson('bob@example.com')
+    await s.person.call('DELETE', `/v1/app/people/${await userId('bob@example.com')}`)
     await setRegistration('open')
     expect((await signUpOptions({ email: 'bob@example.com' })).status).toBe(200)
   })
 
   test('the owner cannot be removed (403), not even by themselves', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const err = await failsWith(
-      s.person.call('DELETE', `/v1/app/people/${userId(s.ownerEmail)}`),
+      s.person.call('DELETE', `/v1/app/people/${await userId(s.ownerEmail)}`),
       403,
     )
     expect(err.error).toContain('owner')
@@ -135,29 +135,29 @@ describe('DELETE /v1/app/people/:id', () => {
   })
 
   test('an unknown id, or one already removed, is 404', async () => {
-    s = startTestServer()
-    s.addPerson('bob@example.com')
-    const bobId = userId('bob@example.com')
+    s = await startTestServer()
+    await s.addPerson('bob@example.com')
+    const bobId = await userId('bob@example.com')
     await s.person.call('DELETE', `/v1/app/people/${bobId}`)
     await failsWith(s.person.call('DELETE', `/v1/app/people/${bobId}`), 404)
     await failsWith(s.person.call('DELETE', '/v1/app/people/usr_nope'), 404)
   })
 
   test('anyone but the owner is 403, and nobody is removed', async () => {
-    s = startTestServer()
-    const bob = s.addPerson('bob@example.com')
-    s.addPerson('carol@example.com')
-    await failsWith(bob.call('DELETE', `/v1/app/people/${userId('carol@example.com')}`), 403)
-    await failsWith(bob.call('DELETE', `/v1/app/people/${userId('bob@example.com')}`), 403)
-    await failsWith(bob.call('DELETE', `/v1/app/people/${userId(s.ownerEmail)}`), 403)
+    s = await startTestServer()
+    const bob = await s.addPerson('bob@example.com')
+    await s.addPerson('carol@example.com')
+    await failsWith(bob.call('DELETE', `/v1/app/people/${await userId('carol@example.com')}`), 403)
+    await failsWith(bob.call('DELETE', `/v1/app/people/${await userId('bob@example.com')}`), 403)
+    await failsWith(bob.call('DELETE', `/v1/app/people/${await userId(s.ownerEmail)}`), 403)
     expect(await people()).toHaveLength(3)
   })
 
   test('from the web app it needs the app origin', async () => {
-    s = startTestServer()
-    s.addPerson('bob@example.com')
-    const bobId = userId('bob@example.com')
-    const { cookie } = s.session()
+    s = await startTestServer()
+    await s.addPerson('bob@example.com')
+    const bobId = await userId('bob@example.com')
+    const { cookie } = await s.session()
     for (const origin of [null, 'null', 'https://evil.example']) {
       const res = await s.request('DELETE', `/v1/app/people/${bobId}`, { cookie, origin })
       expect(res.status).toBe(403)
@@ -167,9 +167,9 @@ describe('DELETE /v1/app/people/:id', () => {
   })
 
   test('needs a login (401); an agent token is 403', async () => {
-    s = startTestServer()
-    s.addPerson('bob@example.com')
-    const bobId = userId('bob@example.com')
+    s = await startTestServer()
+    await s.addPerson('bob@example.com')
+    const bobId = await userId('bob@example.com')
     await failsWith(s.raw().call('DELETE', `/v1/app/people/${bobId}`), 401)
     await failsWith(s.agent.call('DELETE', `/v1/app/people/${bobId}`), 403)
     expect(await people()).toHaveLength(2)
@@ -178,15 +178,15 @@ describe('DELETE /v1/app/people/:id', () => {
 
 describe('settings: the registration mode', () => {
   test("is 'closed' at first; everyone logged in can read it; /v1/info shows it", async () => {
-    s = startTestServer()
-    const bob = s.addPerson('bob@example.com')
+    s = await startTestServer()
+    const bob = await s.addPerson('bob@example.com')
     expect(await s.person.call('GET', '/v1/app/settings')).toEqual({ registration: 'closed' })
     expect(await bob.call('GET', '/v1/app/settings')).toEqual({ registration: 'closed' })
     expect((await s.raw().info()).registration).toBe('closed')
   })
 
   test('the owner changes it to each mode; /v1/info follows', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const mode of ['invite', 'open', 'closed'] as const) {
       expect(await setRegistration(mode)).toEqual({ registration: mode })
       expect(await s.person.call('GET', '/v1/app/settings')).toEqual({ registration: mode })
@@ -195,7 +195,7 @@ describe('settings: the registration mode', () => {
   })
 
   test('an invalid mode is 400 naming registration, and nothing changes', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await setRegistration('invite')
     for (const registration of ['bogus', '', 'OPEN', ' open', 1, null, true, ['open']]) {
       const res = await s.person.raw('PATCH', '/v1/app/settings', { json: { registration } })
@@ -209,14 +209,14 @@ describe('settings: the registration mode', () => {
   })
 
   test('anyone but the owner is 403 and nothing changes', async () => {
-    s = startTestServer()
-    const bob = s.addPerson('bob@example.com')
+    s = await startTestServer()
+    const bob = await s.addPerson('bob@example.com')
     await failsWith(setRegistration('open', bob), 403)
     expect((await s.raw().info()).registration).toBe('closed')
   })
 
   test('needs a login (401); an agent token is 403; a cookie needs the app origin', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await failsWith(s.raw().call('GET', '/v1/app/settings'), 401)
     await failsWith(
       s.raw().call('PATCH', '/v1/app/settings', { json: { registration: 'open' } }),
@@ -227,7 +227,7 @@ describe('settings: the registration mode', () => {
       s.agent.call('PATCH', '/v1/app/settings', { json: { registration: 'open' } }),
       403,
     )
-    const { cookie } = s.session()
+    const { cookie } = await s.session()
     const foreign = await s.request('PATCH', '/v1/app/settings', {
       cookie,
       origin: 'https://evil.example',
@@ -243,7 +243,7 @@ describe('settings: the registration mode', () => {
   })
 
   test('decides who may sign up: closed refuses strangers, open lets them in', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     expect((await signUpOptions({ email: 'new@example.com' })).status).toBe(403)
     await setRegistration('invite')
     expect((await signUpOptions({ email: 'new@example.com' })).status).toBe(403)

@@ -7,8 +7,8 @@ afterEach(() => s?.close())
 
 describe('the session cookie', () => {
   test('logs the person in on /v1/app routes', async () => {
-    s = startTestServer()
-    const { cookie, user } = s.session()
+    s = await startTestServer()
+    const { cookie, user } = await s.session()
     const me = await s.request('GET', '/v1/app/me', { cookie })
     expect(me.status).toBe(200)
     expect(me.body.user).toMatchObject({ id: user.id, email: s.ownerEmail, is_owner: true })
@@ -16,9 +16,9 @@ describe('the session cookie', () => {
     expect(channels.body.channels.map((c: { id: string }) => c.id)).toEqual([s.channelId])
   })
 
-  test('is set HttpOnly, SameSite=Strict, Path=/ for 30 days, without Secure over http', () => {
-    s = startTestServer()
-    const { setCookie } = s.session()
+  test('is set HttpOnly, SameSite=Strict, Path=/ for 30 days, without Secure over http', async () => {
+    s = await startTestServer()
+    const { setCookie } = await s.session()
     const parts = setCookie.split('; ')
     expect(parts[0]).toMatch(/^hark_session=[0-9A-Za-z]{43}$/)
     expect(parts).toContain('HttpOnly')
@@ -30,8 +30,8 @@ describe('the session cookie', () => {
   })
 
   test('over https it is __Host-hark_session with Secure, and only that name is read', async () => {
-    s = startTestServer({ baseUrl: 'https://hark.example.com' })
-    const { setCookie, cookie } = s.session()
+    s = await startTestServer({ baseUrl: 'https://hark.example.com' })
+    const { setCookie, cookie } = await s.session()
     expect(setCookie).toStartWith('__Host-hark_session=')
     expect(setCookie.split('; ')).toContain('Secure')
     expect((await s.request('GET', '/v1/app/me', { cookie })).status).toBe(200)
@@ -45,15 +45,15 @@ describe('the session cookie', () => {
   })
 
   test('is found among other cookies', async () => {
-    s = startTestServer()
-    const { cookie } = s.session()
+    s = await startTestServer()
+    const { cookie } = await s.session()
     const res = await s.request('GET', '/v1/app/me', { cookie: `theme=dark; ${cookie}; x=1` })
     expect(res.status).toBe(200)
   })
 
   test('no cookie, an unknown one, an empty one or a look-alike name is 401', async () => {
-    s = startTestServer()
-    const { cookie } = s.session()
+    s = await startTestServer()
+    const { cookie } = await s.session()
     const secret = cookie.split('=')[1] as string
     for (const c of [
       undefined,
@@ -69,9 +69,9 @@ describe('the session cookie', () => {
     }
   })
 
-  test('is never stored: the table holds only its hash', () => {
-    s = startTestServer()
-    const { cookie } = s.session()
+  test('is never stored: the table holds only its hash', async () => {
+    s = await startTestServer()
+    const { cookie } = await s.session()
     const secret = cookie.split('=')[1] as string
     const rows = s.ctx.db.query('SELECT * FROM sessions').all()
     expect(JSON.stringify(rows)).not.toContain(secret)
@@ -79,9 +79,9 @@ describe('the session cookie', () => {
 
   test('expires 30 days after its last use; use extends it', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
-    const a = s.session()
-    const b = s.session()
+    s = await startTestServer({ clock })
+    const a = await s.session()
+    const b = await s.session()
     clock.advance(20 * DAY)
     expect((await s.request('GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(200)
     clock.advance(10 * DAY)
@@ -94,8 +94,8 @@ describe('the session cookie', () => {
 
   test('when use extends the session, the reply re-sends the cookie with a fresh Max-Age', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
-    const a = s.session()
+    s = await startTestServer({ clock })
+    const a = await s.session()
     const me = () => s.request('GET', '/v1/app/me', { cookie: a.cookie })
     // Within the hour after login (or after the last extension) nothing is re-sent.
     expect((await me()).headers.get('set-cookie')).toBeNull()
@@ -121,8 +121,8 @@ describe('the session cookie', () => {
 
   test('a person active every day stays logged in past 30 days, as the browser keeps the cookie', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
-    const a = s.session()
+    s = await startTestServer({ clock })
+    const a = await s.session()
     const maxAge = (setCookie: string) => Number(/Max-Age=(\d+)/.exec(setCookie)?.[1])
     // The browser's view: the cookie is dropped Max-Age seconds after it was last set.
     let dropAt = clock.ms + maxAge(a.setCookie) * 1000
@@ -138,8 +138,8 @@ describe('the session cookie', () => {
 
   test('logging out after an extension still clears the cookie', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
-    const a = s.session()
+    s = await startTestServer({ clock })
+    const a = await s.session()
     clock.advance(2 * 3600_000)
     const out = await s.request('POST', '/v1/app/logout', { cookie: a.cookie })
     expect(out.status).toBe(200)
@@ -147,9 +147,9 @@ describe('the session cookie', () => {
   })
 
   test('an agent token on /v1/app is 403, whatever cookie comes with it', async () => {
-    s = startTestServer()
-    const { cookie } = s.session()
-    const { token } = s.addChannel('Extra')
+    s = await startTestServer()
+    const { cookie } = await s.session()
+    const { token } = await s.addChannel('Extra')
     const res = await s.request('GET', '/v1/app/me', {
       cookie,
       headers: { authorization: `Bearer ${token}` },
@@ -158,8 +158,8 @@ describe('the session cookie', () => {
   })
 
   test('an Authorization header wins over the cookie: a bad token is 401 despite a good cookie', async () => {
-    s = startTestServer()
-    const { cookie } = s.session()
+    s = await startTestServer()
+    const { cookie } = await s.session()
     const res = await s.request('GET', '/v1/app/me', {
       cookie,
       headers: { authorization: 'Bearer hark_person_nope' },
@@ -169,11 +169,11 @@ describe('the session cookie', () => {
   })
 
   test("a removed person's sessions end with them", async () => {
-    s = startTestServer()
-    s.addPerson('bob@example.com')
-    const bob = s.session('bob@example.com')
+    s = await startTestServer()
+    await s.addPerson('bob@example.com')
+    const bob = await s.session('bob@example.com')
     expect((await s.request('GET', '/v1/app/me', { cookie: bob.cookie })).status).toBe(200)
-    const owner = s.session()
+    const owner = await s.session()
     const del = await s.request('DELETE', `/v1/app/people/${bob.user.id}`, {
       cookie: owner.cookie,
     })
@@ -192,16 +192,16 @@ describe('cookie writes and the Origin check', () => {
     })
 
   test('the app origin may write', async () => {
-    s = startTestServer()
-    const { cookie } = s.session()
+    s = await startTestServer()
+    const { cookie } = await s.session()
     const res = await write(cookie, 'http://hark.test')
     expect(res.status).toBe(200)
     expect(res.body.message.sender).toBe('human')
   })
 
   test('no Origin, a foreign one, `null`, or another scheme or port: 403 and nothing written', async () => {
-    s = startTestServer()
-    const { cookie } = s.session()
+    s = await startTestServer()
+    const { cookie } = await s.session()
     for (const origin of [
       null,
       'https://evil.example',
@@ -220,9 +220,9 @@ describe('cookie writes and the Origin check', () => {
   })
 
   test('every cookie write is checked: PATCH, DELETE and POST', async () => {
-    s = startTestServer()
-    const { cookie } = s.session()
-    const other = s.addChannel('Other')
+    s = await startTestServer()
+    const { cookie } = await s.session()
+    const other = await s.addChannel('Other')
     const cases: [string, string, unknown][] = [
       ['PATCH', `/v1/app/channels/${s.channelId}`, { label: 'x' }],
       ['DELETE', `/v1/app/channels/${other.channelId}`, undefined],
@@ -245,8 +245,8 @@ describe('cookie writes and the Origin check', () => {
   })
 
   test('a malformed body from a foreign origin is 403, not a parse error', async () => {
-    s = startTestServer()
-    const { cookie } = s.session()
+    s = await startTestServer()
+    const { cookie } = await s.session()
     const res = await s.request('POST', '/v1/app/tokens', {
       cookie,
       origin: 'https://evil.example',
@@ -257,8 +257,8 @@ describe('cookie writes and the Origin check', () => {
   })
 
   test('GETs need no Origin, and a foreign one does not matter', async () => {
-    s = startTestServer()
-    const { cookie } = s.session()
+    s = await startTestServer()
+    const { cookie } = await s.session()
     for (const origin of [null, 'https://evil.example', 'null']) {
       expect((await s.request('GET', '/v1/app/me', { cookie, origin })).status).toBe(200)
       expect((await s.request('GET', '/v1/app/sessions', { cookie, origin })).status).toBe(200)
@@ -266,7 +266,7 @@ describe('cookie writes and the Origin check', () => {
   })
 
   test('person-token writes need no Origin (scripts are not browsers)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const res = await s.person.raw('POST', `/v1/app/channels/${s.channelId}/messages`, {
       json: { body: { text: 'from a script' } },
     })

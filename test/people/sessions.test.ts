@@ -16,12 +16,12 @@ interface SessionView {
 describe('GET /v1/app/sessions', () => {
   test('lists my sessions, newest use first, marking the current one, with no secret', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
-    const laptop = s.session(s.ownerEmail, 'Firefox on a laptop')
+    s = await startTestServer({ clock })
+    const laptop = await s.session(s.ownerEmail, 'Firefox on a laptop')
     clock.advance(1000)
-    const phone = s.session(s.ownerEmail, 'Safari on a phone')
-    s.addPerson('bob@example.com')
-    s.session('bob@example.com')
+    const phone = await s.session(s.ownerEmail, 'Safari on a phone')
+    await s.addPerson('bob@example.com')
+    await s.session('bob@example.com')
     const res = await s.request('GET', '/v1/app/sessions', { cookie: laptop.cookie })
     expect(res.status).toBe(200)
     const sessions = res.body.sessions as SessionView[]
@@ -45,41 +45,41 @@ describe('GET /v1/app/sessions', () => {
 
   test('leaves out expired sessions, and a new login sweeps them away', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
-    s.session(s.ownerEmail, 'old laptop')
+    s = await startTestServer({ clock })
+    await s.session(s.ownerEmail, 'old laptop')
     clock.advance(30 * DAY)
-    const fresh = s.session(s.ownerEmail, 'new phone')
+    const fresh = await s.session(s.ownerEmail, 'new phone')
     const res = await s.request('GET', '/v1/app/sessions', { cookie: fresh.cookie })
     expect((res.body.sessions as SessionView[]).map((x) => x.user_agent)).toEqual(['new phone'])
     expect(count(s.ctx, 'sessions')).toBe(1)
   })
 
   test('with a person token, none is current', async () => {
-    s = startTestServer()
-    s.session()
+    s = await startTestServer()
+    await s.session()
     const { sessions } = await s.person.call<{ sessions: SessionView[] }>('GET', '/v1/app/sessions')
     expect(sessions).toHaveLength(1)
     expect(sessions[0]?.current).toBe(false)
   })
 
   test('keeps at most 300 characters of the user agent', async () => {
-    s = startTestServer()
-    s.session(s.ownerEmail, 'x'.repeat(1000))
+    s = await startTestServer()
+    await s.session(s.ownerEmail, 'x'.repeat(1000))
     const { sessions } = await s.person.call<{ sessions: SessionView[] }>('GET', '/v1/app/sessions')
     expect(sessions[0]?.user_agent).toHaveLength(300)
   })
 
   test('without a login it is 401', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await failsWith(s.raw().call('GET', '/v1/app/sessions'), 401)
   })
 })
 
 describe('DELETE /v1/app/sessions/:id', () => {
   test('ends another of my sessions at once', async () => {
-    s = startTestServer()
-    const laptop = s.session()
-    const phone = s.session()
+    s = await startTestServer()
+    const laptop = await s.session()
+    const phone = await s.session()
     const res = await s.request('DELETE', `/v1/app/sessions/${phone.sessionId}`, {
       cookie: laptop.cookie,
     })
@@ -90,9 +90,9 @@ describe('DELETE /v1/app/sessions/:id', () => {
   })
 
   test('an unknown id, or one already ended, is 404', async () => {
-    s = startTestServer()
-    const a = s.session()
-    const b = s.session()
+    s = await startTestServer()
+    const a = await s.session()
+    const b = await s.session()
     await s.person.call('DELETE', `/v1/app/sessions/${b.sessionId}`)
     await failsWith(s.person.call('DELETE', `/v1/app/sessions/${b.sessionId}`), 404)
     await failsWith(s.person.call('DELETE', '/v1/app/sessions/ses_nope'), 404)
@@ -100,10 +100,10 @@ describe('DELETE /v1/app/sessions/:id', () => {
   })
 
   test("another person's session id is 404, and their session lives on", async () => {
-    s = startTestServer()
-    s.addPerson('bob@example.com')
-    const bob = s.session('bob@example.com')
-    const owner = s.session()
+    s = await startTestServer()
+    await s.addPerson('bob@example.com')
+    const bob = await s.session('bob@example.com')
+    const owner = await s.session()
     const res = await s.request('DELETE', `/v1/app/sessions/${bob.sessionId}`, {
       cookie: owner.cookie,
     })
@@ -113,17 +113,17 @@ describe('DELETE /v1/app/sessions/:id', () => {
   })
 
   test('ending the current session logs this browser out', async () => {
-    s = startTestServer()
-    const a = s.session()
+    s = await startTestServer()
+    const a = await s.session()
     const res = await s.request('DELETE', `/v1/app/sessions/${a.sessionId}`, { cookie: a.cookie })
     expect(res.status).toBe(200)
     expect((await s.request('GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
   })
 
   test('needs the app origin with a cookie', async () => {
-    s = startTestServer()
-    const a = s.session()
-    const b = s.session()
+    s = await startTestServer()
+    const a = await s.session()
+    const b = await s.session()
     const res = await s.request('DELETE', `/v1/app/sessions/${b.sessionId}`, {
       cookie: a.cookie,
       origin: null,
@@ -135,9 +135,9 @@ describe('DELETE /v1/app/sessions/:id', () => {
 
 describe('POST /v1/app/logout', () => {
   test('ends this session and clears the cookie; other sessions live on', async () => {
-    s = startTestServer()
-    const a = s.session()
-    const b = s.session()
+    s = await startTestServer()
+    const a = await s.session()
+    const b = await s.session()
     const res = await s.request('POST', '/v1/app/logout', { cookie: a.cookie })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ ok: true })
@@ -150,15 +150,15 @@ describe('POST /v1/app/logout', () => {
   })
 
   test('a second logout with the dead cookie is 401', async () => {
-    s = startTestServer()
-    const a = s.session()
+    s = await startTestServer()
+    const a = await s.session()
     await s.request('POST', '/v1/app/logout', { cookie: a.cookie })
     expect((await s.request('POST', '/v1/app/logout', { cookie: a.cookie })).status).toBe(401)
   })
 
   test('with a person token, it answers ok and the token keeps working', async () => {
-    s = startTestServer()
-    const a = s.session()
+    s = await startTestServer()
+    const a = await s.session()
     const res = await s.person.raw('POST', '/v1/app/logout')
     expect(res.status).toBe(200)
     expect(res.headers.get('set-cookie')).toContain('Max-Age=0')
@@ -167,9 +167,9 @@ describe('POST /v1/app/logout', () => {
   })
 
   test('without a login it is 401; from a foreign origin 403 and the session lives', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     expect((await s.request('POST', '/v1/app/logout')).status).toBe(401)
-    const a = s.session()
+    const a = await s.session()
     const res = await s.request('POST', '/v1/app/logout', {
       cookie: a.cookie,
       origin: 'https://evil.example',
@@ -182,12 +182,12 @@ describe('POST /v1/app/logout', () => {
 
 describe('POST /v1/app/logout-all', () => {
   test("ends every one of my sessions, and only mine, and clears this browser's cookie", async () => {
-    s = startTestServer()
-    const a = s.session()
-    const b = s.session()
-    const c = s.session()
-    s.addPerson('bob@example.com')
-    const bob = s.session('bob@example.com')
+    s = await startTestServer()
+    const a = await s.session()
+    const b = await s.session()
+    const c = await s.session()
+    await s.addPerson('bob@example.com')
+    const bob = await s.session('bob@example.com')
     const res = await s.request('POST', '/v1/app/logout-all', { cookie: a.cookie })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ ok: true })
@@ -200,15 +200,15 @@ describe('POST /v1/app/logout-all', () => {
   })
 
   test('from a person token it ends every session; tokens are managed apart', async () => {
-    s = startTestServer()
-    const a = s.session()
+    s = await startTestServer()
+    const a = await s.session()
     await s.person.call('POST', '/v1/app/logout-all')
     expect((await s.request('GET', '/v1/app/me', { cookie: a.cookie })).status).toBe(401)
     expect((await s.person.channels()).channels).toHaveLength(1)
   })
 
   test('without a login it is 401', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await failsWith(s.raw().call('POST', '/v1/app/logout-all'), 401)
   })
 })

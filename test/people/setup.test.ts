@@ -31,13 +31,13 @@ function statusOf(fn: () => unknown): number {
 }
 
 /** Creates the owner as the setup wizard does, with the setup token. */
-const becomeOwner = (token: string | undefined, email = 'first@example.com') =>
-  createAdmittedPerson(f.ctx, { setup_token: token }, { email }, (user) => user)
+const becomeOwner = async (token: string | undefined, email = 'first@example.com') =>
+  await createAdmittedPerson(f.ctx, { setup_token: token }, { email }, async (user) => user)
 
 describe('the setup token', () => {
-  test('is written 0600 to setup-token in the data dir, holding the setup link', () => {
-    f = startTestServer({ owner: false })
-    const link = issueSetupToken(f.ctx) as string
+  test('is written 0600 to setup-token in the data dir, holding the setup link', async () => {
+    f = await startTestServer({ owner: false })
+    const link = (await issueSetupToken(f.ctx)) as string
     expect(link).toStartWith(`${BASE}/setup#token=`)
     const token = tokenOf(link)
     expect(token).toMatch(/^[0-9A-Za-z]{32}$/)
@@ -47,142 +47,148 @@ describe('the setup token', () => {
     expect(readFileSync(file, 'utf8')).toBe(`${link}\n`)
   })
 
-  test('is stored only as a hash: the database never holds the token itself', () => {
-    f = startTestServer({ owner: false })
-    const token = tokenOf(issueSetupToken(f.ctx) as string)
-    const stored = f.ctx.store.settings.get(SETUP_KEY) as string
+  test('is stored only as a hash: the database never holds the token itself', async () => {
+    f = await startTestServer({ owner: false })
+    const token = tokenOf((await issueSetupToken(f.ctx)) as string)
+    const stored = (await f.ctx.store.settings.get(SETUP_KEY)) as string
     expect(stored).toBeString()
     expect(stored).not.toContain(token)
     const dump = JSON.stringify(f.ctx.db.query('SELECT * FROM settings').all())
     expect(dump).not.toContain(token)
   })
 
-  test('the live token passes; a wrong, empty, missing or non-string one is 403', () => {
-    f = startTestServer({ owner: false })
-    const token = tokenOf(issueSetupToken(f.ctx) as string)
-    expect(statusOf(() => checkSetupToken(f.ctx, token))).toBe(0)
+  test('the live token passes; a wrong, empty, missing or non-string one is 403', async () => {
+    f = await startTestServer({ owner: false })
+    const token = tokenOf((await issueSetupToken(f.ctx)) as string)
+    expect(statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(0)
     for (const bad of [`${token}x`, token.slice(1), '', undefined, null, 42, [token], { token }]) {
-      expect(statusOf(() => checkSetupToken(f.ctx, bad))).toBe(403)
+      expect(statusOf(async () => await checkSetupToken(f.ctx, bad))).toBe(403)
     }
   })
 
-  test('before any token was issued, nothing passes', () => {
-    f = startTestServer({ owner: false })
-    expect(statusOf(() => checkSetupToken(f.ctx, 'anything'))).toBe(403)
-    expect(statusOf(() => checkSetupToken(f.ctx, undefined))).toBe(403)
+  test('before any token was issued, nothing passes', async () => {
+    f = await startTestServer({ owner: false })
+    expect(statusOf(async () => await checkSetupToken(f.ctx, 'anything'))).toBe(403)
+    expect(statusOf(async () => await checkSetupToken(f.ctx, undefined))).toBe(403)
   })
 
-  test('a new token replaces the old one, in the database and in the file', () => {
-    f = startTestServer({ owner: false })
-    const first = issueSetupToken(f.ctx) as string
-    const second = issueSetupToken(f.ctx) as string
+  test('a new token replaces the old one, in the database and in the file', async () => {
+    f = await startTestServer({ owner: false })
+    const first = (await issueSetupToken(f.ctx)) as string
+    const second = (await issueSetupToken(f.ctx)) as string
     expect(second).not.toBe(first)
-    expect(statusOf(() => checkSetupToken(f.ctx, tokenOf(first)))).toBe(403)
-    expect(statusOf(() => checkSetupToken(f.ctx, tokenOf(second)))).toBe(0)
+    expect(statusOf(async () => await checkSetupToken(f.ctx, tokenOf(first)))).toBe(403)
+    expect(statusOf(async () => await checkSetupToken(f.ctx, tokenOf(second)))).toBe(0)
     expect(readFileSync(setupTokenFile(f.ctx), 'utf8')).toBe(`${second}\n`)
     expect(statSync(setupTokenFile(f.ctx)).mode & 0o777).toBe(0o600)
   })
 
-  test('expires after one hour', () => {
+  test('expires after one hour', async () => {
     const clock = new TestClock()
-    f = startTestServer({ owner: false, clock })
-    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    f = await startTestServer({ owner: false, clock })
+    const token = tokenOf((await issueSetupToken(f.ctx)) as string)
     clock.advance(HOUR - 1)
-    expect(statusOf(() => checkSetupToken(f.ctx, token))).toBe(0)
+    expect(statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(0)
     clock.advance(1)
-    expect(statusOf(() => checkSetupToken(f.ctx, token))).toBe(403)
+    expect(statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(403)
     // A restart (a new token) is the way back in.
-    const fresh = tokenOf(issueSetupToken(f.ctx) as string)
-    expect(statusOf(() => checkSetupToken(f.ctx, fresh))).toBe(0)
+    const fresh = tokenOf((await issueSetupToken(f.ctx)) as string)
+    expect(statusOf(async () => await checkSetupToken(f.ctx, fresh))).toBe(0)
   })
 
-  test('is refused (409) once an owner exists, and is then gone from the database and disk', () => {
-    f = startTestServer({ owner: false })
-    const token = tokenOf(issueSetupToken(f.ctx) as string)
-    const { user } = becomeOwner(token)
+  test('is refused (409) once an owner exists, and is then gone from the database and disk', async () => {
+    f = await startTestServer({ owner: false })
+    const token = tokenOf((await issueSetupToken(f.ctx)) as string)
+    const { user } = await becomeOwner(token)
     expect(user.is_owner).toBe(1)
-    expect(statusOf(() => checkSetupToken(f.ctx, token))).toBe(409)
-    expect(f.ctx.store.settings.get(SETUP_KEY)).toBeUndefined()
+    expect(statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(409)
+    expect(await f.ctx.store.settings.get(SETUP_KEY)).toBeUndefined()
     expect(existsSync(setupTokenFile(f.ctx))).toBe(false)
   })
 
-  test('is not issued once there is an owner, and a stale file is removed', () => {
-    f = startTestServer({ owner: false })
-    issueSetupToken(f.ctx)
+  test('is not issued once there is an owner, and a stale file is removed', async () => {
+    f = await startTestServer({ owner: false })
+    await issueSetupToken(f.ctx)
     // An owner made out of band (`hark admin user add --owner`) while the file lay there.
-    addUser(f.ctx, { email: 'admin@example.com', owner: true })
+    await addUser(f.ctx, { email: 'admin@example.com', owner: true })
     expect(existsSync(setupTokenFile(f.ctx))).toBe(true)
-    expect(issueSetupToken(f.ctx)).toBeUndefined()
+    expect(await issueSetupToken(f.ctx)).toBeUndefined()
     expect(existsSync(setupTokenFile(f.ctx))).toBe(false)
-    expect(f.ctx.store.settings.get(SETUP_KEY)).toBeUndefined()
+    expect(await f.ctx.store.settings.get(SETUP_KEY)).toBeUndefined()
   })
 })
 
 describe('creating the owner', () => {
-  test('needs the setup token: without one or with a wrong one it is 403 and nobody is made', () => {
-    f = startTestServer({ owner: false })
-    const token = tokenOf(issueSetupToken(f.ctx) as string)
-    expect(statusOf(() => becomeOwner(undefined))).toBe(403)
-    expect(statusOf(() => becomeOwner(`${token}!`))).toBe(403)
-    expect(f.ctx.store.users.all()).toEqual([])
+  test('needs the setup token: without one or with a wrong one it is 403 and nobody is made', async () => {
+    f = await startTestServer({ owner: false })
+    const token = tokenOf((await issueSetupToken(f.ctx)) as string)
+    expect(statusOf(async () => await becomeOwner(undefined))).toBe(403)
+    expect(statusOf(async () => await becomeOwner(`${token}!`))).toBe(403)
+    expect(await f.ctx.store.users.all()).toEqual([])
     expect(existsSync(setupTokenFile(f.ctx))).toBe(true)
   })
 
-  test('with the token, makes exactly one owner: a second use of the token is 409', () => {
-    f = startTestServer({ owner: false })
-    const token = tokenOf(issueSetupToken(f.ctx) as string)
-    becomeOwner(token, 'first@example.com')
-    expect(statusOf(() => becomeOwner(token, 'second@example.com'))).toBe(409)
-    const people = f.ctx.store.users.all()
+  test('with the token, makes exactly one owner: a second use of the token is 409', async () => {
+    f = await startTestServer({ owner: false })
+    const token = tokenOf((await issueSetupToken(f.ctx)) as string)
+    await becomeOwner(token, 'first@example.com')
+    expect(statusOf(async () => await becomeOwner(token, 'second@example.com'))).toBe(409)
+    const people = await f.ctx.store.users.all()
     expect(people.map((u) => [u.email, u.is_owner])).toEqual([['first@example.com', 1]])
   })
 
-  test('an invalid email is 400 naming email, and the token still works afterwards', () => {
-    f = startTestServer({ owner: false })
-    const token = tokenOf(issueSetupToken(f.ctx) as string)
+  test('an invalid email is 400 naming email, and the token still works afterwards', async () => {
+    f = await startTestServer({ owner: false })
+    const token = tokenOf((await issueSetupToken(f.ctx)) as string)
     for (const email of ['', 'not-an-email', 'a@b', ' @x.y']) {
       let field: string | undefined
       try {
-        becomeOwner(token, email)
+        await becomeOwner(token, email)
       } catch (error) {
         expect((error as HarkError).status).toBe(400)
         field = (error as HarkError).field
       }
       expect(field).toBe('email')
     }
-    expect(f.ctx.store.users.all()).toEqual([])
-    expect(statusOf(() => checkSetupToken(f.ctx, token))).toBe(0)
+    expect(await f.ctx.store.users.all()).toEqual([])
+    expect(statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(0)
   })
 
-  test('a failure inside the transaction leaves the token in place and no owner behind', () => {
-    f = startTestServer({ owner: false })
-    const token = tokenOf(issueSetupToken(f.ctx) as string)
-    expect(() =>
-      createAdmittedPerson(f.ctx, { setup_token: token }, { email: 'a@example.com' }, () => {
-        throw new Error('passkey could not be stored')
-      }),
+  test('a failure inside the transaction leaves the token in place and no owner behind', async () => {
+    f = await startTestServer({ owner: false })
+    const token = tokenOf((await issueSetupToken(f.ctx)) as string)
+    expect(
+      async () =>
+        await createAdmittedPerson(
+          f.ctx,
+          { setup_token: token },
+          { email: 'a@example.com' },
+          () => {
+            throw new Error('passkey could not be stored')
+          },
+        ),
     ).toThrow('passkey could not be stored')
-    expect(f.ctx.store.users.all()).toEqual([])
+    expect(await f.ctx.store.users.all()).toEqual([])
     expect(existsSync(setupTokenFile(f.ctx))).toBe(true)
-    expect(statusOf(() => checkSetupToken(f.ctx, token))).toBe(0)
+    expect(statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(0)
   })
 })
 
 describe('GET /v1/info during first run', () => {
   test('says needs_setup until the owner exists, and shows the registration mode', async () => {
-    f = startTestServer({ owner: false })
+    f = await startTestServer({ owner: false })
     const before = await f.request('GET', '/v1/info')
     expect(before.status).toBe(200)
     expect(before.body.needs_setup).toBe(true)
     expect(before.body.registration).toBe('closed')
-    becomeOwner(tokenOf(issueSetupToken(f.ctx) as string))
+    await becomeOwner(tokenOf((await issueSetupToken(f.ctx)) as string))
     const after = await f.request('GET', '/v1/info')
     expect(after.body.needs_setup).toBe(false)
   })
 
   test('never reveals the setup token', async () => {
-    f = startTestServer({ owner: false })
-    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    f = await startTestServer({ owner: false })
+    const token = tokenOf((await issueSetupToken(f.ctx)) as string)
     const info = await f.request('GET', '/v1/info')
     expect(JSON.stringify(info.body)).not.toContain(token)
   })
@@ -193,27 +199,27 @@ describe('the setup wizard over HTTP (passkey sign-up options)', () => {
     f.request('POST', '/v1/auth/passkey/register/options', { json, origin })
 
   test('a stranger without the setup token is 403; with it the ceremony starts', async () => {
-    f = startTestServer({ owner: false })
-    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    f = await startTestServer({ owner: false })
+    const token = tokenOf((await issueSetupToken(f.ctx)) as string)
     expect((await options({ email: 'me@example.com' })).status).toBe(403)
     expect((await options({ email: 'me@example.com', setup_token: 'guess' })).status).toBe(403)
     const ok = await options({ email: 'me@example.com', setup_token: token })
     expect(ok.status).toBe(200)
     expect(ok.body.challenge_id).toBeString()
-    expect(f.ctx.store.users.all()).toEqual([])
+    expect(await f.ctx.store.users.all()).toEqual([])
   })
 
   test('a foreign Origin is 403 even with the token', async () => {
-    f = startTestServer({ owner: false })
-    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    f = await startTestServer({ owner: false })
+    const token = tokenOf((await issueSetupToken(f.ctx)) as string)
     const res = await options({ email: 'me@example.com', setup_token: token }, 'https://evil.test')
     expect(res.status).toBe(403)
   })
 
   test('once an owner exists, the setup token is 409', async () => {
-    f = startTestServer({ owner: false })
-    const token = tokenOf(issueSetupToken(f.ctx) as string)
-    becomeOwner(token)
+    f = await startTestServer({ owner: false })
+    const token = tokenOf((await issueSetupToken(f.ctx)) as string)
+    await becomeOwner(token)
     const res = await options({ email: 'me@example.com', setup_token: token })
     expect(res.status).toBe(409)
     expect(res.body.error).toContain('setup')
@@ -221,8 +227,8 @@ describe('the setup wizard over HTTP (passkey sign-up options)', () => {
 
   test('after an hour the link no longer starts a sign-up', async () => {
     const clock = new TestClock()
-    f = startTestServer({ owner: false, clock })
-    const token = tokenOf(issueSetupToken(f.ctx) as string)
+    f = await startTestServer({ owner: false, clock })
+    const token = tokenOf((await issueSetupToken(f.ctx)) as string)
     clock.advance(HOUR)
     expect((await options({ email: 'me@example.com', setup_token: token })).status).toBe(403)
   })

@@ -19,7 +19,7 @@ const revoke = (id: string, person: Person = s.person) =>
  * the client does, so `failsWith` reads it. Making and rotating tokens need such a session.
  */
 async function inApp<T>(method: string, path: string, json?: unknown): Promise<T> {
-  const { cookie } = s.session()
+  const { cookie } = await s.session()
   const res = await s.request(method, path, { cookie, json })
   if (res.status !== 200) {
     throw Object.assign(new Error(res.body?.error), { ...res.body, status: res.status })
@@ -36,8 +36,8 @@ const agentTokenInfo = async () =>
 
 describe('GET /v1/app/tokens', () => {
   test('lists my live person and agent tokens, with no secret and no hash', async () => {
-    s = startTestServer()
-    const other = s.addChannel('Other')
+    s = await startTestServer()
+    const other = await s.addChannel('Other')
     const tokens = await list()
     expect(tokens.map((t) => [t.kind, t.channel_id]).sort()).toEqual(
       [
@@ -60,9 +60,9 @@ describe('GET /v1/app/tokens', () => {
   })
 
   test("shows only my tokens, not another person's", async () => {
-    s = startTestServer()
-    const bob = s.addPerson('bob@example.com')
-    s.addChannel('Bob agent', 'bob@example.com')
+    s = await startTestServer()
+    const bob = await s.addPerson('bob@example.com')
+    await s.addChannel('Bob agent', 'bob@example.com')
     const mine = await list()
     const bobs = await list(bob)
     expect(bobs).toHaveLength(2)
@@ -72,7 +72,7 @@ describe('GET /v1/app/tokens', () => {
 
   test('records when a token was last used, at most once a minute', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     expect((await agentTokenInfo()).last_used_at).toBeNull()
     await s.agent.channel()
     expect((await agentTokenInfo()).last_used_at).toBe(clock.ms)
@@ -86,15 +86,15 @@ describe('GET /v1/app/tokens', () => {
   })
 
   test('needs a login (401); an agent token is 403', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await failsWith(s.raw().call('GET', '/v1/app/tokens'), 401)
     await failsWith(s.raw('hark_person_nope').call('GET', '/v1/app/tokens'), 401)
     await failsWith(s.agent.call('GET', '/v1/app/tokens'), 403)
   })
 
   test('works from the web app with the cookie', async () => {
-    s = startTestServer()
-    const { cookie } = s.session()
+    s = await startTestServer()
+    const { cookie } = await s.session()
     const res = await s.request('GET', '/v1/app/tokens', { cookie, origin: null })
     expect(res.status).toBe(200)
     expect(res.body.tokens).toHaveLength(2)
@@ -103,7 +103,7 @@ describe('GET /v1/app/tokens', () => {
 
 describe('POST /v1/app/tokens', () => {
   test('makes a person token, shown once, that works on the person routes only', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const made = await create({ label: 'backup script' })
     expect(made.token).toMatch(/^hark_person_[0-9A-Za-z]{43}$/)
     expect(made.info).toMatchObject({
@@ -120,14 +120,14 @@ describe('POST /v1/app/tokens', () => {
   })
 
   test("without a label it is 'Script'; the label is trimmed", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     expect((await create()).info.label).toBe('Script')
     expect((await create({})).info.label).toBe('Script')
     expect((await create({ label: '  cron  ' })).info.label).toBe('cron')
   })
 
   test('an invalid label is 400 naming label, and no token is made', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const before = count(s.ctx, 'tokens')
     for (const label of ['', '   ', 'x'.repeat(LIMITS.labelChars + 1), 3, null, ['a']]) {
       const err = await failsWith(create({ label }), 400)
@@ -137,7 +137,7 @@ describe('POST /v1/app/tokens', () => {
   })
 
   test('needs a browser session: a person token is 403 and makes nothing', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const before = count(s.ctx, 'tokens')
     const res = await s.person.raw('POST', '/v1/app/tokens', { json: { label: 'mine now' } })
     expect(res.status).toBe(403)
@@ -146,11 +146,11 @@ describe('POST /v1/app/tokens', () => {
   })
 
   test('needs a login (401), refuses agent tokens (403) and foreign origins (403)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const before = count(s.ctx, 'tokens')
     await failsWith(s.raw().call('POST', '/v1/app/tokens'), 401)
     await failsWith(s.agent.call('POST', '/v1/app/tokens'), 403)
-    const { cookie } = s.session()
+    const { cookie } = await s.session()
     for (const origin of [null, 'null', 'https://evil.example']) {
       const res = await s.request('POST', '/v1/app/tokens', { cookie, origin, json: {} })
       expect(res.status).toBe(403)
@@ -164,7 +164,7 @@ describe('POST /v1/app/tokens', () => {
 
 describe('DELETE /v1/app/tokens/:id', () => {
   test('revokes an agent token: the next request with it is 401, and it leaves the list', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await agentTokenInfo()
     expect(await revoke(info.id)).toEqual({ ok: true })
     const err = await failsWith(s.agent.channel(), 401)
@@ -175,7 +175,7 @@ describe('DELETE /v1/app/tokens/:id', () => {
   })
 
   test('revokes a person token, even the one making the request', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const made = await create({ label: 'temp' })
     await revoke(made.info.id)
     await failsWith(s.personClient(made.token).channels(), 401)
@@ -185,7 +185,7 @@ describe('DELETE /v1/app/tokens/:id', () => {
   })
 
   test('an unknown id, or one already revoked, is 404', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await agentTokenInfo()
     await revoke(info.id)
     await failsWith(revoke(info.id), 404)
@@ -193,18 +193,18 @@ describe('DELETE /v1/app/tokens/:id', () => {
   })
 
   test("another person's token is 404, and it keeps working", async () => {
-    s = startTestServer()
-    const bobs = s.addChannel('Bob agent', 'bob@example.com')
-    const bob = s.addPerson('bob@example.com')
+    s = await startTestServer()
+    const bobs = await s.addChannel('Bob agent', 'bob@example.com')
+    const bob = await s.addPerson('bob@example.com')
     for (const t of await list(bob)) await failsWith(revoke(t.id), 404)
     await bobs.agent.channel()
     await bob.channels()
   })
 
   test('from the web app it needs the app origin', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await agentTokenInfo()
-    const { cookie } = s.session()
+    const { cookie } = await s.session()
     for (const origin of [null, 'null', 'https://evil.example']) {
       const res = await s.request('DELETE', `/v1/app/tokens/${info.id}`, { cookie, origin })
       expect(res.status).toBe(403)
@@ -216,7 +216,7 @@ describe('DELETE /v1/app/tokens/:id', () => {
   })
 
   test('needs a login (401); an agent token is 403, even for its own id', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await agentTokenInfo()
     await failsWith(s.raw().call('DELETE', `/v1/app/tokens/${info.id}`), 401)
     await failsWith(s.agent.call('DELETE', `/v1/app/tokens/${info.id}`), 403)
@@ -226,7 +226,7 @@ describe('DELETE /v1/app/tokens/:id', () => {
 
 describe('POST /v1/app/tokens/:id/rotate', () => {
   test('an agent token: the old one is 401, the new one works on the same channel and label', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { message } = await s.agent.send({ body: { text: 'kept' } })
     const old = await agentTokenInfo()
     const rotated = await rotate(old.id)
@@ -248,7 +248,7 @@ describe('POST /v1/app/tokens/:id/rotate', () => {
   })
 
   test('a person token keeps its kind and label', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const made = await create({ label: 'nightly' })
     const rotated = await rotate(made.info.id)
     expect(rotated.token).toStartWith('hark_person_')
@@ -258,7 +258,7 @@ describe('POST /v1/app/tokens/:id/rotate', () => {
   })
 
   test('the app rotates the person token in use; the old secret stops at once', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const own = (await list()).find((t) => t.kind === 'person') as TokenInfo
     const rotated = await rotate(own.id)
     await failsWith(s.person.channels(), 401)
@@ -266,7 +266,7 @@ describe('POST /v1/app/tokens/:id/rotate', () => {
   })
 
   test('needs a browser session: a person token is 403, even for itself, and nothing changes', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const own = (await list()).find((t) => t.kind === 'person') as TokenInfo
     const agent = await agentTokenInfo()
     const before = count(s.ctx, 'tokens')
@@ -280,7 +280,7 @@ describe('POST /v1/app/tokens/:id/rotate', () => {
   })
 
   test('an unknown, revoked or already rotated token is 404', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const old = await agentTokenInfo()
     await rotate(old.id)
     await failsWith(rotate(old.id), 404)
@@ -291,9 +291,9 @@ describe('POST /v1/app/tokens/:id/rotate', () => {
   })
 
   test("another person's token is 404, and nothing changes for them", async () => {
-    s = startTestServer()
-    const bobs = s.addChannel('Bob agent', 'bob@example.com')
-    const bob = s.addPerson('bob@example.com')
+    s = await startTestServer()
+    const bobs = await s.addChannel('Bob agent', 'bob@example.com')
+    const bob = await s.addPerson('bob@example.com')
     const before = count(s.ctx, 'tokens')
     for (const t of await list(bob)) await failsWith(rotate(t.id), 404)
     expect(count(s.ctx, 'tokens')).toBe(before)
@@ -301,9 +301,9 @@ describe('POST /v1/app/tokens/:id/rotate', () => {
   })
 
   test('from the web app it needs the app origin; 401 without a login; 403 for an agent', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const info = await agentTokenInfo()
-    const { cookie } = s.session()
+    const { cookie } = await s.session()
     const res = await s.request('POST', `/v1/app/tokens/${info.id}/rotate`, {
       cookie,
       origin: 'https://evil.example',

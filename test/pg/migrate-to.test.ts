@@ -54,7 +54,7 @@ describe.skipIf(skip)('hark admin migrate-to', () => {
     cluster = await startCluster()
     s3 = await startS3()
     // A data directory with something in most tables, written through the API.
-    s = startTestServer()
+    s = await startTestServer()
     const ask = await s.agent.send({
       body: { text: 'Which region?', blocks: [{ type: 'text_input', id: 'r', label: 'Region' }] },
     })
@@ -64,9 +64,9 @@ describe.skipIf(skip)('hark admin migrate-to', () => {
     await s.agent.upload('report.bin', new Uint8Array([0, 1, 2, 255]), 'application/octet-stream')
     await s.agent.upload('notes.txt', 'x'.repeat(300_000), 'text/plain')
     await s.person.send(s.channelId, { text: 'from the person' })
-    const other = s.addChannel('second agent', 'second@example.com')
+    const other = await s.addChannel('second agent', 'second@example.com')
     await other.agent.send({ body: { text: 'another person, another channel' } })
-    s.session()
+    await s.session()
     await s.stop()
   }, 60_000)
   afterAll(async () => {

@@ -17,7 +17,7 @@ async function askAndReceive(fx: PushFixture, blocks: unknown[], devices = 1) {
 
 describe('answering from the notification', () => {
   test('a two-option choice carries actions and a capability that answers exactly once', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('phone')
     const { message, got } = await askAndReceive(f, [
       { type: 'choice', id: 'c', options: [{ label: 'Ship it', value: 'yes' }, { label: 'No' }] },
@@ -48,7 +48,7 @@ describe('answering from the notification', () => {
   })
 
   test('a confirm carries one action; an invalid answer is 400 and leaves the capability alive', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('phone')
     const { got } = await askAndReceive(f, [{ type: 'confirm', id: 'go', label: 'Deploy now' }])
     const payload = got[0]?.payload as { actions: unknown[]; capability: string }
@@ -58,7 +58,7 @@ describe('answering from the notification', () => {
   })
 
   test('each device gets its own capability; once one answers, the others fail', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('phone')
     await f.subscribe('laptop')
     const { got } = await askAndReceive(f, [{ type: 'confirm', id: 'go', label: 'Go' }], 2)
@@ -69,7 +69,7 @@ describe('answering from the notification', () => {
   })
 
   test('a question answered in the app meanwhile: 409, and the capability is spent', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('phone')
     const { message, got } = await askAndReceive(f, [{ type: 'confirm', id: 'go', label: 'Go' }])
     await f.s.agent.cancel(message.id)
@@ -80,7 +80,7 @@ describe('answering from the notification', () => {
 
   test('an expired capability fails', async () => {
     const clock = new TestClock()
-    f = startPushServer({ clock })
+    f = await startPushServer({ clock })
     await f.subscribe('phone')
     const { got } = await askAndReceive(f, [{ type: 'confirm', id: 'go', label: 'Go' }])
     const capability = (got[0]?.payload as { capability: string } | undefined)?.capability ?? ''
@@ -89,7 +89,7 @@ describe('answering from the notification', () => {
   })
 
   test('questions that need more than a tap carry no actions and no capability', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('phone')
     const shapes = [
       [{ type: 'choice', id: 'c', options: [{ label: 'a' }, { label: 'b' }, { label: 'c' }] }],
@@ -109,7 +109,7 @@ describe('answering from the notification', () => {
   })
 
   test('unknown capability and bad bodies', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     expect((await answerRaw(f, { capability: 'hark_cap_nope', answer: true })).status).toBe(403)
     expect((await answerRaw(f, { answer: true })).status).toBe(400)
     const malformed = await f.s.raw().raw('POST', '/v1/push/answer', {

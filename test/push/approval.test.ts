@@ -45,7 +45,7 @@ const allowDeny = (message: { id: string; channel_id: string }) => [
 
 describe('approval pushes', () => {
   test('summary as the text, the message title; Allow opens the app to sign, Deny answers', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('phone')
     const { message } = await f.s.agent.send({
       body: {
@@ -84,7 +84,7 @@ describe('approval pushes', () => {
   })
 
   test('a destructive approval is marked; Deny from the notification answers {decision: deny}', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('phone')
     const { message } = await f.s.agent.send({
       body: {
@@ -108,7 +108,7 @@ describe('approval pushes', () => {
   })
 
   test('without a summary: a line from the tool and its main input field', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     const cases: [Record<string, unknown>, string, string][] = [
       [{ tool: 'Bash', input: { command: 'make\n  deploy' } }, 'Approve Bash?', 'make deploy'],
       [
@@ -136,8 +136,8 @@ describe('approval pushes', () => {
     for (const [fields, title, text] of cases) {
       const { message } = await f.s.agent.send({ body: { blocks: [approval(fields)] } } as never)
       const payload = messagePayload(
-        f.s.ctx.store.channels.byId(message.channel_id) as ChannelRow,
-        f.s.ctx.store.messages.byId(message.id) as MessageRow,
+        (await f.s.ctx.store.channels.byId(message.channel_id)) as ChannelRow,
+        (await f.s.ctx.store.messages.byId(message.id)) as MessageRow,
       )
       expect({ title: payload.title, text: payload.text }).toEqual({ title, text })
       expect(payload.actions).toEqual(allowDeny(message))
@@ -145,32 +145,32 @@ describe('approval pushes', () => {
   })
 
   test('a long command is cut to fit the notification; a closed approval carries no buttons', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     const { message } = await f.s.agent.send({
       body: {
         blocks: [approval({ tool: 'Bash', input: { command: `echo ${'x'.repeat(5000)}` } })],
       },
     } as never)
-    const payloadOf = () =>
+    const payloadOf = async () =>
       messagePayload(
-        f.s.ctx.store.channels.byId(message.channel_id) as ChannelRow,
-        f.s.ctx.store.messages.byId(message.id) as MessageRow,
+        (await f.s.ctx.store.channels.byId(message.channel_id)) as ChannelRow,
+        (await f.s.ctx.store.messages.byId(message.id)) as MessageRow,
       )
-    const open = payloadOf()
+    const open = await payloadOf()
     expect(open.text.length).toBeLessThanOrEqual(300)
     expect(open.text.endsWith('…')).toBe(true)
     await f.s.agent.cancel(message.id, 'answered in the terminal')
-    expect(payloadOf().actions).toBeUndefined()
+    expect((await payloadOf()).actions).toBeUndefined()
   })
 
   test('a question asked with proof has no answer buttons; the same question without has them', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     const confirm = { type: 'confirm', id: 'go', label: 'Deploy now' }
     const payloadOf = async (proof: boolean) => {
       const { message } = await f.s.agent.send({ body: { blocks: [confirm] }, proof } as never)
       return messagePayload(
-        f.s.ctx.store.channels.byId(message.channel_id) as ChannelRow,
-        f.s.ctx.store.messages.byId(message.id) as MessageRow,
+        (await f.s.ctx.store.channels.byId(message.channel_id)) as ChannelRow,
+        (await f.s.ctx.store.messages.byId(message.id)) as MessageRow,
       )
     }
     const signed = await payloadOf(true)

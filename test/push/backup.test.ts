@@ -31,7 +31,7 @@ const signedWith = (headers: Headers) =>
 
 describe('backup and restore keep the VAPID keys', () => {
   test('after a restore, pushes to restored devices are signed with the same key and decrypt', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('phone')
     const before = (await f.s.raw().info()).vapid_public_key
     const keysBefore = readFileSync(vapidFile(f.s.dir), 'utf8')
@@ -45,11 +45,11 @@ describe('backup and restore keep the VAPID keys', () => {
     expect(readFileSync(vapidFile(dir), 'utf8')).toBe(keysBefore)
     expect(statSync(vapidFile(dir)).mode & 0o777).toBe(0o600)
 
-    restored = startTestServer({ pushAllowHosts: ['127.0.0.1'], dataDir: dir })
+    restored = await startTestServer({ pushAllowHosts: ['127.0.0.1'], dataDir: dir })
     expect((await restored.raw().info()).vapid_public_key).toBe(before)
     expect(
-      restored.ctx.store.push.countByUser(
-        restored.ctx.store.users.byEmail(restored.ownerEmail)?.id as string,
+      await restored.ctx.store.push.countByUser(
+        (await restored.ctx.store.users.byEmail(restored.ownerEmail))?.id as string,
       ),
     ).toBe(1)
     await restored.agent.send({ body: { text: 'after the restore' } })
@@ -60,7 +60,7 @@ describe('backup and restore keep the VAPID keys', () => {
   })
 
   test('a backup made before the server ever made keys restores without them', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     unlinkSync(vapidFile(f.s.dir))
     const archive = fresh('nokeys.tar')
     const manifest = await backup(f.s.dir, archive)
@@ -71,7 +71,7 @@ describe('backup and restore keep the VAPID keys', () => {
   })
 
   test('a backup without keys (older format) drops the subscriptions it restores', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('phone')
     await f.subscribe('laptop')
     unlinkSync(vapidFile(f.s.dir))
@@ -85,7 +85,7 @@ describe('backup and restore keep the VAPID keys', () => {
   })
 
   test('tampered keys fail the checksum and leave the directory empty', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     const archive = fresh('tamper.tar')
     await backup(f.s.dir, archive)
     const bytes = readFileSync(archive)

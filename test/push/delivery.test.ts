@@ -6,11 +6,11 @@ import { type PushFixture, startPushServer } from './fixture.ts'
 let f: PushFixture
 afterEach(() => f?.close())
 
-const queued = (fx: PushFixture) => fx.s.ctx.store.push.queued()
+const queued = async (fx: PushFixture) => await fx.s.ctx.store.push.queued()
 
 describe('what sends a push', () => {
   test('an agent message reaches every device, encrypted, with label, title, preview and ids', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('phone', 'Phone')
     await f.subscribe('laptop')
     const { message } = await f.s.agent.send({
@@ -33,7 +33,7 @@ describe('what sends a push', () => {
       expect(r.headers.get('authorization')).toMatch(/^vapid t=.+, k=.+$/)
     }
     await f.s.ctx.push.idle()
-    expect(queued(f)).toBe(0)
+    expect(await queued(f)).toBe(0)
     const { subscriptions } = await f.s.person.call<{
       subscriptions: { name: string | null; last_success_at: number | null; browser: string }[]
     }>('GET', '/v1/app/push/subscriptions')
@@ -41,7 +41,7 @@ describe('what sends a push', () => {
   })
 
   test("silent messages, edits, state changes, answers and the person's messages send nothing", async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('phone')
     const { message } = await f.s.agent.send({ body: { text: 'quiet' }, silent: true })
     await f.s.agent.edit(message.id, { text: 'edited' })
@@ -59,7 +59,7 @@ describe('what sends a push', () => {
   })
 
   test("a secret request notifies the person's devices", async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('phone')
     const { publicKey } = await generateKeyPair()
     const { secret_request } = await f.s.agent.requestSecret({
@@ -72,7 +72,7 @@ describe('what sends a push', () => {
   })
 
   test('a new pin notifies; replacing or editing it does not; a silent pin does not', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('phone')
     await f.s.agent.pin('build', { body: { title: 'Build', text: 'running' } })
     await f.receiver.waitFor(1)
@@ -86,9 +86,9 @@ describe('what sends a push', () => {
   })
 
   test("another person's devices get nothing from my channels", async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('mine')
-    const other = f.s.addChannel('Theirs', 'other@example.com')
+    const other = await f.s.addChannel('Theirs', 'other@example.com')
     await other.agent.send({ body: { text: 'not for the owner' } })
     await f.s.agent.send({ body: { text: 'for the owner' } })
     await f.receiver.waitFor(1)
@@ -99,7 +99,7 @@ describe('what sends a push', () => {
 
 describe('failures', () => {
   test('410 removes the subscription (and its queued pushes)', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('gone')
     f.receiver.answer('gone', 410)
     await f.s.agent.send({ body: { text: 'x' } })
@@ -107,13 +107,15 @@ describe('failures', () => {
     await f.s.ctx.push.idle()
     expect(f.receiver.attempts).toEqual([['gone', 410]])
     expect(
-      f.s.ctx.store.push.byUser(f.s.ctx.store.users.byEmail(f.s.ownerEmail)?.id ?? ''),
+      await f.s.ctx.store.push.byUser(
+        (await f.s.ctx.store.users.byEmail(f.s.ownerEmail))?.id ?? '',
+      ),
     ).toEqual([])
     expect((await f.s.agent.channel()).channel.push_devices).toBe(0)
   })
 
   test('404 removes it too', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('gone')
     f.receiver.answer('gone', 404)
     await f.s.agent.send({ body: { text: 'x' } })
@@ -123,7 +125,7 @@ describe('failures', () => {
   })
 
   test('500 and 429 are retried with backoff, then the push arrives once', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('flaky')
     f.receiver.answer('flaky', 500, 503, { status: 429, retryAfter: '0' })
     await f.s.agent.send({ body: { text: 'eventually' } })
@@ -136,11 +138,11 @@ describe('failures', () => {
       ['flaky', 201],
     ])
     await f.s.ctx.push.idle()
-    expect(queued(f)).toBe(0)
+    expect(await queued(f)).toBe(0)
   })
 
   test('Retry-After is honoured over a shorter backoff', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('busy')
     f.receiver.answer('busy', { status: 429, retryAfter: '1' })
     const started = performance.now()
@@ -150,7 +152,7 @@ describe('failures', () => {
   })
 
   test('retries are bounded: after maxAttempts the push is dropped', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     f.s.ctx.push.maxAttempts = 3
     await f.subscribe('down')
     f.receiver.answer('down', 500, 500, 500, 500, 500)
@@ -158,19 +160,19 @@ describe('failures', () => {
     await sleep(300)
     await f.s.ctx.push.idle()
     expect(f.receiver.attempts).toHaveLength(3)
-    expect(queued(f)).toBe(0)
+    expect(await queued(f)).toBe(0)
     expect((await f.s.agent.channel()).channel.push_devices).toBe(1)
   })
 
   test('401/403 (VAPID refused) drops the push; a success resets the count; 3 in a row remove the device', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('strict')
     f.receiver.answer('strict', 403)
     await f.s.agent.send({ body: { text: 'x' } })
     await sleep(20)
     await f.s.ctx.push.idle()
     expect(f.receiver.attempts).toEqual([['strict', 403]])
-    expect(queued(f)).toBe(0)
+    expect(await queued(f)).toBe(0)
     expect((await f.s.agent.channel()).channel.push_devices).toBe(1)
     // A refusal, then a success: the count starts again.
     f.receiver.answer('strict', 401)
@@ -194,7 +196,7 @@ describe('failures', () => {
       ['strict', 403],
     ])
     expect((await f.s.agent.channel()).channel.push_devices).toBe(0)
-    expect(queued(f)).toBe(0)
+    expect(await queued(f)).toBe(0)
     await f.s.agent.send({ body: { text: 'nobody' } })
     await sleep(20)
     await f.s.ctx.push.idle()
@@ -202,7 +204,7 @@ describe('failures', () => {
   })
 
   test("a push service that hangs does not slow the agent's send", async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('slow')
     f.receiver.answer('slow', 500, 500, 500)
     const started = performance.now()
@@ -216,13 +218,13 @@ describe('deleted while waiting for a retry', () => {
   /** A frozen clock: a failed push waits for its retry until the test moves time on. */
   async function failOnce(text: string) {
     const clock = new TestClock()
-    f = startPushServer({ clock })
+    f = await startPushServer({ clock })
     await f.subscribe('phone')
     f.receiver.answer('phone', 503)
     const { message } = await f.s.agent.send({ body: { title: 'Secret', text } })
     while (f.receiver.attempts.length < 1) await sleep(2)
     await f.s.ctx.push.idle()
-    expect(queued(f)).toBe(1) // waiting for its retry
+    expect(await queued(f)).toBe(1) // waiting for its retry
     const recover = async () => {
       clock.advance(60 * 60_000)
       f.s.ctx.push.kick()
@@ -239,7 +241,7 @@ describe('deleted while waiting for a retry', () => {
     const { message, recover } = await failOnce('the launch code is 0000')
     await f.s.agent.remove(message.id)
     await recover()
-    expect(queued(f)).toBe(0)
+    expect(await queued(f)).toBe(0)
     expect(f.receiver.attempts).toEqual([['phone', 503]])
     expect(arrived('launch code')).toEqual([])
     // The device is fine: the next message arrives.
@@ -251,7 +253,7 @@ describe('deleted while waiting for a retry', () => {
     const { recover } = await failOnce('in a doomed channel')
     await f.s.person.call('DELETE', `/v1/app/channels/${f.s.channelId}`)
     await recover()
-    expect(queued(f)).toBe(0)
+    expect(await queued(f)).toBe(0)
     expect(f.receiver.attempts).toEqual([['phone', 503]])
     expect(arrived('doomed')).toEqual([])
   })
@@ -272,17 +274,17 @@ describe('deleted while waiting for a retry', () => {
 
 describe('durability', () => {
   test('pushes queued before a restart are delivered after it', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('phone')
     f.s.ctx.push.stop() // as if the server died right after the commits
     for (const text of ['one', 'two', 'three']) await f.s.agent.send({ body: { text } })
-    expect(queued(f)).toBe(3)
+    expect(await queued(f)).toBe(3)
     const receiver = f.receiver
     await f.s.restart()
     f.s.ctx.push.retryBaseMs = 20
     const got = await receiver.waitFor(3)
     expect(got.map((r) => r.payload.text).sort()).toEqual(['one', 'three', 'two'])
     await f.s.ctx.push.idle()
-    expect(queued(f)).toBe(0)
+    expect(await queued(f)).toBe(0)
   })
 })

@@ -10,9 +10,9 @@ export interface PushFixture {
 }
 
 /** A test server whose pushes go to a local receiver (allowed by `pushAllowHosts`). */
-export function startPushServer(options: TestServerOptions = {}): PushFixture {
+export async function startPushServer(options: TestServerOptions = {}): Promise<PushFixture> {
   const receiver = startReceiver()
-  const s = startTestServer({ pushAllowHosts: ['127.0.0.1'], ...options })
+  const s = await startTestServer({ pushAllowHosts: ['127.0.0.1'], ...options })
   // Retries come quickly, so a failed push is retried within a test.
   s.ctx.push.retryBaseMs = 20
   return {

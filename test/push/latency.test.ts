@@ -8,7 +8,7 @@ const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number
 
 test('send → receiver latency over 200 pushes (printed: p50/p99)', async () => {
-  f = startPushServer()
+  f = await startPushServer()
   await f.subscribe('phone')
   const sentAt = new Map<string, number>()
   const N = 200

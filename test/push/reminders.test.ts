@@ -21,7 +21,7 @@ describe('email reminders', () => {
   test('a question open N minutes is mailed once, with a link that opens it', async () => {
     const clock = new TestClock()
     trap = await startMailTrap()
-    f = startPushServer({ clock, mailer: trap })
+    f = await startPushServer({ clock, mailer: trap })
     expect(await setMinutes(f, 10)).toEqual({ minutes: 10 })
     expect(await f.s.person.call('GET', '/v1/app/push/email-reminders')).toEqual({
       minutes: 10,
@@ -39,15 +39,15 @@ describe('email reminders', () => {
     await f.s.agent.send({ body: { text: 'not a question' } })
     await f.s.person.answer(answered.id, true)
     clock.advance(9 * 60_000)
-    expect(f.s.ctx.push.tickReminders()).toBe(0)
+    expect(await f.s.ctx.push.tickReminders()).toBe(0)
     clock.advance(60_000)
-    expect(f.s.ctx.push.tickReminders()).toBe(1)
+    expect(await f.s.ctx.push.tickReminders()).toBe(1)
     const mail = await trap.next(f.s.ownerEmail)
     expect(mail.subject).toBe('Test agent is waiting for your answer')
     expect(mail.text).toContain('Merge the release branch?')
     expect(mail.text).toContain(`${BASE}/c/${f.s.channelId}#${message.id}`)
     clock.advance(60 * 60_000)
-    expect(f.s.ctx.push.tickReminders()).toBe(0) // once per question
+    expect(await f.s.ctx.push.tickReminders()).toBe(0) // once per question
     await Bun.sleep(100)
     expect(trap.to(f.s.ownerEmail)).toHaveLength(1)
   })
@@ -55,22 +55,22 @@ describe('email reminders', () => {
   test('only a proven address is mailed: none while the account is unverified', async () => {
     const clock = new TestClock()
     trap = await startMailTrap()
-    f = startPushServer({ clock, mailer: trap })
+    f = await startPushServer({ clock, mailer: trap })
     await setMinutes(f, 1)
     // As after a passkey sign-up in open mode: nobody proved the address.
-    const owner = f.s.ctx.store.users.byEmail(f.s.ownerEmail)
+    const owner = await f.s.ctx.store.users.byEmail(f.s.ownerEmail)
     f.s.ctx.db.run('UPDATE users SET email_verified = 0 WHERE id = ?1', [owner?.id as string])
     await f.s.agent.send({ body: { blocks: [{ type: 'confirm', id: 'c', label: 'Go' }] } })
     clock.advance(5 * 60_000)
-    expect(f.s.ctx.push.tickReminders()).toBe(0)
-    f.s.ctx.store.users.markVerified(owner?.id as string)
-    expect(f.s.ctx.push.tickReminders()).toBe(1)
+    expect(await f.s.ctx.push.tickReminders()).toBe(0)
+    await f.s.ctx.store.users.markVerified(owner?.id as string)
+    expect(await f.s.ctx.push.tickReminders()).toBe(1)
     expect((await trap.next(f.s.ownerEmail)).subject).toContain('waiting for your answer')
   })
 
   test('null turns it off; bad values are 400; without SMTP it is 503', async () => {
     const clock = new TestClock()
-    f = startPushServer({ clock })
+    f = await startPushServer({ clock })
     await failsWith(setMinutes(f, 5), 503)
     trap = await startMailTrap()
     f.s.ctx.mailer = createSmtpMailer(trap.url, 'hark@example.com')
@@ -82,17 +82,17 @@ describe('email reminders', () => {
     expect(await setMinutes(f, null)).toEqual({ minutes: null })
     await f.s.agent.send({ body: { blocks: [{ type: 'confirm', id: 'c', label: 'Go' }] } })
     clock.advance(5 * 60_000)
-    expect(f.s.ctx.push.tickReminders()).toBe(0)
+    expect(await f.s.ctx.push.tickReminders()).toBe(0)
   })
 
   test('questions asked before the setting was turned on are not mailed', async () => {
     const clock = new TestClock()
     trap = await startMailTrap()
-    f = startPushServer({ clock, mailer: trap })
+    f = await startPushServer({ clock, mailer: trap })
     await f.s.agent.send({ body: { blocks: [{ type: 'confirm', id: 'c', label: 'Old' }] } })
     clock.advance(1000)
     await setMinutes(f, 1)
     clock.advance(5 * 60_000)
-    expect(f.s.ctx.push.tickReminders()).toBe(0)
+    expect(await f.s.ctx.push.tickReminders()).toBe(0)
   })
 })

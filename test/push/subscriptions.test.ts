@@ -13,7 +13,7 @@ const post = (fx: PushFixture, json: unknown) =>
 
 describe('subscriptions', () => {
   test('list shows name, browser from the user agent, created and last success; delete removes one', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     const sub = f.receiver.subscription('a')
     const res = await f.s.person.raw('POST', '/v1/app/push/subscriptions', {
       json: { endpoint: sub.endpoint, keys: sub.keys, name: 'Pixel', expirationTime: null },
@@ -46,7 +46,7 @@ describe('subscriptions', () => {
   })
 
   test('the same endpoint again is the same device, with fresh keys', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     const first = await f.subscribe('a')
     const again = await f.subscribe('a')
     expect(again.device.id).toBe(first.device.id)
@@ -54,9 +54,9 @@ describe('subscriptions', () => {
   })
 
   test("another person cannot take over a registered endpoint (409); the owner's device keeps working", async () => {
-    f = startPushServer()
+    f = await startPushServer()
     const { device, sub } = await f.subscribe('victim', 'Phone')
-    const thief = f.s.addPerson('thief@example.com')
+    const thief = await f.s.addPerson('thief@example.com')
     // The thief learned the endpoint URL and registers it with keys of their own.
     const theirs = f.receiver.subscription('thief-keys')
     const res = await thief.raw('POST', '/v1/app/push/subscriptions', {
@@ -69,8 +69,8 @@ describe('subscriptions', () => {
         .subscriptions,
     ).toEqual([])
     // The row is untouched: same owner, same name, the victim's keys.
-    const row = f.s.ctx.store.push.byId(device.id)
-    expect(row?.user_id).toBe(f.s.ctx.store.users.byEmail(f.s.ownerEmail)?.id as string)
+    const row = await f.s.ctx.store.push.byId(device.id)
+    expect(row?.user_id).toBe((await f.s.ctx.store.users.byEmail(f.s.ownerEmail))?.id as string)
     expect(row?.name).toBe('Phone')
     expect(row?.p256dh).toBe(sub.keys.p256dh)
     expect(row?.auth).toBe(sub.keys.auth)
@@ -85,7 +85,7 @@ describe('subscriptions', () => {
   })
 
   test('test sends a test notification to that device only', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     const { device } = await f.subscribe('a')
     await f.subscribe('b')
     await f.s.person.call('POST', `/v1/app/push/subscriptions/${device.id}/test`)
@@ -96,9 +96,9 @@ describe('subscriptions', () => {
   })
 
   test("another person's device is 404 for delete and test", async () => {
-    f = startPushServer()
+    f = await startPushServer()
     const { device } = await f.subscribe('a')
-    const stranger = f.s.addPerson('stranger@example.com')
+    const stranger = await f.s.addPerson('stranger@example.com')
     await failsWith(stranger.call('DELETE', `/v1/app/push/subscriptions/${device.id}`), 404)
     await failsWith(stranger.call('POST', `/v1/app/push/subscriptions/${device.id}/test`), 404)
     expect(
@@ -108,7 +108,7 @@ describe('subscriptions', () => {
   })
 
   test('bad keys and bodies are 400 naming the field', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     const sub = f.receiver.subscription('a')
     const cases: [unknown, string][] = [
       [{ endpoint: sub.endpoint, keys: { p256dh: 'short', auth: sub.keys.auth } }, 'keys.p256dh'],
@@ -129,7 +129,7 @@ describe('endpoint hosts', () => {
   const keysOf = (fx: PushFixture) => fx.receiver.subscription('k').keys
 
   test('loopback, private, link-local, IP literals, local names and plain http are refused', async () => {
-    f = startPushServer({ pushAllowHosts: [] })
+    f = await startPushServer({ pushAllowHosts: [] })
     f.s.ctx.push.resolve = async () => ['93.184.216.34']
     const refused = [
       'http://fcm.googleapis.com/fcm/send/x',
@@ -158,7 +158,7 @@ describe('endpoint hosts', () => {
   })
 
   test('a public name is refused when it resolves to a private address, accepted otherwise', async () => {
-    f = startPushServer({ pushAllowHosts: [] })
+    f = await startPushServer({ pushAllowHosts: [] })
     f.s.ctx.push.resolve = async () => ['10.0.0.5']
     const endpoint = 'https://push.example.com/send/abc'
     const e = await failsWith(post(f, { endpoint, keys: keysOf(f) }), 400)
@@ -175,7 +175,7 @@ describe('endpoint hosts', () => {
   })
 
   test('--push-allow-hosts lets a named host (or host:port) in, over http too', async () => {
-    f = startPushServer({ pushAllowHosts: [] })
+    f = await startPushServer({ pushAllowHosts: [] })
     const sub = f.receiver.subscription('a')
     const port = new URL(f.receiver.url).port
     f.s.ctx.config.pushAllowHosts = [`127.0.0.1:${Number(port) + 1}`]
@@ -187,7 +187,7 @@ describe('endpoint hosts', () => {
   })
 
   test('redirects from a push service are not followed', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('a')
     f.receiver.answer('a', 307)
     await f.s.agent.send({ body: { text: 'x' } })
@@ -200,7 +200,7 @@ describe('endpoint hosts', () => {
 
 describe('VAPID keys and GET /v1/info, GET /v1/channel', () => {
   test('made once at first start, 0600, stable across restarts, public key in /v1/info', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     const file = vapidFile(f.s.dir)
     expect(statSync(file).mode & 0o777).toBe(0o600)
     const info = await f.s.raw().info()
@@ -211,17 +211,17 @@ describe('VAPID keys and GET /v1/info, GET /v1/channel', () => {
   })
 
   test('push_devices counts the devices a push of this channel reaches', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     expect((await f.s.agent.channel()).channel.push_devices).toBe(0)
     await f.subscribe('a')
     await f.subscribe('b')
     expect((await f.s.agent.channel()).channel.push_devices).toBe(2)
-    const other = f.s.addChannel('Other', 'other@example.com')
+    const other = await f.s.addChannel('Other', 'other@example.com')
     expect((await other.agent.channel()).channel.push_devices).toBe(0)
   })
 
   test('hark admin vapid rotate warns, makes new keys, drops every subscription', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     await f.subscribe('a')
     const before = (await f.s.raw().info()).vapid_public_key
     const lines: string[] = []

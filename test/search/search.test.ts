@@ -27,7 +27,7 @@ const marked = (r: SearchResponse['results'][number]) =>
 
 describe('finding messages', () => {
   test('by words of the text, a markdown block, a code block, a table and the title', async () => {
-    s = startTestServer({ label: 'Builder' })
+    s = await startTestServer({ label: 'Builder' })
     const text = await send({ text: 'The nightly build finished' })
     const md = await send({ blocks: [{ type: 'markdown', text: 'Read **the changelog** now' }] })
     const code = await send({
@@ -58,7 +58,7 @@ describe('finding messages', () => {
   })
 
   test('every word must occur; the last is a prefix while typing; accents and case do not matter', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const both = await send({ text: 'Déploiement du serveur terminé' })
     await send({ text: 'serveur seulement' })
     expect(await ids('deploiement serveur')).toEqual([both])
@@ -68,7 +68,7 @@ describe('finding messages', () => {
   })
 
   test("the person's own messages and answers are found, with who sent them", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const mine = (await s.person.send(s.channelId, { text: 'please rotate the keys' })).message.id
     const ask = await send({
       text: 'Which region?',
@@ -81,7 +81,7 @@ describe('finding messages', () => {
   })
 
   test('a pinned message is not a result (it has no place in the thread)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     await s.agent.pin('status', { body: { text: 'pinned marmalade' } })
     expect(await ids('marmalade')).toEqual([])
   })
@@ -90,7 +90,7 @@ describe('finding messages', () => {
 describe('ranking', () => {
   test('a word twice ranks above once, and in the title above in the text', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     // The better match is the older one each time: newest-first only breaks ties.
     const twice = await send({ text: 'the kettle, the kettle: it whistles and sings, ready soon' })
     clock.advance(1)
@@ -106,7 +106,7 @@ describe('ranking', () => {
 
 describe('keeping the index current', () => {
   test('an edit is found by its new words, no longer by its old ones', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const id = await send({ text: 'status: compiling' })
     await s.agent.edit(id, { text: 'status: uploading' })
     expect(await ids('compiling')).toEqual([])
@@ -117,9 +117,9 @@ describe('keeping the index current', () => {
   })
 
   test('a deleted message, or a deleted channel, is found no more (and leaves the index)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const id = await send({ text: 'ephemeral walrus' })
-    const other = s.addChannel('Other')
+    const other = await s.addChannel('Other')
     await other.agent.send({ body: { text: 'walrus in another channel' } })
     expect((await ids('walrus')).length).toBe(2)
     await s.agent.remove(id)
@@ -135,9 +135,9 @@ describe('keeping the index current', () => {
 
 describe('whose messages', () => {
   test("another person's channels never appear, in either direction", async () => {
-    s = startTestServer()
-    const bobChannel = s.addChannel('Bob agent', 'bob@example.com')
-    const bob = s.addPerson('bob@example.com')
+    s = await startTestServer()
+    const bobChannel = await s.addChannel('Bob agent', 'bob@example.com')
+    const bob = await s.addPerson('bob@example.com')
     const mine = await send({ text: 'secret platypus plans' })
     const his = (await bobChannel.agent.send({ body: { text: 'platypus for bob' } })).message.id
     expect(await ids('platypus')).toEqual([mine])
@@ -150,7 +150,7 @@ describe('whose messages', () => {
 describe('paging', () => {
   test('pages return every result once, best first, then a null cursor', async () => {
     const clock = new TestClock()
-    s = startTestServer({ clock })
+    s = await startTestServer({ clock })
     const sent = new Set<string>()
     for (let i = 0; i < 23; i++) {
       clock.advance(1)
@@ -178,7 +178,7 @@ describe('paging', () => {
 
 describe('the query is text, never FTS5 syntax', () => {
   test('quotes, *, NEAR, -, :, ^, parentheses and operators are harmless', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const id = await send({ text: 'NEAR the "quoted" title: x-ray AND (OR) NOT ^caret* done' })
     for (const q of [
       '"',
@@ -216,7 +216,7 @@ describe('the query is text, never FTS5 syntax', () => {
 
 describe('bad input is 400 naming the field', () => {
   test('q: missing, empty, only spaces, longer than 200 characters', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const query of [{}, { q: '' }, { q: '   ' }, { q: 'a'.repeat(201) }]) {
       expect((await failsWith(search(query), 400)).field).toBe('q')
     }
@@ -224,7 +224,7 @@ describe('bad input is 400 naming the field', () => {
   })
 
   test('limit: zero, negative, not a number (above 50 is 50)', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (const limit of ['0', '-1', 'ten', '1.5']) {
       expect((await failsWith(search({ q: 'x', limit }), 400)).field).toBe('limit')
     }
@@ -234,7 +234,7 @@ describe('bad input is 400 naming the field', () => {
   })
 
   test("cursor: garbage, forged, or another search's", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     for (let i = 0; i < 3; i++) await send({ text: `heron ${i}` })
     const { cursor } = await search({ q: 'heron', limit: 1 })
     expect(cursor).toBeString()

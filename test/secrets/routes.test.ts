@@ -38,7 +38,7 @@ const threadMessage = async (id: string) =>
 
 describe('secret requests: the whole flow', () => {
   test('request, fulfil, deliver once, then the ciphertext is gone', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const secret = canary()
     const { keys, req } = await request('GITHUB_TOKEN', 'to push the release tag')
     expect(req).toMatchObject({
@@ -78,16 +78,16 @@ describe('secret requests: the whole flow', () => {
     expect(fulfilled.secret_request.status).toBe('fulfilled')
     expect((await s.agent.secret(req.id, 0)).secret_request.status).toBe('delivered')
     expectNoPlaintext(s.dir, secret)
-    expect(s.ctx.store.secrets.byId(req.id)?.ciphertext).toBeNull()
+    expect((await s.ctx.store.secrets.byId(req.id))?.ciphertext).toBeNull()
     expect((await threadMessage(req.message_id)).body.blocks?.[0]?.status).toBe('delivered')
   })
 
   test('the agent decrypts what the person sent; a second read gets no ciphertext', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const secret = canary()
     const { keys, req } = await request()
     await fulfil(req.id, secret)
-    const stored = s.ctx.store.secrets.byId(req.id)
+    const stored = await s.ctx.store.secrets.byId(req.id)
     expect(stored?.status).toBe('fulfilled')
     expect(stored?.ciphertext).toMatch(/^v1\./)
 
@@ -97,12 +97,12 @@ describe('secret requests: the whole flow', () => {
 
     const second = await s.agent.secret(req.id, 1)
     expect(second).toEqual({ secret_request: { ...first.secret_request } })
-    expect(s.ctx.store.secrets.byId(req.id)?.ciphertext).toBeNull()
+    expect((await s.ctx.store.secrets.byId(req.id))?.ciphertext).toBeNull()
     expectNoPlaintext(s.dir, secret)
   })
 
   test('a ciphertext bound to one request does not open as another', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { keys, req } = await request()
     const other = await request('OTHER')
     // Made for `other`'s id, with this request's key: the person's browser never does this.
@@ -113,7 +113,7 @@ describe('secret requests: the whole flow', () => {
   })
 
   test('a held poll wakes when the person answers', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { keys, req } = await request()
     const started = performance.now()
     const poll = s.agent.secret(req.id, 20)
@@ -127,7 +127,7 @@ describe('secret requests: the whole flow', () => {
   })
 
   test('a held poll wakes with "cancelled" when the agent withdraws; a wait elapses as pending', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { req } = await request()
     expect((await s.agent.secret(req.id, 0.2)).secret_request.status).toBe('pending')
     const poll = s.agent.secret(req.id, 20)
@@ -139,11 +139,11 @@ describe('secret requests: the whole flow', () => {
   })
 
   test('cancelling a fulfilled request erases its ciphertext unread', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { req } = await request()
     await fulfil(req.id, 'never read')
     await s.agent.cancelSecret(req.id)
-    expect(s.ctx.store.secrets.byId(req.id)).toMatchObject({
+    expect(await s.ctx.store.secrets.byId(req.id)).toMatchObject({
       status: 'cancelled',
       ciphertext: null,
     })
@@ -153,7 +153,7 @@ describe('secret requests: the whole flow', () => {
 
 describe('secret requests: 409 once settled', () => {
   test('fulfil twice, fulfil after cancel, cancel after delivery or cancel', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const a = await request()
     await fulfil(a.req.id, 'one')
     expect((await failsWith(fulfil(a.req.id, 'two'), 409)).error).toContain('fulfilled')
@@ -170,7 +170,7 @@ describe('secret requests: 409 once settled', () => {
 
 describe('secret requests: 400 names the field', () => {
   test('create', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { publicKey } = await generateKeyPair()
     const post = (json: unknown) => s.agent.call('POST', '/v1/secrets', { json })
     const cases: [unknown, string][] = [
@@ -208,7 +208,7 @@ describe('secret requests: 400 names the field', () => {
   })
 
   test('read and fulfil', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { keys, req } = await request()
     expect((await failsWith(s.agent.secret(req.id, -1), 400)).field).toBe('wait')
     const good = await encryptSecret(keys.publicKey, req.id, 'x')
@@ -231,13 +231,13 @@ describe('secret requests: 400 names the field', () => {
         field: Object.hasOwn(json as object, 'plaintext') ? 'plaintext' : 'ciphertext',
       })
     }
-    expect(s.ctx.store.secrets.byId(req.id)?.status).toBe('pending')
+    expect((await s.ctx.store.secrets.byId(req.id))?.status).toBe('pending')
   })
 })
 
 describe('secret requests: who may see them', () => {
   test('401 without a token, 403 with the wrong kind', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { keys, req } = await request()
     const none = s.raw()
     expect((await none.raw('POST', '/v1/secrets', { json: {} })).status).toBe(401)
@@ -269,10 +269,10 @@ describe('secret requests: who may see them', () => {
   })
 
   test('another channel and another person get 404, as for an unknown id', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { req } = await request()
-    const sibling = s.addChannel('Second').agent
-    const bob = s.addPerson('bob@example.com')
+    const sibling = (await s.addChannel('Second')).agent
+    const bob = await s.addPerson('bob@example.com')
     const unknown = 'sec_doesnotexist'
     for (const id of [req.id, unknown]) {
       const e = await failsWith(sibling.secret(id), 404)
@@ -286,7 +286,7 @@ describe('secret requests: who may see them', () => {
   })
 
   test('agents cannot forge a secret_request block, nor edit the message that shows one', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { req } = await request()
     const forged = {
       type: 'secret_request',

@@ -52,8 +52,8 @@ async function send(
 }
 
 describe('every route that takes a body', () => {
-  test('the harness knows every route and holds a token for each side', () => {
-    s = startTestServer()
+  test('the harness knows every route and holds a token for each side', async () => {
+    s = await startTestServer()
     const routes = bodyRoutes(s)
     expect(routes.length).toBeGreaterThan(40)
     expect(tokenFor(s, '/v1/messages')).toStartWith('hark_agent_')
@@ -62,7 +62,7 @@ describe('every route that takes a body', () => {
 
   for (const depth of [MAX_JSON_DEPTH + 1, 20_000, 100_000]) {
     test(`${depth} levels of nesting: 400 naming the limit, nothing written, nothing echoed`, async () => {
-      s = startTestServer()
+      s = await startTestServer()
       const body = `{"label":"x","body":{"text":"x"},"answer":${nested(depth)},"v":${nested(depth)}}`
       const before = databaseImage(s.ctx.db)
       for (const route of bodyRoutes(s)) {
@@ -77,7 +77,7 @@ describe('every route that takes a body', () => {
   }
 
   test('a stranger still gets 401 on an agent route, however the body is built', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const response = await s.request('POST', '/v1/messages', {
       headers: { 'content-type': 'application/json' },
       body: nested(50_000),
@@ -87,7 +87,7 @@ describe('every route that takes a body', () => {
   })
 
   test('invalid UTF-8 is refused with 400, not stored as U+FFFD', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const head = new TextEncoder().encode('{"body":{"text":"caf')
     const tail = new TextEncoder().encode('"},"label":"x","answer":true}')
     const bytes = new Uint8Array([...head, 0xff, 0xfe, ...tail])
@@ -101,7 +101,7 @@ describe('every route that takes a body', () => {
   })
 
   test('a lone surrogate escape (not Unicode) is refused with 400', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const before = databaseImage(s.ctx.db)
     for (const route of bodyRoutes(s)) {
       const { status, text } = await send(s, route, '{"body":{"text":"a\\ud800b"},"label":"x"}')
@@ -112,7 +112,7 @@ describe('every route that takes a body', () => {
   })
 
   test('multipart, form and text bodies on JSON routes: 415, nothing written', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const before = databaseImage(s.ctx.db)
     const form = new FormData()
     form.set('body', '{"text":"hi"}')
@@ -135,7 +135,7 @@ describe('every route that takes a body', () => {
   })
 
   test('the refusal never repeats what was sent', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const marker = 'CANARY-9f1c'
     const route = { method: 'POST', path: '/v1/messages' }
     for (const body of [
@@ -156,7 +156,7 @@ describe('every route that takes a body', () => {
   })
 
   test('an unknown key is named, cut short when long', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const key = `k${'x'.repeat(100_000)}`
     const { status, text } = await send(
       s,
@@ -171,7 +171,7 @@ describe('every route that takes a body', () => {
 
 describe('bodies built of too many pieces', () => {
   test(`more than ${MAX_JSON_CONTAINERS} arrays and objects: 400, nothing written`, async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const before = databaseImage(s.ctx.db)
     const body = `{"body":{"text":"x"},"v":[${Array(MAX_JSON_CONTAINERS).fill('[]').join(',')}]}`
     const { status, text } = await send(s, { method: 'POST', path: '/v1/messages' }, body)
@@ -183,7 +183,7 @@ describe('bodies built of too many pieces', () => {
   })
 
   test(`more than ${MAX_JSON_MEMBERS} object members: 400, nothing written`, async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const before = databaseImage(s.ctx.db)
     const keys = Array.from({ length: MAX_JSON_MEMBERS }, (_, i) => `"k${i}":0`).join(',')
     const body = `{"body":{"text":"x"},"v":{${keys}}}`
@@ -196,7 +196,7 @@ describe('bodies built of too many pieces', () => {
   })
 
   test('a message at its own limits passes: 100 choices of 50 options, a 5,000-row table', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const choices = Array.from({ length: 99 }, (_, b) => ({
       type: 'choice',
       id: `c${b}`,
@@ -216,7 +216,7 @@ describe('bodies built of too many pieces', () => {
 
 describe('nesting within the limit still works', () => {
   test(`an html answer nested ${MAX_JSON_DEPTH - 2} deep is accepted and returned as sent`, async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const { message } = await s.agent.send({
       body: { blocks: [{ type: 'html', id: 'h', html: '<p>pick</p>', question: true }] },
     })
@@ -232,7 +232,7 @@ describe('nesting within the limit still works', () => {
   })
 
   test('brackets and escaped quotes inside strings do not count as nesting', async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const text = `\\"${'['.repeat(5000)}{{{\\\\`
     const { status } = await send(
       s,

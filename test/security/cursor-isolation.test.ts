@@ -24,10 +24,10 @@ const channelFeed = (p: Person, id: string, query: Record<string, string>) =>
 
 describe("another person's activity moves none of my cursors", () => {
   test("Alice's agent writes, edits, deletes, asks; Bob's list, feed and agent cursors stay put", async () => {
-    s = startTestServer()
+    s = await startTestServer()
     const alice = { person: s.person, agent: s.agent, channelId: s.channelId }
-    const bobsChannel = s.addChannel('Bob agent', 'bob@example.com')
-    const bob = s.addPerson('bob@example.com')
+    const bobsChannel = await s.addChannel('Bob agent', 'bob@example.com')
+    const bob = await s.addPerson('bob@example.com')
     // Bob has some history of his own, so his cursors are not simply 0.
     await bobsChannel.agent.send({ body: { text: 'for bob' } })
     await bob.call('POST', `/v1/app/channels/${bobsChannel.channelId}/messages`, {
@@ -100,8 +100,8 @@ describe("another person's activity moves none of my cursors", () => {
   })
 
   test("Bob's agent writing moves neither Alice's list cursor nor her feed's", async () => {
-    s = startTestServer()
-    const bobsChannel = s.addChannel('Bob agent', 'bob@example.com')
+    s = await startTestServer()
+    const bobsChannel = await s.addChannel('Bob agent', 'bob@example.com')
     const { cursor } = await list(s.person)
     for (let i = 0; i < 5; i++) await bobsChannel.agent.send({ body: { text: `bob ${i}` } })
     expect(await personFeed(s.person, cursor)).toEqual({ messages: [], cursor, has_more: false })

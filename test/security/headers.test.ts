@@ -11,7 +11,7 @@ let s: TestServer
 afterEach(() => s?.close())
 
 test('every /v1 answer says no-store: each GET route, with its token, and the refusals', async () => {
-  s = startTestServer()
+  s = await startTestServer()
   const { message } = await s.agent.send({ body: { text: 'hi' } })
   const file = await s.agent.upload('a.txt', 'x', 'text/plain')
   const paths = s.app.routes

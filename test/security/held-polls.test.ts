@@ -14,7 +14,7 @@ let s: TestServer
 afterEach(() => s?.close())
 
 test(`an agent token holds at most ${MAX_HELD_POLLS} long-polls: a new one ends the oldest, empty`, async () => {
-  s = startTestServer()
+  s = await startTestServer()
   const { message } = await s.agent.send({
     body: { blocks: [{ type: 'confirm', id: 'ok', label: 'OK' }] },
   })
@@ -48,7 +48,7 @@ test(`an agent token holds at most ${MAX_HELD_POLLS} long-polls: a new one ends 
   expect(settled).toEqual([0, 1])
   // A read that does not wait is never counted; another token has its own bound.
   expect((await s.agent.feed({ since: 0, peek: true })).messages).toHaveLength(1)
-  const other = s.addChannel('Other')
+  const other = await s.addChannel('Other')
   expect((await other.agent.feed({ since: 0, wait: 0.05 })).messages).toEqual([])
   expect(s.ctx.waiters.size).toBe(MAX_HELD_POLLS)
   // Everything still held is woken by a change, as ever.
@@ -69,8 +69,8 @@ test(`an agent token holds at most ${MAX_HELD_POLLS} long-polls: a new one ends 
 })
 
 test(`a person holds at most ${MAX_HELD_POLLS} per token and ${MAX_HELD_POLLS} per browser session`, async () => {
-  s = startTestServer()
-  const app = s.sessionClient()
+  s = await startTestServer()
+  const app = await s.sessionClient()
   const polls: Promise<unknown>[] = []
   const settled: number[] = []
   for (let i = 0; i < MAX_HELD_POLLS * 2; i++) {
@@ -90,7 +90,7 @@ test(`a person holds at most ${MAX_HELD_POLLS} per token and ${MAX_HELD_POLLS} p
 })
 
 test('a poll that ends by waking releases its place', async () => {
-  s = startTestServer()
+  s = await startTestServer()
   let since = 0
   for (let round = 0; round < 3; round++) {
     const polls = Array.from({ length: MAX_HELD_POLLS }, () => s.agent.feed({ since, wait: 30 }))

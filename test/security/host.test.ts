@@ -21,7 +21,7 @@ const get = (port: number, path: string, host: string, extra = '') =>
 describe('Host headers', () => {
   for (const host of ['[', '%zz', '[::1', 'a b', 'x:99999999']) {
     test(`Host: ${JSON.stringify(host)} → 400 JSON, and the server goes on`, async () => {
-      server = startTestServer({ listen: true })
+      server = await startTestServer({ listen: true })
       const answer = await get(server.port, '/v1/info', host)
       expect(answer.status).toBe(400)
       expect(answer.headers).toMatch(/content-type: application\/json/i)
@@ -32,7 +32,7 @@ describe('Host headers', () => {
   }
 
   test('a control character in Host is refused by the HTTP parser itself (400, closed)', async () => {
-    server = startTestServer({ listen: true })
+    server = await startTestServer({ listen: true })
     const answer = await get(server.port, '/v1/info', '\u0001')
     expect(answer.status).toBe(400)
     expect((await get(server.port, '/health', 'localhost')).status).toBe(200)
@@ -40,7 +40,7 @@ describe('Host headers', () => {
 
   for (const host of ['a', 'pi', 'nas', 'a:1', 'localhost', '127.0.0.1', '[::1]:8080']) {
     test(`Host: ${host} reaches every route: public, agent and long-poll`, async () => {
-      server = startTestServer({ listen: true })
+      server = await startTestServer({ listen: true })
       const info = await get(server.port, '/v1/info', host)
       expect(info.status).toBe(200)
       expect(JSON.parse(info.body).name).toBe('Hark')
@@ -66,7 +66,7 @@ describe('Host headers', () => {
 
 describe('bodies over the caps', () => {
   test('an upload declaring more than the upload limit: 413 with a JSON error, before reading', async () => {
-    server = startTestServer({ listen: true, maxFileSize: 1024 * 1024 })
+    server = await startTestServer({ listen: true, maxFileSize: 1024 * 1024 })
     const answer = await rawHttp(
       server.port,
       `POST /v1/files?name=big.bin HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${server.agentToken}\r\n` +
@@ -77,7 +77,7 @@ describe('bodies over the caps', () => {
   })
 
   test('a JSON body declaring 10 GB: 413 with a JSON error, before reading', async () => {
-    server = startTestServer({ listen: true })
+    server = await startTestServer({ listen: true })
     const answer = await rawHttp(
       server.port,
       'POST /v1/pair/start HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +

@@ -24,7 +24,7 @@ const start = (ip: string, email = OWNER, purpose = 'login') =>
   s.post('/v1/auth/email/start', { email, purpose }, { 'x-forwarded-for': ip })
 const verify = (ip: string, code: string, email = OWNER) =>
   s.post('/v1/auth/email/verify', { email, purpose: 'login', code }, { 'x-forwarded-for': ip })
-const codeRows = (email = OWNER) => s.ctx.store.emailCodes.byAddress(email, 'login')
+const codeRows = async (email = OWNER) => await s.ctx.store.emailCodes.byAddress(email, 'login')
 
 /** The codes of the next `n` mails to the person, in the order they were asked for. */
 async function nextCodes(n: number, email = OWNER): Promise<string[]> {
@@ -48,7 +48,7 @@ describe('a stranger cannot deny a person their email login', () => {
         'too many codes asked for this email address from your network address; retry in 180 s',
     })
     expect(limited.headers.get('retry-after')).toBe('180')
-    expect(codeRows()).toHaveLength(1 + EMAIL_LIMITS.startsPerAddressFromIp)
+    expect(await codeRows()).toHaveLength(1 + EMAIL_LIMITS.startsPerAddressFromIp)
     // ... while the person still asks for codes, and the code mailed before still works.
     expect((await start(PERSON)).status).toBe(200)
     await nextCodes(EMAIL_LIMITS.startsPerAddressFromIp + 1)
@@ -56,7 +56,7 @@ describe('a stranger cannot deny a person their email login', () => {
     expect(verified.status).toBe(200)
     expect(verified.body.user).toMatchObject({ email: OWNER })
     // The right code consumed every live code for the address.
-    expect(codeRows()).toEqual([])
+    expect(await codeRows()).toEqual([])
   })
 
   test("a stranger's wrong guesses cannot burn the person's code", async () => {
@@ -97,14 +97,14 @@ describe('a stranger cannot deny a person their email login', () => {
       expect((await start(ip)).status).toBe(200)
     }
     const mailed = await nextCodes(EMAIL_LIMITS.codesPerAddress)
-    expect(codeRows()).toHaveLength(EMAIL_LIMITS.codesPerAddress)
+    expect(await codeRows()).toHaveLength(EMAIL_LIMITS.codesPerAddress)
 
     const quiet = await start(PERSON)
     const unknown = await start(PERSON, 'nobody@example.com')
     expect(quiet.status).toBe(200)
     expect(quiet.body).toEqual(unknown.body)
     expect([...quiet.headers]).toEqual([...unknown.headers])
-    expect(codeRows()).toHaveLength(EMAIL_LIMITS.codesPerAddress) // nothing stored
+    expect(await codeRows()).toHaveLength(EMAIL_LIMITS.codesPerAddress) // nothing stored
     await Bun.sleep(100)
     expect(s.trap.to(OWNER)).toHaveLength(EMAIL_LIMITS.codesPerAddress) // nothing mailed
 
@@ -125,7 +125,7 @@ describe('a stranger cannot deny a person their email login', () => {
     expect((await start(PERSON)).status).toBe(429)
     // Another spelling of the address is the same address.
     expect((await start(PERSON, 'Owner@Example.COM')).status).toBe(429)
-    expect(codeRows()).toHaveLength(EMAIL_LIMITS.startsPerAddressFromIp)
+    expect(await codeRows()).toHaveLength(EMAIL_LIMITS.startsPerAddressFromIp)
   })
 
   test('expired codes are swept, and a code still lives only 10 minutes', async () => {
@@ -134,6 +134,6 @@ describe('a stranger cannot deny a person their email login', () => {
     s.clock.advance(CODE_TTL_MS)
     expect((await verify(PERSON, mine!)).body.error).toBe('code: has expired; ask for a new one')
     expect((await start(PERSON, 'x@example.com')).status).toBe(200)
-    expect(codeRows()).toEqual([])
+    expect(await codeRows()).toEqual([])
   })
 })

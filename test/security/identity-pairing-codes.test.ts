@@ -13,10 +13,10 @@ import { count } from '../people/util.ts'
 
 let s: TestServer
 let clock: TestClock
-beforeEach(() => {
+beforeEach(async () => {
   clock = new TestClock()
   // Client addresses from X-Forwarded-For, as behind a reverse proxy.
-  s = startTestServer({ trustProxy: true, clock })
+  s = await startTestServer({ trustProxy: true, clock })
 })
 afterEach(() => s.close())
 
@@ -46,9 +46,9 @@ const guess = (i: number) => {
   return `${code.slice(0, 4)}-${code.slice(4)}`
 }
 
-function person(email: string) {
-  if (!s.ctx.store.users.byEmail(email)) addUser(s.ctx, { email })
-  return s.session(email).cookie
+async function person(email: string) {
+  if (!(await s.ctx.store.users.byEmail(email))) await addUser(s.ctx, { email })
+  return (await s.session(email)).cookie
 }
 
 const look = (cookie: string, code: string, ip = HOME): Promise<Reply> =>
@@ -71,7 +71,7 @@ const deny = (cookie: string, code: string, ip = HOME): Promise<Reply> =>
 describe('guessing pairing codes', () => {
   test('a guesser gets 10 misses, then 429 for every code, a real one too: nothing is approved', async () => {
     const victim = await startPairing()
-    const mallory = person('mallory@example.com')
+    const mallory = await person('mallory@example.com')
     const statuses: number[] = []
     for (let i = 0; i < 300; i++) statuses.push((await look(mallory, guess(i))).status)
     expect(statuses.slice(0, PAIRING_LIMITS.missesPerPerson).every((x) => x === 404)).toBe(true)
@@ -83,10 +83,10 @@ describe('guessing pairing codes', () => {
     expect(hit.body).toEqual({ error: 'too many unknown pairing codes tried; retry in 60 s' })
     expect(hit.headers.get('retry-after')).toBe('60')
     expect((await deny(mallory, victim.user_code)).status).toBe(429)
-    expect(s.ctx.store.pairings.byUserCode(victim.user_code)?.status).toBe('pending')
-    expect(count(s.ctx, 'channels', 'user_id = ?', s.session('mallory@example.com').user.id)).toBe(
-      0,
-    )
+    expect((await s.ctx.store.pairings.byUserCode(victim.user_code))?.status).toBe('pending')
+    expect(
+      count(s.ctx, 'channels', 'user_id = ?', (await s.session('mallory@example.com')).user.id),
+    ).toBe(0)
 
     // The limit refills one miss a minute.
     clock.advance(60_000)
@@ -95,7 +95,7 @@ describe('guessing pairing codes', () => {
   })
 
   test('misses by approving or denying count the same', async () => {
-    const mallory = person('mallory@example.com')
+    const mallory = await person('mallory@example.com')
     for (let i = 0; i < PAIRING_LIMITS.missesPerPerson; i++) {
       const act = [look, approve, deny][i % 3]!
       expect((await act(mallory, guess(i))).status).toBe(404)
@@ -104,7 +104,7 @@ describe('guessing pairing codes', () => {
   })
 
   test('a person looking up and approving their own code is never held up', async () => {
-    const me = s.session().cookie
+    const me = (await s.session()).cookie
     const mine = await startPairing()
     for (let i = 0; i < 100; i++) expect((await look(me, mine.user_code)).status).toBe(200)
     // A few typos first, then the right code.
@@ -114,17 +114,18 @@ describe('guessing pairing codes', () => {
   })
 
   test("a guesser's lock-out is theirs: another person elsewhere looks up and approves their code", async () => {
-    const mallory = person('mallory@example.com')
+    const mallory = await person('mallory@example.com')
     for (let i = 0; i <= PAIRING_LIMITS.missesPerPerson; i++) await look(mallory, guess(i))
     expect((await look(mallory, guess(50))).status).toBe(429)
-    const me = s.session().cookie
+    const me = (await s.session()).cookie
     const mine = await startPairing()
     expect((await look(me, mine.user_code, '192.0.2.1')).status).toBe(200)
     expect((await approve(me, mine.user_code, '192.0.2.1')).status).toBe(200)
   })
 
   test('many accounts behind one address share its 20 misses', async () => {
-    const accounts = [0, 1, 2].map((i) => person(`m${i}@example.com`))
+    const accounts: string[] = []
+    for (const i of [0, 1, 2]) accounts.push(await person(`m${i}@example.com`))
     let n = 0
     for (const cookie of accounts.slice(0, 2)) {
       for (let i = 0; i < PAIRING_LIMITS.missesPerPerson; i++) {
@@ -142,7 +143,7 @@ describe('guessing pairing codes', () => {
   })
 
   test('an expired or already answered code is a miss too', async () => {
-    const me = s.session().cookie
+    const me = (await s.session()).cookie
     const answered = await startPairing()
     expect((await deny(me, answered.user_code)).status).toBe(200)
     const expiring = await startPairing()

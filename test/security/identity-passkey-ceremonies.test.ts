@@ -10,8 +10,8 @@ import { type FreshServer, startFreshServer } from '../passkeys/fixture.ts'
  */
 
 let s: FreshServer
-beforeEach(() => {
-  s = startFreshServer()
+beforeEach(async () => {
+  s = await startFreshServer()
   // Client addresses from X-Forwarded-For, as behind a reverse proxy: one per "attacker".
   s.ctx.config.trustProxy = true
 })
@@ -74,9 +74,9 @@ describe('starting passkey ceremonies', () => {
     // Most of it is written straight to the table (the same rows, only faster), the rest asked.
     const asked = 60
     const now = s.clock.now()
-    s.ctx.db.transaction(() => {
+    s.ctx.db.transaction(async () => {
       for (let i = 0; i < PASSKEY_LIMITS.pendingAnonymous - asked; i++) {
-        s.ctx.store.challenges.insert({
+        await s.ctx.store.challenges.insert({
           id: newId('chal'),
           purpose: i % 2 ? 'login' : 'register',
           challenge: 'x',
@@ -98,7 +98,7 @@ describe('starting passkey ceremonies', () => {
       error:
         'too many passkey logins and sign-ups are waiting to finish on this server; retry in 240 s',
     })
-    const token = s.setupToken()
+    const token = await s.setupToken()
     const signUp = await s.request('POST', REGISTER, {
       headers: from('198.51.100.2'),
       json: { email: 'ada@example.com', setup_token: token },
@@ -118,9 +118,9 @@ describe('starting passkey ceremonies', () => {
   test('adding a passkey, for a logged-in person, is not held up by the anonymous cap', async () => {
     const owner = await s.setUpOwner()
     const now = s.clock.now()
-    s.ctx.db.transaction(() => {
+    s.ctx.db.transaction(async () => {
       for (let i = 0; i < PASSKEY_LIMITS.pendingAnonymous; i++) {
-        s.ctx.store.challenges.insert({
+        await s.ctx.store.challenges.insert({
           id: newId('chal'),
           purpose: 'login',
           challenge: 'x',

@@ -28,7 +28,7 @@ const queued = (fx: PushFixture) =>
 describe('devices per person', () => {
   test(`at most ${MAX_PUSH_DEVICES}: the next is 409 saying the cap, with nothing written`, async () => {
     expect(MAX_PUSH_DEVICES).toBe(20)
-    f = startPushServer()
+    f = await startPushServer()
     const devices: string[] = []
     for (let i = 0; i < MAX_PUSH_DEVICES; i++) {
       devices.push((await register(f, `d${i}`)).subscription.id)
@@ -64,10 +64,10 @@ describe('devices per person', () => {
   })
 
   test("the cap is per person: another person's devices take none of mine", async () => {
-    f = startPushServer()
+    f = await startPushServer()
     for (let i = 0; i < MAX_PUSH_DEVICES; i++) await register(f, `mine${i}`)
-    f.s.addChannel('Bob agent', 'bob@example.com')
-    const bob = f.s.addPerson('bob@example.com')
+    await f.s.addChannel('Bob agent', 'bob@example.com')
+    const bob = await f.s.addPerson('bob@example.com')
     await register(f, 'bobs', bob)
     expect(rows(f)).toBe(MAX_PUSH_DEVICES + 1)
   })
@@ -77,7 +77,7 @@ describe('keys at subscribe', () => {
   const b64 = (bytes: Uint8Array | number[]) => Buffer.from(bytes).toString('base64url')
 
   test('p256dh must be an uncompressed P-256 point on the curve; auth 16 bytes: 400 naming the field', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     const sub = f.receiver.subscription('a')
     const point = Buffer.from(sub.keys.p256dh, 'base64url')
     const offCurve = Buffer.from(point)
@@ -130,16 +130,18 @@ describe('keys at subscribe', () => {
       },
     })
     expect(
-      f.s.ctx.store.push.byUser(f.s.ctx.store.users.byEmail(f.s.ownerEmail)?.id as string),
+      await f.s.ctx.store.push.byUser(
+        (await f.s.ctx.store.users.byEmail(f.s.ownerEmail))?.id as string,
+      ),
     ).toMatchObject([{ p256dh: sub.keys.p256dh, auth: sub.keys.auth }])
   })
 
   test('a device stored with bad keys before this check is removed at its first push, not retried', async () => {
-    f = startPushServer()
+    f = await startPushServer()
     const { device } = await f.subscribe('good')
     const bad = f.receiver.subscription('bad')
-    const userId = f.s.ctx.store.users.byEmail(f.s.ownerEmail)?.id as string
-    f.s.ctx.store.push.insert({
+    const userId = (await f.s.ctx.store.users.byEmail(f.s.ownerEmail))?.id as string
+    await f.s.ctx.store.push.insert({
       id: 'push_badkeys',
       user_id: userId,
       endpoint: bad.endpoint,
@@ -151,10 +153,11 @@ describe('keys at subscribe', () => {
     })
     await f.s.agent.send({ body: { text: 'hello' } })
     await f.receiver.waitFor(1)
-    for (let i = 0; i < 100 && f.s.ctx.store.push.byId('push_badkeys'); i++) await Bun.sleep(5)
+    for (let i = 0; i < 100 && (await f.s.ctx.store.push.byId('push_badkeys')); i++)
+      await Bun.sleep(5)
     await f.s.ctx.push.idle()
-    expect(f.s.ctx.store.push.byId('push_badkeys')).toBeUndefined()
-    expect(f.s.ctx.store.push.byId(device.id)).toBeDefined()
+    expect(await f.s.ctx.store.push.byId('push_badkeys')).toBeUndefined()
+    expect(await f.s.ctx.store.push.byId(device.id)).toBeDefined()
     expect(queued(f)).toBe(0)
     expect(f.receiver.attempts.filter(([id]) => id === 'bad')).toEqual([])
   })

@@ -23,7 +23,7 @@ const uploadHead = (token: string, length: number) =>
   `Content-Type: application/octet-stream\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`
 
 test('a slow, steady upload outlives the idle timeout and is stored whole', async () => {
-  server = startTestServer({ listen: true, idleTimeout: 2 })
+  server = await startTestServer({ listen: true, idleTimeout: 2 })
   const pieces = 12
   const size = 100
   const socket = connect(server.port, '127.0.0.1')
@@ -44,7 +44,7 @@ test('a slow, steady upload outlives the idle timeout and is stored whole', asyn
 })
 
 test('a stalled upload is cut with 408 JSON and nothing is kept', async () => {
-  server = startTestServer({ listen: true, uploadStallMs: 1500, idleTimeout: 2 })
+  server = await startTestServer({ listen: true, uploadStallMs: 1500, idleTimeout: 2 })
   const answer = await rawHttp(
     server.port,
     uploadHead(server.agentToken, 10_000),

@@ -3,12 +3,12 @@ import { handlerOf } from '../../src/server/app.ts'
 import { leanRoute } from '../../src/server/lean.ts'
 import { BASE, startTestServer } from '../harness.ts'
 
-const s = startTestServer()
+const s = await startTestServer()
 afterAll(() => s.close())
 
 /** The lean long-poll path answers exactly as the Elysia routes do (status, headers, body). */
 test('the lean long-poll routes answer byte for byte like Elysia', async () => {
-  const { agent, token } = s.addChannel('lean')
+  const { agent, token } = await s.addChannel('lean')
   await agent.send({ body: { text: 'hi' } })
   const asked = await agent.send({ body: { blocks: [{ type: 'confirm', id: 'go', label: 'Go' }] } })
   const id = asked.message.id

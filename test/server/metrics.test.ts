@@ -57,12 +57,12 @@ const samples = (families: Family[], name: string): Sample[] =>
 
 describe('GET /metrics', () => {
   test('is not there without --metrics', async () => {
-    server = startTestServer({ listen: true })
+    server = await startTestServer({ listen: true })
     expect((await scrape(server)).status).toBe(404)
   })
 
   test('parses as Prometheus text and counts requests by route, latency, writes, polls and size', async () => {
-    server = startTestServer({ listen: true, metrics: true })
+    server = await startTestServer({ listen: true, metrics: true })
     const s = server
     await s.agent.send({ body: { text: 'one' } })
     const { message } = await s.agent.send({ body: { text: 'two' } })
@@ -121,14 +121,14 @@ describe('GET /metrics', () => {
   })
 
   test('without a token: this machine only, and never through a proxy hop', async () => {
-    server = startTestServer({ listen: true, metrics: true })
+    server = await startTestServer({ listen: true, metrics: true })
     expect((await scrape(server)).status).toBe(200)
     expect((await scrape(server, { 'x-forwarded-for': '203.0.113.9' })).status).toBe(403)
     expect((await scrape(server, { forwarded: 'for=203.0.113.9' })).status).toBe(403)
   })
 
   test('with --metrics-token: the bearer token, and nothing else, reads it', async () => {
-    server = startTestServer({ listen: true, metrics: true, metricsToken: TOKEN })
+    server = await startTestServer({ listen: true, metrics: true, metricsToken: TOKEN })
     expect((await scrape(server)).status).toBe(401)
     expect((await scrape(server, { authorization: 'Bearer wrong-token-0123456789' })).status).toBe(
       401,
@@ -149,7 +149,7 @@ describe('GET /metrics', () => {
   })
 
   test('push deliveries are counted by outcome', async () => {
-    const f = startPushServer({ metrics: true })
+    const f = await startPushServer({ metrics: true })
     try {
       await f.subscribe('phone')
       await f.s.agent.send({ body: { text: 'to the phone' } })

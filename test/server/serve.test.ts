@@ -9,15 +9,15 @@ afterEach(async () => {
   server = undefined
 })
 
-function start(idleTimeout: number, log?: Logger) {
-  server = startTestServer({ listen: true, idleTimeout, log })
+async function start(idleTimeout: number, log?: Logger) {
+  server = await startTestServer({ listen: true, idleTimeout, log })
   return server
 }
 
 test("a long-poll outlives Bun's idle timeout", async () => {
   // With a 1 s idle timeout Bun cuts a silent connection after ~4 s (its timer ticks in 4 s
   // steps); a 6 s wait only completes if the poll extends its own timeout.
-  const { agent } = start(1)
+  const { agent } = await start(1)
   const started = performance.now()
   const answer = await agent.feed({ since: 0, wait: 6 })
   expect(answer).toEqual({ messages: [], cursor: 0, has_more: false })
@@ -25,7 +25,7 @@ test("a long-poll outlives Bun's idle timeout", async () => {
 })
 
 test('a long-poll is answered by a send on another connection', async () => {
-  const s = start(30)
+  const s = await start(30)
   const { agent } = s
   const held = agent.feed({ since: 0, wait: 20 })
   await until(() => s.ctx.waiters.size === 1)
@@ -35,7 +35,7 @@ test('a long-poll is answered by a send on another connection', async () => {
 })
 
 test('a client that disconnects leaves no waiter behind', async () => {
-  const s = start(30)
+  const s = await start(30)
   const abort = new AbortController()
   const held = s.agent.feed({ since: 0, wait: 30 }, abort.signal).catch((e: Error) => e)
   await until(() => s.ctx.waiters.size === 1)
@@ -45,7 +45,7 @@ test('a client that disconnects leaves no waiter behind', async () => {
 })
 
 test('stop() answers held long-polls before closing', async () => {
-  const s = start(30)
+  const s = await start(30)
   const held = s.agent.feed({ since: 0, wait: 30 })
   await until(() => s.ctx.waiters.size === 1)
   await s.stop()
@@ -53,7 +53,7 @@ test('stop() answers held long-polls before closing', async () => {
 })
 
 test('a stranger cannot make the server buffer a large body: 413 before reading it', async () => {
-  const r = start(30)
+  const r = await start(30)
   const big = 'x'.repeat(2 * 1024 * 1024)
   const res = await fetch(`${r.url}/v1/messages`, {
     method: 'POST',
@@ -72,7 +72,7 @@ test('a stranger cannot make the server buffer a large body: 413 before reading 
 })
 
 test('a JSON body of unknown length is refused (411); a small normal one goes through', async () => {
-  const r = start(30)
+  const r = await start(30)
   const { agent } = r
   const chunked = new ReadableStream<Uint8Array>({
     start(c) {
@@ -96,7 +96,7 @@ test('one log line per request, without query strings or pairing codes', async (
     warn: (m) => lines.push(m),
     error: (m) => lines.push(m),
   }
-  const r = start(30, log)
+  const r = await start(30, log)
   await fetch(`${r.url}/v1/app/pairings/BCDF-GHJK?secret=1`)
   await fetch(`${r.url}/health?x=secret`)
   const requests = lines.filter((l) => / (GET|POST) /.test(l))

@@ -16,9 +16,9 @@ let owner: { authenticator: SoftwareAuthenticator; cookie: string }
 let agentToken: string
 
 beforeEach(async () => {
-  s = startFreshServer()
+  s = await startFreshServer()
   owner = await s.setUpOwner()
-  agentToken = addChannel(s.ctx, { email: 'owner@example.com', label: 'CI' }).token
+  agentToken = (await addChannel(s.ctx, { email: 'owner@example.com', label: 'CI' })).token
 })
 afterEach(() => s.close())
 

@@ -18,9 +18,9 @@ let cli: Cli
 let env: Record<string, string>
 
 beforeEach(async () => {
-  s = startFreshServer({ listen: true })
+  s = await startFreshServer({ listen: true })
   owner = await s.setUpOwner()
-  const made = addChannel(s.ctx, { email: 'owner@example.com', label: 'CI' })
+  const made = await addChannel(s.ctx, { email: 'owner@example.com', label: 'CI' })
   cli = makeCli()
   env = { HARK_URL: s.url, HARK_TOKEN: made.token }
   const pinned = await cli.run(['keys', 'refresh'], { env })

@@ -24,9 +24,9 @@ const input = { command: 'terraform apply', description: 'Apply the plan' }
 const block: Block = { type: 'approval', id: 'a', tool: 'Bash', input, scopes: ['once', 'session'] }
 
 beforeEach(async () => {
-  s = startFreshServer()
+  s = await startFreshServer()
   owner = await s.setUpOwner()
-  agentToken = addChannel(s.ctx, { email: 'owner@example.com', label: 'CI' }).token
+  agentToken = (await addChannel(s.ctx, { email: 'owner@example.com', label: 'CI' })).token
   const r = await s.request('GET', '/v1/channel', { token: agentToken })
   pinned = { ...r.body.approvers, channel_id: r.body.channel.id }
 })

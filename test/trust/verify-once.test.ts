@@ -31,9 +31,9 @@ const block: Block = { type: 'approval', id: 'a', tool: 'Bash', input, scopes: [
 const allow = { decision: 'allow' }
 
 beforeEach(async () => {
-  s = startFreshServer()
+  s = await startFreshServer()
   owner = await s.setUpOwner()
-  agentToken = addChannel(s.ctx, { email: 'owner@example.com', label: 'CI' }).token
+  agentToken = (await addChannel(s.ctx, { email: 'owner@example.com', label: 'CI' })).token
   const r = await s.request('GET', '/v1/channel', { token: agentToken })
   env = { HOME: tempDir('hark-home-') }
   pin(env, 'default', { ...r.body.approvers, channel_id: r.body.channel.id })

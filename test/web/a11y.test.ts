@@ -55,10 +55,11 @@ describe('keyboard and screen reader', () => {
     expect(ring).toBe(true)
     await page.keyboard.press('Enter')
     for (let i = 0; i < 100; i++) {
-      if (web.server.ctx.store.messages.byId(sent.message.id)?.ask_status === 'answered') break
+      if ((await web.server.ctx.store.messages.byId(sent.message.id))?.ask_status === 'answered')
+        break
       await Bun.sleep(20)
     }
-    expect(web.server.ctx.store.messages.byId(sent.message.id)?.ask_status).toBe('answered')
+    expect((await web.server.ctx.store.messages.byId(sent.message.id))?.ask_status).toBe('answered')
     await page.context().close()
   })
 

@@ -4,8 +4,8 @@ import { startSession } from '../../src/access/sessions/service.ts'
 import { createInvite } from '../../src/people/invites.ts'
 import { addUser } from '../../src/people/service.ts'
 import { setRegistrationMode } from '../../src/people/settings.ts'
+import type { UserRow } from '../../src/people/store.ts'
 import { type MailTrap, startMailTrap } from '../email/mail-trap.ts'
-import type { TestServer } from '../harness.ts'
 import { addVirtualAuthenticator, PHONE, watchErrors, webTest } from './harness.ts'
 
 /**
@@ -19,8 +19,8 @@ beforeAll(async () => {
 const web = webTest(() => ({ owner: false, mailer: trap }))
 const contexts: BrowserContext[] = []
 
-beforeAll(() => {
-  addUser(web.server.ctx, { email: 'owner@example.com', owner: true })
+beforeAll(async () => {
+  await addUser(web.server.ctx, { email: 'owner@example.com', owner: true })
 })
 
 afterAll(async () => {
@@ -36,10 +36,7 @@ async function freshPage(): Promise<{ page: Page; errors: string[] }> {
   return { page, errors: watchErrors(page) }
 }
 
-const owner = () =>
-  web.server.ctx.store.users.byEmail('owner@example.com') as NonNullable<
-    ReturnType<TestServer['ctx']['store']['users']['byEmail']>
-  >
+const owner = async () => (await web.server.ctx.store.users.byEmail('owner@example.com')) as UserRow
 
 describe('email codes', () => {
   test('logging in with a code from the email', async () => {
@@ -72,7 +69,7 @@ describe('email codes', () => {
   })
 
   test('signing up with an emailed code while registration is open', async () => {
-    setRegistrationMode(web.server.ctx, 'open')
+    await setRegistrationMode(web.server.ctx, 'open')
     const { page, errors } = await freshPage()
     await page.goto(`${web.server.url}/signup`)
     await page.getByLabel('Email').fill('new@example.com')
@@ -83,16 +80,16 @@ describe('email codes', () => {
     await page.getByLabel('Code from the email').fill(mail.code)
     await page.getByRole('button', { name: 'Create account' }).click()
     await page.getByRole('link', { name: 'Connect an agent' }).waitFor()
-    expect(web.server.ctx.store.users.byEmail('new@example.com')?.name).toBe('Newcomer')
-    setRegistrationMode(web.server.ctx, 'closed')
+    expect((await web.server.ctx.store.users.byEmail('new@example.com'))?.name).toBe('Newcomer')
+    await setRegistrationMode(web.server.ctx, 'closed')
     expect(errors).toEqual([])
   })
 })
 
 describe('invites', () => {
   test('signing up through /invite#CODE with a passkey, while registration is by invite', async () => {
-    setRegistrationMode(web.server.ctx, 'invite')
-    const { invite } = createInvite(web.server.ctx, { user: owner() }, {})
+    await setRegistrationMode(web.server.ctx, 'invite')
+    const { invite } = await createInvite(web.server.ctx, { user: await owner() }, {})
     const { page, errors } = await freshPage()
     await addVirtualAuthenticator(page)
     await page.goto(invite.link)
@@ -100,8 +97,8 @@ describe('invites', () => {
     await page.getByLabel('Email').fill('invited@example.com')
     await page.getByRole('button', { name: 'Create account with a passkey' }).click()
     await page.getByRole('link', { name: 'Connect an agent' }).waitFor()
-    const user = web.server.ctx.store.users.byEmail('invited@example.com')
-    expect(web.server.ctx.store.passkeys.byUser(user?.id as string)).toHaveLength(1)
+    const user = await web.server.ctx.store.users.byEmail('invited@example.com')
+    expect(await web.server.ctx.store.passkeys.byUser(user?.id as string)).toHaveLength(1)
     // The invite is used up: the same link no longer signs anyone up.
     const again = await freshPage()
     await addVirtualAuthenticator(again.page)
@@ -109,7 +106,7 @@ describe('invites', () => {
     await again.page.getByLabel('Email').fill('second@example.com')
     await again.page.getByRole('button', { name: 'Create account with a passkey' }).click()
     await again.page.getByRole('alert').waitFor()
-    expect(web.server.ctx.store.users.byEmail('second@example.com')).toBeFalsy()
+    expect(await web.server.ctx.store.users.byEmail('second@example.com')).toBeFalsy()
     expect(errors).toEqual([])
   })
 })
@@ -126,20 +123,20 @@ describe('settings: passkeys and sessions', () => {
     const section = page.getByRole('region', { name: 'Passkeys' })
     await section.getByRole('button', { name: 'Add a passkey on this device' }).click()
     await section.locator('li').first().waitFor()
-    expect(web.server.ctx.store.passkeys.byUser(owner().id)).toHaveLength(1)
-    const name = web.server.ctx.store.passkeys.byUser(owner().id)[0]?.name as string
+    expect(await web.server.ctx.store.passkeys.byUser((await owner()).id)).toHaveLength(1)
+    const name = (await web.server.ctx.store.passkeys.byUser((await owner()).id))[0]?.name as string
     await section.getByRole('button', { name: `Rename ${name}` }).click()
     await section.getByText('Work phone').waitFor()
     answer = ''
     await section.getByRole('button', { name: 'Remove Work phone' }).click()
     await section.getByText('Work phone').waitFor({ state: 'detached' })
-    expect(web.server.ctx.store.passkeys.byUser(owner().id)).toHaveLength(0)
+    expect(await web.server.ctx.store.passkeys.byUser((await owner()).id)).toHaveLength(0)
   })
 
   test('ending another session, then logging out everywhere', async () => {
-    const other = startSession(
+    const other = await startSession(
       web.server.ctx,
-      owner(),
+      await owner(),
       'Mozilla/5.0 (Linux; Android 14) Chrome/120',
     )
     const context = await web.context({ viewport: PHONE })
@@ -151,9 +148,9 @@ describe('settings: passkeys and sessions', () => {
     const row = section.locator('li', { hasText: 'Chrome on Android' })
     await row.getByRole('button', { name: 'Log out' }).click()
     await row.waitFor({ state: 'detached' })
-    expect(web.server.ctx.store.sessions.byUser(owner().id).map((x) => x.id)).not.toContain(
-      other.session.id,
-    )
+    expect(
+      (await web.server.ctx.store.sessions.byUser((await owner()).id)).map((x) => x.id),
+    ).not.toContain(other.session.id)
 
     const third = await web.context({ viewport: PHONE })
     contexts.push(third)

@@ -23,11 +23,11 @@ const SIZES = [
 ] as const
 
 /** The URL a push notification for this message carries (what the service worker opens). */
-function pushUrl(channelId: string, messageId: string): string {
+async function pushUrl(channelId: string, messageId: string): Promise<string> {
   const { ctx } = web.server
   return messagePayload(
-    ctx.store.channels.byId(channelId) as ChannelRow,
-    ctx.store.messages.byId(messageId) as MessageRow,
+    (await ctx.store.channels.byId(channelId)) as ChannelRow,
+    (await ctx.store.messages.byId(messageId)) as MessageRow,
   ).url
 }
 
@@ -67,14 +67,14 @@ async function expectFocused(page: Page, messageId: string) {
 
 describe('addresses', () => {
   test("a push's URL opens the thread at its message, also beyond the newest page; reload and a fresh tab too", async () => {
-    const bot = web.server.addChannel('Long bot')
+    const bot = await web.server.addChannel('Long bot')
     const ids: string[] = []
     for (let i = 1; i <= 130; i++) {
       const { message } = await bot.agent.send({ body: { text: `Old line ${i}` } })
       ids.push(message.id)
     }
     const target = ids[11] as string // 119 newer: three pages back
-    const url = pushUrl(bot.channelId, target)
+    const url = await pushUrl(bot.channelId, target)
     expect(url).toBe(`/c/${bot.channelId}#${target}`)
     for (const [name, viewport] of SIZES) {
       const { context, page } = await openAt(viewport, url)
@@ -94,7 +94,7 @@ describe('addresses', () => {
   }, 30_000)
 
   test('opening a thread changes the location; Back and Forward land on the same thread and message', async () => {
-    const bot = web.server.addChannel('Asking bot')
+    const bot = await web.server.addChannel('Asking bot')
     await bot.agent.send({ body: { text: 'Before the question' } })
     const { message: ask } = await bot.agent.send({
       body: { title: 'Ship it?', blocks: [{ type: 'confirm', id: 'go', label: 'Ship' }] },
@@ -128,7 +128,7 @@ describe('addresses', () => {
 
 describe('within one thread', () => {
   test('Back to the bare thread drops the mark; Forward scrolls to the message again', async () => {
-    const bot = web.server.addChannel('Same bot')
+    const bot = await web.server.addChannel('Same bot')
     const { message: ask } = await bot.agent.send({
       body: { title: 'Merge it?', blocks: [{ type: 'confirm', id: 'go', label: 'Merge' }] },
     })
@@ -149,7 +149,7 @@ describe('within one thread', () => {
   }, 30_000)
 
   test('a link to the marked message, followed again, scrolls to it again without a new history entry', async () => {
-    const bot = web.server.addChannel('Again bot')
+    const bot = await web.server.addChannel('Again bot')
     const { message: ask } = await bot.agent.send({
       body: { title: 'Deploy it?', blocks: [{ type: 'confirm', id: 'go', label: 'Deploy' }] },
     })
@@ -180,7 +180,7 @@ describe('within one thread', () => {
 
 describe('a notification', () => {
   test("a tap runs the worker's handler: the open app goes to the thread at the message, from the list and from another message", async () => {
-    const bot = web.server.addChannel('Pushing bot')
+    const bot = await web.server.addChannel('Pushing bot')
     const { message: first } = await bot.agent.send({ body: { text: 'First push' } })
     for (let i = 1; i <= 70; i++) await bot.agent.send({ body: { text: `Filler ${i}` } })
     const { message: second } = await bot.agent.send({ body: { text: 'Second push' } })
@@ -189,10 +189,10 @@ describe('a notification', () => {
     await page.goto(`${web.server.url}/`)
     await page.locator('.channel', { hasText: 'Pushing bot' }).waitFor()
     const { ctx } = web.server
-    const channel = ctx.store.channels.byId(bot.channelId) as ChannelRow
+    const channel = (await ctx.store.channels.byId(bot.channelId)) as ChannelRow
     for (const m of [first, second]) {
       // The payload the server pushes (without a capability: no answer buttons needed here).
-      const payload = messagePayload(channel, ctx.store.messages.byId(m.id) as MessageRow)
+      const payload = messagePayload(channel, (await ctx.store.messages.byId(m.id)) as MessageRow)
       await deliver(JSON.stringify(payload))
       // Focusing the window is the one step a script-made click may not take (push.test.ts).
       const { settled } = await click(sw, m.id, '')
@@ -208,7 +208,7 @@ describe('a notification', () => {
 
 describe('order', () => {
   test('40 quick sends show in the order they were sent, live and after a reload', async () => {
-    const bot = web.server.addChannel('Quick bot')
+    const bot = await web.server.addChannel('Quick bot')
     await bot.agent.send({ body: { text: 'Start' } })
     const { context, page } = await openAt(SIZES[0][1], `/c/${bot.channelId}`)
     await page.locator('.messages').getByText('Start', { exact: true }).waitFor()

@@ -40,7 +40,8 @@ describe('the approval history', () => {
     await agent.cancel(withdrawn.message.id, 'answered in the terminal')
     // 33 answered by scripts with person tokens (unsigned); the last by one with a label.
     const script = web.server.personClient(
-      addPersonToken(web.server.ctx, { email: web.server.ownerEmail, label: 'nightly-ci' }).token,
+      (await addPersonToken(web.server.ctx, { email: web.server.ownerEmail, label: 'nightly-ci' }))
+        .token,
     )
     for (let i = 0; i < 33; i++) {
       const { message } = await agent.send({ body: approval(`echo ${i}`) } as never)

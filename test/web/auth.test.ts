@@ -36,7 +36,7 @@ describe('first run and login', () => {
   })
 
   test('setup: owner with a passkey, registration mode, then connect the first agent', async () => {
-    const link = issueSetupToken(web.server.ctx) as string
+    const link = (await issueSetupToken(web.server.ctx)) as string
     await page.goto(link)
     // The token leaves the address bar at once.
     await page.waitForFunction(() => location.href.endsWith('/setup'))
@@ -45,9 +45,9 @@ describe('first run and login', () => {
     await screenshot(page, 'setup-owner-phone')
     await page.getByRole('button', { name: 'Create owner with a passkey' }).click()
     await page.getByRole('heading', { name: 'Who can create an account?' }).waitFor()
-    const owner = web.server.ctx.store.users.byEmail('owner@example.com')
+    const owner = await web.server.ctx.store.users.byEmail('owner@example.com')
     expect(owner?.is_owner).toBe(1)
-    expect(web.server.ctx.store.passkeys.byUser(owner?.id as string)).toHaveLength(1)
+    expect(await web.server.ctx.store.passkeys.byUser(owner?.id as string)).toHaveLength(1)
     expect(existsSync(setupTokenFile(web.server.ctx))).toBe(false)
 
     await page.getByRole('radio', { name: /By invite/ }).check()
@@ -59,7 +59,7 @@ describe('first run and login', () => {
     ).toBe(1)
     await page.getByRole('button', { name: 'Continue' }).click()
     await page.getByRole('heading', { name: 'Connect your first agent' }).waitFor()
-    expect(registrationMode(web.server.ctx)).toBe('invite')
+    expect(await registrationMode(web.server.ctx)).toBe('invite')
     expect(await page.locator('.copy-text code').first().textContent()).toBe(
       `hark init ${web.server.url}`,
     )

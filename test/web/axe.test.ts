@@ -81,7 +81,7 @@ describe('axe-core: no serious or critical violation', () => {
       ['desktop', DESKTOP],
     ] as const) {
       test(`${scheme}, ${sizeName}`, async () => {
-        if (web.server.ctx.store.messages.lastLive(web.server.channelId) === undefined) {
+        if ((await web.server.ctx.store.messages.lastLive(web.server.channelId)) === undefined) {
           await sendEveryBlock(web.server.agent)
         }
         const found: Record<string, string[]> = {}

@@ -46,8 +46,8 @@ export async function launchBrowser(): Promise<{ browser: Browser; close(): Prom
  * because a WebAuthn relying party must be a domain name, never an IP address; cookies, Origin
  * checks and the relying party all match it. An owner with a "Build bot" channel unless told.
  */
-export function startWebServer(options: TestServerOptions = {}): TestServer {
-  return startTestServer({
+export async function startWebServer(options: TestServerOptions = {}): Promise<TestServer> {
+  return await startTestServer({
     listen: true,
     baseUrl: 'http://localhost',
     label: 'Build bot',
@@ -74,7 +74,7 @@ export async function loggedInContext(
     viewport: options.viewport ?? DESKTOP,
     serviceWorkers: options.serviceWorkers ? 'allow' : 'block',
   })
-  const { cookie } = server.session(options.email, 'playwright')
+  const { cookie } = await server.session(options.email, 'playwright')
   await context.addCookies([
     {
       name: cookieName(server.ctx),
@@ -114,7 +114,7 @@ export function webTest(options: TestServerOptions | (() => TestServerOptions) =
   beforeAll(async () => {
     chrome = await launchBrowser()
     // A function when the options are made in an earlier beforeAll (a mail trap, say).
-    server = startWebServer(typeof options === 'function' ? options() : options)
+    server = await startWebServer(typeof options === 'function' ? options() : options)
   })
   afterAll(async () => {
     for (const context of contexts) await context.close()

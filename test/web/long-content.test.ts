@@ -29,7 +29,7 @@ const FENCE = 'sudo systemctl restart hark'
 const MD_WITH_CODE = `Run this:\n\n\`\`\`sh\n${FENCE}\n\`\`\`\n\n| a | b |\n|---|---|\n| ${'x'.repeat(120)} | y |`
 
 async function sendLong() {
-  const { agent, channelId } = web.server.addChannel('Long content bot')
+  const { agent, channelId } = await web.server.addChannel('Long content bot')
   const { message } = await agent.send({
     body: {
       title: 'Long content',

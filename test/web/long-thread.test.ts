@@ -37,12 +37,12 @@ const scrollBy = (page: Page, by: number) =>
 
 describe('a long thread', () => {
   const ids: string[] = []
-  let bot: ReturnType<typeof web.server.addChannel> | undefined
+  let bot: Awaited<ReturnType<typeof web.server.addChannel>> | undefined
   let channelId = ''
   let askId = ''
 
   test('scrolling to the first of 1,000 messages and back keeps few mounted', async () => {
-    bot = web.server.addChannel('Long bot')
+    bot = await web.server.addChannel('Long bot')
     channelId = bot.channelId
     for (let i = 1; i <= COUNT; i++) {
       const { message } = await bot.agent.send({ body: { text: `Line ${i}` } })

@@ -38,8 +38,8 @@ beforeAll(async () => {
   requireBinary()
   // The owner, a channel with its agent token and a browser session, made on the data
   // directory in-process; then the binary serves that directory.
-  const seed = startTestServer({ dataDir: dir, label: 'Build bot' })
-  cookie = seed.session(undefined, 'playwright').cookie
+  const seed = await startTestServer({ dataDir: dir, label: 'Build bot' })
+  cookie = (await seed.session(undefined, 'playwright')).cookie
   agentToken = seed.agentToken
   channelId = seed.channelId
   await seed.stop()

@@ -56,7 +56,7 @@ const inSight = (page: Page, selector: string) =>
 
 describe('phone layout', () => {
   test('three pins take at most a quarter of the phone; Show all opens them, Show less folds', async () => {
-    const { agent, channelId } = web.server.addChannel('Pinned bot')
+    const { agent, channelId } = await web.server.addChannel('Pinned bot')
     await agent.pin('deploy', {
       body: {
         title: 'Deploy status',
@@ -99,7 +99,7 @@ describe('phone layout', () => {
   })
 
   test('the newest message is in sight above the composer: on opening, on arrival, while writing', async () => {
-    const { agent, channelId } = web.server.addChannel('Chatty bot')
+    const { agent, channelId } = await web.server.addChannel('Chatty bot')
     for (let i = 1; i <= 25; i++) {
       await agent.send({ body: { title: `Update ${i}`, text: `Line ${i}\n`.repeat((i % 4) + 1) } })
     }
@@ -137,7 +137,7 @@ describe('phone layout', () => {
   })
 
   test('nothing is wider than the screen: the list, a thread of every block and long words, settings', async () => {
-    const { agent, channelId } = web.server.addChannel('Wide bot')
+    const { agent, channelId } = await web.server.addChannel('Wide bot')
     await sendEveryBlock(agent)
     const word = 'x'.repeat(300)
     const url = `https://example.com/${'very-long-path-segment/'.repeat(20)}?q=${'a'.repeat(80)}`
@@ -205,7 +205,7 @@ describe('phone layout', () => {
   })
 
   test("an html embed follows the app's theme: system dark, a forced theme, a switch", async () => {
-    const { agent, channelId } = web.server.addChannel('Embed bot')
+    const { agent, channelId } = await web.server.addChannel('Embed bot')
     await agent.send({
       body: {
         blocks: [{ type: 'html', label: 'Plain', html: '<p id="plain">No styles of its own</p>' }],

@@ -35,7 +35,7 @@ async function expectFocused(page: Page, messageId: string) {
 
 describe('search', () => {
   test('typing finds the message; the result opens it in its thread, marked', async () => {
-    const bot = web.server.addChannel('Deploy bot')
+    const bot = await web.server.addChannel('Deploy bot')
     const { message: target } = await bot.agent.send({
       body: {
         title: 'Rollout',
@@ -95,7 +95,7 @@ describe('search', () => {
   }, 60_000)
 
   test('More results pages on; Escape clears the box', async () => {
-    const bot = web.server.addChannel('Chatty bot')
+    const bot = await web.server.addChannel('Chatty bot')
     for (let i = 1; i <= 23; i++) await bot.agent.send({ body: { text: `quokka sighting ${i}` } })
     const { context, page, errors } = await openAt({ ...DESKTOP, touch: false })
     const box = page.getByRole('searchbox', { name: 'Search messages' })

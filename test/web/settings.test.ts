@@ -12,7 +12,7 @@ let page: Page
 let errors: string[]
 
 beforeAll(async () => {
-  addUser(web.server.ctx, { email: 'guest@example.com', name: 'Guest' })
+  await addUser(web.server.ctx, { email: 'guest@example.com', name: 'Guest' })
   context = await web.context({ viewport: DESKTOP })
   page = await context.newPage()
   errors = watchErrors(page)
@@ -52,13 +52,14 @@ describe('settings', () => {
 
   test('the owner picks the registration mode and removes a person', async () => {
     await page.getByRole('radio', { name: 'Anyone' }).check()
-    for (let i = 0; i < 50 && registrationMode(web.server.ctx) !== 'open'; i++) await Bun.sleep(20)
-    expect(registrationMode(web.server.ctx)).toBe('open')
+    for (let i = 0; i < 50 && (await registrationMode(web.server.ctx)) !== 'open'; i++)
+      await Bun.sleep(20)
+    expect(await registrationMode(web.server.ctx)).toBe('open')
     await page.getByRole('button', { name: 'Remove guest@example.com' }).click()
     await page
       .getByRole('button', { name: 'Remove guest@example.com' })
       .waitFor({ state: 'detached' })
-    expect(web.server.ctx.store.users.byEmail('guest@example.com')).toBeFalsy()
+    expect(await web.server.ctx.store.users.byEmail('guest@example.com')).toBeFalsy()
     expect(errors).toEqual([])
   })
 })

@@ -9,7 +9,7 @@ test('at the base URL the wizard shows the address; elsewhere it warns before an
   const context = await web.browser.newContext({ viewport: PHONE })
   const page = await context.newPage()
   const errors = watchErrors(page)
-  await page.goto(issueSetupToken(web.server.ctx) as string)
+  await page.goto((await issueSetupToken(web.server.ctx)) as string)
   await page.locator('[data-check="base-url-ok"]').waitFor()
   expect(await page.locator('[data-check="base-url-ok"]').textContent()).toContain(web.server.url)
   expect(await page.locator('[data-check="base-url-mismatch"]').count()).toBe(0)
@@ -19,7 +19,7 @@ test('at the base URL the wizard shows the address; elsewhere it warns before an
   web.server.ctx.config.baseUrl = 'https://hark.example.com'
   try {
     // The printed link names the set address; open the same link at the direct one.
-    const link = (issueSetupToken(web.server.ctx) as string).replace(
+    const link = ((await issueSetupToken(web.server.ctx)) as string).replace(
       'https://hark.example.com',
       web.server.url,
     )

@@ -59,8 +59,8 @@ export async function registerPasskey(page: Page, server: TestServer): Promise<s
   const section = page.getByRole('region', { name: 'Passkeys' })
   await section.getByRole('button', { name: 'Add a passkey on this device' }).click()
   await section.locator('li').first().waitFor()
-  const user = server.ctx.store.users.byEmail(server.ownerEmail)
-  const [passkey] = server.ctx.store.passkeys.byUser(user?.id as string)
+  const user = await server.ctx.store.users.byEmail(server.ownerEmail)
+  const [passkey] = await server.ctx.store.passkeys.byUser(user?.id as string)
   return passkey?.name as string
 }
 

@@ -126,7 +126,7 @@ describe('a thread', () => {
   })
 
   test('the channel list shows the last message, unread count and open questions, live', async () => {
-    const other = web.server.addChannel('Deploy bot')
+    const other = await web.server.addChannel('Deploy bot')
     const context = await web.context()
     const page = await context.newPage()
     await page.goto(web.server.url)
@@ -151,7 +151,7 @@ describe('a thread', () => {
   })
 
   test('a long channel opens at its newest messages and loads older ones on scrolling up', async () => {
-    const long = web.server.addChannel('Chatty bot')
+    const long = await web.server.addChannel('Chatty bot')
     for (let i = 1; i <= 120; i++) await long.agent.send({ body: { text: `Line ${i}` } })
     const context = await web.context({ viewport: PHONE })
     const page = await context.newPage()

@@ -15,7 +15,7 @@ export async function touchContext(
     hasTouch: viewport.touch,
     serviceWorkers: 'block',
   })
-  const { cookie } = web.server.session(undefined, 'playwright')
+  const { cookie } = await web.server.session(undefined, 'playwright')
   await context.addCookies([
     {
       name: cookieName(web.server.ctx),

@@ -19,7 +19,7 @@ const approval = (tool: string, input: unknown, danger?: boolean) => ({
 
 describe('waiting on you', () => {
   test('lists open approvals across agents, oldest first, live; one opens on its card', async () => {
-    const other = web.server.addChannel('Codex')
+    const other = await web.server.addChannel('Codex')
     const list = await web.open({ path: '/', viewport: PHONE })
     await list.page.locator('.channel-list').waitFor()
     expect(await list.page.locator('.open-asks').count()).toBe(0)

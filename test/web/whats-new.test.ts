@@ -45,8 +45,11 @@ async function openAt(viewport: { width: number; height: number; touch: boolean 
   return { context, page }
 }
 
-const markRead = (channelId: string) =>
-  markChannelRead(web.server.ctx, web.server.ctx.store.channels.byId(channelId) as ChannelRow)
+const markRead = async (channelId: string) =>
+  await markChannelRead(
+    web.server.ctx,
+    (await web.server.ctx.store.channels.byId(channelId)) as ChannelRow,
+  )
 
 const unreadOf = (page: Page, label: string) =>
   page.locator('.channel', { hasText: label }).locator('.badge.count')
@@ -54,7 +57,7 @@ const unreadOf = (page: Page, label: string) =>
 describe('what is new', () => {
   test('the unread count goes up on a message and down on opening the thread', async () => {
     for (const [name, viewport] of SIZES) {
-      const bot = web.server.addChannel(`Counting bot ${name}`)
+      const bot = await web.server.addChannel(`Counting bot ${name}`)
       const { context, page } = await openAt(viewport, '/')
       const row = page.locator('.channel', { hasText: `Counting bot ${name}` })
       await row.waitFor()
@@ -87,9 +90,9 @@ describe('what is new', () => {
 
   test('"New messages" sits above the first message since the thread was last read', async () => {
     for (const [name, viewport] of SIZES) {
-      const bot = web.server.addChannel(`Divider bot ${name}`)
+      const bot = await web.server.addChannel(`Divider bot ${name}`)
       for (let i = 1; i <= 4; i++) await bot.agent.send({ body: { text: `Read ${i}` } })
-      markRead(bot.channelId)
+      await markRead(bot.channelId)
       // The person's own reply is not unread; the agent's answers after it are.
       await web.server.person.send(bot.channelId, { text: 'My reply' })
       const fresh: string[] = []
@@ -119,9 +122,9 @@ describe('what is new', () => {
   }, 30_000)
 
   test('a thread left open in a hidden tab: what arrives stays unread, then is marked new and read on coming back', async () => {
-    const bot = web.server.addChannel('Background bot')
+    const bot = await web.server.addChannel('Background bot')
     await bot.agent.send({ body: { text: 'Seen before' } })
-    markRead(bot.channelId)
+    await markRead(bot.channelId)
     const { context, page } = await openAt(SIZES[1][1], `/c/${bot.channelId}`)
     await page.locator('.messages').getByText('Seen before').waitFor()
     await page.waitForTimeout(500) // read
@@ -151,9 +154,9 @@ describe('what is new', () => {
   }, 30_000)
 
   test('many unread: the thread opens at the divider, not at the end', async () => {
-    const bot = web.server.addChannel('Chatty bot')
+    const bot = await web.server.addChannel('Chatty bot')
     await bot.agent.send({ body: { text: 'Old news' } })
-    markRead(bot.channelId)
+    await markRead(bot.channelId)
     for (let i = 1; i <= 30; i++) await bot.agent.send({ body: { text: `Unread ${i}` } })
     const { context, page } = await openAt(SIZES[0][1], `/c/${bot.channelId}`)
     const divider = page.locator('.messages .new-divider')
@@ -170,8 +173,8 @@ describe('what is new', () => {
   }, 30_000)
 
   test("the title and the app's badge count open questions; Waiting on you lists them oldest first", async () => {
-    const a = web.server.addChannel('Asker A')
-    const b = web.server.addChannel('Asker B')
+    const a = await web.server.addChannel('Asker A')
+    const b = await web.server.addChannel('Asker B')
     const ask = async (agent: typeof a.agent, title: string) =>
       (
         await agent.send({

@@ -1,11 +1,9 @@
 import { statSync } from 'node:fs'
-import { systemClock } from '../../core/clock.ts'
 import { UsageError } from '../../core/errors.ts'
 import type { Provisioning } from '../../people/service.ts'
-import { databasePath, openStores, prepareDataDir } from '../../server/context.ts'
-import { asyncStores } from '../../server/db/async-stores.ts'
+import { databasePath, prepareDataDir } from '../../server/context.ts'
 import { openDatabase } from '../../server/db/database.ts'
-import { directWrites } from '../../server/db/direct-writes.ts'
+import { directProvisioning } from '../../server/db/direct-writes.ts'
 import type { ParsedArgs } from '../args.ts'
 import type { Command } from '../command.ts'
 
@@ -31,13 +29,12 @@ export async function withDatabase<T>(
 ): Promise<T> {
   prepareDataDir(dataDir)
   const db = openDatabase(databasePath(dataDir))
-  const store = asyncStores(openStores(db))
-  const writes = directWrites(db, store)
+  const p = directProvisioning(db)
   try {
-    return await work({ db, writes, store, clock: systemClock })
+    return await work(p)
   } finally {
     // Every unit the work started has settled before the file is closed.
-    await writes.close()
+    await p.writes.close()
     db.close()
   }
 }

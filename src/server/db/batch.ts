@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import { HarkError } from '../../core/errors.ts'
 import type { UnitEffects } from './units.ts'
 
 /** The units of one transaction and the promise they resolve on. */
@@ -31,3 +33,15 @@ export interface Ran<T> {
   value: T
   batch: Batch
 }
+
+/**
+ * The file a commit lands in: the write-ahead log, or the database itself where SQLite could
+ * not use one (a file system without shared memory falls back to a rollback journal).
+ */
+export function journalOf(database: string): string {
+  const wal = `${database}-wal`
+  return existsSync(wal) ? wal : database
+}
+
+export const storageFailed = () =>
+  new HarkError(503, 'the database could not store this write; nothing was saved, try again')

@@ -1,18 +1,10 @@
 import type { Database } from 'bun:sqlite'
-import {
-  closeSync,
-  existsSync,
-  fdatasync,
-  fdatasyncSync,
-  fstatSync,
-  openSync,
-  statSync,
-} from 'node:fs'
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, openSync, statSync } from 'node:fs'
 import { HarkError } from '../../core/errors.ts'
 import type { Logger } from '../../core/log.ts'
 import type { Waiters } from '../../core/waiters.ts'
 import type { Unit, WritePath } from '../../core/write-path.ts'
-import { Batch, type Ran } from './batch.ts'
+import { Batch, journalOf, type Ran, storageFailed } from './batch.ts'
 import { type UnitEffects, UnitQueue } from './units.ts'
 
 /**
@@ -397,15 +389,3 @@ const CHECKPOINT_PAGES = 4000
 
 /** How long without a write before the next one commits alone (see `quiet`). */
 const QUIET_MS = 1
-
-/**
- * The file a commit lands in: the write-ahead log, or the database itself where SQLite could
- * not use one (a file system without shared memory falls back to a rollback journal).
- */
-function journalOf(database: string): string {
-  const wal = `${database}-wal`
-  return existsSync(wal) ? wal : database
-}
-
-const storageFailed = () =>
-  new HarkError(503, 'the database could not store this write; nothing was saved, try again')
