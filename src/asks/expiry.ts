@@ -20,7 +20,7 @@ export class ExpiryScheduler {
 
   /** A question with this expiry was just created; re-arm if it is the earliest. */
   noteExpiry(ctx: Ctx, at: number): void {
-    if (this.armedFor === undefined || at < this.armedFor) this.rearm(ctx)
+    if (this.armedFor === undefined || at < this.armedFor) void this.rearm(ctx)
   }
 
   stop(): void {

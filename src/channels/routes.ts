@@ -25,7 +25,7 @@ const agentSide = (ctx: Ctx) =>
       '/channel',
       async ({ agent }) => ({
         channel: await channelDetails(ctx, agent.channel),
-        approvers: approvers(ctx, agent.channel.user_id),
+        approvers: await approvers(ctx, agent.channel.user_id),
       }),
       {
         detail: doc(

@@ -44,11 +44,11 @@ export class PairingCodeGuard {
   }
 
   /** Runs a lookup by code for `personId` from `ip`; its 404 counts as a miss. */
-  attempt<T>(personId: string, ip: string, lookUp: () => T): T {
+  async attempt<T>(personId: string, ip: string, lookUp: () => Promise<T>): Promise<T> {
     this.byPerson.check(personId)
     this.byIp.check(ip)
     try {
-      return lookUp()
+      return await lookUp()
     } catch (error) {
       if (error instanceof HarkError && error.status === 404) {
         this.byPerson.spend(personId)

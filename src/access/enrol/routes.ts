@@ -51,7 +51,7 @@ export const pairingRoutes = (ctx: Ctx) => {
     )
   // Looking a code up, approving or denying it: a miss is counted (see `PAIRING_LIMITS`).
   const guard = ctx.limits.pairingCodes
-  const byCode = <T>(person: PersonAuth, request: Request, lookUp: () => T): T =>
+  const byCode = <T>(person: PersonAuth, request: Request, lookUp: () => Promise<T>) =>
     guard.attempt(person.user.id, requestIp(ctx, request), lookUp)
   const personSide = new Elysia({ name: 'hark/pairing-approval', prefix: '/v1/app' })
     .use(personAuth(ctx))
