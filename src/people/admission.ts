@@ -77,10 +77,10 @@ export async function createAdmittedPerson<T>(
   then: (user: UserRow) => Promise<T>,
 ): Promise<{ user: UserRow; result: T }> {
   const email = cleanEmail(input.email)
-  const created = await ctx.writes.apply(async () => {
+  const created = await ctx.writes.apply(async (tx) => {
     const admitted = await admit(ctx, admission, email)
     const now = ctx.clock.now()
-    const user = await ctx.store.users.insert({
+    const user = await tx.store.users.insert({
       id: newId('usr'),
       email,
       name: input.name?.trim() || null,
@@ -90,11 +90,11 @@ export async function createAdmittedPerson<T>(
     })
     if (
       admitted.kind === 'invite' &&
-      !(await ctx.store.invites.use(admitted.invite.id, now, user.id))
+      !(await tx.store.invites.use(admitted.invite.id, now, user.id))
     ) {
       throw fail.forbidden('this invite is not valid (used, expired or revoked)')
     }
-    if (admitted.kind === 'owner') await ctx.store.settings.remove(SETUP_KEY)
+    if (admitted.kind === 'owner') await tx.store.settings.remove(SETUP_KEY)
     return { user, result: await then(user) }
   })
   // The token file goes only once the owner is committed.

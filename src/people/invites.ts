@@ -49,7 +49,7 @@ export async function createInvite(
     created_at: now,
     expires_at,
   }
-  const row = await ctx.writes.apply(async () => await ctx.store.invites.insert(invite))
+  const row = await ctx.writes.apply(async (tx) => await tx.store.invites.insert(invite))
   return {
     invite: { ...inviteView(row), link: `${ctx.config.baseUrl}/invite#${secret}`, code: secret },
   }
@@ -66,5 +66,5 @@ export async function revokeInvite(ctx: Ctx, person: PersonAuth, id: string): Pr
   if (!row || (!person.user.is_owner && row.created_by !== person.user.id)) {
     throw fail.notFound('invite')
   }
-  await ctx.writes.apply(async () => await ctx.store.invites.remove(id))
+  await ctx.writes.apply(async (tx) => await tx.store.invites.remove(id))
 }

@@ -20,11 +20,11 @@ export async function addUser(
   const email = input.email.trim()
   if (!EMAIL.test(email) || email.length > 254)
     throw fail.invalid('email', 'is not an email address')
-  return await p.writes.apply(async () => {
-    if (await p.store.users.byEmail(email)) throw fail.conflict(`${email} already has an account`)
-    if (input.owner && (await p.store.users.hasOwner()))
+  return await p.writes.apply(async (tx) => {
+    if (await tx.store.users.byEmail(email)) throw fail.conflict(`${email} already has an account`)
+    if (input.owner && (await tx.store.users.hasOwner()))
       throw fail.conflict('this server already has an owner')
-    return await p.store.users.insert({
+    return await tx.store.users.insert({
       id: newId('usr'),
       email,
       name: input.name?.trim() || null,

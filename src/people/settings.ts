@@ -19,6 +19,6 @@ export async function setRegistrationMode(
   if (!(REGISTRATION_MODES as readonly unknown[]).includes(mode)) {
     throw fail.invalid('registration', `must be one of ${REGISTRATION_MODES.join(', ')}`)
   }
-  await ctx.writes.apply(async () => await ctx.store.settings.set('registration', mode as string))
+  await ctx.writes.apply(async (tx) => await tx.store.settings.set('registration', mode as string))
   return mode as RegistrationMode
 }

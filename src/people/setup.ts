@@ -33,7 +33,7 @@ export async function issueSetupToken(ctx: Ctx): Promise<string | undefined> {
     expires_at: ctx.clock.now() + SETUP_TTL_MS,
   }
   await ctx.writes.apply(
-    async () => await ctx.store.settings.set(SETUP_KEY, JSON.stringify(record)),
+    async (tx) => await tx.store.settings.set(SETUP_KEY, JSON.stringify(record)),
   )
   const link = setupLink(ctx, token)
   writeFileSync(setupTokenFile(ctx), `${link}\n`, { mode: 0o600 })
@@ -59,7 +59,7 @@ export async function checkSetupToken(ctx: Ctx, token: unknown): Promise<void> {
 
 /** Setup is done: the token is gone for good, from the database and the disk. */
 export async function finishSetup(ctx: Ctx): Promise<void> {
-  await ctx.writes.apply(async () => await ctx.store.settings.remove(SETUP_KEY))
+  await ctx.writes.apply(async (tx) => await tx.store.settings.remove(SETUP_KEY))
   // At once, not once durable: with an owner in place the token is refused anyway.
   rmSync(setupTokenFile(ctx), { force: true })
 }

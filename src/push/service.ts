@@ -53,16 +53,16 @@ export async function subscribe(
   const auth = authKey(req.keys.auth)
   if (!auth) throw fail.invalid('keys.auth', 'must be base64url of 16 bytes')
   const name = req.name?.trim() || null
-  const row = await ctx.writes.run(async () => {
+  const row = await ctx.writes.run(async (tx) => {
     // In the write transaction: two devices subscribing at once cannot both take the last place.
-    const known = await ctx.store.push.byEndpoint(url.href)
-    if (!known && (await ctx.store.push.countByUser(userId)) >= MAX_PUSH_DEVICES) {
+    const known = await tx.store.push.byEndpoint(url.href)
+    if (!known && (await tx.store.push.countByUser(userId)) >= MAX_PUSH_DEVICES) {
       throw fail.conflict(
         `notifications are on for ${MAX_PUSH_DEVICES} devices already, the most there can be; ` +
           'remove one in Settings → Notifications to add this one',
       )
     }
-    return await ctx.store.push.insert({
+    return await tx.store.push.insert({
       id: `push_${randomBase62(18)}`,
       user_id: userId,
       endpoint: url.href,
@@ -91,14 +91,14 @@ async function ownDevice(ctx: Ctx, userId: string, id: string): Promise<Subscrip
 
 export async function removeDevice(ctx: Ctx, userId: string, id: string): Promise<void> {
   await ownDevice(ctx, userId, id)
-  await ctx.writes.apply(async () => await ctx.store.push.remove(id))
+  await ctx.writes.apply(async (tx) => await tx.store.push.remove(id))
 }
 
 /** Queues a test notification to one device; the worker sends it at once. */
 export async function sendTest(ctx: Ctx, userId: string, id: string): Promise<void> {
   await ownDevice(ctx, userId, id)
   await ctx.writes.apply(async (tx) => {
-    await ctx.store.push.enqueueOne(id, null, JSON.stringify(testPayload()), ctx.clock.now())
+    await tx.store.push.enqueueOne(id, null, JSON.stringify(testPayload()), ctx.clock.now())
     tx.after(() => ctx.push.kick())
   })
 }
@@ -164,11 +164,11 @@ export async function answerWithCapability(
   const row = (await ctx.store.messages.byId(found.message_id)) as MessageRow | undefined
   const channel = row ? await ctx.store.channels.byId(row.channel_id) : undefined
   if (!row || !channel || row.deleted_at !== null) {
-    await ctx.writes.apply(async () => await ctx.store.push.dropCapabilities(found.message_id))
+    await ctx.writes.apply(async (tx) => await tx.store.push.dropCapabilities(found.message_id))
     throw fail.forbidden(INVALID_CAPABILITY)
   }
   if ((await expireIfDue(ctx, row)).ask_status !== 'open') {
-    await ctx.writes.apply(async () => await ctx.store.push.dropCapabilities(found.message_id))
+    await ctx.writes.apply(async (tx) => await tx.store.push.dropCapabilities(found.message_id))
     throw fail.conflict('the question is no longer open')
   }
   // An approval's Allow needs the person's passkey, in the app: a notification only denies.
@@ -179,7 +179,7 @@ export async function answerWithCapability(
   // Synchronous from the lookup to here (an unsigned answer settles before answerAsk's first
   // await): no other request can use the capability between.
   const result = await answerAsk(ctx, channel, row.id, answer, { via: 'notification' })
-  await ctx.writes.apply(async () => await ctx.store.push.dropCapabilities(row.id))
+  await ctx.writes.apply(async (tx) => await tx.store.push.dropCapabilities(row.id))
   return result
 }
 
@@ -201,7 +201,7 @@ export async function setEmailReminders(
     throw fail.unavailable('email reminders need an SMTP server (--smtp-url)')
   }
   await ctx.writes.apply(
-    async () => await ctx.store.push.setReminder(userId, minutes, ctx.clock.now()),
+    async (tx) => await tx.store.push.setReminder(userId, minutes, ctx.clock.now()),
   )
   return minutes
 }

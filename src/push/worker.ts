@@ -78,7 +78,7 @@ export class PushWorker {
 
   async start(ctx: Ctx): Promise<void> {
     this.ctx = ctx
-    await ctx.writes.apply(async () => await ctx.store.push.releaseLeases(ctx.clock.now()))
+    await ctx.writes.apply(async (tx) => await tx.store.push.releaseLeases(ctx.clock.now()))
     this.reminders = setInterval(async () => await this.tickReminders(), this.reminderEveryMs)
     this.reminders.unref?.()
     this.kick()
@@ -145,7 +145,7 @@ export class PushWorker {
       // A lease needs no flush of its own before the send: one lost to a crash only means the
       // push is sent again after the restart, as a lease that ran out would be.
       const due = await ctx.writes.apply(
-        async () => await ctx.store.push.claim(now, free, now + this.leaseMs),
+        async (tx) => await tx.store.push.claim(now, free, now + this.leaseMs),
       )
       for (const row of due) {
         this.inflight++
@@ -330,8 +330,8 @@ export class PushWorker {
     const ctx = this.ctx
     if (!ctx || this.stopped) return 0
     try {
-      return await ctx.writes.apply(async () => {
-        await ctx.store.push.dropExpiredCapabilities(ctx.clock.now())
+      return await ctx.writes.apply(async (tx) => {
+        await tx.store.push.dropExpiredCapabilities(ctx.clock.now())
         return await sendDueReminders(ctx)
       })
     } catch (error) {

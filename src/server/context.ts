@@ -79,8 +79,8 @@ export interface Ctx {
   filesSwept: Promise<void>
   /**
    * Every store, async (db/async-stores.ts): reads outside units; a unit uses `tx.store`. The
-   * synchronous stores stay inside `asyncStores`, as `openStores` gives them to `hark admin`'s
-   * work on a snapshot file.
+   * synchronous stores (`openStores`) are used only behind `asyncStores`, here and in
+   * `directProvisioning` (`hark admin`, tests, benchmarks).
    */
   store: AsyncStores
   /** Sends queued web pushes and email reminders, off the request path. */

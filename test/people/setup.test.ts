@@ -20,9 +20,9 @@ const HOUR = 3600 * 1000
 const tokenOf = (link: string) => new URL(link).hash.replace(/^#token=/, '')
 
 /** The HTTP status `fn` throws (a HarkError), or 0 when it does not throw. */
-function statusOf(fn: () => unknown): number {
+async function statusOf(fn: () => unknown): Promise<number> {
   try {
-    fn()
+    await fn()
   } catch (error) {
     if (error instanceof HarkError) return error.status
     throw error
@@ -60,16 +60,16 @@ describe('the setup token', () => {
   test('the live token passes; a wrong, empty, missing or non-string one is 403', async () => {
     f = await startTestServer({ owner: false })
     const token = tokenOf((await issueSetupToken(f.ctx)) as string)
-    expect(statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(0)
+    expect(await statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(0)
     for (const bad of [`${token}x`, token.slice(1), '', undefined, null, 42, [token], { token }]) {
-      expect(statusOf(async () => await checkSetupToken(f.ctx, bad))).toBe(403)
+      expect(await statusOf(async () => await checkSetupToken(f.ctx, bad))).toBe(403)
     }
   })
 
   test('before any token was issued, nothing passes', async () => {
     f = await startTestServer({ owner: false })
-    expect(statusOf(async () => await checkSetupToken(f.ctx, 'anything'))).toBe(403)
-    expect(statusOf(async () => await checkSetupToken(f.ctx, undefined))).toBe(403)
+    expect(await statusOf(async () => await checkSetupToken(f.ctx, 'anything'))).toBe(403)
+    expect(await statusOf(async () => await checkSetupToken(f.ctx, undefined))).toBe(403)
   })
 
   test('a new token replaces the old one, in the database and in the file', async () => {
@@ -77,8 +77,8 @@ describe('the setup token', () => {
     const first = (await issueSetupToken(f.ctx)) as string
     const second = (await issueSetupToken(f.ctx)) as string
     expect(second).not.toBe(first)
-    expect(statusOf(async () => await checkSetupToken(f.ctx, tokenOf(first)))).toBe(403)
-    expect(statusOf(async () => await checkSetupToken(f.ctx, tokenOf(second)))).toBe(0)
+    expect(await statusOf(async () => await checkSetupToken(f.ctx, tokenOf(first)))).toBe(403)
+    expect(await statusOf(async () => await checkSetupToken(f.ctx, tokenOf(second)))).toBe(0)
     expect(readFileSync(setupTokenFile(f.ctx), 'utf8')).toBe(`${second}\n`)
     expect(statSync(setupTokenFile(f.ctx)).mode & 0o777).toBe(0o600)
   })
@@ -88,12 +88,12 @@ describe('the setup token', () => {
     f = await startTestServer({ owner: false, clock })
     const token = tokenOf((await issueSetupToken(f.ctx)) as string)
     clock.advance(HOUR - 1)
-    expect(statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(0)
+    expect(await statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(0)
     clock.advance(1)
-    expect(statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(403)
+    expect(await statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(403)
     // A restart (a new token) is the way back in.
     const fresh = tokenOf((await issueSetupToken(f.ctx)) as string)
-    expect(statusOf(async () => await checkSetupToken(f.ctx, fresh))).toBe(0)
+    expect(await statusOf(async () => await checkSetupToken(f.ctx, fresh))).toBe(0)
   })
 
   test('is refused (409) once an owner exists, and is then gone from the database and disk', async () => {
@@ -101,7 +101,7 @@ describe('the setup token', () => {
     const token = tokenOf((await issueSetupToken(f.ctx)) as string)
     const { user } = await becomeOwner(token)
     expect(user.is_owner).toBe(1)
-    expect(statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(409)
+    expect(await statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(409)
     expect(await f.ctx.store.settings.get(SETUP_KEY)).toBeUndefined()
     expect(existsSync(setupTokenFile(f.ctx))).toBe(false)
   })
@@ -122,8 +122,8 @@ describe('creating the owner', () => {
   test('needs the setup token: without one or with a wrong one it is 403 and nobody is made', async () => {
     f = await startTestServer({ owner: false })
     const token = tokenOf((await issueSetupToken(f.ctx)) as string)
-    expect(statusOf(async () => await becomeOwner(undefined))).toBe(403)
-    expect(statusOf(async () => await becomeOwner(`${token}!`))).toBe(403)
+    expect(await statusOf(async () => await becomeOwner(undefined))).toBe(403)
+    expect(await statusOf(async () => await becomeOwner(`${token}!`))).toBe(403)
     expect(await f.ctx.store.users.all()).toEqual([])
     expect(existsSync(setupTokenFile(f.ctx))).toBe(true)
   })
@@ -132,7 +132,7 @@ describe('creating the owner', () => {
     f = await startTestServer({ owner: false })
     const token = tokenOf((await issueSetupToken(f.ctx)) as string)
     await becomeOwner(token, 'first@example.com')
-    expect(statusOf(async () => await becomeOwner(token, 'second@example.com'))).toBe(409)
+    expect(await statusOf(async () => await becomeOwner(token, 'second@example.com'))).toBe(409)
     const people = await f.ctx.store.users.all()
     expect(people.map((u) => [u.email, u.is_owner])).toEqual([['first@example.com', 1]])
   })
@@ -151,7 +151,7 @@ describe('creating the owner', () => {
       expect(field).toBe('email')
     }
     expect(await f.ctx.store.users.all()).toEqual([])
-    expect(statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(0)
+    expect(await statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(0)
   })
 
   test('a failure inside the transaction leaves the token in place and no owner behind', async () => {
@@ -170,7 +170,7 @@ describe('creating the owner', () => {
     ).toThrow('passkey could not be stored')
     expect(await f.ctx.store.users.all()).toEqual([])
     expect(existsSync(setupTokenFile(f.ctx))).toBe(true)
-    expect(statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(0)
+    expect(await statusOf(async () => await checkSetupToken(f.ctx, token))).toBe(0)
   })
 })
 

@@ -75,7 +75,7 @@ describe(`at most ${LIMITS.channelsPerPerson} channels per person`, () => {
   test('`hark admin channel add` past the cap fails with the same message', async () => {
     s = await startTestServer()
     await fillChannels(s)
-    expect(async () => await addChannel(s.ctx, { email: s.ownerEmail, label: 'one more' })).toThrow(
+    await expect(addChannel(s.ctx, { email: s.ownerEmail, label: 'one more' })).rejects.toThrow(
       FULL,
     )
     // Another person has their own count.

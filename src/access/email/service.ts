@@ -68,13 +68,13 @@ async function issueCode(
   const now = ctx.clock.now()
   const code = newCode()
   const id = `code_${randomBase62(18)}`
-  const issued = await ctx.writes.apply(async () => {
-    await ctx.store.emailCodes.removeExpired(now)
+  const issued = await ctx.writes.apply(async (tx) => {
+    await tx.store.emailCodes.removeExpired(now)
     if (!limits.codesPerAddress.tryTake(email.toLowerCase())) return false
     // All three under one period's keys: the period in `data` names them when the code is tried.
     const keys = await ctx.keys.current()
     const hashKey = keys.key('email-code')
-    await ctx.store.emailCodes.insert({
+    await tx.store.emailCodes.insert({
       id,
       email,
       purpose,
@@ -145,7 +145,7 @@ async function startSignUp(
   try {
     await mailer.send(codeMail(ctx, email, use, issued.code))
   } catch (error) {
-    await ctx.writes.apply(async () => await ctx.store.emailCodes.remove(issued.id))
+    await ctx.writes.apply(async (tx) => await tx.store.emailCodes.remove(issued.id))
     ctx.log.error(`email sign-up code to ${email} not sent: ${(error as Error)?.message ?? error}`)
     throw fail.unavailable(
       'the code could not be mailed; ask the operator to check the SMTP settings',
@@ -271,11 +271,11 @@ export async function verifyEmailCode(
   const purpose = parsePurpose(req.purpose)
   const code = normalizeCode(req.code)
   if (!code) throw fail.invalid('code', `must be the ${CODE_DIGITS} digits from the mail`)
-  const outcome = await ctx.writes.apply(async () => {
+  const outcome = await ctx.writes.apply(async (tx) => {
     if (purpose === 'login') {
       const redeemed = await redeemCode<object>(ctx, from, email, 'login', code)
       if (redeemed instanceof HarkError) return redeemed
-      const found = await ctx.store.users.byEmail(email)
+      const found = await tx.store.users.byEmail(email)
       // Only a code that was never mailed (no account), or an account removed since.
       if (!found) return fail.invalid('email', 'has no account here')
       const user = found.email_verified ? found : await claimAccount(ctx, found)

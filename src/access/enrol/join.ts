@@ -34,8 +34,8 @@ export async function createJoinLink(
   const { secret: code, hash } = newSecret(32)
   const now = ctx.clock.now()
   const row = await ctx.writes.apply(
-    async () =>
-      await ctx.store.joinLinks.insert({
+    async (tx) =>
+      await tx.store.joinLinks.insert({
         id: newId('join'),
         hash,
         user_id: person.user.id,
@@ -67,28 +67,28 @@ export async function redeemJoinLink(ctx: Ctx, code: unknown) {
 
 async function redeem(ctx: Ctx, code: unknown) {
   if (typeof code !== 'string' || code === '') throw fail.invalid('code', 'is required')
-  return await ctx.writes.apply(async () => {
-    const link = await ctx.store.joinLinks.byHash(hashToken(code))
+  return await ctx.writes.apply(async (tx) => {
+    const link = await tx.store.joinLinks.byHash(hashToken(code))
     const now = ctx.clock.now()
     if (
       !link ||
       link.used_at !== null ||
       link.expires_at <= now ||
-      !(await ctx.store.joinLinks.use(link.id, now))
+      !(await tx.store.joinLinks.use(link.id, now))
     ) {
       throw fail.forbidden(
         'this join link is not valid (used or expired); make a new one in the app',
       )
     }
-    const user = await ctx.store.users.byId(link.user_id)
+    const user = await tx.store.users.byId(link.user_id)
     if (!user)
       throw fail.forbidden(
         'this join link is not valid (used or expired); make a new one in the app',
       )
-    let channel = link.channel_id ? await ctx.store.channels.byId(link.channel_id) : undefined
+    let channel = link.channel_id ? await tx.store.channels.byId(link.channel_id) : undefined
     if (link.channel_id) {
       if (!channel) throw fail.forbidden('the channel of this join link no longer exists')
-      await ctx.store.tokens.revokeChannel(channel.id, now)
+      await tx.store.tokens.revokeChannel(channel.id, now)
     } else {
       channel = await newChannel(ctx, user.id, link.label ?? 'Agent')
     }

@@ -50,9 +50,9 @@ export async function startPairing(ctx: Ctx, label: string | undefined): Promise
   const now = ctx.clock.now()
   // Swept a while after expiry, not at once: a CLI still polling hears "expired", not 404.
   const { secret: deviceCode, hash: deviceHash } = newSecret(43)
-  const row = await ctx.writes.apply(async () => {
-    await ctx.store.pairings.removeExpired(now - SWEEP_AFTER_MS)
-    return await ctx.store.pairings.insert({
+  const row = await ctx.writes.apply(async (tx) => {
+    await tx.store.pairings.removeExpired(now - SWEEP_AFTER_MS)
+    return await tx.store.pairings.insert({
       id: newId('pair'),
       device_hash: deviceHash,
       user_code: newUserCode(),
@@ -110,10 +110,10 @@ export async function pollPairing(
 }
 
 async function redeem(ctx: Ctx, row: PairingRow): Promise<PairingResult> {
-  return await ctx.writes.apply(async (): Promise<PairingResult> => {
-    if (!(await ctx.store.pairings.redeem(row.id))) throw fail.notFound('pairing')
-    const channel = await ctx.store.channels.byId(row.channel_id as string)
-    const user = await ctx.store.users.byId(row.user_id as string)
+  return await ctx.writes.apply(async (tx): Promise<PairingResult> => {
+    if (!(await tx.store.pairings.redeem(row.id))) throw fail.notFound('pairing')
+    const channel = await tx.store.channels.byId(row.channel_id as string)
+    const user = await tx.store.users.byId(row.user_id as string)
     if (!channel || !user) return { status: 'denied' }
     const { token } = await issueToken(ctx, 'agent', user, channel, channel.label)
     return { status: 'approved', token, channel: { id: channel.id, label: channel.label } }
@@ -143,7 +143,7 @@ export async function approvePairing(ctx: Ctx, person: PersonAuth, code: string,
   const name = label === undefined ? (row.label ?? 'Agent') : cleanLabel(label)
   const settled = await ctx.writes.apply(async (tx) => {
     const channel = await newChannel(ctx, person.user.id, name)
-    const done = await ctx.store.pairings.settle(row.id, 'approved', person.user.id, channel.id)
+    const done = await tx.store.pairings.settle(row.id, 'approved', person.user.id, channel.id)
     if (!done) throw fail.conflict('this pairing was already answered')
     tx.wake(pairingKey(row.id))
     await channelsChanged(tx, person.user.id)
@@ -158,7 +158,7 @@ export async function approvePairing(ctx: Ctx, person: PersonAuth, code: string,
 export async function denyPairing(ctx: Ctx, person: PersonAuth, code: string) {
   const row = await findPendingPairing(ctx, code)
   const done = await ctx.writes.apply(async (tx) => {
-    const settled = await ctx.store.pairings.settle(row.id, 'denied', person.user.id, null)
+    const settled = await tx.store.pairings.settle(row.id, 'denied', person.user.id, null)
     if (!settled) throw fail.conflict('this pairing was already answered')
     tx.wake(pairingKey(row.id))
     return settled

@@ -25,9 +25,9 @@ export async function issueSignInLink(
 ): Promise<{ link: string; expires_at: number }> {
   const { secret, hash } = newSecret(32)
   const now = p.clock.now()
-  const row = await p.writes.apply(async () => {
-    await p.store.signInLinks.removeForUser(user.id)
-    return await p.store.signInLinks.insert({
+  const row = await p.writes.apply(async (tx) => {
+    await tx.store.signInLinks.removeForUser(user.id)
+    return await tx.store.signInLinks.insert({
       id: newId('sil'),
       hash,
       user_id: user.id,
@@ -68,11 +68,11 @@ export const signInWithLink = (ctx: Ctx, req: NewPasskeyRequest, userAgent: stri
     userAgent,
     'link',
     async (data, keep) =>
-      await ctx.writes.apply(async () => {
+      await ctx.writes.apply(async (tx) => {
         const now = ctx.clock.now()
-        const link = await ctx.store.signInLinks.byId(data.link_id)
-        const owner = link && (await ctx.store.users.byId(link.user_id))
-        if (!link || !owner || !(await ctx.store.signInLinks.use(link.id, now)))
+        const link = await tx.store.signInLinks.byId(data.link_id)
+        const owner = link && (await tx.store.users.byId(link.user_id))
+        if (!link || !owner || !(await tx.store.signInLinks.use(link.id, now)))
           throw fail.forbidden(INVALID)
         await keep(owner)
         return owner

@@ -58,13 +58,13 @@ async function saveChallenge(
   data: unknown,
 ): Promise<string> {
   const id = newId('chal')
-  await ctx.writes.apply(async () => {
+  await ctx.writes.apply(async (tx) => {
     const now = ctx.clock.now()
     // Abandoned ceremonies leave rows behind; each new one sweeps them, so the table stays small.
-    await ctx.store.challenges.removeExpired(now)
+    await tx.store.challenges.removeExpired(now)
     // Only ceremonies anyone may start count against the cap: 'add' needs a session, 'link' a link.
     if (purpose === 'register' || purpose === 'login') await refuseWhenFull(ctx, now)
-    await ctx.store.challenges.insert({
+    await tx.store.challenges.insert({
       id,
       purpose,
       challenge,
@@ -99,7 +99,7 @@ export async function takeChallenge<D>(
   id: string,
   purpose: ChallengePurpose,
 ): Promise<{ challenge: string; data: D }> {
-  const row = await ctx.writes.apply(async () => await ctx.store.challenges.take(id))
+  const row = await ctx.writes.apply(async (tx) => await tx.store.challenges.take(id))
   const live = row && row.purpose === purpose && row.expires_at > ctx.clock.now()
   // Tampered with, or sealed under keys since retired or not restored from a backup: as good as
   // expired.

@@ -139,8 +139,8 @@ export async function logIn(
   // Conditional on the counter still being below the new one, so two racing logins that
   // carry the same counter cannot both pass.
   const recorded = await ctx.writes.apply(
-    async () =>
-      await ctx.store.passkeys.recordUse(
+    async (tx) =>
+      await tx.store.passkeys.recordUse(
         passkey.id,
         use.counter,
         use.deviceType,
@@ -188,7 +188,9 @@ export async function renamePasskey(
   name: string,
 ): Promise<Passkey> {
   const label = cleanLabel(name, 'name')
-  const row = await ctx.writes.apply(async () => await ctx.store.passkeys.rename(id, userId, label))
+  const row = await ctx.writes.apply(
+    async (tx) => await tx.store.passkeys.rename(id, userId, label),
+  )
   if (!row) throw fail.notFound('passkey')
   return passkeyOf(row)
 }
@@ -199,14 +201,14 @@ export async function renamePasskey(
  * for scripts, not a way into the app.
  */
 export async function removePasskey(ctx: Ctx, userId: string, id: string): Promise<void> {
-  await ctx.writes.apply(async () => {
-    const row = await ctx.store.passkeys.byId(id)
+  await ctx.writes.apply(async (tx) => {
+    const row = await tx.store.passkeys.byId(id)
     if (!row || row.user_id !== userId) throw fail.notFound('passkey')
-    if (!ctx.mailer && (await ctx.store.passkeys.countByUser(userId)) <= 1) {
+    if (!ctx.mailer && (await tx.store.passkeys.countByUser(userId)) <= 1) {
       throw fail.conflict(
         'this is your last passkey and email login is not set up: add another passkey first',
       )
     }
-    await ctx.store.passkeys.remove(id, userId)
+    await tx.store.passkeys.remove(id, userId)
   })
 }

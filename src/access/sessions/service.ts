@@ -43,9 +43,9 @@ export async function startSession(
   const { secret, hash } = newSecret(43)
   const now = ctx.clock.now()
   // Nothing else sweeps sessions: each login clears the expired ones, so the table stays small.
-  const session = await ctx.writes.apply(async () => {
-    await ctx.store.sessions.removeExpired(now)
-    return await ctx.store.sessions.insert({
+  const session = await ctx.writes.apply(async (tx) => {
+    await tx.store.sessions.removeExpired(now)
+    return await tx.store.sessions.insert({
       id: newId('ses'),
       hash,
       user_id: user.id,
@@ -86,7 +86,7 @@ export async function sessionFromCookie(
   if (!user) return undefined
   if (now - session.last_seen_at > TOUCH_EVERY_MS) {
     await ctx.writes.apply(
-      async () => await ctx.store.sessions.touch(session.id, now, now + SESSION_TTL_MS),
+      async (tx) => await tx.store.sessions.touch(session.id, now, now + SESSION_TTL_MS),
     )
     return { session, user, setCookie: cookie(ctx, secret, SESSION_TTL_MS / 1000) }
   }
@@ -109,14 +109,14 @@ export const listSessions = async (ctx: Ctx, userId: string) =>
   (await ctx.store.sessions.byUser(userId)).filter((s) => s.expires_at > ctx.clock.now())
 
 export async function endSession(ctx: Ctx, userId: string, sessionId: string): Promise<void> {
-  if (!(await ctx.writes.apply(async () => await ctx.store.sessions.remove(sessionId, userId)))) {
+  if (!(await ctx.writes.apply(async (tx) => await tx.store.sessions.remove(sessionId, userId)))) {
     throw fail.notFound('session')
   }
 }
 
 /** "Log out everywhere": every session of the person ends. */
 export const endAllSessions = async (ctx: Ctx, userId: string) =>
-  await ctx.writes.apply(async () => await ctx.store.sessions.removeAll(userId))
+  await ctx.writes.apply(async (tx) => await tx.store.sessions.removeAll(userId))
 
 /**
  * For what would turn a token into a lasting way in (adding a passkey) or mint new secrets

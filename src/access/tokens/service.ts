@@ -95,7 +95,7 @@ async function lookup(ctx: Ctx, header: string | undefined, kind: TokenKind): Pr
   }
   const now = ctx.clock.now()
   if (row.last_used_at === null || now - row.last_used_at > TOUCH_EVERY_MS) {
-    await ctx.writes.apply(async () => await ctx.store.tokens.touch(row.id, now))
+    await ctx.writes.apply(async (tx) => await tx.store.tokens.touch(row.id, now))
   }
   return row
 }
@@ -144,18 +144,16 @@ export async function createPersonToken(ctx: Ctx, person: PersonAuth, label: unk
 /** Revoking takes effect at once: the next request with it gets 401. */
 export async function revokeToken(ctx: Ctx, person: PersonAuth, id: string): Promise<void> {
   await ownLiveToken(ctx, person, id)
-  await ctx.writes.apply(async () => await ctx.store.tokens.revoke(id, ctx.clock.now()))
+  await ctx.writes.apply(async (tx) => await tx.store.tokens.revoke(id, ctx.clock.now()))
 }
 
 /** A new secret for the same purpose (kind, channel, label); the old one stops working. */
 export async function rotateToken(ctx: Ctx, person: PersonAuth, id: string) {
   requireSession(person, 'rotating a token')
-  return await ctx.writes.apply(async () => {
+  return await ctx.writes.apply(async (tx) => {
     const old = await ownLiveToken(ctx, person, id)
-    await ctx.store.tokens.revoke(id, ctx.clock.now())
-    const channel = old.channel_id
-      ? ((await ctx.store.channels.byId(old.channel_id)) ?? null)
-      : null
+    await tx.store.tokens.revoke(id, ctx.clock.now())
+    const channel = old.channel_id ? ((await tx.store.channels.byId(old.channel_id)) ?? null) : null
     const { token, row } = await issueToken(ctx, old.kind, person.user, channel, old.label)
     return { token, info: tokenInfo(row) }
   })

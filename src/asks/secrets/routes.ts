@@ -26,8 +26,8 @@ export const secretRoutes = (ctx: Ctx) =>
     .post(
       '/secrets',
       async (c) => {
-        // The checks that await come first; the write itself is synchronous, so it and its
-        // idempotency key commit in one transaction.
+        // The checks that await something else than stores come first (a unit awaits only its
+        // stores): the write and its idempotency key are then one unit.
         const checked = await checkSecret(c.body)
         return await retrySafe(ctx, c, async () => ({
           secret_request: secretOf(await recordSecret(ctx, c.agent.channel, checked)),

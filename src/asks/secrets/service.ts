@@ -102,7 +102,7 @@ export async function recordSecret(
     blocks: [blockOf({ id, name, fingerprint: print, status: 'pending' })],
   }
   return await ctx.writes.apply(async (tx) => {
-    const message = await ctx.store.messages.insert({
+    const message = await tx.store.messages.insert({
       id: newId('msg'),
       channel_id: channel.id,
       sender: 'agent',
@@ -114,7 +114,7 @@ export async function recordSecret(
       ask_request_hash: null,
       created_at: now,
     })
-    const secret = await ctx.store.secrets.insert({
+    const secret = await tx.store.secrets.insert({
       id,
       channel_id: channel.id,
       message_id: message.id,
@@ -145,16 +145,16 @@ async function transition(
   return await ctx.writes.apply(async (tx) => {
     // From the status the caller checked: one that changed since (another instance's
     // request, once on Postgres) is a conflict, never a second delivery or a lost fulfilment.
-    const updated = await ctx.store.secrets.setStatus(row.id, row.status, status, ciphertext, now)
+    const updated = await tx.store.secrets.setStatus(row.id, row.status, status, ciphertext, now)
     if (!updated) throw fail.conflict('the secret request changed meanwhile; read it again')
-    const shown = await ctx.store.messages.byId(row.message_id)
+    const shown = await tx.store.messages.byId(row.message_id)
     let message: MessageRow | undefined
     if (shown && shown.body !== null) {
       const body = JSON.parse(shown.body) as MessageBody
       body.blocks = (body.blocks ?? []).map((b) =>
         b.type === 'secret_request' && b.request_id === row.id ? { ...b, status } : b,
       )
-      message = await ctx.store.messages.setBody(shown.rid, JSON.stringify(body), now)
+      message = await tx.store.messages.setBody(shown.rid, JSON.stringify(body), now)
     }
     if (message) await announce(tx, message)
     tx.wake(secretKey(row.id))

@@ -232,7 +232,7 @@ notifications on again`,
       c.out('Warning: rotating the VAPID keys drops every push subscription; every device must')
       c.out('turn notifications on again (Settings, Notifications).')
       rotateVapid(c.dataDir)
-      return await p.writes.apply(async () => await p.store.push.removeAll())
+      return await p.writes.apply(async (tx) => await tx.store.push.removeAll())
     })
     c.out(`Rotated the VAPID keys in ${c.dataDir}; dropped ${dropped} subscriptions.`)
     return 0

@@ -17,13 +17,13 @@ export function directWrites<S>(db: Database, store: S): WritePath<S> {
   let writes = 0
   const alone = async <T>(unit: Unit<S, T>): Promise<T> => {
     const tx = units.effects()
-    db.run('BEGIN IMMEDIATE')
+    db.query('BEGIN IMMEDIATE').run()
     let value: T
     try {
       value = await units.savepoint(unit, tx)
-      db.run('COMMIT')
+      db.query('COMMIT').run()
     } catch (error) {
-      if (db.inTransaction) db.run('ROLLBACK')
+      if (db.inTransaction) db.query('ROLLBACK').run()
       throw error
     }
     writes++

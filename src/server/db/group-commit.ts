@@ -150,13 +150,13 @@ export class GroupCommit<S> implements WritePath<S> {
 
   /** A unit in a transaction of its own, durable when it returns; then its wakes and effects. */
   private async alone<T>(unit: Unit<S, T>, tx: UnitEffects<S>): Promise<Ran<T>> {
-    this.db.run('BEGIN IMMEDIATE')
+    this.db.query('BEGIN IMMEDIATE').run()
     let value: T
     try {
       value = await this.units.savepoint(unit, tx)
-      this.db.run('COMMIT')
+      this.db.query('COMMIT').run()
     } catch (error) {
-      if (this.db.inTransaction) this.db.run('ROLLBACK')
+      if (this.db.inTransaction) this.db.query('ROLLBACK').run()
       throw error
     }
     this.flushes++
