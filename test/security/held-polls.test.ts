@@ -61,6 +61,8 @@ test(`an agent token holds at most ${MAX_HELD_POLLS} long-polls: a new one ends 
     expect((answer as { messages: unknown[] }).messages.length).toBeGreaterThan(0)
   }
   await s.person.answer(message.id, true)
+  // Every poll answered (its hold is let go before its answer leaves), none parked any more.
+  await Promise.all(held)
   await until(() => s.ctx.waiters.size === 0)
   const token = s.ctx.db
     .query("SELECT id FROM tokens WHERE kind = 'agent' AND channel_id = ?1")

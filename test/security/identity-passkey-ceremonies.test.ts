@@ -74,9 +74,9 @@ describe('starting passkey ceremonies', () => {
     // Most of it is written straight to the table (the same rows, only faster), the rest asked.
     const asked = 60
     const now = s.clock.now()
-    s.ctx.db.transaction(async () => {
+    await s.ctx.writes.run(async (tx) => {
       for (let i = 0; i < PASSKEY_LIMITS.pendingAnonymous - asked; i++) {
-        await s.ctx.store.challenges.insert({
+        await tx.store.challenges.insert({
           id: newId('chal'),
           purpose: i % 2 ? 'login' : 'register',
           challenge: 'x',
@@ -84,7 +84,7 @@ describe('starting passkey ceremonies', () => {
           expires_at: now + CHALLENGE_TTL_MS,
         })
       }
-    })()
+    })
     s.clock.advance(60_000)
     for (let i = 0; i < asked; i++) {
       const ip = `192.0.2.${Math.floor(i / PASSKEY_LIMITS.startsPerIp)}`
@@ -118,9 +118,9 @@ describe('starting passkey ceremonies', () => {
   test('adding a passkey, for a logged-in person, is not held up by the anonymous cap', async () => {
     const owner = await s.setUpOwner()
     const now = s.clock.now()
-    s.ctx.db.transaction(async () => {
+    await s.ctx.writes.run(async (tx) => {
       for (let i = 0; i < PASSKEY_LIMITS.pendingAnonymous; i++) {
-        await s.ctx.store.challenges.insert({
+        await tx.store.challenges.insert({
           id: newId('chal'),
           purpose: 'login',
           challenge: 'x',
@@ -128,7 +128,7 @@ describe('starting passkey ceremonies', () => {
           expires_at: now + CHALLENGE_TTL_MS,
         })
       }
-    })()
+    })
     expect((await s.request('POST', LOGIN)).status).toBe(503)
     expect((await s.addPasskey(owner.cookie, s.authenticator(), 'Second')).status).toBe(200)
   })
