@@ -91,8 +91,17 @@ describe('phone layout', () => {
       await fold.tap()
       await pins.getByRole('button', { name: 'Show all' }).waitFor()
       expect((await pins.boundingBox())?.height).toBeLessThanOrEqual(PHONE.height * 0.25)
-      // The newest message is still in sight under the pins.
-      await page.locator('.messages').getByText('Hello from the pinned bot').waitFor()
+      // The newest message is still in sight under the pins, and a thread this short sits
+      // at the bottom, by the composer, as in a chat app.
+      const hello = page.locator('.messages article.msg', { hasText: 'Hello from the pinned bot' })
+      await hello.waitFor()
+      const gap = await hello.evaluate(
+        (el) =>
+          (document.querySelector('.composer') as Element).getBoundingClientRect().top -
+          el.getBoundingClientRect().bottom,
+      )
+      expect(gap).toBeGreaterThanOrEqual(0)
+      expect(gap).toBeLessThan(48)
       expect(await fitsSideways(page)).toEqual({ page: true, wide: [] })
       await context.close()
     }
