@@ -456,6 +456,10 @@ HARK_PORT=8080
 # that cannot be reached stops the start. `hark admin backup` then refuses (see the docs).
 #HARK_S3_URL=s3://ACCESS_KEY:SECRET@s3.eu-central-1.amazonaws.com/my-bucket/hark?region=eu-central-1
 
+# A Postgres database (docs/scaling.md): `hark admin migrate-to` copies the records into it.
+# `hark serve` refuses to start while it is set: its stores do not run on Postgres yet.
+#HARK_DATABASE_URL=postgres://hark:PASSWORD@db.example.com/hark
+
 # true only when Hark is reachable solely through one reverse proxy that appends the client's
 # address to X-Forwarded-For; otherwise anyone could claim any address.
 #HARK_TRUST_PROXY=false

@@ -72,7 +72,7 @@ interface TraceEvent {
   tid: number
   ts: number
   dur?: number
-  args?: { name?: string }
+  args?: { name?: string; data?: { functionName?: string } }
 }
 
 export async function profileStart(browser: Browser, page: Page, cdp: CDPSession) {
@@ -117,14 +117,15 @@ export async function profileStart(browser: Browser, page: Page, cdp: CDPSession
       print(`${label}, the same by function (script only)`, fns)
       print(
         `${label}, renderer main thread (self time by trace event)`,
-        selfTimes(trace.traceEvents),
+        selfTimes(mainThread(trace.traceEvents)),
       )
+      longestTasks(label, mainThread(trace.traceEvents))
     },
   }
 }
 
-/** Self time of each complete event on the busiest renderer main thread. */
-function selfTimes(events: TraceEvent[]): Map<string, number> {
+/** The complete events of the busiest renderer main thread. */
+function mainThread(events: TraceEvent[]): TraceEvent[] {
   const mains = new Set(
     events
       .filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
@@ -136,8 +137,35 @@ function selfTimes(events: TraceEvent[]): Map<string, number> {
     if (e.ph !== 'X' || !mains.has(key) || e.dur === undefined) continue
     threads.set(key, [...(threads.get(key) ?? []), e])
   }
-  const busiest = [...threads.values()].sort((a, b) => b.length - a.length)[0] ?? []
-  busiest.sort((a, b) => a.ts - b.ts || (b.dur ?? 0) - (a.dur ?? 0))
+  return [...threads.values()].sort((a, b) => b.length - a.length)[0] ?? []
+}
+
+/** The longest tasks, each with the events that took most of it. */
+function longestTasks(label: string, main: TraceEvent[]) {
+  const tasks = main.filter((e) => e.name === 'RunTask').sort((a, b) => (b.dur ?? 0) - (a.dur ?? 0))
+  console.log(`  ${label}, the longest tasks:`)
+  for (const t of tasks.slice(0, 6)) {
+    const end = t.ts + (t.dur ?? 0)
+    // A function call by the function's name (the readable bundle's).
+    const named = main
+      .filter((e) => e.ts >= t.ts && e.ts + (e.dur ?? 0) <= end)
+      .map((e) => {
+        const fn = e.args?.data?.functionName
+        return e.name === 'FunctionCall' && fn ? { ...e, name: `${e.name} ${fn}` } : e
+      })
+    const inside = selfTimes(named)
+    const top = [...inside]
+      .filter(([n]) => n !== 'RunTask')
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 4)
+      .map(([n, ms]) => `${n} ${ms.toFixed(0)}`)
+    console.log(`    ${((t.dur ?? 0) / 1000).toFixed(0).padStart(5)} ms: ${top.join(', ')}`)
+  }
+}
+
+/** Self time of each event (nested events' time is their own, not their parent's). */
+function selfTimes(events: TraceEvent[]): Map<string, number> {
+  const busiest = [...events].sort((a, b) => a.ts - b.ts || (b.dur ?? 0) - (a.dur ?? 0))
   const self = new Map<string, number>()
   const stack: { end: number; name: string }[] = []
   for (const e of busiest) {

@@ -1,9 +1,8 @@
 import type { SQL } from 'bun'
-import { ints, type PgTwin } from '../server/db/pg/twin.ts'
+import { counted, every, first, one, type PgTwin, rowOf } from '../server/db/pg/twin.ts'
 import type { ChannelRow, ChannelStore } from './store.ts'
 
-const INTS = ['created_at', 'updated_at', 'read_rid'] as const
-const row = (r: unknown) => ints<ChannelRow>(r, INTS)
+const row = rowOf<ChannelRow>({ ints: ['created_at', 'updated_at', 'read_rid'] })
 
 /** channels/store.ts on Postgres (see server/db/pg/twin.ts); `sql` is a transaction. */
 export function pgChannelStore(sql: SQL): PgTwin<ChannelStore> {
@@ -13,27 +12,23 @@ export function pgChannelStore(sql: SQL): PgTwin<ChannelStore> {
       // that follows then sees every channel a concurrent insert committed, so two agents
       // connecting at once cannot both take the last place (SQLite has one writer at a time).
       await sql`SELECT 1 FROM users WHERE id = ${userId} FOR UPDATE`
-      const [made] = await sql`
+      return first(
+        sql`
         INSERT INTO channels (id, user_id, label, created_at, updated_at)
         SELECT ${id}, ${userId}, ${label}, ${now}, ${now}
         WHERE (SELECT count(*) FROM channels WHERE user_id = ${userId}) < ${max}
-        RETURNING *`
-      return made ? row(made) : undefined
+        RETURNING *`,
+        row,
+      )
     },
-    async byId(id) {
-      const [found] = await sql`SELECT * FROM channels WHERE id = ${id}`
-      return found ? row(found) : undefined
-    },
-    async byUser(userId) {
-      const rows =
-        await sql`SELECT * FROM channels WHERE user_id = ${userId} ORDER BY created_at, id`
-      return rows.map(row)
-    },
-    async rename(id, label, now) {
-      const [renamed] = await sql`
-        UPDATE channels SET label = ${label}, updated_at = ${now} WHERE id = ${id} RETURNING *`
-      return row(renamed)
-    },
+    byId: (id) => first(sql`SELECT * FROM channels WHERE id = ${id}`, row),
+    byUser: (userId) =>
+      every(sql`SELECT * FROM channels WHERE user_id = ${userId} ORDER BY created_at, id`, row),
+    rename: (id, label, now) =>
+      one(
+        sql`UPDATE channels SET label = ${label}, updated_at = ${now} WHERE id = ${id} RETURNING *`,
+        row,
+      ),
     async remove(id) {
       await sql`DELETE FROM channels WHERE id = ${id}`
     },
@@ -46,12 +41,10 @@ export function pgChannelStore(sql: SQL): PgTwin<ChannelStore> {
     async markRead(id, rid) {
       await sql`UPDATE channels SET read_rid = greatest(read_rid, ${rid}) WHERE id = ${id}`
     },
-    async unread(id, afterRid) {
-      const [n] = await sql`
+    unread: (id, afterRid) =>
+      counted(sql`
         SELECT count(*) AS n FROM (SELECT 1 FROM messages
           WHERE channel_id = ${id} AND sender = 'agent' AND rid > ${afterRid}
-            AND deleted_at IS NULL AND pin_key IS NULL LIMIT 1000) AS unread`
-      return Number(n?.n ?? 0)
-    },
+            AND deleted_at IS NULL AND pin_key IS NULL LIMIT 1000) AS unread`),
   }
 }

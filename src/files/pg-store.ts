@@ -1,37 +1,30 @@
 import type { SQL } from 'bun'
-import { ints, type PgTwin } from '../server/db/pg/twin.ts'
+import { every, first, inserted, type PgTwin, rowOf } from '../server/db/pg/twin.ts'
 import type { FileRow, FileStore, FileSum } from './store.ts'
 
-const row = (r: unknown) => ints<FileRow>(r, ['size', 'created_at'])
+const row = rowOf<FileRow>({ ints: ['size', 'created_at'] })
+const sum = rowOf<FileSum>({ ints: ['size'] })
 
 /**
  * files/store.ts on Postgres (see server/db/pg/twin.ts); `sql` is a transaction for writes.
  */
 export function pgFileStore(sql: SQL): PgTwin<FileStore> {
   return {
-    async insert(f) {
-      const [made] = await sql`
-        INSERT INTO files (id, channel_id, name, mime, size, sha256, created_at)
-        VALUES (${f.id}, ${f.channel_id}, ${f.name}, ${f.mime}, ${f.size}, ${f.sha256},
-          ${f.created_at})
-        RETURNING *`
-      return row(made)
-    },
-    async inChannel(id, channelId) {
-      const [found] = await sql`SELECT * FROM files WHERE id = ${id} AND channel_id = ${channelId}`
-      return found ? row(found) : undefined
-    },
+    insert: (f) => inserted(sql, 'files', f, row),
+    inChannel: (id, channelId) =>
+      first(sql`SELECT * FROM files WHERE id = ${id} AND channel_id = ${channelId}`, row),
     async allIds() {
       const found: { id: string; channel_id: string }[] =
         await sql`SELECT id, channel_id FROM files`
       return [...found]
     },
-    async checksums() {
+    checksums: () =>
       // COLLATE "C": SQLite orders text by its bytes, and copies are checked in this order.
-      const found: unknown[] = await sql`SELECT id, channel_id, size, sha256 FROM files
-        ORDER BY channel_id COLLATE "C", id COLLATE "C"`
-      return found.map((r) => ints<FileSum>(r, ['size']))
-    },
+      every(
+        sql`SELECT id, channel_id, size, sha256 FROM files
+        ORDER BY channel_id COLLATE "C", id COLLATE "C"`,
+        sum,
+      ),
     async usage(channelId) {
       // The upload service checks the quotas again in the transaction that records a file
       // (usage, personBytes, then insert) so that concurrent uploads cannot overshoot them

@@ -1,18 +1,18 @@
 import type { SQL } from 'bun'
-import { ints, type PgTwin } from '../server/db/pg/twin.ts'
+import { counted, every, first, one, type PgTwin, rowOf } from '../server/db/pg/twin.ts'
 import type { MessageRow, MessageStore } from './store.ts'
 
-const INTS = [
-  'rid',
-  'seq',
-  'ask_expires_at',
-  'ask_answered_at',
-  'created_at',
-  'updated_at',
-  'deleted_at',
-] as const
-const row = (r: unknown) => ints<MessageRow>(r, INTS)
-const rows = (rs: unknown[]) => rs.map(row)
+const row = rowOf<MessageRow>({
+  ints: [
+    'rid',
+    'seq',
+    'ask_expires_at',
+    'ask_answered_at',
+    'created_at',
+    'updated_at',
+    'deleted_at',
+  ],
+})
 
 /** The number a change takes; throws when there is no such person (nothing may go unnumbered). */
 function taken(found: { value: string | number } | undefined): number {
@@ -61,6 +61,16 @@ export function pgMessageStore(sql: SQL): PgTwin<MessageStore> {
                   RETURNING change_seq AS value`
       )[0],
     )
+  // Each change below takes the person's number before it touches the message, as insert
+  // does: the row lock is what orders the change's commit among the person's others. `set` is
+  // the columns the change writes (Bun's helper; null writes NULL); `open` limits it to a
+  // question still open.
+  const change = async (rid: number, set: object, open = false) => {
+    const values = sql({ ...set, seq: await seqOfRow(rid) } as Record<string, unknown>)
+    return open
+      ? sql`UPDATE messages SET ${values} WHERE rid = ${rid} AND ask_status = 'open' RETURNING *`
+      : sql`UPDATE messages SET ${values} WHERE rid = ${rid} RETURNING *`
+  }
 
   return {
     nextSeq: seqOfUser,
@@ -69,96 +79,91 @@ export function pgMessageStore(sql: SQL): PgTwin<MessageStore> {
       // out like a sequence at insert) is then drawn under the person's lock too, so rids of
       // one person also ascend in commit order (read marks and unread counts compare them).
       const seq = await seqOfChannel(m.channel_id)
-      const [made] = await sql`
+      return one(
+        sql`
         INSERT INTO messages (id, channel_id, seq, sender, body, silent, pin_key, ask_status,
           ask_expires_at, ask_request_hash, created_at, updated_at)
         VALUES (${m.id}, ${m.channel_id}, ${seq}, ${m.sender}, ${m.body}, ${m.silent ? 1 : 0},
           ${m.pin_key}, ${m.ask_status}, ${m.ask_expires_at}, ${m.ask_request_hash},
           ${m.created_at}, ${m.created_at})
-        RETURNING *`
-      return row(made)
-    },
-    async byId(id) {
-      const [found] = await sql`SELECT * FROM messages WHERE id = ${id}`
-      return found ? row(found) : undefined
-    },
-    async feed(channelId, since, limit, sender) {
-      return rows(
-        sender
-          ? await sql`SELECT * FROM messages
-              WHERE channel_id = ${channelId} AND sender = ${sender} AND seq > ${since}
-              ORDER BY seq LIMIT ${limit}`
-          : await sql`SELECT * FROM messages WHERE channel_id = ${channelId} AND seq > ${since}
-              ORDER BY seq LIMIT ${limit}`,
+        RETURNING *`,
+        row,
       )
     },
-    // Each change below takes the person's number before it touches the message, as insert
-    // does: the row lock is what orders the change's commit among the person's others.
-    async setBody(rid, body, now) {
-      const seq = await seqOfRow(rid)
-      const [changed] = await sql`
-        UPDATE messages SET body = ${body}, seq = ${seq}, updated_at = ${now}
-        WHERE rid = ${rid} RETURNING *`
-      return row(changed)
-    },
-    async setState(rid, state, now) {
-      const seq = await seqOfRow(rid)
-      const [changed] = await sql`
-        UPDATE messages SET state = ${state}, seq = ${seq}, updated_at = ${now}
-        WHERE rid = ${rid} RETURNING *`
-      return row(changed)
-    },
-    async setAsk(rid, s, now) {
-      const seq = await seqOfRow(rid)
-      const [changed] = await sql`
-        UPDATE messages SET ask_status = ${s.status}, answer = ${s.answer},
-          ask_answered_at = ${s.answeredAt}, ask_reason = ${s.reason}, ask_proof = ${s.proof},
-          seq = ${seq}, updated_at = ${now}
-        WHERE rid = ${rid} AND ask_status = 'open' RETURNING *`
+    byId: (id) => first(sql`SELECT * FROM messages WHERE id = ${id}`, row),
+    feed: (channelId, since, limit, sender) =>
+      every(
+        sender
+          ? sql`SELECT * FROM messages
+              WHERE channel_id = ${channelId} AND sender = ${sender} AND seq > ${since}
+              ORDER BY seq LIMIT ${limit}`
+          : sql`SELECT * FROM messages WHERE channel_id = ${channelId} AND seq > ${since}
+              ORDER BY seq LIMIT ${limit}`,
+        row,
+      ),
+    setBody: (rid, body, now) => one(change(rid, { body, updated_at: now }), row),
+    setState: (rid, state, now) => one(change(rid, { state, updated_at: now }), row),
+    setAsk: (rid, s, now) =>
       // Two instances settling one question (an answer and the expiry): the second UPDATE
       // waits on the first's row lock, re-checks ask_status against the committed row and
       // changes nothing.
-      return changed ? row(changed) : undefined
-    },
-    async markDeleted(rid, now) {
-      const seq = await seqOfRow(rid)
-      const [changed] = await sql`
-        UPDATE messages SET body = NULL, answer = NULL, pin_key = NULL, ask_status = NULL,
-          ask_expires_at = NULL, deleted_at = ${now}, updated_at = ${now}, seq = ${seq}
-        WHERE rid = ${rid} RETURNING *`
-      return row(changed)
-    },
-    async openAsks(channelId) {
-      return rows(
-        await sql`SELECT * FROM messages WHERE channel_id = ${channelId} AND ask_status = 'open'
+      first(
+        change(
+          rid,
+          {
+            ask_status: s.status,
+            answer: s.answer,
+            ask_answered_at: s.answeredAt,
+            ask_reason: s.reason,
+            ask_proof: s.proof,
+            updated_at: now,
+          },
+          true,
+        ),
+        row,
+      ),
+    markDeleted: (rid, now) =>
+      one(
+        change(rid, {
+          body: null,
+          answer: null,
+          pin_key: null,
+          ask_status: null,
+          ask_expires_at: null,
+          deleted_at: now,
+          updated_at: now,
+        }),
+        row,
+      ),
+    openAsks: (channelId) =>
+      every(
+        sql`SELECT * FROM messages WHERE channel_id = ${channelId} AND ask_status = 'open'
                   ORDER BY rid`,
-      )
-    },
-    async openAsksOfUser(userId, limit) {
+        row,
+      ),
+    openAsksOfUser: (userId, limit) =>
       // SQLite's INDEXED BY hint dropped: Postgres' planner picks messages_open_asks itself.
-      return rows(
-        await sql`SELECT m.* FROM channels c JOIN messages m
+      every(
+        sql`SELECT m.* FROM channels c JOIN messages m
                     ON m.channel_id = c.id AND m.ask_status = 'open'
                   WHERE c.user_id = ${userId} ORDER BY m.created_at, m.rid LIMIT ${limit}`,
-      )
-    },
-    async countOpenAsks(channelId) {
-      const [n] = await sql`SELECT count(*) AS n FROM messages
-                            WHERE channel_id = ${channelId} AND ask_status = 'open'`
-      return Number(n?.n ?? 0)
-    },
+        row,
+      ),
+    countOpenAsks: (channelId) =>
+      counted(sql`SELECT count(*) AS n FROM messages
+                  WHERE channel_id = ${channelId} AND ask_status = 'open'`),
     async firstExpiry() {
       const [first] = await sql`SELECT ask_expires_at AS at FROM messages
         WHERE ask_status = 'open' AND ask_expires_at IS NOT NULL
         ORDER BY ask_expires_at LIMIT 1`
       return first ? Number(first.at) : undefined
     },
-    async expiredBy(now) {
-      return rows(
-        await sql`SELECT * FROM messages WHERE ask_status = 'open' AND ask_expires_at IS NOT NULL
+    expiredBy: (now) =>
+      every(
+        sql`SELECT * FROM messages WHERE ask_status = 'open' AND ask_expires_at IS NOT NULL
                     AND ask_expires_at <= ${now} ORDER BY ask_expires_at LIMIT 500`,
-      )
-    },
+        row,
+      ),
     async pin(channelId, key) {
       // Every caller decides a write by this read (put: create the pin or replace it; patch,
       // delete), so the channel's person's row is locked first, in its own statement, as the
@@ -170,50 +175,50 @@ export function pgMessageStore(sql: SQL): PgTwin<MessageStore> {
       await sql`SELECT 1 FROM users
                 WHERE id = (SELECT user_id FROM channels WHERE id = ${channelId})
                 FOR NO KEY UPDATE`
-      const [found] =
-        await sql`SELECT * FROM messages WHERE channel_id = ${channelId} AND pin_key = ${key}`
-      return found ? row(found) : undefined
-    },
-    async pins(channelId) {
-      // COLLATE "C": SQLite orders text by its bytes; the database's collation may not.
-      return rows(
-        await sql`SELECT * FROM messages WHERE channel_id = ${channelId} AND pin_key IS NOT NULL
-                  ORDER BY pin_key COLLATE "C"`,
+      return first(
+        sql`SELECT * FROM messages WHERE channel_id = ${channelId} AND pin_key = ${key}`,
+        row,
       )
     },
-    async countPins(channelId) {
-      const [n] = await sql`SELECT count(*) AS n FROM messages
-                            WHERE channel_id = ${channelId} AND pin_key IS NOT NULL`
-      return Number(n?.n ?? 0)
-    },
-    async personFeed(userId, since, limit) {
+    pins: (channelId) =>
+      // COLLATE "C": SQLite orders text by its bytes; the database's collation may not.
+      every(
+        sql`SELECT * FROM messages WHERE channel_id = ${channelId} AND pin_key IS NOT NULL
+                  ORDER BY pin_key COLLATE "C"`,
+        row,
+      ),
+    countPins: (channelId) =>
+      counted(sql`SELECT count(*) AS n FROM messages
+                  WHERE channel_id = ${channelId} AND pin_key IS NOT NULL`),
+    personFeed: (userId, since, limit) =>
       // PERSON_FEED_SQL's bounded plan in Postgres' words: for each channel of the person at
       // most a page after the cursor (LATERAL, from messages_feed), then the few sorted.
-      return rows(
-        await sql`SELECT m.* FROM channels c CROSS JOIN LATERAL (
+      every(
+        sql`SELECT m.* FROM channels c CROSS JOIN LATERAL (
                     SELECT * FROM messages WHERE channel_id = c.id AND seq > ${since}
                     ORDER BY seq LIMIT ${limit}) m
                   WHERE c.user_id = ${userId}
                   ORDER BY m.seq LIMIT ${limit}`,
-      )
-    },
-    async tail(channelId, beforeRid, limit) {
-      return rows(
-        await sql`SELECT * FROM messages
+        row,
+      ),
+    tail: (channelId, beforeRid, limit) =>
+      every(
+        sql`SELECT * FROM messages
                   WHERE channel_id = ${channelId} AND deleted_at IS NULL AND pin_key IS NULL
                     AND rid < ${beforeRid}
                   ORDER BY rid DESC LIMIT ${limit}`,
-      )
-    },
+        row,
+      ),
     async currentSeq(userId) {
       const [found] = await sql`SELECT change_seq AS value FROM users WHERE id = ${userId}`
       return found ? Number(found.value) : 0
     },
-    async lastLive(channelId) {
-      const [found] = await sql`SELECT * FROM messages
+    lastLive: (channelId) =>
+      first(
+        sql`SELECT * FROM messages
         WHERE channel_id = ${channelId} AND deleted_at IS NULL AND pin_key IS NULL
-        ORDER BY rid DESC LIMIT 1`
-      return found ? row(found) : undefined
-    },
+        ORDER BY rid DESC LIMIT 1`,
+        row,
+      ),
   }
 }

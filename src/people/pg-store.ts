@@ -1,13 +1,20 @@
 import type { SQL } from 'bun'
-import { bytes, ints, type PgTwin } from '../server/db/pg/twin.ts'
+import {
+  changed,
+  counted,
+  every,
+  first,
+  inserted,
+  type PgTwin,
+  rowOf,
+} from '../server/db/pg/twin.ts'
 import type { InviteRow, InviteStore, UserRow, UserStore } from './store.ts'
 
 /** `SELECT *` also brings migration 006's change counter, an int8 like the timestamps. */
 type StoredUser = UserRow & { change_seq: number }
-const user = (r: unknown): UserRow => ints<StoredUser>(r, ['created_at', 'change_seq'])
+const user: (r: unknown) => UserRow = rowOf<StoredUser>({ ints: ['created_at', 'change_seq'] })
 
-const invite = (r: unknown) =>
-  bytes<InviteRow>(ints<InviteRow>(r, ['created_at', 'expires_at', 'used_at']), ['hash'])
+const invite = rowOf<InviteRow>({ ints: ['created_at', 'expires_at', 'used_at'], bytes: ['hash'] })
 
 /**
  * The key of the advisory lock that queues the making of the owner: "ownr" in ASCII, as
@@ -24,30 +31,20 @@ const OWNER_LOCK = 0x6f776e72
  * whatever collation the database was made with.
  */
 export function pgUserStore(sql: SQL): PgTwin<UserStore> {
-  const owners = async () => {
-    const [n] = await sql`SELECT count(*) AS n FROM users WHERE is_owner = 1`
-    return Number(n?.n ?? 0)
-  }
+  const owners = () => counted(sql`SELECT count(*) AS n FROM users WHERE is_owner = 1`)
   return {
-    async insert(u) {
-      const [made] = await sql`
-        INSERT INTO users (id, email, name, is_owner, created_at, email_verified)
-        VALUES (${u.id}, ${u.email}, ${u.name}, ${u.is_owner ? 1 : 0}, ${u.created_at},
-                ${u.email_verified ? 1 : 0})
-        RETURNING *`
-      return user(made)
-    },
+    insert: (u) =>
+      inserted(
+        sql,
+        'users',
+        { ...u, is_owner: u.is_owner ? 1 : 0, email_verified: u.email_verified ? 1 : 0 },
+        user,
+      ),
     async markVerified(id) {
       await sql`UPDATE users SET email_verified = 1 WHERE id = ${id}`
     },
-    async byId(id) {
-      const [found] = await sql`SELECT * FROM users WHERE id = ${id}`
-      return found ? user(found) : undefined
-    },
-    async byEmail(email) {
-      const [found] = await sql`SELECT * FROM users WHERE email = ${email}`
-      return found ? user(found) : undefined
-    },
+    byId: (id) => first(sql`SELECT * FROM users WHERE id = ${id}`, user),
+    byEmail: (email) => first(sql`SELECT * FROM users WHERE email = ${email}`, user),
     async hasOwner() {
       // Once there is an owner there always is one (remove spares the owner, nothing demotes),
       // so a count above zero is final and needs no lock: every request after setup ends here.
@@ -60,13 +57,9 @@ export function pgUserStore(sql: SQL): PgTwin<UserStore> {
       await sql`SELECT pg_advisory_xact_lock(${OWNER_LOCK}::bigint)`
       return (await owners()) > 0
     },
-    async all() {
-      const rows = await sql`SELECT * FROM users ORDER BY created_at, id COLLATE "C"`
-      return rows.map(user)
-    },
+    all: () => every(sql`SELECT * FROM users ORDER BY created_at, id COLLATE "C"`, user),
     async remove(id) {
-      const removed = await sql`DELETE FROM users WHERE id = ${id} AND is_owner = 0`
-      return removed.count > 0
+      return (await changed(sql`DELETE FROM users WHERE id = ${id} AND is_owner = 0`)) > 0
     },
   }
 }
@@ -74,40 +67,27 @@ export function pgUserStore(sql: SQL): PgTwin<UserStore> {
 /** people/store.ts's inviteStore on Postgres; `hash` is BYTEA, answered as a Uint8Array. */
 export function pgInviteStore(sql: SQL): PgTwin<InviteStore> {
   return {
-    async insert(i) {
-      const [made] = await sql`
-        INSERT INTO invites (id, hash, created_by, email, created_at, expires_at)
-        VALUES (${i.id}, ${i.hash}, ${i.created_by}, ${i.email}, ${i.created_at},
-                ${i.expires_at})
-        RETURNING *`
-      return invite(made)
-    },
-    async byHash(hash) {
-      const [found] = await sql`SELECT * FROM invites WHERE hash = ${hash}`
-      return found ? invite(found) : undefined
-    },
-    async byId(id) {
-      const [found] = await sql`SELECT * FROM invites WHERE id = ${id}`
-      return found ? invite(found) : undefined
-    },
-    async open(now) {
-      const rows = await sql`
+    insert: (i) => inserted(sql, 'invites', i, invite),
+    byHash: (hash) => first(sql`SELECT * FROM invites WHERE hash = ${hash}`, invite),
+    byId: (id) => first(sql`SELECT * FROM invites WHERE id = ${id}`, invite),
+    open: (now) =>
+      every(
+        sql`
         SELECT * FROM invites WHERE used_at IS NULL AND expires_at > ${now}
-        ORDER BY created_at DESC`
-      return rows.map(invite)
-    },
+        ORDER BY created_at DESC`,
+        invite,
+      ),
     async use(id, now, userId) {
       // Two instances using one invite at once: the second UPDATE waits for the first's row
       // lock, then re-checks `used_at IS NULL` on the committed row (READ COMMITTED) and
       // changes nothing, so exactly one is told true, as on SQLite.
-      const used = await sql`
+      const used = sql`
         UPDATE invites SET used_at = ${now}, used_by = ${userId}
         WHERE id = ${id} AND used_at IS NULL`
-      return used.count === 1
+      return (await changed(used)) === 1
     },
     async remove(id) {
-      const removed = await sql`DELETE FROM invites WHERE id = ${id}`
-      return removed.count > 0
+      return (await changed(sql`DELETE FROM invites WHERE id = ${id}`)) > 0
     },
   }
 }

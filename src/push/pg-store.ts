@@ -1,9 +1,10 @@
 import type { SQL } from 'bun'
-import { ints, type PgTwin } from '../server/db/pg/twin.ts'
+import { changed, counted, every, first, type PgTwin, rowOf } from '../server/db/pg/twin.ts'
 import type { DueReminder, PushStore, QueuedPush, SubscriptionRow } from './store.ts'
 
-const subscription = (r: unknown) => ints<SubscriptionRow>(r, ['created_at', 'last_success_at'])
-const queued = (r: unknown) => ints<QueuedPush>(r, ['id', 'due_at'])
+const subscription = rowOf<SubscriptionRow>({ ints: ['created_at', 'last_success_at'] })
+const queued = rowOf<QueuedPush>({ ints: ['id', 'due_at'] })
+const capability = rowOf<{ message_id: string; expires_at: number }>({ ints: ['expires_at'] })
 
 /**
  * The first key of the advisory locks that queue one person's subscribes ("push" in ASCII);
@@ -18,12 +19,13 @@ const DEVICES_LOCK = 0x70757368
  */
 export function pgPushStore(sql: SQL): PgTwin<PushStore> {
   return {
-    async insert(s) {
+    insert: (s) =>
       // As on SQLite: the same endpoint from the same person is the same device (fresh keys);
       // another person's endpoint is left alone and nothing is returned. Two instances storing
       // one endpoint at once: ON CONFLICT makes the second wait for the first's row, then
       // update it (or leave it), never fail on the unique index.
-      const [stored] = await sql`
+      first(
+        sql`
         INSERT INTO push_subscriptions
           (id, user_id, endpoint, p256dh, auth, name, user_agent, created_at)
         VALUES (${s.id}, ${s.user_id}, ${s.endpoint}, ${s.p256dh}, ${s.auth}, ${s.name},
@@ -32,23 +34,19 @@ export function pgPushStore(sql: SQL): PgTwin<PushStore> {
           name = coalesce(excluded.name, push_subscriptions.name),
           user_agent = excluded.user_agent
           WHERE push_subscriptions.user_id = excluded.user_id
-        RETURNING *`
-      return stored ? subscription(stored) : undefined
-    },
-    async byId(id) {
-      const [found] = await sql`SELECT * FROM push_subscriptions WHERE id = ${id}`
-      return found ? subscription(found) : undefined
-    },
-    async byEndpoint(endpoint) {
-      const [found] = await sql`SELECT * FROM push_subscriptions WHERE endpoint = ${endpoint}`
-      return found ? subscription(found) : undefined
-    },
-    async byUser(userId) {
-      const rows = await sql`
+        RETURNING *`,
+        subscription,
+      ),
+    byId: (id) => first(sql`SELECT * FROM push_subscriptions WHERE id = ${id}`, subscription),
+    byEndpoint: (endpoint) =>
+      first(sql`SELECT * FROM push_subscriptions WHERE endpoint = ${endpoint}`, subscription),
+    byUser: (userId) =>
+      every(
+        sql`
         SELECT * FROM push_subscriptions WHERE user_id = ${userId}
-        ORDER BY created_at, id COLLATE "C"`
-      return rows.map(subscription)
-    },
+        ORDER BY created_at, id COLLATE "C"`,
+        subscription,
+      ),
     async countByUser(userId) {
       // Subscribing counts the person's devices, then inserts, in one transaction: under READ
       // COMMITTED two instances' subscribes would both count one place left and both take it
@@ -58,35 +56,29 @@ export function pgPushStore(sql: SQL): PgTwin<PushStore> {
       // count) it is dropped at once and writes nothing, and it does not wait on the person's
       // message writes, which hold their row for its change counter.
       await sql`SELECT pg_advisory_xact_lock(${DEVICES_LOCK}::int, hashtext(${userId}))`
-      const [n] = await sql`SELECT count(*) AS n FROM push_subscriptions WHERE user_id = ${userId}`
-      return Number(n?.n ?? 0)
+      return counted(sql`SELECT count(*) AS n FROM push_subscriptions WHERE user_id = ${userId}`)
     },
     async remove(id) {
       await sql`DELETE FROM push_subscriptions WHERE id = ${id}`
     },
-    async removeAll() {
-      return (await sql`DELETE FROM push_subscriptions`).count
-    },
-    async removeByUser(userId) {
-      return (await sql`DELETE FROM push_subscriptions WHERE user_id = ${userId}`).count
-    },
+    removeAll: () => changed(sql`DELETE FROM push_subscriptions`),
+    removeByUser: (userId) =>
+      changed(sql`DELETE FROM push_subscriptions WHERE user_id = ${userId}`),
     async succeeded(id, now) {
       await sql`UPDATE push_subscriptions SET last_success_at = ${now} WHERE id = ${id}`
     },
-    async enqueueForUser(userId, messageId, payload, now) {
+    enqueueForUser: (userId, messageId, payload, now) =>
       // Casts: in a SELECT list a parameter has no column to take its type from.
-      const made = await sql`
+      changed(sql`
         INSERT INTO push_queue (subscription_id, message_id, payload, due_at, created_at)
         SELECT id, ${messageId}::text, ${payload}::text, ${now}::bigint, ${now}::bigint
-        FROM push_subscriptions WHERE user_id = ${userId}`
-      return made.count
-    },
+        FROM push_subscriptions WHERE user_id = ${userId}`),
     async enqueueOne(subscriptionId, messageId, payload, now) {
       await sql`
         INSERT INTO push_queue (subscription_id, message_id, payload, due_at, created_at)
         VALUES (${subscriptionId}, ${messageId}, ${payload}, ${now}, ${now})`
     },
-    async claim(now, limit, leaseUntil) {
+    claim: (now, limit, leaseUntil) =>
       // Several instances' workers claim from one queue: each due row must go to exactly one.
       // One statement: `picked` locks the due rows it takes and SKIPs those another claim has
       // locked (not yet committed), so a second claimer takes the next rows at once instead of
@@ -94,7 +86,8 @@ export function pgPushStore(sql: SQL): PgTwin<PushStore> {
       // rows again. A row whose lease committed meanwhile is re-checked under the lock (READ
       // COMMITTED) and dropped: its due_at is the lease's end now. The rows are answered as
       // they were queued (the due_at picked), as SQLite's store does.
-      const rows = await sql`
+      every(
+        sql`
         WITH picked AS (
           SELECT id, due_at FROM push_queue WHERE due_at <= ${now}
           ORDER BY due_at, id LIMIT ${limit}
@@ -106,17 +99,14 @@ export function pgPushStore(sql: SQL): PgTwin<PushStore> {
         )
         SELECT c.*, s.endpoint, s.p256dh, s.auth
         FROM claimed c JOIN push_subscriptions s ON s.id = c.subscription_id
-        ORDER BY c.due_at, c.id`
-      return rows.map(queued)
-    },
+        ORDER BY c.due_at, c.id`,
+        queued,
+      ),
     async nextDue() {
       const [next] = await sql`SELECT min(due_at) AS at FROM push_queue`
       return next?.at === null || next?.at === undefined ? null : Number(next.at)
     },
-    async queued() {
-      const [n] = await sql`SELECT count(*) AS n FROM push_queue`
-      return Number(n?.n ?? 0)
-    },
+    queued: () => counted(sql`SELECT count(*) AS n FROM push_queue`),
     async done(id) {
       await sql`DELETE FROM push_queue WHERE id = ${id}`
     },
@@ -136,13 +126,11 @@ export function pgPushStore(sql: SQL): PgTwin<PushStore> {
         INSERT INTO push_capabilities (hash, message_id, expires_at)
         VALUES (${hash}, ${messageId}, ${expiresAt})`
     },
-    async capability(hash) {
-      const [found] = await sql`
-        SELECT message_id, expires_at FROM push_capabilities WHERE hash = ${hash}`
-      return found
-        ? ints<{ message_id: string; expires_at: number }>(found, ['expires_at'])
-        : undefined
-    },
+    capability: (hash) =>
+      first(
+        sql`SELECT message_id, expires_at FROM push_capabilities WHERE hash = ${hash}`,
+        capability,
+      ),
     async dropCapabilities(messageId) {
       await sql`DELETE FROM push_capabilities WHERE message_id = ${messageId}`
     },
@@ -182,10 +170,9 @@ export function pgPushStore(sql: SQL): PgTwin<PushStore> {
     async reminded(messageId, now) {
       // Two instances reminding at once: the second insert waits on the first's key, then does
       // nothing and answers 0, so the mail goes once.
-      const made = await sql`
+      return changed(sql`
         INSERT INTO push_reminded (message_id, sent_at) VALUES (${messageId}, ${now})
-        ON CONFLICT (message_id) DO NOTHING`
-      return made.count
+        ON CONFLICT (message_id) DO NOTHING`)
     },
   }
 }

@@ -91,8 +91,17 @@ describe('phone layout', () => {
       await fold.tap()
       await pins.getByRole('button', { name: 'Show all' }).waitFor()
       expect((await pins.boundingBox())?.height).toBeLessThanOrEqual(PHONE.height * 0.25)
-      // The newest message is still in sight under the pins.
-      await page.locator('.messages').getByText('Hello from the pinned bot').waitFor()
+      // The newest message is still in sight under the pins, and a thread this short sits
+      // at the bottom, by the composer, as in a chat app.
+      const hello = page.locator('.messages article.msg', { hasText: 'Hello from the pinned bot' })
+      await hello.waitFor()
+      const gap = await hello.evaluate(
+        (el) =>
+          (document.querySelector('.composer') as Element).getBoundingClientRect().top -
+          el.getBoundingClientRect().bottom,
+      )
+      expect(gap).toBeGreaterThanOrEqual(0)
+      expect(gap).toBeLessThan(48)
       expect(await fitsSideways(page)).toEqual({ page: true, wide: [] })
       await context.close()
     }
@@ -208,7 +217,19 @@ describe('phone layout', () => {
     const { agent, channelId } = await web.server.addChannel('Embed bot')
     await agent.send({
       body: {
-        blocks: [{ type: 'html', label: 'Plain', html: '<p id="plain">No styles of its own</p>' }],
+        blocks: [
+          {
+            type: 'html',
+            label: 'Plain',
+            // No colours of its own, one rule for dark schemes, and a script that listens.
+            html: `<p id="plain">No styles of its own</p><p id="themed">Themed</p>
+              <style>@media screen and (prefers-color-scheme: dark) { #themed { color: rgb(1, 2, 3) } }</style>
+              <script>
+                window.flips = 0
+                matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => window.flips++)
+              </script>`,
+          },
+        ],
       },
     })
     const frameOf = async (page: Page): Promise<Frame> => {
@@ -224,14 +245,17 @@ describe('phone layout', () => {
         dark: matchMedia('(prefers-color-scheme: dark)').matches,
         // Text in the dark scheme's default colour is light: its red channel is high.
         light: Number(/\d+/.exec(getComputedStyle(document.body).color)?.[0]) > 200,
+        // The page's own rule for dark schemes applies exactly when the media query says dark.
+        rule:
+          getComputedStyle(document.getElementById('themed') as Element).color === 'rgb(1, 2, 3)',
       }))
     for (const [scheme, theme, want] of [
-      ['light', undefined, { scheme: 'light', dark: false, light: false }],
-      ['dark', undefined, { scheme: 'dark', dark: true, light: true }],
-      // A theme chosen in settings: the frame's scheme and colours follow it; its media query
-      // is the browser's and follows the system (see docs/decisions.md).
-      ['light', 'dark', { scheme: 'dark', dark: false, light: true }],
-      ['dark', 'light', { scheme: 'light', dark: true, light: false }],
+      ['light', undefined, { scheme: 'light', dark: false, light: false, rule: false }],
+      ['dark', undefined, { scheme: 'dark', dark: true, light: true, rule: true }],
+      // A theme chosen in settings: the frame's scheme, colours, media queries and matchMedia
+      // follow it, not the system (see docs/decisions.md).
+      ['light', 'dark', { scheme: 'dark', dark: true, light: true, rule: true }],
+      ['dark', 'light', { scheme: 'light', dark: false, light: false, rule: false }],
     ] as const) {
       const { context, page } = await open(`/c/${channelId}`, { scheme, theme })
       const frame = await frameOf(page)
@@ -248,6 +272,12 @@ describe('phone layout', () => {
         (t) => getComputedStyle(document.documentElement).colorScheme === t,
         other,
       )
+      // The media query, the page's rule and the page's listener follow at once too.
+      expect(await inside(frame)).toMatchObject({
+        dark: other === 'dark',
+        rule: other === 'dark',
+      })
+      expect(await frame.evaluate(() => (window as unknown as { flips: number }).flips)).toBe(1)
       await context.close()
     }
   })

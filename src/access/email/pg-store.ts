@@ -1,12 +1,11 @@
 import type { SQL } from 'bun'
-import { bytes, ints, type PgTwin } from '../../server/db/pg/twin.ts'
+import { changed, every, type PgTwin, rowOf } from '../../server/db/pg/twin.ts'
 import type { EmailCodeRow, EmailCodeStore } from './store.ts'
 
-const row = (r: unknown) =>
-  bytes<EmailCodeRow>(ints<EmailCodeRow>(r, ['tries', 'other_tries', 'created_at', 'expires_at']), [
-    'code_hash',
-    'asked_from',
-  ])
+const row = rowOf<EmailCodeRow>({
+  ints: ['tries', 'other_tries', 'created_at', 'expires_at'],
+  bytes: ['code_hash', 'asked_from'],
+})
 
 /**
  * access/email/store.ts on Postgres (see server/db/pg/twin.ts); writes in a transaction.
@@ -21,12 +20,13 @@ export function pgEmailCodeStore(sql: SQL): PgTwin<EmailCodeStore> {
         VALUES (${c.id}, ${c.email}, ${c.purpose}, ${c.code_hash}, ${c.data}, ${c.asked_from}, 0, 0,
                 ${c.created_at}, ${c.expires_at})`
     },
-    async byAddress(email, purpose) {
-      const rows = await sql`
+    byAddress: (email, purpose) =>
+      every(
+        sql`
         SELECT * FROM email_codes WHERE email = ${email} AND purpose = ${purpose}
-        ORDER BY created_at, id`
-      return rows.map(row)
-    },
+        ORDER BY created_at, id`,
+        row,
+      ),
     // Increments in the statement, never read-modify-write: two instances counting wrong tries
     // at once both count (the second UPDATE waits for the first's row and adds to its value).
     async addTry(id) {
@@ -36,15 +36,12 @@ export function pgEmailCodeStore(sql: SQL): PgTwin<EmailCodeStore> {
       await sql`UPDATE email_codes SET other_tries = other_tries + 1 WHERE id = ${id}`
     },
     async remove(id) {
-      return (await sql`DELETE FROM email_codes WHERE id = ${id}`).count > 0
+      return (await changed(sql`DELETE FROM email_codes WHERE id = ${id}`)) > 0
     },
     async removeAll(email, purpose) {
-      const gone =
-        await sql`DELETE FROM email_codes WHERE email = ${email} AND purpose = ${purpose}`
-      return gone.count > 0
+      const gone = sql`DELETE FROM email_codes WHERE email = ${email} AND purpose = ${purpose}`
+      return (await changed(gone)) > 0
     },
-    async removeExpired(now) {
-      return (await sql`DELETE FROM email_codes WHERE expires_at <= ${now}`).count
-    },
+    removeExpired: (now) => changed(sql`DELETE FROM email_codes WHERE expires_at <= ${now}`),
   }
 }

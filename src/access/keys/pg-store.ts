@@ -1,9 +1,8 @@
 import type { SQL } from 'bun'
-import { bytes, ints, type PgTwin } from '../../server/db/pg/twin.ts'
+import { changed, every, type PgTwin, rowOf } from '../../server/db/pg/twin.ts'
 import type { ServerKeyRow, ServerKeyStore } from './store.ts'
 
-const row = (r: unknown) =>
-  bytes<ServerKeyRow>(ints<ServerKeyRow>(r, ['period', 'created_at']), ['key'])
+const row = rowOf<ServerKeyRow>({ ints: ['period', 'created_at'], bytes: ['key'] })
 
 /**
  * access/keys/store.ts on Postgres (see server/db/pg/twin.ts). Several instances make the
@@ -19,9 +18,11 @@ export function pgServerKeyStore(sql: SQL): PgTwin<ServerKeyStore> {
         ON CONFLICT (purpose, period) DO NOTHING`
     },
     async ofPeriod(period) {
-      const rows = await sql`SELECT purpose, period, key, created_at FROM server_keys
-                             WHERE period = ${period}`
-      return new Map(rows.map((r: unknown) => row(r)).map((r: ServerKeyRow) => [r.purpose, r.key]))
+      const rows = await every(
+        sql`SELECT purpose, period, key, created_at FROM server_keys WHERE period = ${period}`,
+        row,
+      )
+      return new Map(rows.map((r) => [r.purpose, r.key]))
     },
     async oldest() {
       const [found] = await sql`SELECT min(period) AS period FROM server_keys`
@@ -29,16 +30,12 @@ export function pgServerKeyStore(sql: SQL): PgTwin<ServerKeyStore> {
         ? undefined
         : Number(found.period)
     },
-    async eraseBefore(period) {
+    eraseBefore: (period) =>
       // SQLite overwrites the bytes before deleting the row. Postgres cannot: an UPDATE writes
       // a new row version and leaves the old one, so erasing is the DELETE, and the bytes go
       // from the table's pages when VACUUM (autovacuum) reclaims the dead rows
       // (docs/scaling.md, Status: "Known differences").
-      return (await sql`DELETE FROM server_keys WHERE period < ${period}`).count
-    },
-    async all() {
-      const rows = await sql`SELECT * FROM server_keys ORDER BY period, purpose`
-      return rows.map(row)
-    },
+      changed(sql`DELETE FROM server_keys WHERE period < ${period}`),
+    all: () => every(sql`SELECT * FROM server_keys ORDER BY period, purpose`, row),
   }
 }

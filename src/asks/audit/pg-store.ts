@@ -1,8 +1,8 @@
 import type { SQL } from 'bun'
-import { ints, type PgTwin } from '../../server/db/pg/twin.ts'
+import { every, inserted, type PgTwin, rowOf } from '../../server/db/pg/twin.ts'
 import { type AuditRow, type AuditStore, GENESIS_HASH } from './store.ts'
 
-const row = (r: unknown) => ints<AuditRow>(r, ['seq', 'at'])
+const row = rowOf<AuditRow>({ ints: ['seq', 'at'] })
 
 /**
  * The key of the advisory lock that makes appends to the chain one at a time: "audt" in ASCII,
@@ -28,24 +28,15 @@ export function pgAuditStore(sql: SQL): PgTwin<AuditStore> {
       const [last] = await sql`SELECT hash FROM audit_log ORDER BY seq DESC LIMIT 1`
       return last ? (last.hash as string) : GENESIS_HASH
     },
-    async insert(r) {
-      const [made] = await sql`
-        INSERT INTO audit_log (at, user_id, channel_id, message_id, entry, prev_hash, hash)
-        VALUES (${r.at}, ${r.user_id}, ${r.channel_id}, ${r.message_id}, ${r.entry},
-                ${r.prev_hash}, ${r.hash})
-        RETURNING *`
-      return row(made)
-    },
-    async byChannel(channelId, beforeSeq, limit) {
-      const rows = await sql`
+    insert: (r) => inserted(sql, 'audit_log', r, row),
+    byChannel: (channelId, beforeSeq, limit) =>
+      every(
+        sql`
         SELECT * FROM audit_log WHERE channel_id = ${channelId} AND seq < ${beforeSeq}
-        ORDER BY seq DESC LIMIT ${limit}`
-      return rows.map(row)
-    },
-    async page(afterSeq, limit) {
-      const rows = await sql`
-        SELECT * FROM audit_log WHERE seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`
-      return rows.map(row)
-    },
+        ORDER BY seq DESC LIMIT ${limit}`,
+        row,
+      ),
+    page: (afterSeq, limit) =>
+      every(sql`SELECT * FROM audit_log WHERE seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`, row),
   }
 }

@@ -1,6 +1,8 @@
 import type { SQL } from 'bun'
-import { ints, type PgTwin } from '../../server/db/pg/twin.ts'
+import { every, type PgTwin, rowOf } from '../../server/db/pg/twin.ts'
 import type { SearchRow, SearchStore } from './store.ts'
+
+const row = rowOf<SearchRow>({ ints: ['created_at'] })
 
 /**
  * search/store.ts on Postgres (see server/db/pg/twin.ts), over pg migration 012's index: the
@@ -27,10 +29,11 @@ import type { SearchRow, SearchStore } from './store.ts'
  */
 export function pgSearchStore(sql: SQL): PgTwin<SearchStore> {
   return {
-    async search(userId, terms, limit, offset) {
+    search(userId, terms, limit, offset) {
       const words = JSON.stringify(terms.words)
       const last = terms.words.length
-      const found: unknown[] = await sql`
+      return every(
+        sql`
         WITH terms AS (
           SELECT unaccent(t.w) AS w, ${terms.prefix}::boolean AND t.i = ${last} AS prefix
           FROM json_array_elements_text(${words}::text::json) WITH ORDINALITY AS t(w, i)
@@ -71,8 +74,9 @@ export function pgSearchStore(sql: SQL): PgTwin<SearchStore> {
             WHERE EXISTS (SELECT 1 FROM lexemes k WHERE unaccent(d.l) = k.l
                             OR (k.prefix AND starts_with(unaccent(d.l), k.l)))
           ) AS marks
-        ORDER BY page.score DESC, page.rid DESC`
-      return found.map((r) => ints<SearchRow>(r, ['created_at']))
+        ORDER BY page.score DESC, page.rid DESC`,
+        row,
+      )
     },
   }
 }

@@ -175,16 +175,17 @@ export function useMessageWindow(
 
   let start = 0
   let end = ids.length
-  if (windowed && range.first !== undefined) {
-    const s = ids.indexOf(range.first)
+  if (windowed) {
+    const s = range.first === undefined ? -1 : ids.indexOf(range.first)
     const e = range.last === null ? ids.length : ids.indexOf(range.last) + 1
     if (s >= 0 && e > s) {
       start = s
       end = e
+    } else {
+      // Not placed yet (the thread just grew past the bound, or an edge of the window was
+      // deleted): the newest, until the effect below places it from the scroll, before paint.
+      start = Math.max(0, ids.length - Math.ceil((2 * OVERSCAN) / ESTIMATE))
     }
-  } else if (windowed) {
-    // Not placed yet (the thread just grew past the bound): the newest, until scrolled.
-    start = Math.max(0, ids.length - Math.ceil((2 * OVERSCAN) / ESTIMATE))
   } else if (!whole) start = Math.max(0, ids.length - FIRST_SCREEN)
   mounted.current = { start, end }
   const parts: WindowPart[] = []

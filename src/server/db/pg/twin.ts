@@ -1,3 +1,4 @@
+import type { SQL } from 'bun'
 import type { AsyncStore } from '../async-stores.ts'
 
 /**
@@ -38,4 +39,62 @@ export function bytes<T>(row: unknown, columns: readonly (keyof T & string)[]): 
     }
   }
   return out as T
+}
+
+/**
+ * A twin's row converter, made once per row type: the int8 columns become numbers (`ints`),
+ * then the bytea columns plain Uint8Arrays (`bytes`).
+ */
+export function rowOf<T>(columns: {
+  ints?: readonly (keyof T & string)[]
+  bytes?: readonly (keyof T & string)[]
+}): (row: unknown) => T {
+  return (row) => bytes<T>(ints<T>(row, columns.ints ?? []), columns.bytes ?? [])
+}
+
+/** A statement's rows: what `sql` answers (`count` is how many rows it changed). */
+export type Rows = PromiseLike<unknown[] & { count: number }>
+
+/** The first row a statement answers, converted, or undefined when it answers none. */
+export async function first<T>(query: Rows, as: (row: unknown) => T): Promise<T | undefined> {
+  const [found] = await query
+  return found === undefined ? undefined : as(found)
+}
+
+/** The row a statement always answers (an INSERT or an UPDATE by key, `RETURNING *`), converted. */
+export async function one<T>(query: Rows, as: (row: unknown) => T): Promise<T> {
+  const [found] = await query
+  if (found === undefined) throw new Error('the statement answered no row')
+  return as(found)
+}
+
+/**
+ * `INSERT INTO table (the keys of values) VALUES (their values) RETURNING *`, converted. The
+ * keys are the columns, so `values` is the row as the service made it, plus any column the
+ * store fills itself (SQLite's stores name theirs in the statement; Bun's helper quotes them).
+ */
+export function inserted<T>(
+  sql: SQL,
+  table: string,
+  values: object,
+  as: (row: unknown) => T,
+): Promise<T> {
+  const row = sql(values as Record<string, unknown>)
+  return one(sql`INSERT INTO ${sql(table)} ${row} RETURNING *`, as)
+}
+
+/** Every row a statement answers, converted. */
+export async function every<T>(query: Rows, as: (row: unknown) => T): Promise<T[]> {
+  return (await query).map((row) => as(row))
+}
+
+/** How many rows a statement changed (inserted, updated or deleted). */
+export async function changed(query: Rows): Promise<number> {
+  return (await query).count
+}
+
+/** A `SELECT count(*) AS n` statement's count (int8, so a string until made a number). */
+export async function counted(query: Rows): Promise<number> {
+  const [found] = await query
+  return Number((found as { n?: unknown } | undefined)?.n ?? 0)
 }
