@@ -7,6 +7,10 @@ import type { Unit, WritePath } from '../../core/write-path.ts'
 import { Batch, journalOf, type Ran, storageFailed } from './batch.ts'
 import { type UnitEffects, UnitQueue } from './units.ts'
 
+/** Why a write is refused once the write path is closed (either engine's). */
+export const shuttingDown = () =>
+  new HarkError(503, 'the server is shutting down; try again shortly')
+
 /**
  * The write path on SQLite: group commit (docs/decisions.md, "Group commit").
  *
@@ -94,7 +98,7 @@ export class GroupCommit<S> implements WritePath<S> {
   /** Why no write is taken now, if none is. */
   private refusal(): Error | undefined {
     if (this.broken) return storageFailed()
-    if (this.closed) return new HarkError(503, 'the server is shutting down; try again shortly')
+    if (this.closed) return shuttingDown()
     return undefined
   }
 

@@ -1,0 +1,217 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type { SQL, TransactionSQL } from 'bun'
+import type { Logger } from '../../../core/log.ts'
+import type { Waiters } from '../../../core/waiters.ts'
+import type { Unit, WritePath } from '../../../core/write-path.ts'
+import type { AsyncStores } from '../async-stores.ts'
+import { shuttingDown } from '../group-commit.ts'
+import { UnitEffects } from '../units.ts'
+import { openPgStores } from './stores.ts'
+import type { WakeBus } from './wake-bus.ts'
+
+/**
+ * The write path on Postgres (issue 20; a tested seam, not used by `hark serve` yet): the twin
+ * of GroupCommit over `sql`, a Bun.sql pool on the shared database.
+ *
+ * Each top-level unit is a transaction of its own (`sql.begin`), its `tx.store` the twins bound
+ * to it. There is no batching here: Postgres itself groups the WAL flushes of commits that
+ * arrive together (its own group commit), so one transaction per unit costs no sync per unit
+ * under load. Units run concurrently, each on its own connection, not one at a time as on
+ * SQLite's single writer: correctness between them is the stores' job (row locks, conditional
+ * updates; docs/scaling.md, Status). A unit that Postgres aborts for a serialization failure
+ * or a deadlock is run again from the start on a new transaction: a unit is a function of what
+ * it reads through its stores, so its re-run decides afresh (core/write-path.ts).
+ *
+ * A unit called from inside a running unit's own async call chain (a service it calls, however
+ * deep its awaits) joins it, in a savepoint of its transaction, one at a time within its parent
+ * (a savepoint holds every statement the connection runs while it is open); code of another
+ * request that runs while a unit awaits sees no unit and gets a transaction of its own. Which
+ * unit a call chain runs in is known by `AsyncLocalStorage`, per instance, as in units.ts.
+ *
+ * A unit's waiter keys go to the wake bus inside its transaction, before COMMIT, so other
+ * instances hear them on commit only; after the commit this instance's own waiters are woken
+ * (no round trip) and the unit's `after` effects run, in order. A committed transaction is
+ * durable when COMMIT returns (`synchronous_commit` on, Postgres' default), so `run` and
+ * `apply` both resolve after the commit.
+ */
+export class PgWritePath<S = AsyncStores> implements WritePath<S> {
+  private readonly running = new AsyncLocalStorage<Level<S>>()
+  /** Top-level units begun and not settled yet. */
+  private readonly inFlight = new Set<Promise<unknown>>()
+  private closed = false
+  private commits = 0
+  /** Makes a unit's `tx.store` over its transaction or savepoint. */
+  private readonly open: (sql: SQL) => S
+  private readonly bus: Pick<WakeBus, 'notify'> | undefined
+  private readonly attempts: number
+
+  constructor(
+    private readonly sql: SQL,
+    /** This instance's waiters, woken after each commit. */
+    private readonly waiters: Pick<Waiters, 'wake'>,
+    private readonly log: Logger,
+    options: PgWritePathOptions<S> = {},
+  ) {
+    // The twins unless told otherwise (tests add a raw handle to take row locks with).
+    this.open = options.stores ?? (openPgStores as unknown as (sql: SQL) => S)
+    this.bus = options.bus
+    this.attempts = options.attempts ?? ATTEMPTS
+  }
+
+  run<T>(unit: Unit<S, T>): Promise<T> {
+    // A joined unit is durable with its parent, which whoever awaits the parent waits for.
+    const parent = this.current()
+    if (parent) return this.nested(parent, unit)
+    return this.top(unit)
+  }
+
+  apply<T>(unit: Unit<S, T>): Promise<T> {
+    // No earlier answer than `run`: the commit is what makes a unit's writes visible at all.
+    return this.run(unit)
+  }
+
+  private current(): Level<S> | undefined {
+    const level = this.running.getStore()
+    return level?.live ? level : undefined
+  }
+
+  private top<T>(unit: Unit<S, T>): Promise<T> {
+    if (this.closed) return Promise.reject(shuttingDown())
+    const result = this.retried(unit)
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    )
+    this.inFlight.add(settled)
+    void settled.then(() => this.inFlight.delete(settled))
+    return result
+  }
+
+  /** The unit in a transaction, again on a serialization failure or deadlock. */
+  private async retried<T>(unit: Unit<S, T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.once(unit)
+      } catch (error) {
+        if (attempt >= this.attempts || !retryable(error)) throw error
+        this.log.warn(`a write was aborted by the database (${error}); running it again`)
+      }
+    }
+  }
+
+  /** One transaction: the unit, its wakes sent, COMMIT; then local wakes and effects. */
+  private async once<T>(unit: Unit<S, T>): Promise<T> {
+    let effects: UnitEffects<S> | undefined
+    const value = (await this.sql.begin(async (txSql) => {
+      effects = new UnitEffects(this.open(txSql))
+      const value = await this.within(txSql, unit, effects)
+      if (this.bus && effects.wakes.length > 0) await this.bus.notify(txSql, effects.wakes)
+      return value
+    })) as T
+    this.commits++
+    if (!effects) return value
+    const keys = new Set(effects.wakes)
+    if (keys.size > 0) this.waiters.wake(...keys)
+    for (const effect of effects.effects) {
+      try {
+        effect()
+      } catch (error) {
+        this.log.error(`after a write: ${error}`)
+      }
+    }
+    return value
+  }
+
+  /**
+   * Runs `unit` as the running unit of its async call chain over `txSql` (a transaction or a
+   * savepoint), and then waits for the nested units it started and did not await: they are
+   * part of it, and its transaction must not end under them.
+   */
+  private async within<T>(
+    txSql: TransactionSQL,
+    unit: Unit<S, T>,
+    effects: UnitEffects<S>,
+  ): Promise<T> {
+    const level: Level<S> = { txSql, effects, live: true, tail: Promise.resolve() }
+    try {
+      const value = await this.running.run(level, () => unit(effects))
+      for (let tail = level.tail; ; tail = level.tail) {
+        await tail
+        if (tail === level.tail) break
+      }
+      return value
+    } finally {
+      level.live = false
+    }
+  }
+
+  /**
+   * `unit` inside `parent`, in a savepoint, after the nested units `parent` started before it.
+   * Its wakes and effects become the parent's if it succeeds; if it fails, Bun rolls back to
+   * the savepoint, the parent goes on and the error is the caller's to handle.
+   */
+  private nested<T>(parent: Level<S>, unit: Unit<S, T>): Promise<T> {
+    const run = async () => {
+      let child: UnitEffects<S> | undefined
+      const value = (await parent.txSql.savepoint(async (sp) => {
+        child = new UnitEffects(this.open(sp))
+        return this.within(sp, unit, child)
+      })) as T
+      if (child) parent.effects.absorb(child)
+      return value
+    }
+    const result = parent.tail.then(run)
+    parent.tail = result.catch(() => {})
+    return result
+  }
+
+  settled(): Promise<void> | undefined {
+    if (this.inFlight.size === 0) return undefined
+    return Promise.all(this.inFlight).then(() => undefined)
+  }
+
+  /** Waits for every unit in flight, and for those begun meanwhile. */
+  async flush(): Promise<void> {
+    for (let waiting = this.settled(); waiting; waiting = this.settled()) await waiting
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    await this.flush()
+    this.closed = true
+  }
+
+  stats(): { writes: number; flushes: number } {
+    // Postgres syncs its log per commit (or per group of them): one flush per commit, as far
+    // as this process can tell.
+    return { writes: this.commits, flushes: this.commits }
+  }
+}
+
+/** A unit running: its transaction (or savepoint), its effects, its nested units' queue. */
+interface Level<S> {
+  txSql: TransactionSQL
+  effects: UnitEffects<S>
+  live: boolean
+  tail: Promise<unknown>
+}
+
+export interface PgWritePathOptions<S> {
+  /** Sends the keys to the other instances; without it, only this instance's are woken. */
+  bus?: Pick<WakeBus, 'notify'>
+  /** Runs of a unit Postgres aborted for a serialization failure or deadlock, at most. */
+  attempts?: number
+  /** The stores a unit gets over its transaction (default: every twin, `openPgStores`). */
+  stores?: (sql: SQL) => S
+}
+
+/** Runs of a unit the database aborted (serialization failure, deadlock), at most. */
+const ATTEMPTS = 5
+
+/** SQLSTATEs that abort a transaction through no fault of its own: running it again may pass. */
+const RETRYABLE = new Set(['40001', '40P01'])
+
+function retryable(error: unknown): boolean {
+  const errno = (error as { errno?: unknown } | null)?.errno
+  return typeof errno === 'string' && RETRYABLE.has(errno)
+}
