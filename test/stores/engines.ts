@@ -163,3 +163,21 @@ export function describeStore<S>(
     body(() => e as StoreEngine<S>)
   })
 }
+
+/** A real ms timestamp, far above 2^31: what the suites stamp rows with. */
+export const T = 1_764_000_000_000
+
+/** People with these ids (as the users store would have made them), not owners. */
+export async function people(e: StoreEngine<unknown>, ...ids: string[]): Promise<void> {
+  for (const id of ids) {
+    await e.insert('users', { id, email: `${id}@example.com`, is_owner: 0, created_at: T })
+  }
+}
+
+/** A channel of `userId`'s (as the channels store would have made it). */
+export const channel = (e: StoreEngine<unknown>, id: string, userId: string, label = id) =>
+  e.insert('channels', { id, user_id: userId, label, created_at: T, updated_at: T })
+
+/** The promise's value, or 'pending' if it has not settled within `ms` (a writer left waiting). */
+export const within = <V>(p: Promise<V>, ms: number): Promise<V | 'pending'> =>
+  Promise.race([p, Bun.sleep(ms).then(() => 'pending' as const)])

@@ -1,20 +1,9 @@
 import { expect, test } from 'bun:test'
 import { pgFileStore } from '../../src/files/pg-store.ts'
 import { type FileRow, fileStore } from '../../src/files/store.ts'
-import { describeStore, type StoreEngine } from './engines.ts'
+import { channel, describeStore, people, T, within } from './engines.ts'
 
-type E = StoreEngine<ReturnType<typeof fileStore>>
-
-const T = 1_764_000_000_000
 const GB5 = 5 * 1024 ** 3 // above 2^32: sizes are int8
-
-async function people(e: E, ...ids: string[]) {
-  for (const id of ids) {
-    await e.insert('users', { id, email: `${id}@example.com`, is_owner: 0, created_at: T })
-  }
-}
-const channel = (e: E, id: string, userId: string) =>
-  e.insert('channels', { id, user_id: userId, label: id, created_at: T, updated_at: T })
 
 const file = (id: string, channelId: string, size: number, extra: Partial<FileRow> = {}) => ({
   id,
@@ -26,10 +15,6 @@ const file = (id: string, channelId: string, size: number, extra: Partial<FileRo
   created_at: T,
   ...extra,
 })
-
-/** The promise's value, or 'pending' if it has not settled within `ms`. */
-const within = <T>(p: Promise<T>, ms: number): Promise<T | 'pending'> =>
-  Promise.race([p, Bun.sleep(ms).then(() => 'pending' as const)])
 
 describeStore('files store', { sqlite: fileStore, postgres: pgFileStore }, (engine) => {
   test('insert returns the row as stored; inChannel finds it only in its channel', async () => {

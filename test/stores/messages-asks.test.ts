@@ -1,42 +1,14 @@
 import { expect, test } from 'bun:test'
 import { pgMessageStore } from '../../src/messages/pg-store.ts'
-import { messageStore, type NewMessage } from '../../src/messages/store.ts'
-import { describeStore, type StoreEngine } from './engines.ts'
+import { messageStore } from '../../src/messages/store.ts'
+import { channel, describeStore, people, T, within } from './engines.ts'
+import { msg, send } from './message-rows.ts'
 
 /** The message store's questions, pins, and its writers racing (one person, many instances). */
-type E = StoreEngine<ReturnType<typeof messageStore>>
 
-const T = 1_764_000_000_000
-
-async function people(e: E, ...ids: string[]) {
-  for (const id of ids) {
-    await e.insert('users', { id, email: `${id}@example.com`, is_owner: 0, created_at: T })
-  }
-}
-const channel = (e: E, id: string, userId: string) =>
-  e.insert('channels', { id, user_id: userId, label: id, created_at: T, updated_at: T })
-
-const msg = (id: string, channelId: string, extra: Partial<NewMessage> = {}): NewMessage => ({
-  id,
-  channel_id: channelId,
-  sender: 'agent',
-  body: `{"text":"${id}"}`,
-  pin_key: null,
-  ask_status: null,
-  ask_expires_at: null,
-  ask_request_hash: null,
-  silent: false,
-  created_at: T,
-  ...extra,
-})
 const ask = (id: string, channelId: string, expiresAt: number | null, createdAt = T) =>
   msg(id, channelId, { ask_status: 'open', ask_expires_at: expiresAt, created_at: createdAt })
-const send = (e: E, m: NewMessage) => e.write((s) => s.insert(m))
 const ids = (rows: { id: string }[]) => rows.map((r) => r.id)
-
-/** The promise's value, or 'pending' if it has not settled within `ms`. */
-const within = <T>(p: Promise<T>, ms: number): Promise<T | 'pending'> =>
-  Promise.race([p, Bun.sleep(ms).then(() => 'pending' as const)])
 
 const settled = { answer: '{}', answeredAt: T, reason: null, proof: null }
 

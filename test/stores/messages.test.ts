@@ -1,35 +1,10 @@
 import { expect, test } from 'bun:test'
 import { pgMessageStore } from '../../src/messages/pg-store.ts'
-import { type MessageRow, messageStore, type NewMessage } from '../../src/messages/store.ts'
-import { describeStore, type StoreEngine } from './engines.ts'
+import { type MessageRow, messageStore } from '../../src/messages/store.ts'
+import { channel, describeStore, people, T } from './engines.ts'
+import { msg, send } from './message-rows.ts'
 
 /** The message store's writes and feeds (asks, pins and concurrency: messages-asks.test.ts). */
-type E = StoreEngine<ReturnType<typeof messageStore>>
-
-const T = 1_764_000_000_000 // a real ms timestamp, far above 2^31
-
-async function people(e: E, ...ids: string[]) {
-  for (const id of ids) {
-    await e.insert('users', { id, email: `${id}@example.com`, is_owner: 0, created_at: T })
-  }
-}
-const channel = (e: E, id: string, userId: string) =>
-  e.insert('channels', { id, user_id: userId, label: id, created_at: T, updated_at: T })
-
-const msg = (id: string, channelId: string, extra: Partial<NewMessage> = {}): NewMessage => ({
-  id,
-  channel_id: channelId,
-  sender: 'agent',
-  body: `{"text":"${id}"}`,
-  pin_key: null,
-  ask_status: null,
-  ask_expires_at: null,
-  ask_request_hash: null,
-  silent: false,
-  created_at: T,
-  ...extra,
-})
-const send = (e: E, m: NewMessage) => e.write((s) => s.insert(m))
 
 describeStore('messages store', { sqlite: messageStore, postgres: pgMessageStore }, (engine) => {
   test('insert stores every field, numbers it with the person, and byId finds it', async () => {

@@ -1,7 +1,7 @@
 import { beforeEach, expect, test } from 'bun:test'
 import { pgSearchStore } from '../../src/messages/search/pg-store.ts'
 import { MARK_CLOSE, MARK_OPEN, searchStore } from '../../src/messages/search/store.ts'
-import { describeStore, type StoreEngine } from './engines.ts'
+import { channel, describeStore, people, type StoreEngine, T } from './engines.ts'
 
 /**
  * Search on FTS5 and on tsvector (docs/scaling.md): which messages are found, and in which
@@ -10,16 +10,7 @@ import { describeStore, type StoreEngine } from './engines.ts'
  */
 type E = StoreEngine<ReturnType<typeof searchStore>>
 
-const T = 1_764_000_000_000
 let rid = 0
-
-async function people(e: E, ...ids: string[]) {
-  for (const id of ids) {
-    await e.insert('users', { id, email: `${id}@example.com`, is_owner: 0, created_at: T })
-  }
-}
-const channel = (e: E, id: string, userId: string, label = id) =>
-  e.insert('channels', { id, user_id: userId, label, created_at: T, updated_at: T })
 
 /** A message whose body is `body` (as JSON), as the message store would have written it. */
 async function message(
