@@ -65,9 +65,7 @@ export class UnitQueue<S> {
       parent.effects.absorb(child)
       return value
     }
-    const result = parent.tail.then(run)
-    parent.tail = result.catch(() => {})
-    return result
+    return afterSiblings(parent, run)
   }
 
   /**
@@ -80,17 +78,10 @@ export class UnitQueue<S> {
     const level: Level<S> = { effects, live: true, tail: Promise.resolve() }
     this.db.query('SAVEPOINT unit').run()
     try {
-      const value = await this.running.run(level, () => unit(effects))
-      // A nested unit the unit started and did not await is still part of it.
-      for (let tail = level.tail; ; tail = level.tail) {
-        await tail
-        if (tail === level.tail) break
-      }
-      level.live = false
+      const value = await runLevel(this.running, level, () => unit(effects))
       this.db.query('RELEASE unit').run()
       return value
     } catch (error) {
-      level.live = false
       // The transaction may be gone (SQLite rolls back the whole of it on some errors): then
       // there is no savepoint left to undo, and the write path finds it closed.
       if (this.db.inTransaction) {
@@ -102,11 +93,45 @@ export class UnitQueue<S> {
   }
 }
 
-/** A unit running: its effects, whether it still runs, and its nested units' queue. */
-interface Level<S> {
-  effects: UnitEffects<S>
+/** What the nesting of units needs of a running unit (on either engine's write path). */
+export interface Nesting {
+  /** False once the unit has settled: a callback firing later is not part of it. */
   live: boolean
+  /** Settles once the nested units it started so far have settled. */
   tail: Promise<unknown>
+}
+
+/**
+ * Runs `body` as the running unit `level` of its async call chain; then waits for the nested
+ * units it started and did not await (they are part of it), and marks it settled.
+ */
+export async function runLevel<L extends Nesting, T>(
+  running: AsyncLocalStorage<L>,
+  level: L,
+  body: () => T | Promise<T>,
+): Promise<T> {
+  try {
+    const value = await running.run(level, body)
+    for (let tail = level.tail; ; tail = level.tail) {
+      await tail
+      if (tail === level.tail) break
+    }
+    return value
+  } finally {
+    level.live = false
+  }
+}
+
+/** Runs `run` once the nested units `parent` started before it have settled (one at a time). */
+export function afterSiblings<T>(parent: Nesting, run: () => Promise<T>): Promise<T> {
+  const result = parent.tail.then(run)
+  parent.tail = result.catch(() => {})
+  return result
+}
+
+/** A unit running: its effects, whether it still runs, and its nested units' queue. */
+interface Level<S> extends Nesting {
+  effects: UnitEffects<S>
 }
 
 /** What one unit asked for besides its writes. */

@@ -5,7 +5,7 @@ import type { Waiters } from '../../../core/waiters.ts'
 import type { Unit, WritePath } from '../../../core/write-path.ts'
 import type { AsyncStores } from '../async-stores.ts'
 import { shuttingDown } from '../group-commit.ts'
-import { UnitEffects } from '../units.ts'
+import { afterSiblings, type Nesting, runLevel, UnitEffects } from '../units.ts'
 import { openPgStores } from './stores.ts'
 import type { WakeBus } from './wake-bus.ts'
 
@@ -133,16 +133,7 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
     effects: UnitEffects<S>,
   ): Promise<T> {
     const level: Level<S> = { txSql, effects, live: true, tail: Promise.resolve() }
-    try {
-      const value = await this.running.run(level, () => unit(effects))
-      for (let tail = level.tail; ; tail = level.tail) {
-        await tail
-        if (tail === level.tail) break
-      }
-      return value
-    } finally {
-      level.live = false
-    }
+    return runLevel(this.running, level, () => unit(effects))
   }
 
   /**
@@ -160,9 +151,7 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
       if (child) parent.effects.absorb(child)
       return value
     }
-    const result = parent.tail.then(run)
-    parent.tail = result.catch(() => {})
-    return result
+    return afterSiblings(parent, run)
   }
 
   settled(): Promise<void> | undefined {
@@ -189,11 +178,9 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
 }
 
 /** A unit running: its transaction (or savepoint), its effects, its nested units' queue. */
-interface Level<S> {
+interface Level<S> extends Nesting {
   txSql: TransactionSQL
   effects: UnitEffects<S>
-  live: boolean
-  tail: Promise<unknown>
 }
 
 export interface PgWritePathOptions<S> {
