@@ -51,7 +51,9 @@ const SQLITE_ONLY = [
   'message_fts_docsize',
   'message_fts_idx',
 ]
-const POSTGRES_ONLY = ['message_search', 'schema_version']
+// - `rate_buckets`, `vapid_keys` (pg migration 014): what several instances share, kept in
+//   memory (the write limit) and in the data directory (vapid.json) by one embedded server.
+const POSTGRES_ONLY = ['message_search', 'schema_version', 'rate_buckets', 'vapid_keys']
 
 function pgType(table: string, c: Column): string {
   const key = `${table}.${c.name}`

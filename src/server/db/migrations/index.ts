@@ -12,6 +12,7 @@ import m010 from './010_idempotency.sql' with { type: 'text' }
 import m011 from './011_sign_in_links.sql' with { type: 'text' }
 import m012 from './012_search.sql' with { type: 'text' }
 import m013 from './013_server_keys.sql' with { type: 'text' }
+import m014 from './014_instances.sql' with { type: 'text' }
 
 // In version order, so a file's place in the list is its version (the number in its name).
 export const migrations: readonly { version: number; sql: string }[] = [
@@ -28,6 +29,7 @@ export const migrations: readonly { version: number; sql: string }[] = [
   m011,
   m012,
   m013,
+  m014,
 ].map((sql, i) => ({ version: i + 1, sql }))
 
 export const latestVersion = migrations.at(-1)?.version ?? 0

@@ -9,17 +9,20 @@ import init from './001_init.pg.sql' with { type: 'text' }
 import personCursors from './006_person_cursors.pg.sql' with { type: 'text' }
 import trustedAnswers from './009_trusted_answers.pg.sql' with { type: 'text' }
 import search from './012_search.pg.sql' with { type: 'text' }
+import instances from './014_instances.pg.sql' with { type: 'text' }
 
 /**
  * By version. `before`: the citext extension the translation's CITEXT needs (1), and notes on
  * what Postgres' concurrency asks of the stores (6, 9), kept next to the schema they concern.
- * `replace`: search (12), FTS5 on SQLite and a tsvector table under GIN on Postgres.
+ * `replace`: search (12), FTS5 on SQLite and a tsvector table under GIN on Postgres; the state
+ * instances share (14: rate buckets, the VAPID keys), nothing on SQLite.
  */
 const overrides: Readonly<Record<number, PgOverride>> = {
   1: { before: init },
   6: { before: personCursors },
   9: { before: trustedAnswers },
   12: { replace: search },
+  14: { replace: instances },
 }
 
 export const pgMigrations: readonly { version: number; sql: string }[] = migrations.map((m) => ({
