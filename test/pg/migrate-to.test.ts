@@ -1,9 +1,10 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
+import { readVapidIn, vapidFile } from '../../src/push/vapid.ts'
 import { recordTables } from '../../src/server/db/pg/copy.ts'
 import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
 import { requireBinary, run } from '../binary/process.ts'
@@ -120,6 +121,40 @@ describe.skipIf(skip)('hark admin migrate-to', () => {
         ?.id,
     ])
     db.close()
+    // The push signing keys arrive unchanged: devices subscribed before the move still accept
+    // what the instances sign.
+    expect(await readVapidIn(sql)).toEqual(JSON.parse(readFileSync(vapidFile(s.dir), 'utf8')))
+    expect(done.stdout).toContain(
+      'Copied the web push (VAPID) keys from vapid.json into vapid_keys',
+    )
+  }, 60_000)
+
+  test('without vapid.json no pair is copied: the first instance makes one', async () => {
+    const url = await cluster.database('no_vapid')
+    const file = vapidFile(s.dir)
+    const aside = `${file}.aside`
+    renameSync(file, aside)
+    try {
+      const done = await migrateTo(url)
+      expect(done.stderr).toBe('')
+      expect(done.code).toBe(0)
+      expect(done.stdout).toContain('No vapid.json to copy')
+      expect(existsSync(file)).toBe(false) // the copy made none
+      expect(await readVapidIn(connect(url))).toBeUndefined()
+    } finally {
+      renameSync(aside, file)
+    }
+  }, 60_000)
+
+  test('a pair an instance made in the empty database gives way to the copied one', async () => {
+    const url = await cluster.database('vapid_there')
+    const sql = connect(url)
+    await migratePostgres(sql)
+    await sql`INSERT INTO vapid_keys (id, public_key, private_key, created_at)
+              VALUES (1, 'made-by-an-instance', 'its-private-key', 1)`
+    const done = await migrateTo(url)
+    expect(done.code).toBe(0)
+    expect(await readVapidIn(sql)).toEqual(JSON.parse(readFileSync(vapidFile(s.dir), 'utf8')))
   }, 60_000)
 
   test('with --s3-url, every file goes into the bucket, its bytes checked, then the records', async () => {
@@ -183,6 +218,7 @@ describe.skipIf(skip)('hark admin migrate-to', () => {
     expect(failed.stderr).toContain('no_messages')
     expect(Number((await sql`SELECT count(*) AS n FROM users`)[0].n)).toBe(0)
     expect(Number((await sql`SELECT count(*) AS n FROM channels`)[0].n)).toBe(0)
+    expect(await readVapidIn(sql)).toBeUndefined() // the keys go with the records, or not at all
     // The seeded counter is back as the migration left it: the deletion rolled back too.
     expect(await sql`SELECT name, value FROM counters`).toEqual([
       { name: 'change_seq', value: '0' },

@@ -1,5 +1,5 @@
 import { issueSignInLink } from '../../access/enrol/sign-in-links.ts'
-import { UsageError } from '../../core/errors.ts'
+import { FatalError, UsageError } from '../../core/errors.ts'
 import {
   addChannel,
   addPersonToken,
@@ -8,12 +8,15 @@ import {
   userByEmail,
 } from '../../people/service.ts'
 import type { UserRow } from '../../people/store.ts'
-import { rotateVapid } from '../../push/vapid.ts'
+import { rotateVapid, rotateVapidIn, VAPID_REFRESH_MS } from '../../push/vapid.ts'
+import { pgSchemaVersion } from '../../server/db/pg/migrate.ts'
+import { parsePostgresUrl } from '../../server/db/pg/url.ts'
 import { flagString } from '../args.ts'
-import { baseUrlFrom, s3UrlFrom } from '../settings.ts'
+import { baseUrlFrom, databaseUrlFrom, s3UrlFrom } from '../settings.ts'
 import { BackupError, backup, restore } from './backup.ts'
 import { keepCount, pruneBackups, scheduledName } from './backup-schedule.ts'
 import { type AdminCommand, type AdminContext, withDatabase } from './command.ts'
+import { connect } from './migrate-to.ts'
 
 /**
  * The operator's commands. Those that change records all take the same flags, as they always
@@ -219,18 +222,56 @@ export const restoreCommand: AdminCommand = {
   },
 }
 
+/** Push services bind each subscription to the key it was made with: none survives. */
+function warnRotation(c: AdminContext): void {
+  c.out('Warning: rotating the VAPID keys drops every push subscription; every device must')
+  c.out('turn notifications on again (Settings, Notifications).')
+}
+
+/** The schema that keeps the pair in the database (`vapid_keys`). */
+const VAPID_KEYS_SCHEMA = 14
+
+/**
+ * With a database URL the instances share the pair in `vapid_keys`: it is replaced there, with
+ * the subscriptions, in one transaction; each instance re-reads the row within 15 s.
+ */
+async function rotateInDatabase(c: AdminContext, url: string): Promise<number> {
+  const pg = parsePostgresUrl(url) // databaseUrlFrom has checked it
+  const sql = await connect(pg)
+  try {
+    const version = await pgSchemaVersion(sql)
+    if (version < VAPID_KEYS_SCHEMA) {
+      throw new FatalError(
+        `${pg.masked} is at schema ${version}: the VAPID keys are kept there from schema ${VAPID_KEYS_SCHEMA} (vapid_keys); nothing rotated (HARK_DATABASE_URL / --database-url names it)`,
+      )
+    }
+    warnRotation(c)
+    const dropped = await sql.begin(async (tx) => {
+      await rotateVapidIn(tx)
+      return (await tx`DELETE FROM push_subscriptions`).count as number
+    })
+    c.out(
+      `Rotated the VAPID keys in ${pg.masked} (vapid_keys); dropped ${dropped} subscriptions. Every instance signs with the new keys within ${VAPID_REFRESH_MS / 1000} seconds.`,
+    )
+    return 0
+  } finally {
+    await sql.close()
+  }
+}
+
 export const vapidRotate: AdminCommand = {
   name: 'vapid rotate',
   summary: `new web push (VAPID) keys; drops every device's subscription: each must turn
-notifications on again`,
-  help: 'hark admin vapid rotate [--data DIR]',
-  valued: RECORD_VALUED,
+notifications on again; with --database-url (HARK_DATABASE_URL), the keys every instance
+shares in that database, not the data directory's vapid.json`,
+  help: 'hark admin vapid rotate [--data DIR] [--database-url URL]',
+  valued: [...RECORD_VALUED, 'database-url'],
   booleans: RECORD_BOOLEANS,
   async run(c) {
+    const url = databaseUrlFrom(c.args, c.env)
+    if (url !== undefined) return await rotateInDatabase(c, url)
     const dropped = await withDatabase(c.dataDir, async (p) => {
-      // Push services bind each subscription to the key it was made with: none survives.
-      c.out('Warning: rotating the VAPID keys drops every push subscription; every device must')
-      c.out('turn notifications on again (Settings, Notifications).')
+      warnRotation(c)
       rotateVapid(c.dataDir)
       return await p.writes.apply(async (tx) => await tx.store.push.removeAll())
     })

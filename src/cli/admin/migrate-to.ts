@@ -8,6 +8,7 @@ import { DiskBlobs } from '../../files/disk-blobs.ts'
 import { S3Blobs } from '../../files/s3-blobs.ts'
 import { parseS3Url } from '../../files/s3-url.ts'
 import { fileStore } from '../../files/store.ts'
+import { readVapid, vapidFile } from '../../push/vapid.ts'
 import { databasePath } from '../../server/context.ts'
 import { openDatabase } from '../../server/db/database.ts'
 import { copyToPostgres } from '../../server/db/pg/copy.ts'
@@ -33,7 +34,7 @@ function location(url: string | undefined): PostgresLocation {
 }
 
 /** The first query, so an unreachable server or a refused login is said plainly. */
-async function connect(pg: PostgresLocation): Promise<SQL> {
+export async function connect(pg: PostgresLocation): Promise<SQL> {
   const sql = new SQL(pg.url, { max: 1, connectionTimeout: CONNECT_SECONDS })
   try {
     await sql`SELECT 1`
@@ -83,6 +84,13 @@ hash checked; stop the server first: what it writes after the copy's snapshot st
     const pg = location(databaseUrlFrom(c.args, c.env))
     const file = databasePath(c.dataDir)
     if (!existsSync(file)) throw new UsageError(`${c.dataDir} holds no Hark database (${file})`)
+    // The push signing keys go with the records: every subscription copied was made with them.
+    let vapid: ReturnType<typeof readVapid>
+    try {
+      vapid = readVapid(c.dataDir)
+    } catch (error) {
+      throw new FatalError(`cannot read ${vapidFile(c.dataDir)}: ${(error as Error).message}`)
+    }
     const db = openDatabase(file)
     const sql = await connect(pg).catch((error) => {
       db.close()
@@ -97,10 +105,16 @@ hash checked; stop the server first: what it writes after the copy's snapshot st
         to,
         (t) => c.out(`  ${t.table}: ${t.copied}`),
         filesStep(c, db),
+        vapid,
       )
       const records = tables.reduce((n, t) => n + t.copied, 0)
       c.out(
         `Copied ${records} records in ${tables.length} tables; every table's count verified in Postgres.`,
+      )
+      c.out(
+        vapid
+          ? 'Copied the web push (VAPID) keys from vapid.json into vapid_keys: devices subscribed before the move keep receiving pushes.'
+          : 'No vapid.json to copy: the first instance makes the web push (VAPID) keys.',
       )
       c.out(
         `Files stay in ${c.dataDir}/files: instances on Postgres keep them in S3 (docs/scaling.md).`,

@@ -1,6 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import type { SQL } from 'bun'
 import { FatalError } from '../../../core/errors.ts'
+import { storeVapidIn, type VapidKeys } from '../../../push/vapid.ts'
 
 /**
  * Copies every record of a SQLite database into an empty Postgres database of the same schema
@@ -11,6 +12,10 @@ import { FatalError } from '../../../core/errors.ts'
  * What is not copied as rows: SQLite's own tables, FTS5's virtual table and its shadow tables
  * (Postgres keeps its search index by triggers on `messages`, so it is rebuilt as the messages
  * arrive) and the version record (each engine keeps its own).
+ *
+ * Not a row on SQLite but one on Postgres: the VAPID key pair (the data directory's vapid.json,
+ * Postgres' `vapid_keys`), given as `vapid` and written in the same transaction, so the devices
+ * subscribed before the move still accept pushes signed by the instances after it.
  */
 
 export interface CopiedTable {
@@ -92,7 +97,8 @@ function* batches(db: Database, table: string): Generator<Row[]> {
  * Copies `db` into `sql`, whose schema must already be at SQLite's version and hold no
  * records. `progress` hears of each table once it is copied; `first` runs inside the SQLite
  * snapshot before any record is copied (the files' bytes go first, so no record the copy
- * commits names bytes that are not there yet).
+ * commits names bytes that are not there yet). `vapid`, when given, replaces any pair Postgres
+ * holds (one an instance made before any record was there, which no device subscribed to).
  */
 export async function copyToPostgres(
   db: Database,
@@ -100,6 +106,7 @@ export async function copyToPostgres(
   pgVersion: number,
   progress: (t: CopiedTable) => void = () => {},
   first: () => Promise<void> = async () => {},
+  vapid?: VapidKeys,
 ): Promise<CopiedTable[]> {
   const version = sqliteVersion(db)
   if (version !== pgVersion) {
@@ -129,6 +136,7 @@ export async function copyToPostgres(
         copied.push(t)
         progress(t)
       }
+      if (vapid) await storeVapidIn(tx, vapid)
       return copied
     })
   } finally {
