@@ -57,7 +57,9 @@ export const agentAuth = (ctx: Ctx) =>
 export async function agentOf(ctx: Ctx, request: Request): Promise<AgentAuth> {
   const agent = await authenticateAgent(ctx, request.headers.get('authorization') ?? undefined)
   if (WRITES.has(request.method)) {
-    ctx.limits.writes.take(agent.channel.id)
+    // Awaited only when it is a promise (the limit in Postgres): in memory it stays synchronous.
+    const taken = ctx.limits.writes.take(agent.channel.id)
+    if (taken) await taken
   }
   return agent
 }
@@ -84,7 +86,8 @@ export async function personOf(
   // The same write limit as an agent's channel, for the person across all their clients: a
   // script with a person token must not be able to write without bound either.
   if (WRITES.has(request.method)) {
-    ctx.limits.writes.take(`person:${person.user.id}`)
+    const taken = ctx.limits.writes.take(`person:${person.user.id}`)
+    if (taken) await taken
   }
   return person
 }

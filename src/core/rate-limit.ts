@@ -5,7 +5,8 @@ import { HarkError } from './errors.ts'
  * bucket that holds at most `count` and gains one every `windowMs / count`. So a burst of
  * `count` passes at once, and after that one per `windowMs / count`; a `count` of 0 turns it off
  * (`--write-limit 0`). In memory on purpose: it guards the server, not the data, and a restart
- * forgetting it is harmless.
+ * forgetting it is harmless. (The write limit on Postgres, shared by several instances, is the
+ * same bucket kept in the database: `SharedRateLimiter`, src/access/shared-limit.ts.)
  *
  * Limits that refuse use `take` (or `check` then `spend`, to count only some outcomes: a limit on
  * misses checks before the lookup and spends after a miss). Limits that must not show when they
@@ -28,7 +29,7 @@ export class RateLimiter {
     if (this.count <= 0) return 0
     const tokens = this.refill(key)
     if (tokens >= 1) return 0
-    return Math.max(1, Math.ceil(((1 - tokens) * this.windowMs) / this.count / 1000))
+    return secondsToWait(tokens, this.count, this.windowMs)
   }
 
   /** Throws 429 with Retry-After when none is left for `key`; takes nothing. */
@@ -60,9 +61,7 @@ export class RateLimiter {
 
   /** The 429 this limiter answers, for a wait of `seconds`. */
   refusal(seconds: number): HarkError {
-    return new HarkError(429, `${this.what}; retry in ${seconds} s`, undefined, {
-      'Retry-After': String(seconds),
-    })
+    return rateRefusal(this.what, seconds)
   }
 
   /** How many keys are remembered (for tests). */
@@ -87,4 +86,20 @@ export class RateLimiter {
   private sweep(now: number): void {
     for (const [k, b] of this.buckets) if (now - b.at >= this.windowMs) this.buckets.delete(k)
   }
+}
+
+/**
+ * Whole seconds (at least 1) until a bucket holding `tokens` (< 1) of `count` per `windowMs` has
+ * one again. Shared with the Postgres limiter (src/access/shared-limit.ts), so both answer the
+ * same Retry-After for the same bucket.
+ */
+export function secondsToWait(tokens: number, count: number, windowMs: number): number {
+  return Math.max(1, Math.ceil(((1 - tokens) * windowMs) / count / 1000))
+}
+
+/** A limiter's 429: `what` limited, and Retry-After `seconds`. */
+export function rateRefusal(what: string, seconds: number): HarkError {
+  return new HarkError(429, `${what}; retry in ${seconds} s`, undefined, {
+    'Retry-After': String(seconds),
+  })
 }
