@@ -16,7 +16,7 @@ import { addChannel, addPersonToken, addUser } from '../src/people/service.ts'
 import type { UserRow } from '../src/people/store.ts'
 import { type App, buildApp, handlerOf } from '../src/server/app.ts'
 import { type Config, DEFAULTS } from '../src/server/config.ts'
-import { type Ctx, closeContext, createContext } from '../src/server/context.ts'
+import { closeContext, createContext, type SqliteCtx } from '../src/server/context.ts'
 import { type Running, startServer } from '../src/server/serve.ts'
 import type { MailTrap } from './email/mail-trap.ts'
 
@@ -110,7 +110,7 @@ export interface TestSession {
 
 export interface TestServer {
   /** The open context (a new one after `restart()`). */
-  readonly ctx: Ctx
+  readonly ctx: SqliteCtx
   readonly app: App
   /** Answers a request as the server does: in-process, or over the socket when listening. */
   handle(request: Request): Promise<Response>
@@ -187,7 +187,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const smtp = mailer && isTrap(mailer) ? createSmtpMailer(mailer.url, MAIL_FROM) : mailer
 
   // Set by boot(), at once and again on every start.
-  let ctx!: Ctx
+  let ctx!: SqliteCtx
   let app: App | undefined
   let handler!: (request: Request) => Promise<Response>
   let running: Running | undefined

@@ -14,8 +14,20 @@ export class ExpiryScheduler {
   /** Counts arms begun: an arm whose read was overtaken by a later one (or a stop) drops out. */
   private arming = 0
 
+  /** Another instance's questions, when instances share the records: looked for this often. */
+  recheckEveryMs = 30_000
+  private recheck: ReturnType<typeof setInterval> | undefined
+
   async start(ctx: Ctx): Promise<void> {
     await this.run(ctx)
+    // A question asked through another instance arms that instance's timer, not this one's:
+    // should that instance stop, its questions still expire on time (within this period) here.
+    // Every instance may expire the same question; its store changes only an open one, so
+    // exactly one settles it (asks/service.ts).
+    if (ctx.database.shared) {
+      this.recheck = setInterval(() => void this.rearm(ctx), this.recheckEveryMs)
+      this.recheck.unref?.()
+    }
   }
 
   /** A question with this expiry was just created; re-arm if it is the earliest. */
@@ -25,6 +37,7 @@ export class ExpiryScheduler {
 
   stop(): void {
     this.arming++
+    clearInterval(this.recheck)
     this.disarm()
   }
 

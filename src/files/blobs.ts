@@ -25,8 +25,11 @@ export interface BlobStore {
   delete(key: string): Promise<void>
   /** Removes every object under `prefix` (a channel's files: `<channel>/`). */
   deletePrefix(prefix: string): Promise<void>
-  /** Every key held, for the orphan sweep at start. */
-  list(): AsyncIterable<string>
+  /**
+   * Every key held, for the orphan sweep at start; only those last written before `before`
+   * (ms since the epoch) when given (another instance's upload may be about to be recorded).
+   */
+  list(before?: number): AsyncIterable<string>
   /** Clears what a crash left half-written (the disk's temporary directory), at start. */
   dropPartial(): Promise<void>
   /** Proves the store is there and writable; throws a `BlobStoreError` saying why not. */

@@ -1,4 +1,4 @@
-import { accessSync, constants, mkdirSync, readdirSync, rmSync } from 'node:fs'
+import { accessSync, constants, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { open, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { randomBase62 } from '../core/ids.ts'
@@ -76,10 +76,23 @@ export class DiskBlobs implements BlobStore {
     rmSync(join(this.dir, name), { recursive: true, force: true })
   }
 
-  async *list(): AsyncIterable<string> {
+  async *list(before?: number): AsyncIterable<string> {
     for (const dir of readdirSync(this.dir, { withFileTypes: true })) {
       if (!dir.isDirectory() || dir.name === TMP) continue
-      for (const file of readdirSync(join(this.dir, dir.name))) yield `${dir.name}/${file}`
+      for (const file of readdirSync(join(this.dir, dir.name))) {
+        const key = `${dir.name}/${file}`
+        if (before !== undefined && !this.writtenBefore(key, before)) continue
+        yield key
+      }
+    }
+  }
+
+  /** False for a file gone meanwhile too: nothing to sweep. */
+  private writtenBefore(key: string, before: number): boolean {
+    try {
+      return statSync(join(this.dir, key)).mtimeMs < before
+    } catch {
+      return false
     }
   }
 

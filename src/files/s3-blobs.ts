@@ -96,12 +96,12 @@ export class S3Blobs implements BlobStore {
     for await (const key of this.keys(prefix)) await this.delete(key)
   }
 
-  list(): AsyncIterable<string> {
-    return this.keys('')
+  list(before?: number): AsyncIterable<string> {
+    return this.keys('', before)
   }
 
   /** Keys under `prefix` (relative to the configured prefix), page by page. */
-  private async *keys(prefix: string): AsyncIterable<string> {
+  private async *keys(prefix: string, before?: number): AsyncIterable<string> {
     let continuationToken: string | undefined
     do {
       const page = await this.client.list({
@@ -110,6 +110,7 @@ export class S3Blobs implements BlobStore {
       })
       for (const o of page.contents ?? []) {
         const key = o.key.slice(this.location.prefix.length)
+        if (before !== undefined && !(Date.parse(String(o.lastModified)) < before)) continue
         // Only Hark's own keys: anything else sharing the prefix is not ours to sweep.
         if (/^[A-Za-z0-9_-]{1,64}\/[A-Za-z0-9_-]{1,64}$/.test(key)) yield key
       }

@@ -249,10 +249,16 @@ export async function downloadResponse(
  * between storing and recording). Uploads wait for it (`ctx.filesSwept`): one landing while the
  * keys are listed would look like an orphan.
  */
-export async function sweepFiles(ctx: Ctx): Promise<void> {
-  await ctx.blobs.dropPartial()
+export async function sweepFiles(ctx: Ctx, options: { minAgeMs?: number } = {}): Promise<void> {
+  // Alone on the files (embedded): whatever a crash left half-written goes. Shared with other
+  // instances (minAgeMs): their uploads may be streaming or about to be recorded right now, so
+  // only keys older than that are candidates, read before the records that would name them.
+  const before = options.minAgeMs === undefined ? undefined : ctx.clock.now() - options.minAgeMs
+  if (before === undefined) await ctx.blobs.dropPartial()
+  const candidates: string[] = []
+  for await (const key of ctx.blobs.list(before)) candidates.push(key)
   const known = new Set((await ctx.store.files.allIds()).map((f) => fileKey(f)))
-  for await (const key of ctx.blobs.list()) {
+  for (const key of candidates) {
     if (!known.has(key)) {
       await ctx.blobs.delete(key)
       ctx.log.warn(`removed orphan file ${key}`)

@@ -41,12 +41,19 @@ export async function putPin(
   key: string,
   req: PutPinRequest,
 ): Promise<Pin> {
-  const existing = await ctx.store.messages.pin(channel.id, checkKey(key))
-  if (existing) return toPin(await replaceRow(ctx, channel, existing, req.body))
-  if ((await ctx.store.messages.countPins(channel.id)) >= LIMITS.pinsPerChannel) {
-    throw fail.conflict(`this channel has ${LIMITS.pinsPerChannel} pins, the most it can hold`)
-  }
-  return toPin(await sendMessage(ctx, channel, 'agent', req, key))
+  checkKey(key)
+  // One unit: what the reads decide (replace or create, under the limit) is what is written,
+  // even with another instance putting the same key at once (on Postgres `pin` locks the
+  // person's row until the unit commits; on SQLite units run one at a time). The writes below
+  // join it.
+  return await ctx.writes.apply(async (tx) => {
+    const existing = await tx.store.messages.pin(channel.id, key)
+    if (existing) return toPin(await replaceRow(ctx, channel, existing, req.body))
+    if ((await tx.store.messages.countPins(channel.id)) >= LIMITS.pinsPerChannel) {
+      throw fail.conflict(`this channel has ${LIMITS.pinsPerChannel} pins, the most it can hold`)
+    }
+    return toPin(await sendMessage(ctx, channel, 'agent', req, key))
+  })
 }
 
 export const patchPin = async (

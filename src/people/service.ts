@@ -9,7 +9,7 @@ import type { Ctx } from '../server/context.ts'
 import type { UserRow } from './store.ts'
 
 /** What provisioning needs: the stores and a clock, not a running server. */
-export type Provisioning = Pick<Ctx, 'db' | 'writes' | 'store' | 'clock'>
+export type Provisioning = Pick<Ctx, 'writes' | 'store' | 'clock'>
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 

@@ -2,9 +2,8 @@ import { type AskResult, answerAsk, expireIfDue } from '../asks/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
 import { fail, HarkError } from '../core/errors.ts'
 import { hashToken, randomBase62 } from '../core/ids.ts'
-import type { WriteTx } from '../core/write-path.ts'
 import type { MessageRow } from '../messages/store.ts'
-import type { Ctx } from '../server/context.ts'
+import type { Ctx, Tx } from '../server/context.ts'
 import { deviceLabel } from '../shared/device.ts'
 import { checkEndpoint } from './endpoint.ts'
 import { authKey, p256dhKey } from './keys.ts'
@@ -110,7 +109,7 @@ export async function sendTest(ctx: Ctx, userId: string, id: string): Promise<vo
  */
 export async function enqueueMessagePush(
   ctx: Ctx,
-  tx: WriteTx,
+  tx: Tx,
   channel: ChannelRow,
   row: MessageRow,
 ): Promise<void> {
@@ -120,9 +119,7 @@ export async function enqueueMessagePush(
     return
   }
   // The worker reads the queue once it is durable: no push for a message a crash takes back.
-  if (
-    (await ctx.store.push.enqueueForUser(channel.user_id, row.id, payload, ctx.clock.now())) > 0
-  ) {
+  if ((await tx.store.push.enqueueForUser(channel.user_id, row.id, payload, ctx.clock.now())) > 0) {
     tx.after(() => ctx.push.kick())
   }
 }

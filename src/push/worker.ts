@@ -72,13 +72,19 @@ export class PushWorker {
   private pumping = false
   private pumpAgain = false
 
-  constructor(dataDir: string) {
-    this.vapid = new VapidHolder(dataDir)
+  /** `vapid`: the keys to sign with; the data directory's vapid.json when none is given. */
+  constructor(dataDir: string, vapid?: VapidHolder) {
+    this.vapid = vapid ?? new VapidHolder(dataDir)
   }
 
   async start(ctx: Ctx): Promise<void> {
     this.ctx = ctx
-    await ctx.writes.apply(async (tx) => await tx.store.push.releaseLeases(ctx.clock.now()))
+    // Leases this process held before a crash go back to the queue at once. Not when other
+    // instances share the queue (Postgres): their leases are of sends in flight; a dead
+    // instance's run out (`leaseMs`) and are claimed again.
+    if (!ctx.database.shared) {
+      await ctx.writes.apply(async (tx) => await tx.store.push.releaseLeases(ctx.clock.now()))
+    }
     this.reminders = setInterval(async () => await this.tickReminders(), this.reminderEveryMs)
     this.reminders.unref?.()
     this.kick()
@@ -90,6 +96,7 @@ export class PushWorker {
     this.abort.abort()
     clearTimeout(this.timer)
     clearInterval(this.reminders)
+    this.vapid.close()
   }
 
   get isStopped(): boolean {

@@ -50,7 +50,16 @@ import { ServerMetrics } from './metrics.ts'
  */
 export interface Ctx {
   config: Config
-  db: Database
+  /** The records' engine: closed last, after the write path (SQLite's file, or a pool). */
+  database: {
+    kind: 'sqlite' | 'postgres'
+    /**
+     * Other instances may share these records (Postgres): run-once work must be claimed in
+     * the database, not assumed to be this process's alone (push leases, expiry, sweeps).
+     */
+    shared: boolean
+    close(): void | Promise<void>
+  }
   clock: Clock
   log: Logger
   waiters: Waiters
@@ -89,6 +98,11 @@ export interface Ctx {
   mailer?: Mailer
   /** The listening server, once `hark serve` has one (tests drive `app.handle()` without). */
   server?: Server<unknown>
+}
+
+/** A context on the embedded SQLite database (every test's, `hark serve` by default). */
+export interface SqliteCtx extends Ctx {
+  db: Database
 }
 
 /** What a unit of the server's write path gets: its stores (`tx.store`), wakes, effects. */
@@ -147,29 +161,41 @@ export function openBlobs(config: Config, filesDir: string): BlobStore {
 
 export const databasePath = (dataDir: string) => join(dataDir, 'hark.db')
 
-export async function createContext(
-  config: Config,
-  options: { clock?: Clock; log?: Logger; mailer?: Mailer; blobs?: BlobStore } = {},
-): Promise<Ctx> {
-  prepareDataDir(config.dataDir)
-  const db = openDatabase(databasePath(config.dataDir))
+export interface ContextOptions {
+  clock?: Clock
+  log?: Logger
+  mailer?: Mailer
+  blobs?: BlobStore
+}
+
+/** What an engine hands the rest of the context: SQLite's here, Postgres' in db/pg/context.ts. */
+export interface Engine {
+  database: Ctx['database']
+  store: AsyncStores
+  writes: WritePath<AsyncStores>
+  waiters: Waiters
+  /** Limits kept where every instance sees them (Postgres); default: in this process. */
+  limits?: Limits
+  push?: PushWorker
+}
+
+/** The context around an engine's stores and write path; nothing started yet. */
+export function assembleContext(config: Config, options: ContextOptions, engine: Engine): Ctx {
   const clock = options.clock ?? systemClock
   const log = options.log ?? stderrLogger
-  const waiters = new Waiters()
   const filesDir = join(config.dataDir, 'files')
   mkdirSync(filesDir, { recursive: true, mode: 0o700 })
-  const store = asyncStores(openStores(db))
-  const writes = new GroupCommit(db, waiters, log, store)
-  const ctx: Ctx = {
+  const { database, store, writes, waiters } = engine
+  return {
     config,
-    db,
+    database,
     clock,
     log,
     waiters,
     writes,
     metrics: new ServerMetrics(),
     holds: new HeldPolls(),
-    limits: createLimits(config, () => clock.now()),
+    limits: engine.limits ?? createLimits(config, () => clock.now()),
     keys: new ServerKeys(store.serverKeys, writes, clock, log),
     idempotency: new KeyedWrites(),
     feedPages: new SharedPages(),
@@ -179,11 +205,22 @@ export async function createContext(
     filesSwept: Promise.resolve(),
     store,
     mailer: options.mailer,
-    push: new PushWorker(config.dataDir),
+    push: engine.push ?? new PushWorker(config.dataDir),
   }
-  ctx.filesSwept = sweepFiles(ctx).catch((error) => {
+}
+
+/**
+ * Starts what runs beside the requests: the orphan sweep (`sweep`, default: every key no record
+ * names), this period's server keys, question expiry, the push worker. Everything it wrote is
+ * committed before the first request.
+ */
+export async function startContext(
+  ctx: Ctx,
+  sweep: (ctx: Ctx) => Promise<void> = sweepFiles,
+): Promise<void> {
+  ctx.filesSwept = sweep(ctx).catch((error) => {
     // Orphans cost only space: a sweep that failed (S3 down a moment) is retried next start.
-    log.error(`sweeping orphan files in ${ctx.blobs.where} failed: ${error}`)
+    ctx.log.error(`sweeping orphan files in ${ctx.blobs.where} failed: ${error}`)
   })
   // This period's keys exist (made here, or by an instance that started first) before a request.
   await ctx.keys.start()
@@ -192,6 +229,25 @@ export async function createContext(
   // What starting wrote (questions that expired while down, leases let go) is on disk before
   // the first request, and the file is free for another connection.
   await ctx.writes.flush()
+}
+
+/** The context on the embedded SQLite database in the data directory (the default). */
+export async function createContext(
+  config: Config,
+  options: ContextOptions = {},
+): Promise<SqliteCtx> {
+  prepareDataDir(config.dataDir)
+  const db = openDatabase(databasePath(config.dataDir))
+  const waiters = new Waiters()
+  // One connection: a unit's stores and everyone else's are the same (no routing needed).
+  const store = asyncStores(openStores(db))
+  const writes = new GroupCommit(db, waiters, options.log ?? stderrLogger, store)
+  const database = { kind: 'sqlite', shared: false, close: () => db.close() } as const
+  const ctx: SqliteCtx = {
+    ...assembleContext(config, options, { database, store, writes, waiters }),
+    db,
+  }
+  await startContext(ctx)
   return ctx
 }
 
@@ -202,5 +258,5 @@ export async function closeContext(ctx: Ctx): Promise<void> {
   ctx.keys.stop()
   ctx.waiters.close()
   await ctx.writes.close()
-  ctx.db.close()
+  await ctx.database.close()
 }

@@ -9,6 +9,7 @@ import { issueSetupToken, setupTokenFile } from '../people/setup.ts'
 import { buildApp, handlerOf } from './app.ts'
 import type { Config } from './config.ts'
 import { type Ctx, closeContext, createContext, openBlobs } from './context.ts'
+import { createPgContext } from './db/pg/context.ts'
 
 export interface Running {
   ctx: Ctx
@@ -142,13 +143,6 @@ export async function serve(config: Config, log: Logger): Promise<void> {
     process.once('SIGTERM', () => onSignal('SIGTERM'))
     process.once('SIGINT', () => onSignal('SIGINT'))
   })
-  if (config.databaseUrl) {
-    // Running on SQLite when Postgres was asked for would split the records in two.
-    throw new FatalError(
-      'HARK_DATABASE_URL is set, but this hark serves from SQLite only: its stores do not run on ' +
-        'Postgres yet (docs/scaling.md). Unset it; hark admin migrate-to uses it to copy the records.',
-    )
-  }
   const mailer = config.smtpUrl
     ? createSmtpMailer(config.smtpUrl, config.smtpFrom ?? 'hark@localhost')
     : undefined
@@ -159,7 +153,10 @@ export async function serve(config: Config, log: Logger): Promise<void> {
     await blobs.check()
     log.info(`files are kept in ${blobs.where}`)
   }
-  const ctx = await createContext(config, { log, mailer, blobs })
+  // Postgres when a database URL is set (docs/scaling.md), else the embedded SQLite file.
+  const ctx = config.databaseUrl
+    ? await createPgContext(config, { log, mailer, blobs })
+    : await createContext(config, { log, mailer, blobs })
   // Orphans are gone before the first request (uploads would wait for them anyway).
   await ctx.filesSwept
   if (stopRequested) {

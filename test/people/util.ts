@@ -1,4 +1,4 @@
-import type { Ctx } from '../../src/server/context.ts'
+import type { SqliteCtx as Ctx } from '../../src/server/context.ts'
 
 /** Counts rows of `table` (optionally `WHERE where`), straight from the database. */
 export function count(ctx: Ctx, table: string, where = '1', ...args: string[]): number {

@@ -1,9 +1,18 @@
 import { statSync } from 'node:fs'
+import { systemClock } from '../../core/clock.ts'
 import { UsageError } from '../../core/errors.ts'
+import { stderrLogger } from '../../core/log.ts'
 import type { Provisioning } from '../../people/service.ts'
 import { databasePath, prepareDataDir } from '../../server/context.ts'
+import { routedStores } from '../../server/db/async-stores.ts'
 import { openDatabase } from '../../server/db/database.ts'
 import { directProvisioning } from '../../server/db/direct-writes.ts'
+import { connectPostgres } from '../../server/db/pg/connect.ts'
+import { migratePostgres } from '../../server/db/pg/migrate.ts'
+import { openPgStores } from '../../server/db/pg/stores.ts'
+import { parsePostgresUrl } from '../../server/db/pg/url.ts'
+import { wakeSender } from '../../server/db/pg/wake-bus.ts'
+import { PgWritePath } from '../../server/db/pg/write-path.ts'
 import type { ParsedArgs } from '../args.ts'
 import type { Command } from '../command.ts'
 
@@ -22,11 +31,16 @@ export interface AdminContext {
   dataDir: string
 }
 
-/** The database of the data directory, open for `work`, with what the people service needs. */
+/**
+ * The records, open for `work`, with what the people service needs: the data directory's
+ * database, or the shared Postgres one when `databaseUrl` is given (HARK_DATABASE_URL).
+ */
 export async function withDatabase<T>(
   dataDir: string,
   work: (p: Provisioning) => T | Promise<T>,
+  databaseUrl?: string,
 ): Promise<T> {
+  if (databaseUrl !== undefined) return await withPostgres(databaseUrl, work)
   prepareDataDir(dataDir)
   const db = openDatabase(databasePath(dataDir))
   const p = directProvisioning(db)
@@ -55,5 +69,25 @@ export function refuseForeignRoot(dataDir: string): void {
     throw new UsageError(
       `${dataDir} belongs to uid ${owner}, not root: run this as that user (sudo -u hark hark admin ...)`,
     )
+  }
+}
+
+/**
+ * `work` on the shared Postgres database: migrated first (as a server starting would), the
+ * stores' twins, a write path that sends its wake-ups to the running instances.
+ */
+async function withPostgres<T>(url: string, work: (p: Provisioning) => T | Promise<T>): Promise<T> {
+  const sql = await connectPostgres(parsePostgresUrl(url), 2)
+  try {
+    await migratePostgres(sql)
+    const writes = new PgWritePath(sql, { wake() {} }, stderrLogger, { bus: wakeSender('admin') })
+    const store = routedStores(openPgStores(sql), writes)
+    try {
+      return await work({ store, writes, clock: systemClock })
+    } finally {
+      await writes.close()
+    }
+  } finally {
+    await sql.close({ timeout: 5 })
   }
 }

@@ -84,6 +84,35 @@ export function readPayload(payload: string): WakeMessage | undefined {
 /** Where a wake-up is sent: the writing transaction (a `sql.begin` handle). */
 export type WakeSender = Pick<SQL, 'unsafe'>
 
+/**
+ * Sends the wake-ups for `keys` from `instance` inside `tx`: as few notifications as fit the
+ * payload limit, one round trip per 100. Answers how many were sent.
+ */
+export async function sendWakes(
+  tx: WakeSender,
+  channel: string,
+  instance: string,
+  keys: Iterable<string>,
+): Promise<number> {
+  const payloads = wakePayloads(instance, keys)
+  for (let i = 0; i < payloads.length; i += NOTIFIES_PER_STATEMENT) {
+    const batch = payloads.slice(i, i + NOTIFIES_PER_STATEMENT)
+    const calls = batch.map((_, j) => `pg_notify($1, $${j + 2})`).join(', ')
+    await tx.unsafe(`SELECT ${calls}`, [channel, ...batch])
+  }
+  return payloads.length
+}
+
+/**
+ * Wake-ups sent by a process that listens to none (`hark admin` on Postgres): the servers'
+ * waiters still hear what it wrote.
+ */
+export const wakeSender = (instance: string): Pick<WakeBus, 'notify'> => ({
+  notify: async (tx, keys) => {
+    await sendWakes(tx, WAKE_CHANNEL, instance, keys)
+  },
+})
+
 export interface WakeBusOptions {
   /** The shared database's URL; the bus opens its own client (the listener and the pings). */
   url: string
@@ -189,13 +218,7 @@ export class WakeBus {
    * per 100). Awaited inside the transaction, before it commits.
    */
   async notify(tx: WakeSender, keys: Iterable<string>): Promise<void> {
-    const payloads = wakePayloads(this.instance, keys)
-    for (let i = 0; i < payloads.length; i += NOTIFIES_PER_STATEMENT) {
-      const batch = payloads.slice(i, i + NOTIFIES_PER_STATEMENT)
-      const calls = batch.map((_, j) => `pg_notify($1, $${j + 2})`).join(', ')
-      await tx.unsafe(`SELECT ${calls}`, [this.channel, ...batch])
-      this.counts.sent += batch.length
-    }
+    this.counts.sent += await sendWakes(tx, this.channel, this.instance, keys)
   }
 
   stats(): WakeBusStats {

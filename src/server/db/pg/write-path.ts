@@ -70,6 +70,10 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
     return this.run(unit)
   }
 
+  unitStore(): S | undefined {
+    return this.current()?.effects.store
+  }
+
   private current(): Level<S> | undefined {
     const level = this.running.getStore()
     return level?.live ? level : undefined

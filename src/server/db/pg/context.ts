@@ -1,0 +1,125 @@
+import type { SQL } from 'bun'
+import { createLimits } from '../../../access/limits.ts'
+import { systemClock } from '../../../core/clock.ts'
+import { FatalError } from '../../../core/errors.ts'
+import { stderrLogger } from '../../../core/log.ts'
+import { Waiters } from '../../../core/waiters.ts'
+import { sweepFiles } from '../../../files/service.ts'
+import { VapidHolder } from '../../../push/vapid.ts'
+import { PushWorker } from '../../../push/worker.ts'
+import type { Config } from '../../config.ts'
+import {
+  assembleContext,
+  type ContextOptions,
+  type Ctx,
+  prepareDataDir,
+  startContext,
+} from '../../context.ts'
+import { routedStores } from '../async-stores.ts'
+import { connectPostgres } from './connect.ts'
+import { migratePostgres } from './migrate.ts'
+import { openPgStores } from './stores.ts'
+import { parsePostgresUrl } from './url.ts'
+import { WakeBus } from './wake-bus.ts'
+import { PgWritePath } from './write-path.ts'
+
+/**
+ * Connections in this instance's pool. A long-poll holds none (it waits on a waiter, then
+ * reads); a write holds one for its transaction, so this bounds the writes in flight at once,
+ * not the requests. Postgres' default max_connections (100) fits several instances.
+ */
+const POOL_SIZE = 16
+
+/** Keys younger than this may be another instance's upload on its way to its record. */
+export const SHARED_SWEEP_MIN_AGE_MS = 60 * 60_000
+
+/** Only one instance sweeps at a time: the lock says which (pg_try_advisory_lock). */
+export const SWEEP_LOCK = 0x68726b73
+
+/**
+ * The context on a shared Postgres database (`HARK_DATABASE_URL`, docs/scaling.md): the
+ * Postgres twins of every store, the write path as one transaction per unit, wake-ups to and
+ * from the other instances through the wake bus. Every step that can fail (the server down, a
+ * refused login, a schema newer than this hark) fails here, before anything listens, with the
+ * password never shown.
+ */
+export async function createPgContext(config: Config, options: ContextOptions = {}): Promise<Ctx> {
+  if (!config.databaseUrl) throw new FatalError('no database URL (HARK_DATABASE_URL)')
+  const log = options.log ?? stderrLogger
+  prepareDataDir(config.dataDir)
+  const location = parsePostgresUrl(config.databaseUrl)
+  const sql = await connectPostgres(location, POOL_SIZE)
+  let bus: WakeBus | undefined
+  try {
+    const migrated = await migratePostgres(sql)
+    if (migrated.applied.length > 0) {
+      log.info(`database ${location.masked}: schema ${migrated.from} → ${migrated.to}`)
+    }
+    const waiters = new Waiters()
+    // Listening before the first request: a write on another instance from then on wakes here.
+    bus = await WakeBus.start({
+      url: location.url,
+      waiters,
+      onWakeAll: (reason) =>
+        log.warn(`wake-ups may have been missed (${reason}): every poll reads again`),
+    })
+    const writes = new PgWritePath(sql, waiters, log, { bus })
+    const store = routedStores(openPgStores(sql), writes)
+    const shut = bus
+    const database = {
+      kind: 'postgres',
+      shared: true,
+      close: async () => {
+        await shut.close()
+        await sql.close({ timeout: 5 })
+      },
+    } as const
+    const clock = options.clock ?? systemClock
+    // The write limit in the database, so it holds across instances (access/shared-limit.ts).
+    const limits = createLimits(config, () => clock.now(), sql)
+    // The VAPID pair every instance signs pushes with, in the database (push/vapid.ts).
+    const push = new PushWorker(config.dataDir, await VapidHolder.fromDatabase(sql))
+    const ctx = assembleContext(config, options, {
+      database,
+      store,
+      writes,
+      waiters,
+      limits,
+      push,
+    })
+    await startContext(ctx, (c) => sweepShared(c, sql))
+    log.info(`records are kept in ${location.masked}`)
+    return ctx
+  } catch (error) {
+    await bus?.close().catch(() => {})
+    await sql.close({ timeout: 0 }).catch(() => {})
+    if (error instanceof FatalError) throw error
+    // Bun's messages name the host and the failure, never the password.
+    throw new FatalError(`cannot use ${location.masked}: ${(error as Error).message}`)
+  }
+}
+
+/**
+ * The orphan sweep when instances share the files: in the background (uploads do not wait for
+ * it, it skips what they may be writing), by one instance at a time (the others skip it), and
+ * only keys older than `SHARED_SWEEP_MIN_AGE_MS`.
+ */
+function sweepShared(ctx: Ctx, sql: SQL): Promise<void> {
+  void (async () => {
+    const conn = await sql.reserve()
+    try {
+      const [row] = await conn`SELECT pg_try_advisory_lock(${SWEEP_LOCK}) AS mine`
+      if (!row?.mine) return
+      try {
+        await sweepFiles(ctx, { minAgeMs: SHARED_SWEEP_MIN_AGE_MS })
+      } finally {
+        await conn`SELECT pg_advisory_unlock(${SWEEP_LOCK})`
+      }
+    } finally {
+      conn.release()
+    }
+  })().catch((error) =>
+    ctx.log.error(`sweeping orphan files in ${ctx.blobs.where} failed: ${error}`),
+  )
+  return Promise.resolve()
+}
