@@ -12,6 +12,7 @@ import {
   validVapid,
   vapidFile,
 } from '../../src/push/vapid.ts'
+import { PushWorker } from '../../src/push/worker.ts'
 import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
 import { tempDir } from '../harness.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
@@ -139,6 +140,22 @@ describe.skipIf(skip)('VAPID keys on Postgres', () => {
     expect(validVapid(made)).toBe(true)
     expect(await readVapidIn(a)).toEqual(made)
     expect((await holder(a)).current()).toEqual(made)
+  })
+
+  test('the push worker uses the holder it is given, else vapid.json', async () => {
+    const [a] = await instances('worker')
+    const h = await holder(a, 20)
+    const dir = join(tempDir('hark-vapid-worker-'), 'data')
+    mkdirSync(dir)
+    const worker = new PushWorker(dir, h)
+    expect(worker.vapid).toBe(h)
+    expect(existsSync(vapidFile(dir))).toBe(false) // no file made beside the database's pair
+    worker.stop()
+    // Without a holder, the data directory's vapid.json, as before.
+    const onFile = new PushWorker(dir)
+    expect(onFile.vapid.current()).toEqual(loadOrCreateVapid(dir))
+    expect(await onFile.vapid.refresh()).toEqual(loadOrCreateVapid(dir))
+    onFile.stop()
   })
 
   test('hark admin vapid rotate --database-url rotates the shared pair and drops every device', async () => {
