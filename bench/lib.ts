@@ -136,9 +136,14 @@ export async function startListening(
 
 /**
  * `dist/hark serve` on a free loopback port. `HARK_BENCH_CMD` replaces `dist/hark` (e.g.
- * `bun --cpu-prof src/main.ts` to profile the server from source).
+ * `bun --cpu-prof src/main.ts` to profile the server from source). `options.env` is added to
+ * this process's environment (e.g. HARK_DATABASE_URL).
  */
-export function startHark(dir: string, extra: string[] = [], options: { nofile?: number } = {}) {
+export function startHark(
+  dir: string,
+  extra: string[] = [],
+  options: { nofile?: number; env?: Record<string, string> } = {},
+) {
   const custom = process.env.HARK_BENCH_CMD?.split(' ').filter(Boolean)
   if (!custom) requireBinary()
   return startListening(
