@@ -42,6 +42,7 @@ import type { Config } from './config.ts'
 import { type AsyncStores, asyncStores } from './db/async-stores.ts'
 import { openDatabase } from './db/database.ts'
 import { GroupCommit } from './db/group-commit.ts'
+import type { WakeBusStats } from './db/pg/wake-bus.ts'
 import { ServerMetrics } from './metrics.ts'
 
 /**
@@ -59,6 +60,8 @@ export interface Ctx {
      */
     shared: boolean
     close(): void | Promise<void>
+    /** Cross-instance wake-ups so far, for `/metrics` (Postgres). */
+    wakeStats?(): WakeBusStats
   }
   clock: Clock
   log: Logger

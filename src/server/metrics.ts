@@ -63,9 +63,36 @@ export class ServerMetrics {
         'counter',
       ),
     )
-    now.add(
-      new Gauge('hark_database_bytes', 'Database and write-ahead log on disk', () => dbBytes(ctx)),
-    )
+    if (ctx.database.kind === 'sqlite') {
+      now.add(
+        new Gauge('hark_database_bytes', 'Database and write-ahead log on disk', () =>
+          dbBytes(ctx),
+        ),
+      )
+    }
+    const wakes = ctx.database.wakeStats?.()
+    if (wakes) {
+      now.add(
+        new Gauge(
+          'hark_wake_notifications_total',
+          'Wake-up notifications through Postgres, by direction (sent, received from other instances, own come back)',
+          () => [
+            [{ direction: 'sent' }, wakes.sent],
+            [{ direction: 'received' }, wakes.received],
+            [{ direction: 'own' }, wakes.own],
+          ],
+          'counter',
+        ),
+      )
+      now.add(
+        new Gauge(
+          'hark_wake_all_total',
+          'Times every held long-poll re-read because wake-ups may have been missed (listener reconnects, failed self-checks)',
+          () => wakes.wakeAlls,
+          'counter',
+        ),
+      )
+    }
     now.add(
       new Gauge(
         'process_resident_memory_bytes',

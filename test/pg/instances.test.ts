@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
 import { SQL } from 'bun'
 import { withDatabase } from '../../src/cli/admin/command.ts'
-import { addChannel, addPersonToken, addUser } from '../../src/people/service.ts'
-import { requireBinary, type Served, startServe } from '../binary/process.ts'
+import { addChannel } from '../../src/people/service.ts'
+import { requireBinary, run, type Served, startServe } from '../binary/process.ts'
 import { startS3, type TestS3 } from '../files/s3-fixture.ts'
 import { tempDir } from '../harness.ts'
 import { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
+import { type Receiver, startReceiver } from '../push/receiver.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
 /**
@@ -18,6 +20,7 @@ const skip = skipWithoutPostgres()
 const ORIGIN = 'https://hark.example.com'
 let cluster: PgCluster
 let s3: TestS3
+let receiver: Receiver
 let url: string
 let pg: SQL
 let a: Served
@@ -31,6 +34,8 @@ let loaders: string[]
 
 const env = () => ({
   HARK_CONFIG: '/dev/null',
+  HARK_PUSH_ALLOW_HOSTS: '127.0.0.1',
+  HARK_METRICS: 'true',
   HARK_DATABASE_URL: url,
   HARK_S3_URL: s3.url('two/'),
   HARK_BASE_URL: ORIGIN,
@@ -78,25 +83,33 @@ describe.skipIf(skip)('two hark serve instances on one Postgres', () => {
     url = await cluster.database('instances')
     pg = new SQL(url, { max: 2 })
     s3 = await startS3()
-    // Provisioned the way an operator would on Postgres: `hark admin` over the shared URL.
-    const made = await withDatabase(
+    receiver = startReceiver()
+    // Provisioned the way an operator would on Postgres: `hark admin` with the shared URL.
+    const admin = async (...args: string[]) => {
+      const done = await run(['admin', ...args, '--data', tempDir('hark-admin-')], env(), 30_000)
+      if (done.code !== 0) throw new Error(`hark admin ${args.join(' ')}: ${done.stderr}`)
+      return done.stdout.trim().split('\n').at(-1) as string
+    }
+    await admin('user', 'add', 'owner@example.com', '--owner')
+    agent = await admin('channel', 'add', '--user', 'owner@example.com', '--label', 'CI')
+    person = await admin('token', 'add', '--user', 'owner@example.com')
+    const [channel] = await pg`SELECT id FROM channels WHERE label = 'CI'`
+    channelId = channel.id
+    // More channels, each with a write limit of its own, for the load tests (in process).
+    const more = await withDatabase(
       tempDir('hark-admin-'),
       async (p) => {
-        await addUser(p, { email: 'owner@example.com', owner: true })
-        const { channel, token } = await addChannel(p, { email: 'owner@example.com' })
-        const personToken = await addPersonToken(p, { email: 'owner@example.com' })
-        const more: string[] = []
+        const tokens: string[] = []
         for (let i = 0; i < 9; i++) {
-          more.push((await addChannel(p, { email: 'owner@example.com', label: `load ${i}` })).token)
+          tokens.push(
+            (await addChannel(p, { email: 'owner@example.com', label: `load ${i}` })).token,
+          )
         }
-        return { channel, token, personToken: personToken.token, more }
+        return tokens
       },
       url,
     )
-    agent = made.token
-    person = made.personToken
-    channelId = made.channel.id
-    ;[limited = '', ...loaders] = made.more
+    ;[limited = '', ...loaders] = more
     a = await startServe(['--data', tempDir('hark-a-')], env())
     b = await startServe(['--data', tempDir('hark-b-')], env())
   }, 120_000)
@@ -107,6 +120,7 @@ describe.skipIf(skip)('two hark serve instances on one Postgres', () => {
     await Promise.all([a?.proc.exited, b?.proc.exited])
     await pg?.close()
     await s3?.close()
+    receiver?.close()
     await cluster?.close()
   })
 
@@ -116,6 +130,38 @@ describe.skipIf(skip)('two hark serve instances on one Postgres', () => {
       [a, b].map(async (at) => (await call(at, 'GET', '/v1/info')).body),
     )
     expect(keys.map((info) => info.vapid_public_key)).toEqual([row.public_key, row.public_key])
+  })
+
+  test('hark admin backup refuses the Postgres records, saying what to use instead', async () => {
+    const refused = await run(['admin', 'backup', join(tempDir('hark-bk-'), 'b.tar')], env())
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toContain('the records are in Postgres (HARK_DATABASE_URL is set)')
+    expect(refused.stderr).toContain('pg_dump')
+  })
+
+  test('each message is pushed once, through whichever instance it was sent', async () => {
+    const sub = receiver.subscription('phone')
+    const subscribed = await call(a, 'POST', '/v1/app/push/subscriptions', {
+      token: person,
+      json: { endpoint: sub.endpoint, keys: sub.keys, name: 'Phone' },
+    })
+    expect(subscribed.status).toBe(200)
+    const ids: string[] = []
+    for (let n = 0; n < 20; n++) {
+      const sent = await call(n % 2 ? b : a, 'POST', '/v1/messages', {
+        token: agent,
+        json: { body: { text: `push ${n}` } },
+      })
+      expect(sent.status).toBe(200)
+      ids.push(sent.body.message.id)
+    }
+    await receiver.waitFor(20, 10_000)
+    // Both workers keep looking at the one queue: a second send of any would arrive by now.
+    await Bun.sleep(1_000)
+    const pushed = receiver.received.map((r) => r.payload.message_id)
+    expect(pushed.toSorted()).toEqual(ids.toSorted())
+    const [queue] = await pg`SELECT count(*) AS n FROM push_queue`
+    expect(Number(queue.n)).toBe(0)
   })
 
   test("an agent's long-poll on A is answered by the person's message sent through B", async () => {
@@ -138,6 +184,14 @@ describe.skipIf(skip)('two hark serve instances on one Postgres', () => {
     expect(answered.body.messages.map((m: { body: { text: string } }) => m.body.text)).toEqual([
       'from B',
     ])
+  })
+
+  test("/metrics counts each instance's wake-ups through Postgres, and no SQLite file", async () => {
+    const text = await (await fetch(`${a.url}/metrics`)).text()
+    const received = /hark_wake_notifications_total\{direction="received"\} (\d+)/.exec(text)
+    expect(Number(received?.[1])).toBeGreaterThan(0)
+    expect(text).toContain('hark_wake_all_total 0')
+    expect(text).not.toContain('hark_database_bytes')
   })
 
   test('a question asked on A and answered on B wakes its waiter on A', async () => {

@@ -6,7 +6,7 @@ import { UsageError } from '../../core/errors.ts'
 import type { Provisioning } from '../../people/service.ts'
 import { base64url } from '../../shared/proof.ts'
 import { flagString } from '../args.ts'
-import { type AdminCommand, withDatabase } from './command.ts'
+import { type AdminCommand, withRecords } from './command.ts'
 
 /**
  * `hark admin audit verify` and `export`: the approval audit log (src/asks/audit). Verify walks
@@ -61,9 +61,9 @@ export const auditVerify: AdminCommand = {
   name: 'audit verify',
   summary: 'checks the approval audit log: its hash chain and every signature in it',
   help: 'hark admin audit verify [--data DIR]',
-  valued: ['data', 'config'],
+  valued: ['data', 'config', 'database-url'],
   async run(c) {
-    const report = await withDatabase(c.dataDir, async (p) => {
+    const report = await withRecords(c, async (p) => {
       let prev = GENESIS_HASH
       let count = 0
       let signed = 0
@@ -102,11 +102,11 @@ export const auditExport: AdminCommand = {
   name: 'audit export',
   summary: 'the approval audit log as JSON lines (one decision each, with its hashes)',
   help: 'hark admin audit export [--channel ID] [--data DIR]',
-  valued: ['data', 'config', 'channel'],
+  valued: ['data', 'config', 'channel', 'database-url'],
   async run(c) {
     if (c.args.positionals.length > 0) throw new UsageError('usage: hark admin audit export')
     const channel = flagString(c.args, 'channel')
-    await withDatabase(c.dataDir, async (p) => {
+    await withRecords(c, async (p) => {
       for await (const row of rows(p)) {
         if (channel && row.channel_id !== channel) continue
         const entry = JSON.parse(row.entry) as AuditEntry

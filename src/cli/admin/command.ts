@@ -15,6 +15,7 @@ import { wakeSender } from '../../server/db/pg/wake-bus.ts'
 import { PgWritePath } from '../../server/db/pg/write-path.ts'
 import type { ParsedArgs } from '../args.ts'
 import type { Command } from '../command.ts'
+import { databaseUrlFrom } from '../settings.ts'
 
 /**
  * One operator command (`hark admin NAME ...`): its `help` is its usage line and its summary the
@@ -29,6 +30,14 @@ export interface AdminContext {
   out: (line: string) => void
   /** From --data, HARK_DATA or the config file; checked to be this user's to write. */
   dataDir: string
+}
+
+/** `withDatabase` on the records the command's settings name (HARK_DATABASE_URL, else --data). */
+export async function withRecords<T>(
+  c: AdminContext,
+  work: (p: Provisioning) => T | Promise<T>,
+): Promise<T> {
+  return await withDatabase(c.dataDir, work, databaseUrlFrom(c.args, c.env))
 }
 
 /**

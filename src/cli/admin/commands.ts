@@ -9,29 +9,35 @@ import {
 } from '../../people/service.ts'
 import type { UserRow } from '../../people/store.ts'
 import { rotateVapid, rotateVapidIn, VAPID_REFRESH_MS } from '../../push/vapid.ts'
+import { connectPostgres } from '../../server/db/pg/connect.ts'
 import { pgSchemaVersion } from '../../server/db/pg/migrate.ts'
 import { parsePostgresUrl } from '../../server/db/pg/url.ts'
 import { flagString } from '../args.ts'
 import { baseUrlFrom, databaseUrlFrom, s3UrlFrom } from '../settings.ts'
 import { BackupError, backup, restore } from './backup.ts'
 import { keepCount, pruneBackups, scheduledName } from './backup-schedule.ts'
-import { type AdminCommand, type AdminContext, withDatabase } from './command.ts'
-import { connect } from './migrate-to.ts'
+import { type AdminCommand, type AdminContext, withRecords } from './command.ts'
 
 /**
  * The operator's commands. Those that change records all take the same flags, as they always
  * have (a flag one of them does not use is ignored); backup and restore take only --data and
  * --config.
  */
-const RECORD_VALUED = ['data', 'name', 'user', 'label', 'config'] as const
+const RECORD_VALUED = ['data', 'name', 'user', 'label', 'config', 'database-url'] as const
 const RECORD_BOOLEANS = ['owner'] as const
-const ARCHIVE_VALUED = ['data', 'config', 's3-url'] as const
+const ARCHIVE_VALUED = ['data', 'config', 's3-url', 'database-url'] as const
 
 /**
  * A backup holds the data directory's files; with `HARK_S3_URL` they are in the bucket, and an
  * archive without them (or a restore that put them on disk) would look whole and not be.
  */
 function refuseS3(c: AdminContext, command: string): void {
+  if (databaseUrlFrom(c.args, c.env) !== undefined) {
+    throw new BackupError(
+      `the records are in Postgres (HARK_DATABASE_URL is set), so hark admin ${command} cannot ${command} them; ` +
+        'use pg_dump and the bucket as docs/scaling.md ("Backups") describes',
+    )
+  }
   if (s3UrlFrom(c.args, c.env) === undefined) return
   throw new BackupError(
     `files are kept in S3 (HARK_S3_URL is set), so hark admin ${command} cannot ${command} them; ` +
@@ -73,7 +79,7 @@ export const userAdd: AdminCommand = {
       throw new UsageError('usage: hark admin user add EMAIL')
     }
     baseUrlFrom(c.args, c.env) // a bad --base-url is refused before the person is made
-    await withDatabase(c.dataDir, async (p) => {
+    await withRecords(c, async (p) => {
       const user = await addUser(p, {
         email,
         name: flagString(c.args, 'name'),
@@ -98,10 +104,7 @@ earlier link, not their passkeys`,
       throw new UsageError('usage: hark admin user link EMAIL')
     }
     baseUrlFrom(c.args, c.env)
-    await withDatabase(
-      c.dataDir,
-      async (p) => await printSignInLink(c, p, await userByEmail(p, email)),
-    )
+    await withRecords(c, async (p) => await printSignInLink(c, p, await userByEmail(p, email)))
     return 0
   },
 }
@@ -128,7 +131,7 @@ function tokenCommand(definition: {
     booleans: RECORD_BOOLEANS,
     async run(c) {
       const email = needUser(c, definition.name)
-      const { made, token } = await withDatabase(c.dataDir, (p) =>
+      const { made, token } = await withRecords(c, (p) =>
         definition.issue(p, { email, label: flagString(c.args, 'label') }),
       )
       c.out(`${made} for ${email}.`)
@@ -237,7 +240,7 @@ const VAPID_KEYS_SCHEMA = 14
  */
 async function rotateInDatabase(c: AdminContext, url: string): Promise<number> {
   const pg = parsePostgresUrl(url) // databaseUrlFrom has checked it
-  const sql = await connect(pg)
+  const sql = await connectPostgres(pg, 1)
   try {
     const version = await pgSchemaVersion(sql)
     if (version < VAPID_KEYS_SCHEMA) {
@@ -270,7 +273,7 @@ shares in that database, not the data directory's vapid.json`,
   async run(c) {
     const url = databaseUrlFrom(c.args, c.env)
     if (url !== undefined) return await rotateInDatabase(c, url)
-    const dropped = await withDatabase(c.dataDir, async (p) => {
+    const dropped = await withRecords(c, async (p) => {
       warnRotation(c)
       rotateVapid(c.dataDir)
       return await p.writes.apply(async (tx) => await tx.store.push.removeAll())

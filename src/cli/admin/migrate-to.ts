@@ -1,7 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { SQL } from 'bun'
 import { FatalError, UsageError } from '../../core/errors.ts'
 import { copyFiles } from '../../files/copy.ts'
 import { DiskBlobs } from '../../files/disk-blobs.ts'
@@ -11,6 +10,7 @@ import { fileStore } from '../../files/store.ts'
 import { readVapid, vapidFile } from '../../push/vapid.ts'
 import { databasePath } from '../../server/context.ts'
 import { openDatabase } from '../../server/db/database.ts'
+import { connectPostgres } from '../../server/db/pg/connect.ts'
 import { copyToPostgres } from '../../server/db/pg/copy.ts'
 import { migratePostgres } from '../../server/db/pg/migrate.ts'
 import {
@@ -22,8 +22,6 @@ import { databaseUrlFrom, s3UrlFrom } from '../settings.ts'
 import type { AdminCommand, AdminContext } from './command.ts'
 
 /** A server that does not answer in this long is reported, not waited on. */
-const CONNECT_SECONDS = 10
-
 function location(url: string | undefined): PostgresLocation {
   if (url === undefined) {
     throw new UsageError(
@@ -31,19 +29,6 @@ function location(url: string | undefined): PostgresLocation {
     )
   }
   return parsePostgresUrl(url) // databaseUrlFrom has checked it
-}
-
-/** The first query, so an unreachable server or a refused login is said plainly. */
-export async function connect(pg: PostgresLocation): Promise<SQL> {
-  const sql = new SQL(pg.url, { max: 1, connectionTimeout: CONNECT_SECONDS })
-  try {
-    await sql`SELECT 1`
-    return sql
-  } catch (error) {
-    await sql.close().catch(() => {})
-    // Bun's messages name the host and the failure, never the password.
-    throw new FatalError(`cannot use ${pg.masked}: ${(error as Error).message}`)
-  }
 }
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
@@ -92,7 +77,7 @@ hash checked; stop the server first: what it writes after the copy's snapshot st
       throw new FatalError(`cannot read ${vapidFile(c.dataDir)}: ${(error as Error).message}`)
     }
     const db = openDatabase(file)
-    const sql = await connect(pg).catch((error) => {
+    const sql = await connectPostgres(pg, 1).catch((error) => {
       db.close()
       throw error
     })

@@ -73,6 +73,7 @@ export async function createPgContext(config: Config, options: ContextOptions = 
         await shut.close()
         await sql.close({ timeout: 5 })
       },
+      wakeStats: () => shut.stats(),
     } as const
     const clock = options.clock ?? systemClock
     // The write limit in the database, so it holds across instances (access/shared-limit.ts).
