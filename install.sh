@@ -456,9 +456,14 @@ HARK_PORT=8080
 # that cannot be reached stops the start. `hark admin backup` then refuses (see the docs).
 #HARK_S3_URL=s3://ACCESS_KEY:SECRET@s3.eu-central-1.amazonaws.com/my-bucket/hark?region=eu-central-1
 
-# A Postgres database (docs/scaling.md): `hark admin migrate-to` copies the records into it.
-# `hark serve` refuses to start while it is set: its stores do not run on Postgres yet.
+# A Postgres database (docs/scaling.md) holding the records instead of the data directory's
+# SQLite file: every instance pointed at it (and at one HARK_S3_URL) serves the same people.
+# `hark admin migrate-to` copies an existing data directory into it. Checked at start.
 #HARK_DATABASE_URL=postgres://hark:PASSWORD@db.example.com/hark
+
+# true to share the port with other instances on this machine (SO_REUSEPORT; Postgres mode):
+# the kernel spreads the connections among them.
+#HARK_REUSE_PORT=false
 
 # true only when Hark is reachable solely through one reverse proxy that appends the client's
 # address to X-Forwarded-For; otherwise anyone could claim any address.

@@ -30,7 +30,7 @@ export interface Setting<K extends keyof Config = keyof Config> {
 export const setting = <K extends keyof Config>(s: Setting<K>) => s as unknown as Setting
 
 /** What a setting with its default in DEFAULTS has: its variable HARK_FLAG, the default's text. */
-const fromDefaults = <K extends 'port' | 'writeLimit' | 'trustProxy' | 'metrics'>(
+const fromDefaults = <K extends 'port' | 'writeLimit' | 'trustProxy' | 'metrics' | 'reusePort'>(
   key: K,
   flag: string,
   help: string,
@@ -51,7 +51,7 @@ export const wholeNumber = (key: 'port' | 'writeLimit', flag: string, help: stri
   })
 
 /** An on/off setting: `--flag` alone turns it on. */
-export const onOff = (key: 'trustProxy' | 'metrics', flag: string, help: string) =>
+export const onOff = (key: 'trustProxy' | 'metrics' | 'reusePort', flag: string, help: string) =>
   setting({
     ...fromDefaults(key, flag, help),
     boolean: true,

@@ -29,6 +29,11 @@ export interface Config {
   pushAllowHosts?: string[]
   /** Serve `GET /metrics` (Prometheus text format). */
   metrics?: boolean
+  /**
+   * Listen with SO_REUSEPORT, so several instances on one machine (on a shared Postgres) take
+   * one port and the kernel spreads the connections (docs/scaling.md).
+   */
+  reusePort?: boolean
   /** A bearer token `/metrics` asks for; without one, only this machine may read it. */
   metricsToken?: string
   /** `text` (a line per event) or `json` (an object per line). */
@@ -55,5 +60,6 @@ export const DEFAULTS = {
   maxFileSize: 25 * 1024 * 1024,
   trustProxy: false,
   metrics: false,
+  reusePort: false,
   logFormat: 'text',
 } as const

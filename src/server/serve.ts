@@ -43,6 +43,7 @@ export async function startServer(
       hostname: config.host,
       port: config.port,
       idleTimeout: options.idleTimeout ?? 30,
+      reusePort: config.reusePort === true,
       maxRequestBodySize: BUN_BODY_CAP,
       fetch: (request, srv) =>
         logged(ctx, request, clientIp(request, srv, config.trustProxy === true), async () => {

@@ -319,6 +319,32 @@ describe.skipIf(skip)('two hark serve instances on one Postgres', () => {
     }
   })
 
+  test('with --reuse-port, two more instances share one port on this machine', async () => {
+    const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    const port = String(probe.port)
+    probe.stop(true)
+    const shared = ['--reuse-port', '--port', port]
+    const c = await startServe(['--data', tempDir('hark-c-'), ...shared], env())
+    try {
+      // The second would fail with "already in use" without SO_REUSEPORT on both.
+      const d = await startServe(['--data', tempDir('hark-d-'), ...shared], env())
+      try {
+        expect(new URL(c.url).port).toBe(port)
+        expect(new URL(d.url).port).toBe(port)
+        for (let n = 0; n < 10; n++) {
+          const info = await fetch(`http://127.0.0.1:${port}/v1/info`)
+          expect(info.status).toBe(200)
+        }
+      } finally {
+        d.proc.kill()
+        await d.proc.exited
+      }
+    } finally {
+      c.proc.kill()
+      await c.proc.exited
+    }
+  })
+
   // Last: it ends B.
   test('kill -9 of B under load: every acknowledged write is there once, in cursor order; A serves on', async () => {
     const acknowledged = new Set<string>()
