@@ -3,7 +3,7 @@ import { SQL } from 'bun'
 import { HarkError } from '../../src/core/errors.ts'
 import type { Logger } from '../../src/core/log.ts'
 import { Waiters } from '../../src/core/waiters.ts'
-import type { AsyncStores } from '../../src/server/db/async-stores.ts'
+import { type AsyncStores, routedStores } from '../../src/server/db/async-stores.ts'
 import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
 import { openPgStores } from '../../src/server/db/pg/stores.ts'
 import { WakeBus } from '../../src/server/db/pg/wake-bus.ts'
@@ -302,5 +302,39 @@ describe.skipIf(skip)('write path on Postgres', () => {
     const refused = await path.run(() => 1).catch((e: unknown) => e)
     expect(refused).toBeInstanceOf(HarkError)
     expect((refused as HarkError).status).toBe(503)
+  })
+
+  test("ctx.store inside a unit is the unit's transaction (routedStores): its writes seen, its locks no wait", async () => {
+    const { path, sql, setting } = await setup()
+    await sql`INSERT INTO settings (key, value) VALUES ('locked', 'before')`
+    // What a service holds as `ctx.store` on Postgres: the pool's twins, routed into the unit
+    // its call chain runs in. Without the routing, the read would miss the uncommitted write and
+    // the write would wait on the unit's own row lock from another connection, forever.
+    const routed = routedStores(openPgStores(sql), path)
+    const inside = await path.run(async (tx) => {
+      await tx.store.settings.set('mine', 'uncommitted')
+      await tx.store.sql`SELECT 1 FROM settings WHERE key = 'locked' FOR UPDATE`
+      const seen = await routed.settings.get('mine')
+      const wrote = await Promise.race([
+        routed.settings.set('locked', 'inside').then(() => 'written'),
+        Bun.sleep(WAIT_MS).then(() => 'waited'),
+      ])
+      return { seen, wrote }
+    })
+    expect(inside).toEqual({ seen: 'uncommitted', wrote: 'written' })
+    expect(await setting('locked')).toBe('inside')
+    // Outside any unit it is the pool's: a unit open elsewhere is not joined.
+    const open = gate()
+    const written = gate()
+    const held = path.run(async (tx) => {
+      await tx.store.settings.set('pending', 'x')
+      written.open()
+      await open.wait
+    })
+    await written.wait
+    expect(await routed.settings.get('pending')).toBeUndefined()
+    open.open()
+    await held
+    expect(await routed.settings.get('pending')).toBe('x')
   })
 })

@@ -110,7 +110,10 @@ function sweepShared(ctx: Ctx, sql: SQL): Promise<void> {
     const conn = await sql.reserve()
     try {
       const [row] = await conn`SELECT pg_try_advisory_lock(${SWEEP_LOCK}) AS mine`
-      if (!row?.mine) return
+      if (!row?.mine) {
+        ctx.log.info('orphan files: another instance is sweeping them; this one skips it')
+        return
+      }
       try {
         await sweepFiles(ctx, { minAgeMs: SHARED_SWEEP_MIN_AGE_MS })
       } finally {
