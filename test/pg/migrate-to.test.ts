@@ -7,7 +7,7 @@ import { SQL } from 'bun'
 import { readVapidIn, vapidFile } from '../../src/push/vapid.ts'
 import { recordTables } from '../../src/server/db/pg/copy.ts'
 import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
-import { requireBinary, run } from '../binary/process.ts'
+import { requireBinary, run, startServe } from '../binary/process.ts'
 import { startS3, type TestS3 } from '../files/s3-fixture.ts'
 import { startTestServer, type TestServer, tempDir } from '../harness.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
@@ -171,6 +171,35 @@ describe.skipIf(skip)('hark admin migrate-to', () => {
       expect(createHash('sha256').update(bytes).digest('hex')).toBe(f.sha256)
     }
     expect(Number((await connect(url)`SELECT count(*) AS n FROM files`)[0].n)).toBe(2)
+    // And an instance started on the two serves what the data directory did, to the same
+    // tokens: the messages from their cursor 0, the files' bytes from the bucket.
+    const served = await startServe(['--data', tempDir('hark-moved-')], {
+      HARK_CONFIG: '/dev/null',
+      HARK_DATABASE_URL: url,
+      HARK_S3_URL: s3.url('moved'),
+    })
+    try {
+      const auth = { authorization: `Bearer ${s.agentToken}` }
+      const feed = (await (
+        await fetch(`${served.url}/v1/messages?since=0`, { headers: auth })
+      ).json()) as {
+        messages: { body: { text?: string } }[]
+      }
+      expect(feed.messages.map((m) => m.body.text)).toContain('a message with ünïcode and "quotes"')
+      const report = held.find(
+        (f) =>
+          f.sha256 ===
+          createHash('sha256')
+            .update(new Uint8Array([0, 1, 2, 255]))
+            .digest('hex'),
+      )
+      const bytes = await fetch(`${served.url}/v1/files/${report?.id}`, { headers: auth })
+      expect(bytes.status).toBe(200)
+      expect(new Uint8Array(await bytes.arrayBuffer())).toEqual(new Uint8Array([0, 1, 2, 255]))
+    } finally {
+      served.proc.kill()
+      await served.proc.exited
+    }
   }, 60_000)
 
   test('a file whose bytes are not what its record says stops the copy before any record', async () => {
