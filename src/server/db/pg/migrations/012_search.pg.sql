@@ -18,14 +18,30 @@
 --   and hyphenated words together, and adds their parts).
 -- - Ranking: the title weighs more through setweight A (title) / B (body), for ts_rank's
 --   weights; FTS5 takes bm25 weights at query time instead. Not bm25, so scores differ.
--- - SQLite's json_tree becomes hark_json_strings(), a walk of the `json` type (not `jsonb`,
+-- - SQLite's json_tree becomes hark_search_strings(), a walk of the `json` type (not `jsonb`,
 --   which would sort keys), in document order and with json_tree's paths, so the same GLOB
 --   filters work as LIKE patterns (GLOB's `*` is LIKE's `%`, `[[]` a literal `[`).
+--
+-- Changed in place before the first release that serves on Postgres (issue 20: the index's
+-- upkeep was ~85% of a message INSERT's time). The first version walked the body with a
+-- recursive SQL CTE over json_each/json_array_elements and the trigger read the row back through
+-- the view; now a PL/pgSQL walk filters as it goes, the trigger computes from NEW with the same
+-- functions the view calls, and the answer is not walked when there is none. Same text, same
+-- order (test/pg/search-text.test.ts compares it with the first version's on generated
+-- documents). The trigger's time per insert, one transaction each on the test cluster (2 busy
+-- cores): ~135-195 -> ~45-80 us for a small body (title, text, one block), ~465-490 -> ~220 us
+-- for one with six blocks; an answer's update ~460-530 -> ~215-235 us. Measured, not the cost:
+-- hark_json_or_null's subtransaction (~0.3 us a call). EXPLAIN ANALYZE's 1.6-2.4 ms for the
+-- first version was its first executions in a session (PL/pgSQL replans the view for each of
+-- the first five), ~0.2 ms after.
+
 -- unaccent is a trusted extension (Postgres 13+): the database's owner may create it.
 CREATE EXTENSION IF NOT EXISTS unaccent;
 
 -- SQLite's json_valid() + use: NULL for text that is not JSON (a stored body or answer always
--- is, but the index must never make a write fail).
+-- is, but the index must never make a write fail). An exception block is a subtransaction, but
+-- one that writes nothing costs ~0.3 us here; pg_input_is_valid() would need Postgres 16.
+-- Not PARALLEL SAFE: a parallel worker cannot start a subtransaction.
 CREATE FUNCTION hark_json_or_null(doc TEXT) RETURNS JSON
 LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
@@ -35,46 +51,105 @@ EXCEPTION WHEN others THEN
 END
 $$;
 
--- Every string in `doc`, like json_tree's rows of type 'text': `ord` orders them as in the
--- document, `path` is the parent's path and `fullkey` the string's own ('$.blocks[0].text'),
--- `key` the object key (NULL for array elements and the root, which json_tree gives as an
--- index or NULL: neither matches a key name).
-CREATE FUNCTION hark_json_strings(doc JSON)
-RETURNS TABLE (ord INTEGER[], path TEXT, fullkey TEXT, key TEXT, value TEXT)
-LANGUAGE sql IMMUTABLE AS $$
-  WITH RECURSIVE walk(ord, path, fullkey, key, node) AS (
-    SELECT ARRAY[]::INTEGER[], '$'::TEXT, '$'::TEXT, NULL::TEXT, doc
-    UNION ALL
-    SELECT w.ord || e.o::INTEGER, w.fullkey, e.fullkey, e.key, e.node
-    FROM walk w CROSS JOIN LATERAL (
-      SELECT x.o, w.fullkey || '.' || x.k, x.k, x.v
-      FROM json_each(CASE WHEN json_typeof(w.node) = 'object' THEN w.node ELSE '{}'::JSON END)
-        WITH ORDINALITY AS x(k, v, o)
-      UNION ALL
-      SELECT y.o, w.fullkey || '[' || (y.o - 1) || ']', NULL, y.v
-      FROM json_array_elements(CASE WHEN json_typeof(w.node) = 'array' THEN w.node ELSE '[]'::JSON END)
-        WITH ORDINALITY AS y(v, o)
-    ) AS e(o, fullkey, key, node)
-  )
-  SELECT ord, path, fullkey, key, node #>> '{}' FROM walk WHERE json_typeof(node) = 'string'
+-- The indexed strings under the object or array `node`, whose json_tree path ("fullkey") is
+-- `fullkey`, in document order, one a line; NULL when there are none. What json_tree gave the
+-- first version as rows: a string's `path` is its container's fullkey, its own fullkey
+-- `path.key` or `path[i]`, its `key` the object key (none for an array element). `answer`:
+-- the answer's rule (every string but a `decision` or `scope`), else the body's (the SQLite
+-- migration's list of keys, table columns and cells, never under an html block's `html`, the
+-- title apart).
+CREATE FUNCTION hark_search_strings(node JSON, answer BOOLEAN, fullkey TEXT) RETURNS TEXT
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  r RECORD;
+  part TEXT;
+  acc TEXT;
+BEGIN
+  IF json_typeof(node) = 'object' THEN
+    FOR r IN SELECT e.key, e.value, json_typeof(e.value) AS type FROM json_each(node) e LOOP
+      IF r.type = 'string' THEN
+        IF answer THEN
+          CONTINUE WHEN r.key IN ('decision', 'scope');
+        ELSE
+          -- The string's fullkey is '$.title' only for the key `title` of the root.
+          CONTINUE WHEN NOT ((fullkey <> '$' OR r.key <> 'title')
+            AND fullkey NOT LIKE '$.blocks[%].html'
+            AND (r.key IN ('text', 'code', 'label', 'name', 'alt', 'summary', 'description',
+                           'placeholder', 'tool', 'key', 'value', 'command')
+                 OR fullkey LIKE '$.blocks[%].columns'
+                 OR fullkey LIKE '$.blocks[%].rows[%]'));
+        END IF;
+        part := r.value #>> '{}';
+      ELSIF r.type = 'object' OR r.type = 'array' THEN
+        part := hark_search_strings(r.value, answer, fullkey || '.' || r.key);
+        CONTINUE WHEN part IS NULL;
+      ELSE
+        CONTINUE;
+      END IF;
+      acc := CASE WHEN acc IS NULL THEN part ELSE acc || chr(10) || part END;
+    END LOOP;
+  ELSE
+    FOR r IN
+      SELECT e.value, e.i - 1 AS i, json_typeof(e.value) AS type
+      FROM json_array_elements(node) WITH ORDINALITY AS e(value, i)
+    LOOP
+      IF r.type = 'string' THEN
+        -- No key: a body's string in an array counts only as a table's column or cell.
+        CONTINUE WHEN NOT (answer OR (fullkey NOT LIKE '$.blocks[%].html'
+          AND (fullkey LIKE '$.blocks[%].columns' OR fullkey LIKE '$.blocks[%].rows[%]')));
+        part := r.value #>> '{}';
+      ELSIF r.type = 'object' OR r.type = 'array' THEN
+        part := hark_search_strings(r.value, answer, fullkey || '[' || r.i || ']');
+        CONTINUE WHEN part IS NULL;
+      ELSE
+        CONTINUE;
+      END IF;
+      acc := CASE WHEN acc IS NULL THEN part ELSE acc || chr(10) || part END;
+    END LOOP;
+  END IF;
+  RETURN acc;
+END
 $$;
 
+-- A message's indexed title, from its body (JSON). Plain SQL: inlined where it is called.
+CREATE FUNCTION hark_search_title(doc JSON) RETURNS TEXT
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT replace(replace(coalesce(doc ->> 'title', ''), chr(2), ' '), chr(3), ' ')
+$$;
+
+-- A message's indexed body text: the body's strings, then the answer's (a line apart; an
+-- answer that is not JSON adds nothing). PL/pgSQL, not SQL: an SQL function that cannot be
+-- inlined is planned anew in every transaction that calls it from the trigger.
+CREATE FUNCTION hark_search_body(doc JSON, answer TEXT) RETURNS TEXT
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+  a JSON;
+  strings TEXT;
+  more TEXT;
+BEGIN
+  IF json_typeof(doc) IN ('object', 'array') THEN
+    strings := hark_search_strings(doc, false, '$');
+  END IF;
+  IF answer IS NOT NULL THEN
+    a := hark_json_or_null(answer);
+    CASE json_typeof(a)
+    WHEN 'object', 'array' THEN
+      more := hark_search_strings(a, true, '$');
+    WHEN 'string' THEN
+      more := a #>> '{}';
+    ELSE
+    END CASE;
+  END IF;
+  RETURN replace(replace(coalesce(strings, '') || coalesce(chr(10) || more, ''),
+    chr(2), ' '), chr(3), ' ');
+END
+$$;
+
+-- What a message is found by, in one place for the backfill, the parity test and reading; the
+-- trigger calls the same functions on NEW. OFFSET 0: the body is checked once per row.
 CREATE VIEW message_search_text AS
-SELECT m.rid AS rid,
-  replace(replace(coalesce(d.doc ->> 'title', ''), chr(2), ' '), chr(3), ' ') AS title,
-  replace(replace(coalesce((
-    SELECT string_agg(j.value, chr(10) ORDER BY j.ord) FROM hark_json_strings(d.doc) j
-    WHERE j.fullkey <> '$.title' AND j.path NOT LIKE '$.blocks[%].html'
-      AND (j.key IN ('text', 'code', 'label', 'name', 'alt', 'summary', 'description',
-                     'placeholder', 'tool', 'key', 'value', 'command')
-           OR j.path LIKE '$.blocks[%].columns'
-           OR j.path LIKE '$.blocks[%].rows[%]')
-  ), '') || coalesce(chr(10) || (
-    SELECT string_agg(a.value, chr(10) ORDER BY a.ord)
-    FROM hark_json_strings(hark_json_or_null(m.answer)) a
-    WHERE a.key IS NULL OR a.key NOT IN ('decision', 'scope')
-  ), ''), chr(2), ' '), chr(3), ' ') AS body
-FROM messages m CROSS JOIN LATERAL (SELECT hark_json_or_null(m.body) AS doc) d
+SELECT m.rid AS rid, hark_search_title(d.doc) AS title, hark_search_body(d.doc, m.answer) AS body
+FROM messages m CROSS JOIN LATERAL (SELECT hark_json_or_null(m.body) AS doc OFFSET 0) d
 WHERE m.body IS NOT NULL AND m.deleted_at IS NULL AND d.doc IS NOT NULL;
 
 CREATE TABLE message_search (
@@ -85,18 +160,31 @@ CREATE TABLE message_search (
 );
 CREATE INDEX message_search_document ON message_search USING GIN (document);
 
--- One message's row, rebuilt from the view (nothing when it is deleted or has no body).
+-- One message's row, rebuilt from NEW by the view's rule (nothing when it is deleted, has no
+-- body or a body that is not JSON), without reading the row back through the view.
 CREATE FUNCTION message_search_refresh() RETURNS TRIGGER
 LANGUAGE plpgsql AS $$
+DECLARE
+  doc JSON;
+  title TEXT;
+  body TEXT;
 BEGIN
   IF TG_OP = 'UPDATE' THEN
     DELETE FROM message_search WHERE rid = OLD.rid;
   END IF;
+  IF NEW.body IS NULL OR NEW.deleted_at IS NOT NULL THEN
+    RETURN NULL;
+  END IF;
+  doc := hark_json_or_null(NEW.body);
+  IF doc IS NULL THEN
+    RETURN NULL;
+  END IF;
+  title := hark_search_title(doc);
+  body := hark_search_body(doc, NEW.answer);
   INSERT INTO message_search (rid, title, body, document)
-    SELECT t.rid, t.title, t.body,
-      setweight(to_tsvector('simple', unaccent(t.title)), 'A') ||
-      setweight(to_tsvector('simple', unaccent(t.body)), 'B')
-    FROM message_search_text t WHERE t.rid = NEW.rid;
+    VALUES (NEW.rid, title, body,
+      setweight(to_tsvector('simple', unaccent(title)), 'A') ||
+      setweight(to_tsvector('simple', unaccent(body)), 'B'));
   RETURN NULL;
 END
 $$;
