@@ -4,7 +4,7 @@
  * alternating rounds so that drift of the machine hits every contender alike.
  *
  *   bun bench/pg-throughput.ts [--seconds 5] [--rounds 3] [--concurrency 32] [--channels 64]
- *                              [--pg-fsync 1]
+ *                              [--people 1] [--pg-fsync 1]
  *
  * Three contenders, each with --write-limit 0:
  *   - sqlite: one instance on its data directory's SQLite (bench/compare.ts's Hark);
@@ -46,6 +46,12 @@ const SECONDS = arg('seconds', 5)
 const ROUNDS = arg('rounds', 3)
 const CONCURRENCY = arg('concurrency', 32)
 const CHANNELS = arg('channels', 64)
+/**
+ * The people the channels belong to (round robin): 1 (the default) is one person's agents, the
+ * worst case on Postgres, where one person's changes commit one at a time (their row's lock
+ * orders their cursor); a team's agents belong to many people. SQLite has one writer either way.
+ */
+const PEOPLE = Math.max(1, Math.min(arg('people', 1), CHANNELS))
 const PG_FSYNC = arg('pg-fsync', 1) !== 0
 /** A request unanswered this long counts as an error (closedLoop has no timeout of its own). */
 const REQUEST_TIMEOUT_MS = 10_000
@@ -270,11 +276,11 @@ try {
   const pgTokens = await withDatabase(
     dir('hark-pgtp-admin-'),
     async (p) => {
-      const email = 'bench@example.com'
-      await addUser(p, { email, owner: true })
+      const email = (n: number) => `bench${n}@example.com`
+      for (let n = 0; n < PEOPLE; n++) await addUser(p, { email: email(n), owner: n === 0 })
       const tokens: string[] = []
       for (let i = 0; i < CHANNELS; i++) {
-        tokens.push((await addChannel(p, { email, label: `bench ${i}` })).token)
+        tokens.push((await addChannel(p, { email: email(i % PEOPLE), label: `bench ${i}` })).token)
       }
       return tokens
     },
@@ -302,7 +308,8 @@ try {
       `wal_sync_method ${s.method}; SQLite: WAL, synchronous=FULL`,
   )
   console.log(
-    `send throughput, ${CONCURRENCY} concurrent senders over ${CHANNELS} channels, ` +
+    `send throughput, ${CONCURRENCY} concurrent senders over ${CHANNELS} channels ` +
+      `(of ${PEOPLE} ${PEOPLE === 1 ? 'person' : 'people'} on Postgres), ` +
       `${SECONDS} s × ${ROUNDS} rounds each (alternating), --write-limit 0`,
   )
   const results: Record<'sqlite' | 'pg' | 'pg×2', Measured[]> = { sqlite: [], pg: [], 'pg×2': [] }

@@ -20,8 +20,11 @@ export const messageOf = (row: MessageRow) => toRecord(row) as Message
  * Tells every long-poll watching this channel (and this question) that something changed,
  * and the person's own feed across all their channels.
  */
-export async function announce(tx: Tx, row: MessageRow): Promise<void> {
-  tx.wake(channelKey(row.channel_id), askKey(row.id), ...(await ownerKey(tx, row.channel_id)))
+export async function announce(tx: Tx, row: MessageRow, owner?: string): Promise<void> {
+  // `owner`: the channel's person when the caller holds the channel (no read: on Postgres a
+  // round trip while the person's row is locked).
+  const person = owner === undefined ? await ownerKey(tx, row.channel_id) : [userKey(owner)]
+  tx.wake(channelKey(row.channel_id), askKey(row.id), ...person)
 }
 
 /** The person's waiter key for a channel (none once the channel is gone). */
@@ -98,7 +101,8 @@ export async function sendMessage(
     // In the same transaction: a message that exists has its pushes queued, even after a crash.
     if (sender === 'agent' && !inserted.silent) await enqueueMessagePush(ctx, tx, channel, inserted)
     if (expiresAt !== null) tx.after(() => ctx.expiry.noteExpiry(ctx, expiresAt))
-    await announce(tx, inserted)
+    // The channel exists: the insert would have failed without it (a foreign key).
+    await announce(tx, inserted, channel.user_id)
     return inserted
   })
 }

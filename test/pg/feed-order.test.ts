@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
+import { pgMessageStore } from '../../src/messages/pg-store.ts'
 import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
@@ -96,5 +97,50 @@ describe.skipIf(skip)('postgres change sequence', () => {
     expect(bob.seq()).toBe(1)
     commitAnn()
     await ann.done
+  })
+
+  test("the store's insert draws its rid under the person's lock: one it waited for ascends past a row inserted meanwhile", async () => {
+    // The message store numbers and inserts in one statement (a CTE): if its rid were drawn
+    // before the person's lock, a row another person inserts while it waits would get a higher
+    // rid and commit first, and one person's rids would not follow commit order.
+    const store = pgMessageStore(sql)
+    const lock = await sql.reserve()
+    try {
+      await lock`BEGIN`
+      await lock`SELECT 1 FROM users WHERE id = 'ann' FOR UPDATE`
+      const waiting = sql.begin(async (tx) => {
+        const mine = pgMessageStore(tx)
+        return await mine.insert({
+          id: 'm-waited',
+          channel_id: 'c-ann',
+          sender: 'agent',
+          body: '{"text":"waited"}',
+          silent: false,
+          pin_key: null,
+          ask_status: null,
+          ask_expires_at: null,
+          ask_request_hash: null,
+          created_at: 0,
+        })
+      })
+      expect(await within(waiting, 300)).toBe('pending')
+      const meanwhile = await store.insert({
+        id: 'm-meanwhile',
+        channel_id: 'c-bob',
+        sender: 'agent',
+        body: '{"text":"meanwhile"}',
+        silent: false,
+        pin_key: null,
+        ask_status: null,
+        ask_expires_at: null,
+        ask_request_hash: null,
+        created_at: 0,
+      })
+      await lock`COMMIT`
+      const waited = await waiting
+      expect(waited.rid).toBeGreaterThan(meanwhile.rid)
+    } finally {
+      lock.release()
+    }
   })
 })
