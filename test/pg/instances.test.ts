@@ -4,6 +4,7 @@ import { SQL } from 'bun'
 import { withDatabase } from '../../src/cli/admin/command.ts'
 import { addChannel } from '../../src/people/service.ts'
 import { requireBinary, run, type Served, startServe } from '../binary/process.ts'
+import { type MailTrap, startMailTrap } from '../email/mail-trap.ts'
 import { startS3, type TestS3 } from '../files/s3-fixture.ts'
 import { tempDir } from '../harness.ts'
 import { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
@@ -21,6 +22,7 @@ const ORIGIN = 'https://hark.example.com'
 let cluster: PgCluster
 let s3: TestS3
 let receiver: Receiver
+let trap: MailTrap
 let url: string
 let pg: SQL
 let a: Served
@@ -31,11 +33,15 @@ let channelId: string
 /** Agents of channels of their own: the write-limit test's, and the load test's. */
 let limited: string
 let loaders: string[]
+/** Ivy's session, from her passkey login (made on A). */
+let ivy = ''
 
 const env = () => ({
   HARK_CONFIG: '/dev/null',
   HARK_PUSH_ALLOW_HOSTS: '127.0.0.1',
   HARK_METRICS: 'true',
+  HARK_SMTP_URL: trap.url,
+  HARK_SMTP_FROM: 'hark@example.com',
   HARK_DATABASE_URL: url,
   HARK_S3_URL: s3.url('two/'),
   HARK_BASE_URL: ORIGIN,
@@ -84,6 +90,7 @@ describe.skipIf(skip)('two hark serve instances on one Postgres', () => {
     pg = new SQL(url, { max: 2 })
     s3 = await startS3()
     receiver = startReceiver()
+    trap = await startMailTrap()
     // Provisioned the way an operator would on Postgres: `hark admin` with the shared URL.
     const admin = async (...args: string[]) => {
       const done = await run(['admin', ...args, '--data', tempDir('hark-admin-')], env(), 30_000)
@@ -121,6 +128,7 @@ describe.skipIf(skip)('two hark serve instances on one Postgres', () => {
     await pg?.close()
     await s3?.close()
     receiver?.close()
+    await trap?.close()
     await cluster?.close()
   })
 
@@ -296,6 +304,58 @@ describe.skipIf(skip)('two hark serve instances on one Postgres', () => {
     const me = await call(b, 'GET', '/v1/app/me', { cookie })
     expect(me.status).toBe(200)
     expect(me.body.user.email).toBe('ivy@example.com')
+    ivy = cookie
+  })
+
+  test('an email code asked on A logs in on B, once', async () => {
+    const asked = await call(a, 'POST', '/v1/auth/email/start', {
+      json: { email: 'owner@example.com', purpose: 'login' },
+    })
+    expect(asked.status).toBe(200)
+    const { code } = await trap.next('owner@example.com', 10_000)
+    expect(code).toMatch(/^\d{8}$/)
+    const verify = (at: Served) =>
+      call(at, 'POST', '/v1/auth/email/verify', {
+        json: { email: 'owner@example.com', purpose: 'login', code },
+      })
+    const done = await verify(b)
+    expect(done.status).toBe(200)
+    expect(done.body.user.email).toBe('owner@example.com')
+    expect((await verify(a)).status).toBe(400)
+  })
+
+  test("hark init's pairing: started and waited for on A, approved on B, its token works on both", async () => {
+    expect(ivy).not.toBe('')
+    const started = await call(a, 'POST', '/v1/pair/start', { json: { label: 'laptop agent' } })
+    expect(started.status).toBe(200)
+    const { device_code, user_code } = started.body
+    const waiting = call(a, 'POST', '/v1/pair/token?wait=25', { json: { device_code } })
+    expect(await within(waiting, 300)).toBe('pending')
+    const approved = await call(
+      b,
+      'POST',
+      `/v1/app/pairings/${encodeURIComponent(user_code)}/approve`,
+      {
+        cookie: ivy,
+        json: {},
+      },
+    )
+    expect(approved.status).toBe(200)
+    const got = await within(waiting, 5_000)
+    expect(got).not.toBe('pending')
+    if (got === 'pending') return
+    expect(got.body.status).toBe('approved')
+    const token = got.body.token as string
+    // Redeemed once: the same device code answers nothing more, on either instance.
+    const again = await call(b, 'POST', '/v1/pair/token', { json: { device_code } })
+    expect(again.status).toBe(404)
+    for (const at of [a, b]) {
+      const sent = await call(at, 'POST', '/v1/messages', {
+        token,
+        json: { body: { text: 'paired' } },
+      })
+      expect(sent.status).toBe(200)
+    }
   })
 
   test('the write limit (120 a minute per channel) holds across both instances', async () => {
