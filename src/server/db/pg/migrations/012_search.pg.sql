@@ -65,48 +65,42 @@ DECLARE
   part TEXT;
   acc TEXT;
 BEGIN
-  IF json_typeof(node) = 'object' THEN
-    FOR r IN SELECT e.key, e.value, json_typeof(e.value) AS type FROM json_each(node) e LOOP
-      IF r.type = 'string' THEN
-        IF answer THEN
-          CONTINUE WHEN r.key IN ('decision', 'scope');
-        ELSE
-          -- The string's fullkey is '$.title' only for the key `title` of the root.
-          CONTINUE WHEN NOT ((fullkey <> '$' OR r.key <> 'title')
-            AND fullkey NOT LIKE '$.blocks[%].html'
-            AND (r.key IN ('text', 'code', 'label', 'name', 'alt', 'summary', 'description',
-                           'placeholder', 'tool', 'key', 'value', 'command')
-                 OR fullkey LIKE '$.blocks[%].columns'
-                 OR fullkey LIKE '$.blocks[%].rows[%]'));
-        END IF;
-        part := r.value #>> '{}';
-      ELSIF r.type = 'object' OR r.type = 'array' THEN
-        part := hark_search_strings(r.value, answer, fullkey || '.' || r.key);
-        CONTINUE WHEN part IS NULL;
-      ELSE
-        CONTINUE;
-      END IF;
-      acc := CASE WHEN acc IS NULL THEN part ELSE acc || chr(10) || part END;
-    END LOOP;
-  ELSE
-    FOR r IN
-      SELECT e.value, e.i - 1 AS i, json_typeof(e.value) AS type
-      FROM json_array_elements(node) WITH ORDINALITY AS e(value, i)
-    LOOP
-      IF r.type = 'string' THEN
+  -- One loop for either container: an object's members (key, `path.key`) or an array's
+  -- elements (no key, `path[i]`), in document order; the other half is empty.
+  FOR r IN
+    SELECT e.key, e.value, json_typeof(e.value) AS type, fullkey || '.' || e.key AS child
+    FROM json_each(CASE WHEN json_typeof(node) = 'object' THEN node ELSE '{}'::JSON END) e
+    UNION ALL
+    SELECT NULL, e.value, json_typeof(e.value), fullkey || '[' || (e.i - 1) || ']'
+    FROM json_array_elements(CASE WHEN json_typeof(node) = 'array' THEN node ELSE '[]'::JSON END)
+      WITH ORDINALITY AS e(value, i)
+  LOOP
+    IF r.type = 'string' THEN
+      IF answer THEN
+        -- An array element has no key: `NULL IN (...)` is not true, so it is kept.
+        CONTINUE WHEN r.key IN ('decision', 'scope');
+      ELSIF r.key IS NULL THEN
         -- No key: a body's string in an array counts only as a table's column or cell.
-        CONTINUE WHEN NOT (answer OR (fullkey NOT LIKE '$.blocks[%].html'
-          AND (fullkey LIKE '$.blocks[%].columns' OR fullkey LIKE '$.blocks[%].rows[%]')));
-        part := r.value #>> '{}';
-      ELSIF r.type = 'object' OR r.type = 'array' THEN
-        part := hark_search_strings(r.value, answer, fullkey || '[' || r.i || ']');
-        CONTINUE WHEN part IS NULL;
+        CONTINUE WHEN NOT (fullkey NOT LIKE '$.blocks[%].html'
+          AND (fullkey LIKE '$.blocks[%].columns' OR fullkey LIKE '$.blocks[%].rows[%]'));
       ELSE
-        CONTINUE;
+        -- The string's fullkey is '$.title' only for the key `title` of the root.
+        CONTINUE WHEN NOT ((fullkey <> '$' OR r.key <> 'title')
+          AND fullkey NOT LIKE '$.blocks[%].html'
+          AND (r.key IN ('text', 'code', 'label', 'name', 'alt', 'summary', 'description',
+                         'placeholder', 'tool', 'key', 'value', 'command')
+               OR fullkey LIKE '$.blocks[%].columns'
+               OR fullkey LIKE '$.blocks[%].rows[%]'));
       END IF;
-      acc := CASE WHEN acc IS NULL THEN part ELSE acc || chr(10) || part END;
-    END LOOP;
-  END IF;
+      part := r.value #>> '{}';
+    ELSIF r.type = 'object' OR r.type = 'array' THEN
+      part := hark_search_strings(r.value, answer, r.child);
+      CONTINUE WHEN part IS NULL;
+    ELSE
+      CONTINUE;
+    END IF;
+    acc := CASE WHEN acc IS NULL THEN part ELSE acc || chr(10) || part END;
+  END LOOP;
   RETURN acc;
 END
 $$;
