@@ -53,8 +53,8 @@ export class SharedRateLimiter {
    * the first's result. A key without a row is a full bucket (the sweep deletes full ones), so
    * its first take stores `count - 1`.
    *
-   * A refusal writes nothing (no row version, no WAL): a client hammering past its limit costs
-   * the database a lookup, not an update. Clocks of instances may disagree by a little: the
+   * A refusal makes no new row version (the `WHERE` of `DO UPDATE` is false): a client
+   * hammering past its limit costs the database a lookup and a row lock, not an update. Clocks of instances may disagree by a little: the
    * elapsed time is never negative (a clock behind does not drain the bucket) and `at` never goes
    * back (a clock ahead is not refilled twice for the same span).
    */

@@ -91,6 +91,16 @@ export function pgMessageStore(sql: SQL): PgTwin<MessageStore> {
       return row(inserted)
     },
     byId: (id) => first(sql`SELECT * FROM messages WHERE id = ${id}`, row),
+    async forChange(id) {
+      // As `pin`: the channel's person's row locked first (NO KEY UPDATE, as the change's own
+      // number will lock it), so a change of this message another instance has not committed
+      // is waited for and then seen: an edit never writes over a delete it read too early.
+      await sql`SELECT 1 FROM users WHERE id = (
+                  SELECT c.user_id FROM messages m JOIN channels c ON c.id = m.channel_id
+                  WHERE m.id = ${id})
+                FOR NO KEY UPDATE`
+      return first(sql`SELECT * FROM messages WHERE id = ${id}`, row)
+    },
     feed: (channelId, since, limit, sender) =>
       every(
         sender

@@ -278,48 +278,58 @@ export function editedBody(current: MessageBody, req: EditRequest): MessageBody 
 
 /**
  * Writes a new body to an agent message, keeping a question's inputs fixed once it is no
- * longer open (409) and never turning a message into a question or back (400).
+ * longer open (409) and never turning a message into a question or back (400). `nextOf` makes
+ * the body from the row as the change finds it: read inside the change's unit (`forChange`:
+ * on Postgres after the person's lock), so an edit never works on a row another instance has
+ * changed or deleted since it was looked up (a block patch on a stale body, a deleted message
+ * given its body back, an answered question's inputs changed).
  */
 async function changeBody(
   ctx: Ctx,
   channel: ChannelRow,
   given: MessageRow,
-  next: MessageBody,
+  nextOf: (row: MessageRow) => MessageBody,
   field: string,
 ): Promise<MessageRow> {
-  // An overdue question is expired first, as reading or cancelling it would: its inputs must
-  // not change after its time is up just because the expiry timer has not run yet.
-  const row = await expireIfDue(ctx, given)
-  validateBody(
-    next,
-    await blockRules(ctx, channel, next, field, row.pin_key ? PIN_INPUTS : 'allowed'),
-  )
-  requireContent(next, field === 'blocks' ? 'body' : field.replace(/\.blocks$/, ''))
-  const before = inputBlocks(JSON.parse(row.body as string) as MessageBody)
-  const after = inputBlocks(next)
-  if (row.ask_status !== null) {
-    // What the person approves must be what was asked: an approval's action (and whether a
-    // question is one) never changes, open or not; `request_hash` was fixed when it was asked.
-    const wasApproval = approvalOf({ blocks: before }) !== undefined
-    if (wasApproval !== (approvalOf({ blocks: after }) !== undefined)) {
-      throw fail.invalid(field, 'a question cannot become an approval, nor stop being one')
-    }
-    if (wasApproval && !Bun.deepEquals(before, after, true)) {
-      throw fail.conflict("an approval's action cannot change; cancel it and ask again")
-    }
-    // Compared as values, not as JSON text: the same inputs sent back with their keys in
-    // another order are unchanged.
-    if (!Bun.deepEquals(before, after, true) && row.ask_status !== 'open') {
-      throw fail.conflict(`the question is ${row.ask_status}; its inputs can no longer change`)
-    }
-    if (after.length === 0)
-      throw fail.invalid(field, 'a question must keep at least one input block')
-  } else if (after.length > 0) {
-    throw fail.invalid(field, 'input blocks can only be sent in a new message (a question)')
-  }
+  // An overdue question is expired first (in its own unit, kept whatever this edit's fate), as
+  // reading or cancelling it would: its inputs must not change after its time is up just
+  // because the expiry timer has not run yet.
+  await expireIfDue(ctx, given)
   return await ctx.writes.apply(async (tx) => {
+    const row = await tx.store.messages.forChange(given.id)
+    if (!row || row.deleted_at !== null || row.channel_id !== given.channel_id) {
+      throw fail.notFound(given.pin_key === null ? 'message' : 'pin')
+    }
+    const next = nextOf(row)
+    validateBody(
+      next,
+      await blockRules(ctx, channel, next, field, row.pin_key ? PIN_INPUTS : 'allowed'),
+    )
+    requireContent(next, field === 'blocks' ? 'body' : field.replace(/\.blocks$/, ''))
+    const before = inputBlocks(JSON.parse(row.body as string) as MessageBody)
+    const after = inputBlocks(next)
+    if (row.ask_status !== null) {
+      // What the person approves must be what was asked: an approval's action (and whether a
+      // question is one) never changes, open or not; `request_hash` was fixed when it was asked.
+      const wasApproval = approvalOf({ blocks: before }) !== undefined
+      if (wasApproval !== (approvalOf({ blocks: after }) !== undefined)) {
+        throw fail.invalid(field, 'a question cannot become an approval, nor stop being one')
+      }
+      if (wasApproval && !Bun.deepEquals(before, after, true)) {
+        throw fail.conflict("an approval's action cannot change; cancel it and ask again")
+      }
+      // Compared as values, not as JSON text: the same inputs sent back with their keys in
+      // another order are unchanged.
+      if (!Bun.deepEquals(before, after, true) && row.ask_status !== 'open') {
+        throw fail.conflict(`the question is ${row.ask_status}; its inputs can no longer change`)
+      }
+      if (after.length === 0)
+        throw fail.invalid(field, 'a question must keep at least one input block')
+    } else if (after.length > 0) {
+      throw fail.invalid(field, 'input blocks can only be sent in a new message (a question)')
+    }
     const updated = await tx.store.messages.setBody(row.rid, JSON.stringify(next), ctx.clock.now())
-    await announce(tx, updated)
+    await announce(tx, updated, channel.user_id)
     return updated
   })
 }
@@ -330,8 +340,9 @@ export async function editMessage(ctx: Ctx, channel: ChannelRow, id: string, req
 }
 
 export async function editRow(ctx: Ctx, channel: ChannelRow, row: MessageRow, req: EditRequest) {
-  const next = editedBody(JSON.parse(row.body as string) as MessageBody, req)
-  return await changeBody(ctx, channel, row, next, 'blocks')
+  const edit = (current: MessageRow) =>
+    editedBody(JSON.parse(current.body as string) as MessageBody, req)
+  return await changeBody(ctx, channel, row, edit, 'blocks')
 }
 
 export async function replaceMessage(ctx: Ctx, channel: ChannelRow, id: string, body: MessageBody) {
@@ -339,7 +350,7 @@ export async function replaceMessage(ctx: Ctx, channel: ChannelRow, id: string, 
     ctx,
     channel,
     await findAgentMessage(ctx, channel, id),
-    body,
+    () => body,
     'body.blocks',
   )
 }
@@ -350,13 +361,19 @@ export async function replaceRow(
   row: MessageRow,
   body: MessageBody,
 ) {
-  return await changeBody(ctx, channel, row, body, 'body.blocks')
+  return await changeBody(ctx, channel, row, () => body, 'body.blocks')
 }
 
 export async function deleteRow(ctx: Ctx, row: MessageRow): Promise<void> {
-  await ctx.writes.apply(
-    async (tx) => await announce(tx, await tx.store.messages.markDeleted(row.rid, ctx.clock.now())),
-  )
+  await ctx.writes.apply(async (tx) => {
+    // As the delete finds it (`forChange`): deleted meanwhile (through another instance) is
+    // the 404 it would have been a moment later, not a second deletion.
+    const current = await tx.store.messages.forChange(row.id)
+    if (!current || current.deleted_at !== null) {
+      throw fail.notFound(row.pin_key === null ? 'message' : 'pin')
+    }
+    await announce(tx, await tx.store.messages.markDeleted(current.rid, ctx.clock.now()))
+  })
 }
 
 export async function deleteMessage(ctx: Ctx, channel: ChannelRow, id: string): Promise<void> {

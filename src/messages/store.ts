@@ -207,6 +207,12 @@ export function messageStore(db: Database) {
       ) as MessageRow
     },
     byId: (id: string) => q.byId.get(id) ?? undefined,
+    /**
+     * The row, read inside a unit to decide a change of it (an edit, a delete): here the unit
+     * runs alone, so it is the row as the change will find it (on Postgres the person's row is
+     * locked first, for the same guarantee among instances).
+     */
+    forChange: (id: string) => q.byId.get(id) ?? undefined,
     feed: (channelId: string, since: number, limit: number, sender?: 'agent' | 'human') =>
       sender
         ? q.feedBySender.all(channelId, sender, since, limit)

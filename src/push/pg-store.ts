@@ -164,6 +164,7 @@ export function pgPushStore(sql: SQL): PgTwin<PushStore> {
         WHERE u.email_verified = 1 AND m.ask_status = 'open' AND m.deleted_at IS NULL
           AND m.created_at >= r.since AND m.created_at + r.minutes * 60000::bigint <= ${now}
           AND NOT EXISTS (SELECT 1 FROM push_reminded d WHERE d.message_id = m.id)
+        ORDER BY m.id
         LIMIT 100`
       return rows as DueReminder[]
     },

@@ -1,5 +1,5 @@
 import type { MessageBody } from '../messages/schema.ts'
-import type { Ctx } from '../server/context.ts'
+import type { Ctx, Tx } from '../server/context.ts'
 import type { DueReminder } from './store.ts'
 
 /**
@@ -31,16 +31,20 @@ export function reminderMail(ctx: Ctx, r: DueReminder) {
 }
 
 /** Mails every reminder that fell due; each question is marked first, so it is mailed once. */
-export async function sendDueReminders(ctx: Ctx): Promise<number> {
+export async function sendDueReminders(ctx: Ctx, tx: Tx): Promise<number> {
   const mailer = ctx.mailer
   if (!mailer) return 0
   const now = ctx.clock.now()
   let sent = 0
-  for (const r of await ctx.store.push.dueReminders(now)) {
-    if ((await ctx.store.push.reminded(r.message_id, now)) === 0) continue
+  for (const r of await tx.store.push.dueReminders(now)) {
+    if ((await tx.store.push.reminded(r.message_id, now)) === 0) continue
     sent++
-    mailer.send(reminderMail(ctx, r)).catch((error) => {
-      ctx.log.warn(`email reminder for ${r.message_id} failed: ${(error as Error).message}`)
+    // Once the marks are committed: a unit the database aborts and runs again (a deadlock with
+    // another instance's marks) must not have mailed already.
+    tx.after(() => {
+      mailer.send(reminderMail(ctx, r)).catch((error) => {
+        ctx.log.warn(`email reminder for ${r.message_id} failed: ${(error as Error).message}`)
+      })
     })
   }
   return sent

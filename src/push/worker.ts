@@ -12,6 +12,8 @@ import { VapidHolder } from './vapid.ts'
 type Outcome =
   | { kind: 'sent' }
   | { kind: 'retry'; retryAfterMs?: number; why: string }
+  /** Signed with a VAPID pair replaced since: again now with the new one, no attempt counted. */
+  | { kind: 'resign' }
   | { kind: 'gone' }
   | { kind: 'drop'; why: string }
   /** The push service refused our VAPID signature (401/403). */
@@ -178,7 +180,19 @@ export class PushWorker {
       outcome = { kind: 'retry', why: (error as Error).message }
     }
     if (this.stopped) return // the database may be closed; the row stays queued
+    if (outcome.kind === 'refused' && (await this.keysReplaced())) {
+      // Signed with a pair replaced since (a rotation by another instance or `hark admin`,
+      // not yet re-read here): not the device's fault; again at once with the new pair.
+      outcome = { kind: 'resign' }
+    }
     await ctx.writes.apply(async (tx) => this.record(ctx, tx, row, outcome))
+  }
+
+  /** Whether the keys read again now differ from those held (a read failing: no). */
+  private async keysReplaced(): Promise<boolean> {
+    const held = this.vapid.current().publicKey
+    const now = await this.vapid.refresh().catch(() => this.vapid.current())
+    return now.publicKey !== held
   }
 
   /** What a send's outcome does to the queue and the subscription (one unit of the write path). */
@@ -205,8 +219,9 @@ export class PushWorker {
           await store.done(row.id)
           ctx.log.error(
             `push: ${host} refused the VAPID signature (HTTP ${outcome.status}) for subscription ` +
-              `${row.subscription_id} (${refusals} of ${this.vapidRefusalsToRemove}); check the ` +
-              "data directory's vapid.json (a device subscribed under other keys must subscribe again)",
+              `${row.subscription_id} (${refusals} of ${this.vapidRefusalsToRemove}); check ` +
+              `${ctx.database.shared ? "the database's vapid_keys" : "the data directory's vapid.json"} ` +
+              '(a device subscribed under other keys must subscribe again)',
           )
           return
         }
@@ -233,6 +248,11 @@ export class PushWorker {
       case 'drop':
         await store.done(row.id)
         ctx.log.warn(`push to ${host} dropped: ${outcome.why}`)
+        return
+      case 'resign':
+        ctx.log.info(`push ${row.id} to ${host}: the VAPID keys were rotated; sent again with them`)
+        await store.retry(row.id, row.attempts, now)
+        tx.after(() => this.kick())
         return
       case 'retry': {
         const attempts = row.attempts + 1
@@ -339,7 +359,7 @@ export class PushWorker {
     try {
       return await ctx.writes.apply(async (tx) => {
         await tx.store.push.dropExpiredCapabilities(ctx.clock.now())
-        return await sendDueReminders(ctx)
+        return await sendDueReminders(ctx, tx)
       })
     } catch (error) {
       ctx.log.error(`email reminders: ${(error as Error).message}`)

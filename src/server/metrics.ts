@@ -58,7 +58,7 @@ export class ServerMetrics {
     now.add(
       new Gauge(
         'hark_push_deliveries_total',
-        'Web push sends finished, by outcome (sent; retry, gone, refused, bad_keys, drop, stale)',
+        'Web push sends finished, by outcome (sent; retry, resign, gone, refused, bad_keys, drop, stale)',
         () => [...ctx.push.outcomes].map(([outcome, n]) => [{ outcome }, n]),
         'counter',
       ),

@@ -202,6 +202,33 @@ describe.skipIf(skip)('two hark serve instances on one Postgres', () => {
     expect(text).not.toContain('hark_database_bytes')
   })
 
+  test("an answer on A does not wait for another request's write stuck on a lock", async () => {
+    // Another instance (here: a test connection) holds the person's row: A's send waits on it.
+    const lock = await pg.reserve()
+    try {
+      await lock`BEGIN`
+      await lock`SELECT 1 FROM users WHERE email = 'owner@example.com' FOR UPDATE`
+      const stuck = call(a, 'POST', '/v1/messages', {
+        token: agent,
+        json: { body: { text: 'waits for the lock' } },
+      })
+      expect(await within(stuck, 300)).toBe('pending')
+      // Reads and other people's requests on A are answered meanwhile, not held behind it.
+      const info = await within(call(a, 'GET', '/v1/info'), 3_000)
+      expect(info).not.toBe('pending')
+      const feed = await within(
+        call(a, 'GET', '/v1/messages?since=0&peek=1', { token: agent }),
+        3_000,
+      )
+      expect(feed).not.toBe('pending')
+      if (feed !== 'pending') expect(feed.status).toBe(200)
+      await lock`COMMIT`
+      expect((await stuck).status).toBe(200)
+    } finally {
+      lock.release()
+    }
+  })
+
   test('a question asked on A and answered on B wakes its waiter on A', async () => {
     const asked = await call(a, 'POST', '/v1/messages', {
       token: agent,

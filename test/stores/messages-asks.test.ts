@@ -132,6 +132,38 @@ describeStore(
       expect(await e.read((s) => s.countPins('c'))).toBe(2)
     })
 
+    test('forChange waits for a change of the person not yet committed, then finds it', async () => {
+      const e = engine()
+      await people(e, 'ann')
+      await channel(e, 'a', 'ann')
+      const m = await send(e, msg('m', 'a'))
+      expect(await e.read((s) => s.forChange('nope'))).toBeUndefined()
+      let commit: () => void = () => {}
+      const held = new Promise<void>((r) => {
+        commit = r
+      })
+      let started: () => void = () => {}
+      const deleted = new Promise<void>((r) => {
+        started = r
+      })
+      // Another instance deletes the message and has not committed yet.
+      const deleting = e.write(async (s) => {
+        await s.markDeleted(m.rid, T + 1)
+        started()
+        await held
+      })
+      await deleted
+      // An edit's unit looks at the row it is about to change: it must wait, then see the
+      // delete (a plain read would find the body still there, and the edit would restore it).
+      const looking = e.write((s) => s.forChange('m'))
+      expect(await within(looking, 300)).toBe('pending')
+      commit()
+      await deleting
+      const found = await looking
+      expect(found?.deleted_at).toBe(T + 1)
+      expect(found?.body).toBeNull()
+    })
+
     test('a question is settled once: an answer and an expiry racing, one wins', async () => {
       const e = engine()
       await people(e, 'ann')

@@ -1,4 +1,4 @@
-import type { SQL } from 'bun'
+import { SQL } from 'bun'
 import { createLimits } from '../../../access/limits.ts'
 import { systemClock } from '../../../core/clock.ts'
 import { FatalError } from '../../../core/errors.ts'
@@ -50,6 +50,7 @@ export async function createPgContext(config: Config, options: ContextOptions = 
   const location = parsePostgresUrl(config.databaseUrl)
   const sql = await connectPostgres(location, POOL_SIZE)
   let bus: WakeBus | undefined
+  let vapid: VapidHolder | undefined
   try {
     const migrated = await migratePostgres(sql)
     if (migrated.applied.length > 0) {
@@ -79,7 +80,8 @@ export async function createPgContext(config: Config, options: ContextOptions = 
     // The write limit in the database, so it holds across instances (access/shared-limit.ts).
     const limits = createLimits(config, () => clock.now(), sql)
     // The VAPID pair every instance signs pushes with, in the database (push/vapid.ts).
-    const push = new PushWorker(config.dataDir, await VapidHolder.fromDatabase(sql))
+    vapid = await VapidHolder.fromDatabase(sql)
+    const push = new PushWorker(config.dataDir, vapid)
     const ctx = assembleContext(config, options, {
       database,
       store,
@@ -92,11 +94,13 @@ export async function createPgContext(config: Config, options: ContextOptions = 
     log.info(`records are kept in ${location.masked}`)
     return ctx
   } catch (error) {
+    vapid?.close()
     await bus?.close().catch(() => {})
     await sql.close({ timeout: 0 }).catch(() => {})
-    if (error instanceof FatalError) throw error
-    // Bun's messages name the host and the failure, never the password.
-    throw new FatalError(`cannot use ${location.masked}: ${(error as Error).message}`)
+    // The database's own failures name it (Bun's messages name the host and the failure, never
+    // the password); anything else (a data directory not writable) speaks for itself.
+    if (!(error instanceof SQL.SQLError)) throw error
+    throw new FatalError(`cannot use ${location.masked}: ${error.message}`)
   }
 }
 
@@ -108,6 +112,7 @@ export async function createPgContext(config: Config, options: ContextOptions = 
 function sweepShared(ctx: Ctx, sql: SQL): Promise<void> {
   void (async () => {
     const conn = await sql.reserve()
+    let unlocked = true
     try {
       const [row] = await conn`SELECT pg_try_advisory_lock(${SWEEP_LOCK}) AS mine`
       if (!row?.mine) {
@@ -117,10 +122,15 @@ function sweepShared(ctx: Ctx, sql: SQL): Promise<void> {
       try {
         await sweepFiles(ctx, { minAgeMs: SHARED_SWEEP_MIN_AGE_MS })
       } finally {
-        await conn`SELECT pg_advisory_unlock(${SWEEP_LOCK})`
+        await conn`SELECT pg_advisory_unlock(${SWEEP_LOCK})`.catch(() => {
+          // A connection still holding the lock must not go back to the pool (no instance
+          // would sweep again until this one stops): closed, the lock goes with it.
+          unlocked = false
+        })
       }
     } finally {
-      conn.release()
+      if (unlocked) conn.release()
+      else await conn.close().catch(() => {})
     }
   })().catch((error) =>
     ctx.log.error(`sweeping orphan files in ${ctx.blobs.where} failed: ${error}`),
