@@ -48,7 +48,7 @@ const messageWrite = async (ctx: Ctx, call: KeyedCall, write: () => Promise<Mess
  * `GET /v1/messages`: the agent's change feed. Served by this route and by the lean path in
  * front of Elysia (`leanRoute` in src/server/lean.ts), which both call this.
  */
-export async function agentFeed(
+export function agentFeed(
   ctx: Ctx,
   agent: AgentAuth,
   query: FeedQuery,
@@ -59,16 +59,13 @@ export async function agentFeed(
   const sender = parseChoice('sender', query.sender, ['human', 'agent'] as const)
   const markSeen = !parseFlag('peek', query.peek)
   const limit = parseLimit(query.limit, LIMITS.feedPage, LIMITS.feedPage)
-  // `holdPoll`, not `longPoll`: no callback or extra async step for what is held by the
-  // thousand (bench/longpolls.ts counts the bytes of each).
+  // `holdPoll`, not `longPoll`, and no async function: no callback or extra async frame for
+  // what is held by the thousand (bench/longpolls.ts counts the bytes of each).
   const held = holdPoll(ctx, request, holderOf(agent), waitMs)
-  try {
-    const signal = held ?? request.signal
-    const options = { since, waitMs, sender, markSeen, limit, signal }
-    return jsonResponse(await readFeed(ctx, agent.channel, options))
-  } finally {
-    held?.release()
-  }
+  const signal = held ?? request.signal
+  const answered = readFeed(ctx, agent.channel, { since, waitMs, sender, markSeen, limit, signal })
+  const response = answered.then(jsonResponse)
+  return held ? response.finally(() => held.release()) : response
 }
 
 /**

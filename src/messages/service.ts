@@ -167,7 +167,7 @@ function feedPage(ctx: Ctx, channelId: string, opts: FeedOptions): Promise<FeedP
   })
 }
 
-export async function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions): Promise<string> {
+export function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions): Promise<string> {
   const read = async (): Promise<string | undefined> => {
     const page = await feedPage(ctx, channel.id, opts)
     if (page.rows.length === 0) {
@@ -204,8 +204,10 @@ export async function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions)
     page.json ??= feedJson(page.rows, (page.rows.at(-1) as MessageRow).seq, hasMore)
     return page.json
   }
-  const result = await pollFor(ctx.waiters, channelKey(channel.id), opts.waitMs, opts.signal, read)
-  return result ?? feedJson([], opts.since, false)
+  // A `then`, not an async function: a held poll waits here (bench/longpolls.ts).
+  return pollFor(ctx.waiters, channelKey(channel.id), opts.waitMs, opts.signal, read).then(
+    (result) => result ?? feedJson([], opts.since, false),
+  )
 }
 
 /** A live message of this channel, or 404 (another channel's ids do not exist here). */
