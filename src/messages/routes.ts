@@ -10,7 +10,7 @@ import { done } from '../core/http/ok.ts'
 import { holdPoll, longPoll } from '../core/longpoll.ts'
 import { parseChoice, parseCursor, parseFlag, parseLimit, parseWait } from '../core/query.ts'
 import type { Ctx } from '../server/context.ts'
-import { readPersonFeed, readTail } from './feed.ts'
+import { readFeed, readPersonFeed, readTail } from './feed.ts'
 import { LIMITS } from './limits.ts'
 import { PinKeyParams, PinResponse, PinsResponse, PutPinRequest } from './pin-schema.ts'
 import { deletePin, listPins, patchPin, putPin } from './pins.ts'
@@ -28,7 +28,6 @@ import {
   deleteMessage,
   editMessage,
   messageOf,
-  readFeed,
   replaceMessage,
   sendMessage,
   setMessageState,

@@ -3,11 +3,11 @@ import { expireIfDue } from '../asks/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
 import { fail } from '../core/errors.ts'
 import { newId } from '../core/ids.ts'
-import { type Abortable, askKey, channelKey, pollFor, userKey } from '../core/waiters.ts'
+import { askKey, channelKey, userKey } from '../core/waiters.ts'
 import { enqueueMessagePush } from '../push/service.ts'
 import type { Ctx, Tx } from '../server/context.ts'
 import { type BlockRules, inputBlocks, validateBody } from './blocks.ts'
-import { feedJson, toRecord } from './records.ts'
+import { toRecord } from './records.ts'
 import type { AckState, Block, EditRequest, Message, MessageBody, SendRequest } from './schema.ts'
 import type { MessageRow } from './store.ts'
 
@@ -107,110 +107,6 @@ export async function sendMessage(
   })
 }
 
-export interface FeedOptions {
-  since: number
-  waitMs: number
-  sender?: Sender
-  /** The agent's reads mark the person's messages seen, unless it peeks. */
-  markSeen: boolean
-  limit: number
-  signal?: Abortable
-}
-
-interface FeedPage {
-  rows: readonly MessageRow[]
-  hasMore: boolean
-  /** The answer's JSON text when no reader marks anything: built once for every reader. */
-  json?: string
-}
-
-/**
- * Pages read since the last change, shared by identical reads. One change wakes every poll of
- * its channel at once, and they mostly ask for the same page: the first reads it, the others
- * reuse it. A page is kept only while no change happened (every change calls `waiters.wake`)
- * and only until the current turn of the event loop ends. One per context (`ctx.feedPages`).
- */
-export class SharedPages {
-  private wakes = -1
-  private pages = new Map<string, Promise<FeedPage>>()
-
-  /** The page under `key`, read by `read` unless an identical read made it since the last change. */
-  get(wakes: number, key: string, read: () => Promise<FeedPage>): Promise<FeedPage> {
-    if (wakes !== this.wakes) {
-      this.wakes = wakes
-      const pages = new Map<string, Promise<FeedPage>>()
-      this.pages = pages
-      // Dropped at the end of this turn: a page is shared by the polls one change woke, and an
-      // idle server holds none.
-      setImmediate(() => {
-        if (this.pages !== pages) return
-        this.pages = new Map()
-        this.wakes = -1
-      })
-    }
-    let page = this.pages.get(key)
-    if (!page) {
-      page = read()
-      this.pages.set(key, page)
-    }
-    return page
-  }
-}
-
-function feedPage(ctx: Ctx, channelId: string, opts: FeedOptions): Promise<FeedPage> {
-  const key = `${channelId}\n${opts.since}\n${opts.limit}\n${opts.sender ?? ''}`
-  return ctx.feedPages.get(ctx.waiters.wakes, key, async () => {
-    const rows = await ctx.store.messages.feed(channelId, opts.since, opts.limit + 1, opts.sender)
-    const hasMore = rows.length > opts.limit
-    if (hasMore) rows.pop()
-    return { rows, hasMore }
-  })
-}
-
-export function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions): Promise<string> {
-  const read = async (): Promise<string | undefined> => {
-    const page = await feedPage(ctx, channel.id, opts)
-    if (page.rows.length === 0) {
-      // A deleted channel answers its held polls at once (its token fails on the next call).
-      return (await ctx.store.channels.byId(channel.id))
-        ? undefined
-        : feedJson([], opts.since, false)
-    }
-    const hasMore = page.hasMore
-    const unseen = opts.markSeen
-      ? page.rows.filter((r) => r.sender === 'human' && r.state === null && r.deleted_at === null)
-      : []
-    if (unseen.length > 0) {
-      const rows = [...page.rows]
-      let cursor = (rows.at(-1) as MessageRow).seq
-      const now = ctx.clock.now()
-      // A write on the way of a read: durable before this answer leaves (core/write-path.ts).
-      const updated = await ctx.writes.apply(async (tx) => {
-        tx.wake(channelKey(channel.id), userKey(channel.user_id))
-        const out: MessageRow[] = []
-        for (const r of unseen) out.push(await tx.store.messages.setState(r.rid, 'seen', now))
-        return out
-      })
-      const marked = new Map(updated.map((r) => [r.rid, r]))
-      for (let i = 0; i < rows.length; i++) {
-        const m = marked.get((rows[i] as MessageRow).rid)
-        if (m) rows[i] = m
-      }
-      // Marking took new change numbers; step over them so this reader does not see its own
-      // marks again — unless a page was cut short, where the rest must still come.
-      if (!hasMore) cursor = Math.max(...rows.map((r) => r.seq))
-      return feedJson(rows, cursor, hasMore)
-    }
-    page.json ??= feedJson(page.rows, (page.rows.at(-1) as MessageRow).seq, hasMore)
-    return page.json
-  }
-  // A `then`, not an async function: a held poll waits here (bench/longpolls.ts).
-  return pollFor(ctx.waiters, channelKey(channel.id), opts.waitMs, opts.signal, read).then(
-    (result) => result ?? feedJson([], opts.since, false),
-  )
-}
-
-/** A live message of this channel, or 404 (another channel's ids do not exist here). */
 export async function findMessage(ctx: Ctx, channel: ChannelRow, id: string): Promise<MessageRow> {
   const row = await ctx.store.messages.byId(id)
   if (!row || row.channel_id !== channel.id || row.deleted_at !== null) {
