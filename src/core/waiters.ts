@@ -17,20 +17,34 @@ export type WaitOutcome = 'woken' | 'timeout' | 'aborted' | 'closed'
  */
 export type Abortable = Pick<AbortSignal, 'aborted' | 'addEventListener' | 'removeEventListener'>
 
-class Waiter {
+/**
+ * A parked waiter, and the `Parked` its caller holds: one object with its promise's resolver
+ * (`Promise.withResolvers`: no executor closure), its own abort listener and its own `cancel`,
+ * so parking costs no closure and no wrapper object (10,000 held polls pay for each).
+ */
+class Waiter implements Parked {
   /** Position in the deadline heap; -1 once settled. */
   index = -1
+  readonly outcome: Promise<WaitOutcome>
+  readonly resolve: (outcome: WaitOutcome) => void
   constructor(
     readonly owner: Waiters,
     readonly key: string,
     readonly set: Set<Waiter>,
     readonly deadline: number,
     readonly signal: Abortable | undefined,
-    readonly resolve: (outcome: WaitOutcome) => void,
-  ) {}
+  ) {
+    const { promise, resolve } = Promise.withResolvers<WaitOutcome>()
+    this.outcome = promise
+    this.resolve = resolve
+  }
 
   /** The client went away (an `EventListener` object: no closure per waiter). */
   handleEvent(): void {
+    this.owner.settle(this, 'aborted')
+  }
+
+  cancel(): void {
     this.owner.settle(this, 'aborted')
   }
 }
@@ -40,6 +54,12 @@ export interface Parked {
   outcome: Promise<WaitOutcome>
   cancel(): void
 }
+
+/** A wait that ended before it began (shut down, aborted, no time): nothing to let go. */
+const settledAs = (outcome: WaitOutcome): Parked => ({
+  outcome: Promise.resolve(outcome),
+  cancel() {},
+})
 
 export class Waiters {
   private readonly byKey = new Map<string, Set<Waiter>>()
@@ -60,35 +80,20 @@ export class Waiters {
    * under way is not lost (docs/scaling.md, "Wake-ups across instances").
    */
   park(key: string, ms: number, signal?: Abortable): Parked {
-    let waiter: Waiter | undefined
-    const outcome = this.parked(key, ms, signal, (w) => {
-      waiter = w
-    })
-    return { outcome, cancel: () => waiter && this.settle(waiter, 'aborted') }
-  }
-
-  private parked(
-    key: string,
-    ms: number,
-    signal: Abortable | undefined,
-    made: (waiter: Waiter) => void,
-  ): Promise<WaitOutcome> {
-    if (this.closed) return Promise.resolve('closed')
-    if (signal?.aborted) return Promise.resolve('aborted')
-    if (ms <= 0) return Promise.resolve('timeout')
-    return new Promise<WaitOutcome>((resolve) => {
-      let set = this.byKey.get(key)
-      if (!set) {
-        set = new Set<Waiter>()
-        this.byKey.set(key, set)
-      }
-      const waiter = new Waiter(this, key, set, performance.now() + ms, signal, resolve)
-      made(waiter)
-      set.add(waiter)
-      this.push(waiter)
-      signal?.addEventListener('abort', waiter, { once: true })
-      if (waiter.deadline < this.armedFor) this.arm(waiter.deadline)
-    })
+    if (this.closed) return settledAs('closed')
+    if (signal?.aborted) return settledAs('aborted')
+    if (ms <= 0) return settledAs('timeout')
+    let set = this.byKey.get(key)
+    if (!set) {
+      set = new Set<Waiter>()
+      this.byKey.set(key, set)
+    }
+    const waiter = new Waiter(this, key, set, performance.now() + ms, signal)
+    set.add(waiter)
+    this.push(waiter)
+    signal?.addEventListener('abort', waiter, { once: true })
+    if (waiter.deadline < this.armedFor) this.arm(waiter.deadline)
+    return waiter
   }
 
   /** Settles one waiter (once) and forgets it everywhere. */

@@ -71,8 +71,12 @@ function lean(
   request: Request,
   handle: (agent: AgentAuth) => Promise<Response>,
 ): Promise<Response> {
+  // `whenDurable` never throws (a failed flush is its own error answer), so one `then` with both
+  // callbacks catches what the guard and the handler throw.
   return authenticateAgent(ctx, request.headers.get('authorization') ?? undefined)
     .then(handle)
-    .then((response) => whenDurable(ctx, request, response))
-    .catch((error: unknown) => renderError(ctx, request, error))
+    .then(
+      (response) => whenDurable(ctx, request, response),
+      (error: unknown) => renderError(ctx, request, error),
+    )
 }
