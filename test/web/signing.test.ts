@@ -143,7 +143,11 @@ describe('signing answers with a passkey', () => {
     expect(await article.locator('.ap-shell').textContent()).toBe('rm -rf ~')
     expect(await button(article, 'Allow').isDisabled()).toBe(true)
     const [sent, signed] = [posts.count(), await authenticator.signCount()]
-    await button(article, 'Allow').click({ force: true })
+    // A click on it: the element's own click(), as a tap would (a disabled control ignores it;
+    // one only made to look disabled would run its handler). Not Playwright's forced click at
+    // the button's place on screen: the thread may still be settling its scroll after the
+    // reload, and the button be elsewhere by then ("outside of the viewport", a flaky failure).
+    await button(article, 'Allow').evaluate((b) => (b as HTMLButtonElement).click())
     expect(posts.count()).toBe(sent)
     expect(await authenticator.signCount()).toBe(signed)
     expect((await web.server.agent.ask(asked.message.id)).message.ask?.status).toBe('open')
