@@ -71,6 +71,8 @@ export class PushWorker {
   private readonly refusals = new Map<string, number>()
   /** Sends finished, by outcome (`sent`, `retry`, `gone`...), for `/metrics`. */
   readonly outcomes = new Map<string, number>()
+  /** Sends under way, until their outcome is recorded (or handed back when stopping). */
+  private readonly delivering = new Set<Promise<void>>()
   private pumping = false
   private pumpAgain = false
 
@@ -92,7 +94,12 @@ export class PushWorker {
     this.kick()
   }
 
-  /** Stops sending; rows in flight stay queued and go out after the next start. */
+  /** Settles once every send under way has been recorded or handed back (after `stop`). */
+  async drained(): Promise<void> {
+    while (this.delivering.size > 0) await Promise.all(this.delivering)
+  }
+
+  /** Stops sending; sends in flight are cut short and handed back to the queue (`drained`). */
   stop(): void {
     this.stopped = true
     this.abort.abort()
@@ -158,7 +165,12 @@ export class PushWorker {
       )
       for (const row of due) {
         this.inflight++
-        void this.deliver(ctx, row).finally(async () => {
+        const delivery = this.deliver(ctx, row).catch((error) => {
+          ctx.log.error(`push ${row.id}: ${(error as Error).message}`)
+        })
+        this.delivering.add(delivery)
+        void delivery.finally(async () => {
+          this.delivering.delete(delivery)
           this.inflight--
           await this.pump()
         })
@@ -179,7 +191,21 @@ export class PushWorker {
     } catch (error) {
       outcome = { kind: 'retry', why: (error as Error).message }
     }
-    if (this.stopped) return // the database may be closed; the row stays queued
+    if (this.stopped) {
+      // Stopping (the database is still open: closing waits for `drained`). A push that went out
+      // is recorded as sent; one the stop cut short goes back to the queue now, for the next
+      // start or another instance, instead of waiting out its lease. If even that cannot be
+      // written (the write path closed), the lease runs out as after a crash.
+      const sent = outcome
+      await ctx.writes
+        .apply(async (tx) =>
+          sent.kind === 'sent'
+            ? await this.record(ctx, tx, row, sent)
+            : await tx.store.push.retry(row.id, row.attempts, ctx.clock.now()),
+        )
+        .catch(() => {})
+      return
+    }
     if (outcome.kind === 'refused' && (await this.keysReplaced())) {
       // Signed with a pair replaced since (a rotation by another instance or `hark admin`,
       // not yet re-read here): not the device's fault; again at once with the new pair.

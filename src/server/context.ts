@@ -260,6 +260,8 @@ export async function closeContext(ctx: Ctx): Promise<void> {
   ctx.expiry.stop()
   ctx.keys.stop()
   ctx.waiters.close()
+  // Sends the stop cut short go back to the queue before the write path closes.
+  await ctx.push.drained()
   await ctx.writes.close()
   await ctx.database.close()
 }
