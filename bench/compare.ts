@@ -22,6 +22,7 @@ import {
   pct,
   provision,
   type Started,
+  sendRequest,
   startHark,
   startListening,
   tempDataDir,
@@ -32,25 +33,9 @@ const ROUNDS = arg('rounds', 3)
 const CONCURRENCY = arg('concurrency', 32)
 const CHANNELS = arg('channels', 64)
 
-const payload = JSON.stringify({
-  body: {
-    title: 'Build #42',
-    text: 'All green',
-    blocks: [{ type: 'progress', value: 3, max: 10 }],
-  },
-})
-
 async function measure(name: string, start: () => Promise<Started>, tokens: string[]) {
   const server = await start()
-  const request = (w: number) =>
-    new Request(`${server.url}/v1/messages`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${tokens[w % tokens.length]}`,
-        'content-type': 'application/json',
-      },
-      body: payload,
-    })
+  const request = (w: number) => sendRequest(server.url, tokens[w % tokens.length] as string)
   try {
     await closedLoop(1, CONCURRENCY, request) // warm-up
     const r = await closedLoop(SECONDS, CONCURRENCY, request)

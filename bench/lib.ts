@@ -277,3 +277,21 @@ export function rawRequest(
     }).catch(finish)
   })
 }
+
+/** The send both throughput benches make (compare.ts, pg-throughput.ts): a status message. */
+const SEND_BODY = JSON.stringify({
+  body: {
+    title: 'Build #42',
+    text: 'All green',
+    blocks: [{ type: 'progress', value: 3, max: 10 }],
+  },
+})
+
+/** `POST /v1/messages` of the benches' status message to `url` as `token`'s agent. */
+export const sendRequest = (url: string, token: string, signal?: AbortSignal) =>
+  new Request(`${url}/v1/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: SEND_BODY,
+    signal,
+  })

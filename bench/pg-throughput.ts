@@ -38,6 +38,7 @@ import {
   pct,
   provision,
   type Started,
+  sendRequest,
   startHark,
   tempDataDir,
 } from './lib.ts'
@@ -58,14 +59,6 @@ const REQUEST_TIMEOUT_MS = 10_000
 
 // The SQLite contender must not inherit a database URL from the shell.
 delete process.env.HARK_DATABASE_URL
-
-const payload = JSON.stringify({
-  body: {
-    title: 'Build #42',
-    text: 'All green',
-    blocks: [{ type: 'progress', value: 3, max: 10 }],
-  },
-})
 
 /** Every server still running, stopped in `finally` or by the watchdog. */
 const running = new Set<Started>()
@@ -209,15 +202,11 @@ async function measure(
   stats?: SQL,
 ): Promise<Measured> {
   const request = (w: number) =>
-    new Request(`${(servers[w % servers.length] as Started).url}/v1/messages`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${tokens[w % tokens.length]}`,
-        'content-type': 'application/json',
-      },
-      body: payload,
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    })
+    sendRequest(
+      (servers[w % servers.length] as Started).url,
+      tokens[w % tokens.length] as string,
+      AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    )
   await closedLoop(1, CONCURRENCY, request) // warm-up
   // The stats collector flushes a backend's counters when it goes idle, at most once a second.
   if (stats) await Bun.sleep(1_100)
