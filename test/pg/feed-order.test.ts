@@ -12,6 +12,20 @@ const skip = skipWithoutPostgres()
 
 const NEXT_SEQ = 'UPDATE users SET change_seq = change_seq + 1 WHERE id = $1 RETURNING change_seq'
 
+/** A plain agent message of `channel` as the message store inserts it. */
+const plain = (id: string, channel: string) => ({
+  id,
+  channel_id: channel,
+  sender: 'agent' as const,
+  body: `{"text":"${id}"}`,
+  silent: false,
+  pin_key: null,
+  ask_status: null,
+  ask_expires_at: null,
+  ask_request_hash: null,
+  created_at: 0,
+})
+
 /** Resolves with the promise's value, or 'pending' if it has not settled within `ms`. */
 async function within<T>(p: Promise<T>, ms: number): Promise<T | 'pending'> {
   return Promise.race([p, Bun.sleep(ms).then(() => 'pending' as const)])
@@ -110,32 +124,10 @@ describe.skipIf(skip)('postgres change sequence', () => {
       await lock`SELECT 1 FROM users WHERE id = 'ann' FOR UPDATE`
       const waiting = sql.begin(async (tx) => {
         const mine = pgMessageStore(tx)
-        return await mine.insert({
-          id: 'm-waited',
-          channel_id: 'c-ann',
-          sender: 'agent',
-          body: '{"text":"waited"}',
-          silent: false,
-          pin_key: null,
-          ask_status: null,
-          ask_expires_at: null,
-          ask_request_hash: null,
-          created_at: 0,
-        })
+        return await mine.insert(plain('m-waited', 'c-ann'))
       })
       expect(await within(waiting, 300)).toBe('pending')
-      const meanwhile = await store.insert({
-        id: 'm-meanwhile',
-        channel_id: 'c-bob',
-        sender: 'agent',
-        body: '{"text":"meanwhile"}',
-        silent: false,
-        pin_key: null,
-        ask_status: null,
-        ask_expires_at: null,
-        ask_request_hash: null,
-        created_at: 0,
-      })
+      const meanwhile = await store.insert(plain('m-meanwhile', 'c-bob'))
       await lock`COMMIT`
       const waited = await waiting
       expect(waited.rid).toBeGreaterThan(meanwhile.rid)

@@ -1,16 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
-import { withDatabase } from '../../src/cli/admin/command.ts'
-import type { Logger } from '../../src/core/log.ts'
 import { sendMessage } from '../../src/messages/service.ts'
-import { addChannel, addUser } from '../../src/people/service.ts'
 import { subscribe } from '../../src/push/service.ts'
-import { DEFAULTS } from '../../src/server/config.ts'
 import { closeContext } from '../../src/server/context.ts'
-import { createPgContext } from '../../src/server/db/pg/context.ts'
-import { tempDir, until } from '../harness.ts'
+import { until } from '../harness.ts'
 import { makeSubscription } from '../push/receiver.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
+import { pgInstance, provisionOwner } from './instance.ts'
 
 /**
  * A graceful stop on Postgres hands its sends in flight back to the queue. Leases are not
@@ -20,7 +16,6 @@ import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 const skip = skipWithoutPostgres()
 
 let cluster: PgCluster
-const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} }
 
 describe.skipIf(skip)('stopping an instance on Postgres with a push in flight', () => {
   beforeAll(async () => {
@@ -44,26 +39,8 @@ describe.skipIf(skip)('stopping an instance on Postgres with a push in flight', 
     const url = await cluster.database('stop')
     const sql = new SQL(url, { max: 1 })
     try {
-      const made = await withDatabase(
-        tempDir('hark-admin-'),
-        async (p) => {
-          const user = await addUser(p, { email: 'o@example.com', owner: true })
-          const { channel } = await addChannel(p, { email: 'o@example.com' })
-          return { user, channel }
-        },
-        url,
-      )
-      const ctx = await createPgContext(
-        {
-          ...DEFAULTS,
-          dataDir: tempDir('hark-stop-'),
-          databaseUrl: url,
-          port: 0,
-          baseUrl: 'http://hark.test',
-          pushAllowHosts: ['127.0.0.1'],
-        },
-        { log: quiet },
-      )
+      const made = await provisionOwner(url)
+      const ctx = await pgInstance(url, { pushAllowHosts: ['127.0.0.1'] })
       const sub = makeSubscription(`http://127.0.0.1:${hung.port}`, 'phone')
       await subscribe(ctx, made.user.id, { endpoint: sub.endpoint, keys: sub.keys }, null)
       await sendMessage(ctx, made.channel, 'agent', { body: { text: 'in flight' } })

@@ -3,11 +3,11 @@ import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import type { Logger } from '../../src/core/log.ts'
-import { DEFAULTS } from '../../src/server/config.ts'
 import { type Ctx, closeContext } from '../../src/server/context.ts'
-import { createPgContext, SWEEP_LOCK } from '../../src/server/db/pg/context.ts'
+import { SWEEP_LOCK } from '../../src/server/db/pg/context.ts'
 import { tempDir, until } from '../harness.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
+import { pgInstance } from './instance.ts'
 
 /**
  * The orphan sweep when instances share the records (issue 20): an instance must not take
@@ -40,10 +40,7 @@ function orphan(dataDir: string, name: string, ageMs: number): string {
 }
 
 async function start(dataDir: string, lines: string[]): Promise<Ctx> {
-  const ctx = await createPgContext(
-    { ...DEFAULTS, dataDir, databaseUrl: url, port: 0, baseUrl: 'http://hark.test' },
-    { log: logger(lines) },
-  )
+  const ctx = await pgInstance(url, { dataDir }, { log: logger(lines) })
   open.push(ctx)
   return ctx
 }

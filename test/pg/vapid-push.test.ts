@@ -1,17 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
-import { withDatabase } from '../../src/cli/admin/command.ts'
-import type { Logger } from '../../src/core/log.ts'
 import { sendMessage } from '../../src/messages/service.ts'
-import { addChannel, addUser } from '../../src/people/service.ts'
 import { subscribe } from '../../src/push/service.ts'
 import { rotateVapidIn } from '../../src/push/vapid.ts'
-import { DEFAULTS } from '../../src/server/config.ts'
 import { type Ctx, closeContext } from '../../src/server/context.ts'
-import { createPgContext } from '../../src/server/db/pg/context.ts'
-import { tempDir } from '../harness.ts'
 import { type Receiver, startReceiver } from '../push/receiver.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
+import { pgInstance, provisionOwner } from './instance.ts'
 
 /**
  * A push refused under a VAPID pair that was rotated in the database and not yet re-read by
@@ -27,8 +22,6 @@ let receiver: Receiver
 let ctx: Ctx | undefined
 let sql: SQL | undefined
 
-const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} }
-
 describe.skipIf(skip)('a push refused under rotated VAPID keys', () => {
   beforeAll(async () => {
     cluster = await startCluster()
@@ -43,26 +36,8 @@ describe.skipIf(skip)('a push refused under rotated VAPID keys', () => {
 
   test('is signed again with the new pair and delivered; the device is not counted against', async () => {
     const url = await cluster.database('resign')
-    const made = await withDatabase(
-      tempDir('hark-admin-'),
-      async (p) => {
-        const user = await addUser(p, { email: 'o@example.com', owner: true })
-        const { channel } = await addChannel(p, { email: 'o@example.com' })
-        return { user, channel }
-      },
-      url,
-    )
-    ctx = await createPgContext(
-      {
-        ...DEFAULTS,
-        dataDir: tempDir('hark-resign-'),
-        databaseUrl: url,
-        port: 0,
-        baseUrl: 'http://hark.test',
-        pushAllowHosts: ['127.0.0.1'],
-      },
-      { log: quiet },
-    )
+    const made = await provisionOwner(url)
+    ctx = await pgInstance(url, { pushAllowHosts: ['127.0.0.1'] })
     const sub = receiver.subscription('phone')
     await subscribe(ctx, made.user.id, { endpoint: sub.endpoint, keys: sub.keys }, null)
     const held = ctx.push.vapid.current().publicKey
