@@ -51,13 +51,6 @@ export interface WritePath<S = unknown> {
   close(): void
   /** Writes (units) committed and syncs made for them so far, for `/metrics`. */
   stats(): { writes: number; flushes: number }
-  /**
-   * The stores of the unit the calling async chain runs in (its transaction's or savepoint's),
-   * undefined outside units. `ctx.store` on Postgres routes there (db/async-stores.ts), so a
-   * helper a unit calls that reads through `ctx.store` reads in the unit's transaction, never
-   * on another connection blind to the unit's writes and able to wait on its locks forever.
-   */
-  unitStore(): S | undefined
 }
 
 /** A unit of work: reads and writes through `tx.store`, synchronous or async. */

@@ -53,7 +53,6 @@ export interface Ctx {
   config: Config
   /** The records' engine: closed last, after the write path (SQLite's file, or a pool). */
   database: {
-    kind: 'sqlite' | 'postgres'
     /**
      * Other instances may share these records (Postgres): run-once work must be claimed in
      * the database, not assumed to be this process's alone (push leases, expiry, sweeps).
@@ -245,7 +244,7 @@ export async function createContext(
   // One connection: a unit's stores and everyone else's are the same (no routing needed).
   const store = asyncStores(openStores(db))
   const writes = new GroupCommit(db, waiters, options.log ?? stderrLogger, store)
-  const database = { kind: 'sqlite', shared: false, close: () => db.close() } as const
+  const database = { shared: false, close: () => db.close() }
   const ctx: SqliteCtx = {
     ...assembleContext(config, options, { database, store, writes, waiters }),
     db,

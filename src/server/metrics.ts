@@ -63,7 +63,8 @@ export class ServerMetrics {
         'counter',
       ),
     )
-    if (ctx.database.kind === 'sqlite') {
+    // The data directory's SQLite file, unless the records are in a shared database.
+    if (!ctx.database.shared) {
       now.add(
         new Gauge('hark_database_bytes', 'Database and write-ahead log on disk', () =>
           dbBytes(ctx),

@@ -1,4 +1,3 @@
-import type { WritePath } from '../../core/write-path.ts'
 import type { Stores } from '../context.ts'
 
 /**
@@ -44,7 +43,7 @@ export function asyncStores(stores: Stores): AsyncStores {
  */
 export function routedStores(
   outside: AsyncStores,
-  writes: Pick<WritePath<AsyncStores>, 'unitStore'>,
+  writes: { unitStore(): AsyncStores | undefined },
 ): AsyncStores {
   const out: Record<string, Record<string, Operation>> = {}
   for (const [name, store] of Object.entries(outside)) {

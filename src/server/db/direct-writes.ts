@@ -39,7 +39,6 @@ export function directWrites<S>(db: Database, store: S): WritePath<S> {
     apply,
     run: apply,
     stats: () => ({ writes, flushes: writes }),
-    unitStore: () => units.current()?.effects.store,
     settled: () => (units.pending > 0 ? units.drained().then(() => {}) : undefined),
     flush: async () => {
       await units.drained()

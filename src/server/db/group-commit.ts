@@ -74,10 +74,6 @@ export class GroupCommit<S> implements WritePath<S> {
     db.run(`PRAGMA wal_autocheckpoint = ${CHECKPOINT_PAGES}`)
   }
 
-  unitStore(): S | undefined {
-    return this.units.current()?.effects.store
-  }
-
   run<T>(unit: Unit<S, T>): Promise<T> {
     // Inside a unit, joins it: durable with the outer unit's batch, which whoever awaits the
     // outer unit waits for (waiting for that batch here would wait for itself).

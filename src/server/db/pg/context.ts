@@ -68,14 +68,13 @@ export async function createPgContext(config: Config, options: ContextOptions = 
     const store = routedStores(openPgStores(sql), writes)
     const shut = bus
     const database = {
-      kind: 'postgres',
       shared: true,
       close: async () => {
         await shut.close()
         await sql.close({ timeout: 5 })
       },
       wakeStats: () => shut.stats(),
-    } as const
+    }
     const clock = options.clock ?? systemClock
     // The write limit in the database, so it holds across instances (access/shared-limit.ts).
     const limits = createLimits(config, () => clock.now(), sql)

@@ -70,6 +70,11 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
     return this.run(unit)
   }
 
+  /**
+   * The stores of the unit the calling async chain runs in (its transaction's or savepoint's),
+   * undefined outside units: where `ctx.store` sends a call made inside a unit
+   * (`routedStores`, db/async-stores.ts). On SQLite both are one connection: no such routing.
+   */
   unitStore(): S | undefined {
     return this.current()?.effects.store
   }
