@@ -20,6 +20,8 @@ command -v curl >/dev/null 2>&1 || command -v wget >/dev/null 2>&1 || missing="$
 command -v nginx >/dev/null 2>&1 || missing="$missing nginx"
 command -v caddy >/dev/null 2>&1 || missing="$missing caddy"
 command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
+# Let's Encrypt's ACME test server for `hark serve --domain` (test/tls/).
+command -v pebble >/dev/null 2>&1 || missing="$missing pebble"
 # The Containerfile is built and run with podman on a Debian base made by debootstrap
 # (test/ops/container.test.ts); runc where crun cannot start a container (hybrid cgroups).
 command -v podman >/dev/null 2>&1 || missing="$missing podman"

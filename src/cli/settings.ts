@@ -16,6 +16,14 @@ import {
   smtpUrl,
   wholeNumber,
 } from './setting-parsers.ts'
+import {
+  checkTlsSettings,
+  defaultPort,
+  domainNames,
+  HTTP_PORT,
+  httpsBaseUrl,
+  TLS_SETTINGS,
+} from './tls-settings.ts'
 
 export { parseSize, type Setting, type Source }
 
@@ -39,15 +47,21 @@ export const SETTINGS: readonly Setting[] = [
     parse: (raw) => raw.trim(),
     fallback: () => DEFAULTS.host,
   }),
-  wholeNumber('port', 'port', 'port to listen on', 65535),
+  ...TLS_SETTINGS,
+  {
+    ...wholeNumber('port', 'port', 'port to listen on', 65535),
+    defaultText: '8080; 443 with --domain or --tls-cert',
+    fallback: defaultPort,
+  },
+  HTTP_PORT,
   setting({
     key: 'baseUrl',
     flag: 'base-url',
     env: 'HARK_BASE_URL',
     help: 'public URL people use (links, setup)',
-    defaultText: 'http://localhost:PORT',
+    defaultText: 'http://localhost:PORT; https://DOMAIN with --domain',
     parse: baseUrl,
-    fallback: (c) => `http://localhost:${c.port}`,
+    fallback: (c) => defaultBaseUrl(c.domains, c.tlsCert, c.port),
   }),
   wholeNumber('writeLimit', 'write-limit', 'agent writes/minute/channel, 0 = off', 1e9),
   setting({
@@ -249,6 +263,7 @@ export function resolveConfig(args: ParsedArgs, env: Env, options: LoadOptions =
     }
     ;(config as Record<string, unknown>)[s.key] = value
   }
+  checkTlsSettings(config as Config)
   return { config: config as Config, sources, file: file.path }
 }
 
@@ -276,7 +291,25 @@ export function baseUrlFrom(args: ParsedArgs, env: Env, options: LoadOptions = {
   const from = settingReader(args, env, options)
   const raw = from('base-url', 'HARK_BASE_URL')
   if (raw !== undefined) return baseUrl(raw)
-  return `http://localhost:${from('port', 'HARK_PORT') ?? DEFAULTS.port}`
+  const domain = from('domain', 'HARK_DOMAIN')
+  const domains = domain === undefined ? undefined : domainNames(domain, 'domain')
+  const tlsCert = from('tls-cert', 'HARK_TLS_CERT')
+  const port = from('port', 'HARK_PORT')
+  return defaultBaseUrl(domains, tlsCert, port === undefined ? undefined : Number(port))
+}
+
+/**
+ * Where people reach a server whose base URL is not set: its domain over https, or this
+ * machine (https with an own certificate).
+ */
+function defaultBaseUrl(
+  domains: string[] | undefined,
+  tlsCert: string | undefined,
+  port: number | undefined,
+): string {
+  if (domains) return httpsBaseUrl(domains[0] as string, port ?? 443)
+  if (tlsCert) return httpsBaseUrl('localhost', port ?? 443)
+  return `http://localhost:${port ?? DEFAULTS.port}`
 }
 
 /**

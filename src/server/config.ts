@@ -50,6 +50,26 @@ export interface Config {
   databaseUrl?: string
   /** Longest pause in an upload's body before it is cut (408); not a flag: tests shorten it. */
   uploadStallMs?: number
+  /**
+   * `--domain`: the names to obtain a certificate for from an ACME CA and serve over HTTPS on
+   * `port` (443), with `httpPort` (80) answering the CA's challenges and redirecting
+   * (src/tls/, docs/operations.md "HTTPS").
+   */
+  domains?: string[]
+  /** The ACME directory (Let's Encrypt's by default). */
+  acmeDirectory?: string
+  /** The contact the CA writes to about expiring certificates. */
+  acmeEmail?: string
+  /** A CA certificate file to trust for the ACME directory itself (a private ACME CA). */
+  acmeCa?: string
+  /** `--tls-cert` / `--tls-key`: serve HTTPS with the operator's own certificate. */
+  tlsCert?: string
+  tlsKey?: string
+  /** The plain-HTTP port that redirects to HTTPS (and answers challenges); unset: none. */
+  httpPort?: number
+  /** Not flags: how long before the end a certificate is renewed, how often own files are checked. */
+  acmeRenewBeforeMs?: number
+  tlsCheckMs?: number
 }
 
 export const DEFAULTS = {

@@ -1,4 +1,4 @@
-import type { Server } from 'bun'
+import type { Serve, Server } from 'bun'
 import { clientIp } from '../core/client-address.ts'
 import { errorResponse, FatalError } from '../core/errors.ts'
 import { refuseOversizedBody } from '../core/http/body-limit.ts'
@@ -10,13 +10,19 @@ import { buildApp, handlerOf } from './app.ts'
 import type { Config } from './config.ts'
 import { type Ctx, closeContext, createContext, openBlobs } from './context.ts'
 import { createPgContext } from './db/pg/context.ts'
+import { startHttps } from './https.ts'
 
 export interface Running {
   ctx: Ctx
+  /** The server answering new connections (with HTTPS, the one of the current certificate). */
   server: Server<unknown>
   url: string
   /** Stops accepting, answers every held long-poll, waits for in-flight requests, closes. */
   stop(): Promise<void>
+  /** Resolves once the server serves its base URL (with --domain: once it has a certificate). */
+  ready: Promise<void>
+  /** SIGHUP: read the certificate files again, or renew if due. */
+  reload?(): void
 }
 
 export class StartupError extends FatalError {}
@@ -28,74 +34,107 @@ export class StartupError extends FatalError {}
 const BUN_BODY_CAP = Number.MAX_SAFE_INTEGER
 
 /**
- * Starts the HTTP server on an opened context. Bun's idle timeout stays short for ordinary
- * requests; long-polls extend their own (see `holdOpen` in core/longpoll.ts).
+ * What every listener of the server is made with (plain HTTP, or HTTPS in src/tls): the one
+ * request path and error answer. Bun's idle timeout stays short for ordinary requests;
+ * long-polls extend their own (see `holdOpen` in core/longpoll.ts).
  */
-export async function startServer(
-  ctx: Ctx,
-  options: { idleTimeout?: number } = {},
-): Promise<Running> {
+export function serveOptions(ctx: Ctx, idleTimeout = 30): Serve.Options<unknown> {
   const handle = handlerOf(ctx, buildApp(ctx))
   const { config, log } = ctx
-  let server: Server<unknown>
+  return {
+    hostname: config.host,
+    port: config.port,
+    idleTimeout,
+    reusePort: config.reusePort === true,
+    maxRequestBodySize: BUN_BODY_CAP,
+    fetch: (request, srv) =>
+      logged(ctx, request, clientIp(request, srv, config.trustProxy === true), () => {
+        const admitted = admitHost(request)
+        if (admitted instanceof Response) return admitted
+        const refused = refuseOversizedBody(admitted, config.maxFileSize)
+        if (refused) return refused
+        if (admitted === request) return handle(admitted)
+        // A stand-in request (a very short Host) matched the route: it is this request's.
+        return handle(admitted).then((response) => {
+          ctx.metrics.routes.set(request, ctx.metrics.routeOf(admitted))
+          return response
+        })
+      }),
+    error: (error) => {
+      log.error(`unhandled: ${error.stack ?? error}`)
+      return errorResponse(500, 'internal error')
+    },
+  } as Serve.Options<unknown>
+}
+
+/** Listens, or says in words why the address cannot be had. */
+export function listenOn<T>(host: string, port: number | undefined, listen: () => T): T {
   try {
-    server = Bun.serve({
-      hostname: config.host,
-      port: config.port,
-      idleTimeout: options.idleTimeout ?? 30,
-      reusePort: config.reusePort === true,
-      maxRequestBodySize: BUN_BODY_CAP,
-      fetch: (request, srv) =>
-        logged(ctx, request, clientIp(request, srv, config.trustProxy === true), () => {
-          const admitted = admitHost(request)
-          if (admitted instanceof Response) return admitted
-          const refused = refuseOversizedBody(admitted, config.maxFileSize)
-          if (refused) return refused
-          if (admitted === request) return handle(admitted)
-          // A stand-in request (a very short Host) matched the route: it is this request's.
-          return handle(admitted).then((response) => {
-            ctx.metrics.routes.set(request, ctx.metrics.routeOf(admitted))
-            return response
-          })
-        }),
-      error: (error) => {
-        log.error(`unhandled: ${error.stack ?? error}`)
-        return errorResponse(500, 'internal error')
-      },
-    })
+    return listen()
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    await closeContext(ctx)
     if (code === 'EADDRINUSE') {
       throw new StartupError(
-        `port ${config.port} on ${config.host} is already in use; stop the other server or pick another with --port / HARK_PORT`,
+        `port ${port} on ${host} is already in use; stop the other server or pick another with --port / HARK_PORT`,
       )
     }
     if (code === 'EACCES') {
       throw new StartupError(
-        `not allowed to listen on ${config.host}:${config.port}; use a port above 1023`,
+        `not allowed to listen on ${host}:${port}; use a port above 1023, or allow it (AmbientCapabilities=CAP_NET_BIND_SERVICE in the service unit)`,
       )
     }
-    throw new StartupError(
-      `cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`,
-    )
+    throw new StartupError(`cannot listen on ${host}:${port}: ${(error as Error).message}`)
   }
-  ctx.server = server
+}
+
+/**
+ * Stops a running server: stop accepting, answer every held long-poll, give requests in
+ * flight five seconds, cut the rest, close the context.
+ */
+export function stopper(
+  ctx: Ctx,
+  stopListening: (force: boolean) => Promise<void>,
+): () => Promise<void> {
   let stopping: Promise<void> | undefined
-  const stop = () => {
+  return () => {
     stopping ??= (async () => {
-      const closed = server.stop(false)
+      const closed = stopListening(false)
       ctx.waiters.close()
       const graceful = await Promise.race([
         closed.then(() => true),
         Bun.sleep(5000).then(() => false),
       ])
-      if (!graceful) await server.stop(true)
+      if (!graceful) await stopListening(true)
       await closeContext(ctx)
     })()
     return stopping
   }
-  return { ctx, server, url: server.url.href.replace(/\/$/, ''), stop }
+}
+
+/** Starts the HTTP server on an opened context. */
+export async function startServer(
+  ctx: Ctx,
+  options: { idleTimeout?: number } = {},
+): Promise<Running> {
+  const { config } = ctx
+  let server: Server<unknown>
+  try {
+    server = listenOn(config.host, config.port, () =>
+      Bun.serve(serveOptions(ctx, options.idleTimeout)),
+    )
+  } catch (error) {
+    await closeContext(ctx)
+    throw error
+  }
+  ctx.server = server
+  const stop = stopper(ctx, (force) => server.stop(force))
+  return {
+    ctx,
+    server,
+    url: server.url.href.replace(/\/$/, ''),
+    stop,
+    ready: Promise.resolve(),
+  }
 }
 
 /**
@@ -160,6 +199,11 @@ export async function serve(config: Config, log: Logger): Promise<void> {
     process.once('SIGTERM', () => onSignal('SIGTERM'))
     process.once('SIGINT', () => onSignal('SIGINT'))
   })
+  // SIGHUP reloads (the certificate files of --tls-cert) instead of ending the process.
+  process.on('SIGHUP', () => {
+    if (running?.reload) running.reload()
+    else log.info('SIGHUP: nothing to reload (no --tls-cert or --domain)')
+  })
   const mailer = config.smtpUrl
     ? createSmtpMailer(config.smtpUrl, config.smtpFrom ?? 'hark@localhost')
     : undefined
@@ -180,7 +224,14 @@ export async function serve(config: Config, log: Logger): Promise<void> {
     await closeContext(ctx)
     return
   }
-  running = await startServer(ctx)
+  running = config.domains || config.tlsCert ? await startHttps(ctx) : await startServer(ctx)
+  // With --domain the HTTPS listener waits for its first certificate.
+  await Promise.race([running.ready, stopped])
+  if (stopRequested) {
+    await stopped
+    log.info('stopped')
+    return
+  }
   // The default base URL follows the port; with --port 0 that is only known now.
   if (config.port === 0 && config.baseUrl === 'http://localhost:0') {
     config.baseUrl = `http://localhost:${running.server.port}`

@@ -1,0 +1,64 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { type Certificate, CertificateError, readCertificate } from './certificate.ts'
+
+/**
+ * Where an obtained certificate and the ACME account key live: `DATA/tls/`, mode 0700, each file
+ * 0600 whatever the umask. The certificate and its key are one file, written to a temporary
+ * name and renamed, so a crash never leaves a chain beside another chain's key.
+ */
+export interface CertificateFiles {
+  dir: string
+  /** The saved certificate, if there is one that parses and whose key matches. */
+  load(): Certificate | undefined
+  save(certificate: Certificate): void
+  /** The ACME account's key (PEM), made by `make` on first use and kept. */
+  accountKey(make: () => Promise<string>): Promise<string>
+}
+
+const CERTIFICATE = 'certificate.pem'
+const ACCOUNT_KEY = 'acme-account.key'
+
+export function certificateFiles(dataDir: string): CertificateFiles {
+  const dir = join(dataDir, 'tls')
+  const ensureDir = () => {
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    chmodSync(dir, 0o700)
+  }
+  const writePrivate = (name: string, text: string) => {
+    ensureDir()
+    const path = join(dir, name)
+    const temporary = `${path}.${process.pid}.tmp`
+    writeFileSync(temporary, text, { mode: 0o600 })
+    // The mode given to writeFileSync passes through the umask only when the file is new.
+    chmodSync(temporary, 0o600)
+    renameSync(temporary, path)
+  }
+  return {
+    dir,
+    load() {
+      const path = join(dir, CERTIFICATE)
+      if (!existsSync(path)) return undefined
+      const text = readFileSync(path, 'utf8')
+      const key = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+?-----END [A-Z ]*PRIVATE KEY-----/.exec(
+        text,
+      )
+      try {
+        return readCertificate(text, key?.[0] ?? '')
+      } catch (error) {
+        if (error instanceof CertificateError) return undefined
+        throw error
+      }
+    },
+    save(certificate) {
+      writePrivate(CERTIFICATE, `${certificate.key.trim()}\n${certificate.cert.trim()}\n`)
+    },
+    async accountKey(make) {
+      const path = join(dir, ACCOUNT_KEY)
+      if (existsSync(path)) return readFileSync(path, 'utf8')
+      const key = await make()
+      writePrivate(ACCOUNT_KEY, key)
+      return key
+    },
+  }
+}
