@@ -60,7 +60,11 @@ export async function orderCertificate(
   const accountKey = await options.files.accountKey(async () =>
     (await acme.crypto.createPrivateEcdsaKey()).toString(),
   )
-  const client = new acme.Client({ directoryUrl: options.directory, accountKey })
+  const client = new acme.Client({
+    directoryUrl: options.directory,
+    accountKey,
+    accountUrl: options.files.accountUrl(options.directory),
+  })
   const [key, csr] = await acme.crypto.createCsr(
     { commonName: names[0], altNames: names },
     await acme.crypto.createPrivateEcdsaKey(),
@@ -91,6 +95,7 @@ export async function orderCertificate(
       }),
       timedOut,
     ])
+    options.files.saveAccountUrl(options.directory, client.getAccountUrl())
     return readCertificate(chain, key.toString())
   } catch (error) {
     throw asOrderError(error, options.directory)

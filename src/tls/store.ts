@@ -14,10 +14,14 @@ export interface CertificateFiles {
   save(certificate: Certificate): void
   /** The ACME account's key (PEM), made by `make` on first use and kept. */
   accountKey(make: () => Promise<string>): Promise<string>
+  /** The account's URL at `directory`, once registered there (no registration per order). */
+  accountUrl(directory: string): string | undefined
+  saveAccountUrl(directory: string, url: string): void
 }
 
 const CERTIFICATE = 'certificate.pem'
 const ACCOUNT_KEY = 'acme-account.key'
+const ACCOUNTS = 'acme-accounts.json'
 
 export function certificateFiles(dataDir: string): CertificateFiles {
   const dir = join(dataDir, 'tls')
@@ -33,6 +37,16 @@ export function certificateFiles(dataDir: string): CertificateFiles {
     // The mode given to writeFileSync passes through the umask only when the file is new.
     chmodSync(temporary, 0o600)
     renameSync(temporary, path)
+  }
+  const readAccounts = (): Record<string, string> => {
+    const path = join(dir, ACCOUNTS)
+    if (!existsSync(path)) return {}
+    try {
+      const parsed = JSON.parse(readFileSync(path, 'utf8'))
+      return typeof parsed === 'object' && parsed !== null ? parsed : {}
+    } catch {
+      return {}
+    }
   }
   return {
     dir,
@@ -59,6 +73,15 @@ export function certificateFiles(dataDir: string): CertificateFiles {
       const key = await make()
       writePrivate(ACCOUNT_KEY, key)
       return key
+    },
+    accountUrl(directory) {
+      return readAccounts()[directory]
+    },
+    saveAccountUrl(directory, url) {
+      writePrivate(
+        ACCOUNTS,
+        `${JSON.stringify({ ...readAccounts(), [directory]: url }, null, 2)}\n`,
+      )
     },
   }
 }
