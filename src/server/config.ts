@@ -67,9 +67,13 @@ export interface Config {
   tlsKey?: string
   /** The plain-HTTP port that redirects to HTTPS (and answers challenges); unset: none. */
   httpPort?: number
-  /** Not flags: how long before the end a certificate is renewed, how often own files are checked. */
+  /**
+   * Not flags: how long before the end a certificate is renewed, how often own files are
+   * checked, how long a replaced listener drains (src/tls/listener.ts).
+   */
   acmeRenewBeforeMs?: number
   tlsCheckMs?: number
+  tlsDrainMs?: number
 }
 
 export const DEFAULTS = {

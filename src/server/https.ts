@@ -10,6 +10,26 @@ import { certificateFiles } from '../tls/store.ts'
 import { type Ctx, closeContext } from './context.ts'
 import { listenOn, type Running, StartupError, serveOptions, stopper } from './serve.ts'
 
+/**
+ * Linux resets the connections still queued on a listener when it closes, unless
+ * `net.ipv4.tcp_migrate_req` hands them to another listener of the port (5.14+): with it, a
+ * certificate swap resets no connection (bench/tls.ts counted 1 in 2,300 new connections
+ * without it, none with it). Said once at start when it is off.
+ */
+function hintMigrateReq(log: Ctx['log']): void {
+  let value: string
+  try {
+    value = readFileSync('/proc/sys/net/ipv4/tcp_migrate_req', 'utf8').trim()
+  } catch {
+    return
+  }
+  if (value === '0') {
+    log.info(
+      'TLS: net.ipv4.tcp_migrate_req is 0: a connection arriving just as a new certificate is swapped in may be reset; sysctl -w net.ipv4.tcp_migrate_req=1 avoids it (docs/operations.md "HTTPS")',
+    )
+  }
+}
+
 /** How often `--tls-cert`'s files are looked at for a change. */
 const OWN_FILES_CHECK_MS = 5000
 
@@ -21,6 +41,8 @@ export interface RunningHttps extends Running {
   own?: OwnCertificate
   /** The plain-HTTP listener (redirects, ACME challenges), when there is one. */
   http?: Server<unknown>
+  /** Resolves once listeners of earlier certificates have stopped. */
+  whenDrained(): Promise<void>
 }
 
 /**
@@ -44,9 +66,14 @@ export async function startHttps(ctx: Ctx): Promise<RunningHttps> {
   const serveCertificate = (certificate: Certificate) => {
     if (swapping) return swapping.swap(certificate)
     swapping = listenOn(config.host, config.port, () => {
-      return new SwappingServer(options, certificate, (server) => {
-        ctx.server = server
-      })
+      return new SwappingServer(
+        options,
+        certificate,
+        (server) => {
+          ctx.server = server
+        },
+        config.tlsDrainMs,
+      )
     })
     markReady()
   }
@@ -113,6 +140,7 @@ export async function startHttps(ctx: Ctx): Promise<RunningHttps> {
     await closeContext(ctx)
     throw error
   }
+  hintMigrateReq(log)
   const stop = stopper(ctx, async (force) => {
     renewal?.stop()
     own?.stop()
@@ -133,6 +161,7 @@ export async function startHttps(ctx: Ctx): Promise<RunningHttps> {
     renewal,
     own,
     http,
+    whenDrained: async () => await swapping?.whenDrained(),
     reload() {
       if (own) own.reload('SIGHUP')
       else if (renewal && renewal.certificate === undefined) void renewal.renewNow()
