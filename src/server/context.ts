@@ -100,6 +100,8 @@ export interface Ctx {
   mailer?: Mailer
   /** The listening server, once `hark serve` has one (tests drive `app.handle()` without). */
   server?: Server<unknown>
+  /** When Hark serves HTTPS itself: the end of the certificate served now (ms), for /metrics. */
+  tlsNotAfter?: () => number | undefined
 }
 
 /** A context on the embedded SQLite database (every test's, `hark serve` by default). */

@@ -141,6 +141,7 @@ export async function startHttps(ctx: Ctx): Promise<RunningHttps> {
     throw error
   }
   hintMigrateReq(log)
+  ctx.tlsNotAfter = () => (own?.current ?? renewal?.certificate)?.notAfter
   const stop = stopper(ctx, async (force) => {
     renewal?.stop()
     own?.stop()

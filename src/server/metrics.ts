@@ -71,6 +71,16 @@ export class ServerMetrics {
         ),
       )
     }
+    const tlsNotAfter = ctx.tlsNotAfter
+    if (tlsNotAfter) {
+      now.add(
+        new Gauge(
+          'hark_tls_certificate_not_after_seconds',
+          'When the HTTPS certificate served now ends (Unix time; --domain renews 30 days before)',
+          () => (tlsNotAfter() ?? 0) / 1000,
+        ),
+      )
+    }
     const wakes = ctx.database.wakeStats?.()
     if (wakes) {
       now.add(

@@ -52,6 +52,7 @@ beforeAll(async () => {
       acmeCa: pebble.directoryCaFile,
       // The replaced listener drains briefly here, so new connections soon reach only the new one.
       tlsDrainMs: 300,
+      metrics: true,
     },
     { log },
   )
@@ -113,5 +114,11 @@ describe('renewal of a --domain certificate', () => {
     const still = await peerCertificate(httpsPort, 'hark.test', root)
     expect(still.serialNumber).toBe(served.serialNumber)
     expect((await api('/health')).status).toBe(200)
+  })
+
+  test('/metrics shows when the certificate served now ends', async () => {
+    const text = await (await api('/metrics')).text()
+    const notAfter = running.renewal?.certificate?.notAfter as number
+    expect(text).toContain(`hark_tls_certificate_not_after_seconds ${notAfter / 1000}`)
   })
 })
