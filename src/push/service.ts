@@ -7,7 +7,7 @@ import type { Ctx, Tx } from '../server/context.ts'
 import { deviceLabel } from '../shared/device.ts'
 import { checkEndpoint } from './endpoint.ts'
 import { authKey, p256dhKey } from './keys.ts'
-import { MAX_PAYLOAD_BYTES, messagePayload, TEST_OPENS, testPayload } from './payload.ts'
+import { MAX_PAYLOAD_BYTES, messagePayload, type TEST_OPENS, testPayload } from './payload.ts'
 import type { PushDevice, SubscribeRequest } from './schema.ts'
 import type { SubscriptionRow } from './store.ts'
 
