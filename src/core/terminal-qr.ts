@@ -35,11 +35,24 @@ export function terminalQr(text: string): string {
   return `${lines.join('\n')}\n`
 }
 
+/** A link on this machine itself (`localhost`, loopback): a phone that scans it reaches nothing. */
+export function loopbackLink(link: string): boolean {
+  const host = new URL(link).hostname.replace(/^\[|\]$/g, '')
+  return (
+    host === 'localhost' || host.endsWith('.localhost') || /^127\./.test(host) || host === '::1'
+  )
+}
+
 /**
- * Whether to print a QR code on a stream: always with `--qr`, never with `--no-qr`, else only
- * when it is a terminal (a script reading the link wants the link, not a picture of it).
+ * Whether to print a QR code of `link` on a stream: always with `--qr`, never with `--no-qr`,
+ * else only when it is a terminal (a script reading the link wants the link, not a picture of
+ * it) and the link is not on this machine only.
  */
-export function wantsQr(flags: ReadonlyMap<string, unknown>, stream: { isTTY?: boolean }): boolean {
+export function wantsQr(
+  flags: ReadonlyMap<string, unknown>,
+  stream: { isTTY?: boolean },
+  link: string,
+): boolean {
   if (flags.has('no-qr')) return false
-  return flags.has('qr') || stream.isTTY === true
+  return flags.has('qr') || (stream.isTTY === true && !loopbackLink(link))
 }

@@ -13,11 +13,14 @@ import { startTestServer, type TestServer, tempDir } from '../harness.ts'
  */
 const HARK = join(import.meta.dir, '..', '..', 'dist', 'hark')
 const dirs: string[] = []
+const PUBLIC = 'https://hark.example.com'
 let server: TestServer
 
 beforeAll(async () => {
   if (!existsSync(HARK)) throw new Error('dist/hark is missing: run `bun run build` first')
   server = await startTestServer({ listen: true })
+  // Its links name the public address a phone opens; `hark init` talks to the loopback one.
+  server.ctx.config.baseUrl = PUBLIC
 })
 afterAll(async () => {
   await server?.close()
@@ -115,13 +118,36 @@ describe('QR codes of the links that must reach a phone', () => {
   test('hark serve at a terminal prints the setup link as a QR code that decodes to it', async () => {
     const data = dataDir()
     const out = await atTerminal(
+      [
+        'serve',
+        '--data',
+        data,
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '0',
+        '--base-url',
+        'https://hark.example.com',
+      ],
+      /or, headless: hark admin user add/,
+    )
+    const link = readFileSync(join(data, 'setup-token'), 'utf8').trim()
+    expect(link).toMatch(/^https:\/\/hark\.example\.com\/setup#token=\w+$/)
+    expect(out).toContain(`open ${link} within an hour`)
+    expect(decodePrinted(out)).toBe(link)
+  }, 30_000)
+
+  test('hark serve on localhost: no QR code a phone could not open, but what would work', async () => {
+    const data = dataDir()
+    const out = await atTerminal(
       ['serve', '--data', data, '--host', '127.0.0.1', '--port', '0'],
       /or, headless: hark admin user add/,
     )
     const link = readFileSync(join(data, 'setup-token'), 'utf8').trim()
     expect(link).toMatch(/^http:\/\/localhost:\d+\/setup#token=\w+$/)
     expect(out).toContain(`open ${link} within an hour`)
-    expect(decodePrinted(out)).toBe(link)
+    expect(out).not.toContain(ON)
+    expect(out).toContain('to set up from a phone, give Hark an address it can reach over HTTPS')
   }, 30_000)
 
   test('hark admin user add at a terminal: a QR code of the sign-in link, the link still last', async () => {
@@ -143,6 +169,16 @@ describe('QR codes of the links that must reach a phone', () => {
     const link = /https:\/\/hark\.example\.com\/enrol#\w{32}/.exec(out)?.[0]
     expect(link).toBeDefined()
     expect(decodePrinted(out)).toBe(link)
+  }, 30_000)
+
+  test('hark admin user add at a terminal with a localhost base URL: the note, no QR code', async () => {
+    const data = dataDir()
+    const out = await atTerminal(
+      ['admin', 'user', 'add', 'lo@example.com', '--data', data],
+      /enrol#\w{32}\r?\n/,
+    )
+    expect(out).toContain('Note: the link uses http://localhost')
+    expect(out).not.toContain(ON)
   }, 30_000)
 
   test('hark admin user add in a pipe prints no QR code, unless --qr; the link is the last line', async () => {
@@ -177,8 +213,8 @@ describe('QR codes of the links that must reach a phone', () => {
 
   test('hark init at a terminal prints its pairing link as a QR code that decodes to it', async () => {
     const out = await atTerminal(['init', server.url, '--label', 'QR'], /Waiting for approval/)
-    const link = /(http:\/\/\S+\/pair\S*)/.exec(out)?.[1]
-    expect(link).toStartWith(`${server.url}/pair`)
+    const link = /(https:\/\/\S+\/pair\S*)/.exec(out)?.[1]
+    expect(link).toStartWith(`${PUBLIC}/pair?code=`)
     expect(decodePrinted(out)).toBe(link)
   }, 30_000)
 
@@ -201,8 +237,8 @@ describe('QR codes of the links that must reach a phone', () => {
     }
     expect(await run([])).not.toContain(ON)
     const asked = await run(['--qr'])
-    const link = /(http:\/\/\S+\/pair\S*)/.exec(asked)?.[1]
-    expect(link).toStartWith(`${server.url}/pair`)
+    const link = /(https:\/\/\S+\/pair\S*)/.exec(asked)?.[1]
+    expect(link).toStartWith(`${PUBLIC}/pair?code=`)
     expect(decodePrinted(asked)).toBe(link)
   }, 30_000)
 })

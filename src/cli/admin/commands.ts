@@ -66,7 +66,7 @@ async function printSignInLink(c: AdminContext, p: Provisioning, user: UserRow):
     c.out(`Note: the link uses ${base}; set HARK_BASE_URL (or --base-url) to the public URL.`)
   }
   // Scanned, the link enrols the passkey on the phone itself; the link stays the last line.
-  if (wantsQr(c.args.flags, process.stdout)) c.out(terminalQr(link).trimEnd())
+  if (wantsQr(c.args.flags, process.stdout, link)) c.out(terminalQr(link).trimEnd())
   c.out(`Sign-in link for ${user.email} (one-time, valid 24 hours; it enrols a passkey):`)
   c.out(link)
 }

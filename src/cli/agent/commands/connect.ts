@@ -56,7 +56,7 @@ new channel's token is stored in the profile ($XDG_CONFIG_HOME/hark/config.json,
 
   --label LABEL   the name the app suggests for this agent (you can change it when approving)
   --qr, --no-qr   print the link as a QR code too, to open it on a phone (default: when
-                  stderr is a terminal)`,
+                  stderr is a terminal and URL is not localhost)`,
   valued: ['label'],
   booleans: ['qr', 'no-qr'],
   async run(c) {
@@ -66,7 +66,7 @@ new channel's token is stored in the profile ($XDG_CONFIG_HOME/hark/config.json,
     const start = await client.startPairing(flagString(c.args, 'label'))
     const link = start.verification_uri_complete
     // Scanned with the phone that holds the person's passkey, the link opens the app there.
-    const qr = wantsQr(c.args.flags, process.stderr) ? `\n${terminalQr(link)}` : ''
+    const qr = wantsQr(c.args.flags, process.stderr, link) ? `\n${terminalQr(link)}` : ''
     c.io.tell(
       `To connect this agent, open\n\n  ${link}\n${qr}\n` +
         `and approve the code ${start.user_code}. Waiting for approval ` +
