@@ -63,9 +63,9 @@ export function NeedsHttps({ info }: { info: Info | null }) {
           </p>
           <p>
             <strong>Cloudflare Tunnel</strong>:{' '}
-            <code>cloudflared tunnel --url http://localhost:8080</code> prints an https address
-            to try Hark at (start it with <code>--base-url</code> set to that). Passkeys belong to
-            one address, so to keep Hark use a named tunnel on your own domain.
+            <code>cloudflared tunnel --url http://localhost:8080</code> prints an https address to
+            try Hark at (start it with <code>--base-url</code> set to that). Passkeys belong to one
+            address, so to keep Hark use a named tunnel on your own domain.
           </p>
           <p>
             <a href={`${DOCS}#reaching-hark-from-a-phone`}>Reaching Hark from a phone</a>
