@@ -3,6 +3,16 @@
 # hardened systemd unit, started, with the setup link printed at the end.
 #
 #   curl -fsSL https://hark.example/install.sh | sudo sh
+#   curl -fsSL https://hark.example/install.sh | sudo sh -s -- --domain hark.example.com
+#
+# Options:
+#   --domain NAME[,NAME...]     serve HTTPS on 443 for NAME with a certificate Hark gets itself
+#                               (ACME, Let's Encrypt; port 80 answers the challenges and
+#                               redirects): writes HARK_DOMAIN into /etc/hark/hark.env (on a
+#                               re-run too) and gives the unit CAP_NET_BIND_SERVICE, the one
+#                               capability binding ports below 1024 needs. Same as HARK_DOMAIN=.
+#   --acme-email EMAIL          the address Let's Encrypt writes to about the certificate
+#                               (HARK_ACME_EMAIL in hark.env). Same as HARK_ACME_EMAIL=.
 #
 # Run it again to upgrade: the binary is replaced (checksum-verified), a backup is taken first,
 # the service restarts only if something changed, and data and configuration are kept.
@@ -67,6 +77,29 @@ hark_install() {
     printf 'install.sh: %s\n' "$*" >&2
     exit 1
   }
+
+  # --- options --------------------------------------------------------------------------------
+  domain=${HARK_DOMAIN:-}
+  acme_email=${HARK_ACME_EMAIL:-}
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --domain | --acme-email)
+        [ $# -ge 2 ] || die "$1 needs a value"
+        [ "$1" = --domain ] && domain=$2 || acme_email=$2
+        shift 2
+        ;;
+      --domain=*) domain=${1#--domain=} && shift ;;
+      --acme-email=*) acme_email=${1#--acme-email=} && shift ;;
+      *) die "unknown argument $1 (install.sh [--domain NAME[,NAME...]] [--acme-email EMAIL])" ;;
+    esac
+  done
+  # The server checks the names themselves; here only what would break the env file's line.
+  case "$domain" in
+    *[!A-Za-z0-9.,-]*) die "--domain $domain: give DNS names, comma-separated (hark.example.com)" ;;
+  esac
+  case "$acme_email" in
+    *[!A-Za-z0-9.@+_-]*) die "--acme-email $acme_email is not an email address" ;;
+  esac
 
   # --- platform -------------------------------------------------------------------------------
   [ "$(uname -s)" = Linux ] || die "Hark runs on Linux only (this is $(uname -s))"
@@ -254,15 +287,33 @@ hark_install() {
     [ -n "${HARK_HOST:-}" ] && sed -i "s#^HARK_HOST=.*#HARK_HOST=$HARK_HOST#" "$tmp/hark.env"
     [ -n "${HARK_PORT:-}" ] && sed -i "s#^HARK_PORT=.*#HARK_PORT=$HARK_PORT#" "$tmp/hark.env"
     [ -n "${HARK_BASE_URL:-}" ] && sed -i "s#^\#HARK_BASE_URL=.*#HARK_BASE_URL=$HARK_BASE_URL#" "$tmp/hark.env"
+    [ -n "$domain" ] && set_env "$tmp/hark.env" HARK_DOMAIN "$domain"
+    [ -n "$acme_email" ] && set_env "$tmp/hark.env" HARK_ACME_EMAIL "$acme_email"
     install -m 0640 "$tmp/hark.env" "$env_file"
     [ -z "$skip_user" ] && chown root:hark "$env_file"
     say "Wrote $env_file."
   else
     say "Kept $env_file."
+    # Asked for on a re-run (HTTPS added later): the one line changes, and the service restarts.
+    for pair in "HARK_DOMAIN=$domain" "HARK_ACME_EMAIL=$acme_email"; do
+      name=${pair%%=*}
+      value=${pair#*=}
+      if [ -n "$value" ] && [ "$(env_value "$name")" != "$value" ]; then
+        set_env "$env_file" "$name" "$value"
+        config_changed=1
+        say "Set $name=$value in $env_file."
+      fi
+    done
+  fi
+  # What the configuration says from now on (a flag, or an earlier install's).
+  domain=$(env_value HARK_DOMAIN)
+  if [ -n "$domain" ]; then
+    say "HTTPS: Hark answers at https://${domain%%,*} with a certificate it gets from Let's Encrypt;"
+    say "  ${domain%%,*} must point at this machine, and ports 80 and 443 be open to the internet."
   fi
 
   # --- binary ---------------------------------------------------------------------------------
-  changed=
+  changed=${config_changed:-}
   old_version=
   if [ -f "$bin" ] && cmp -s "$tmp/hark" "$bin"; then
     say "hark $new_version is already installed at $bin."
@@ -286,7 +337,13 @@ hark_install() {
   if [ -f "$tmp/uninstall" ]; then install -m 0755 "$tmp/uninstall" "$bin_dir/hark-uninstall"; fi
 
   # --- systemd --------------------------------------------------------------------------------
-  write_unit >"$tmp/hark.service"
+  # With HTTPS on 80 and 443 (HARK_DOMAIN), binding them is the one capability the unit grants.
+  if [ -n "$domain" ]; then
+    write_unit | sed -e 's/^CapabilityBoundingSet=$/CapabilityBoundingSet=CAP_NET_BIND_SERVICE/' \
+      -e 's/^AmbientCapabilities=$/AmbientCapabilities=CAP_NET_BIND_SERVICE/' >"$tmp/hark.service"
+  else
+    write_unit >"$tmp/hark.service"
+  fi
   if ! cmp -s "$tmp/hark.service" "$unit"; then
     install -m 0644 "$tmp/hark.service" "$unit"
     changed=1
@@ -373,6 +430,23 @@ backup_before_upgrade() {
   fi
 }
 
+# The value of NAME=... in the env file (the last active line), or nothing.
+env_value() { # NAME
+  [ -f "$env_file" ] || return 0
+  sed -n "s/^$1=//p" "$env_file" | tail -n 1
+}
+
+# Sets NAME=VALUE in FILE: replaces its line (or the commented-out one), else appends it.
+set_env() { # FILE NAME VALUE
+  if grep -q "^$2=" "$1"; then
+    sed -i "s#^$2=.*#$2=$3#" "$1"
+  elif grep -q "^#$2=" "$1"; then
+    sed -i "s#^\#$2=.*#$2=$3#" "$1"
+  else
+    printf '%s=%s\n' "$2" "$3" >>"$1"
+  fi
+}
+
 as_hark() {
   if [ -z "$skip_user" ]; then runuser -u hark -- "$@"; else "$@"; fi
 }
@@ -388,9 +462,19 @@ healthy() {
   public=$(printf '%s\n' "$cfg" | sed -n 's/^HARK_BASE_URL=\([^ ]*\).*/\1/p')
   case "$host" in 0.0.0.0 | :: | '') host=127.0.0.1 ;; *:*) host="[$host]" ;; esac
   health="http://$host:${port:-8080}/health"
+  # With HTTPS, port 80 answers (the ACME challenges, a redirect to https) from the start, even
+  # before the certificate is issued: any HTTP answer there says the server is up.
+  if [ -n "$domain" ]; then
+    health="http://$host:80/health"
+    case "$public" in https://*) ;; *) public="https://${domain%%,*}" ;; esac
+  fi
   i=0
   while [ $i -lt $((${HARK_HEALTH_WAIT:-30} * 2)) ]; do
-    if command -v curl >/dev/null 2>&1; then
+    if [ -n "$domain" ] && command -v curl >/dev/null 2>&1; then
+      curl -sS -o /dev/null "$health" 2>/dev/null && return 0
+    elif [ -n "$domain" ]; then
+      wget -S -q --max-redirect=0 -O /dev/null "$health" 2>&1 | grep -q 'HTTP/' && return 0
+    elif command -v curl >/dev/null 2>&1; then
       curl -fsS -o /dev/null "$health" 2>/dev/null && return 0
     else
       wget -q -O /dev/null "$health" 2>/dev/null && return 0

@@ -45,6 +45,8 @@ export function createLimits(config: Pick<Config, 'writeLimit'>, now: () => numb
       now,
       'too many passkey logins or sign-ups started from your network address',
     ),
+    /** "Send a test notification" per person: each posts to every device's push service. */
+    pushTests: new RateLimiter(5, MINUTE, now, 'too many test notifications; wait a minute'),
     /** Unknown pairing codes tried, per person and per client address. */
     pairingCodes: new PairingCodeGuard(now),
     /** Email codes asked for and tried. */

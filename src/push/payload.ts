@@ -129,12 +129,21 @@ export function messagePayload(channel: ChannelRow, row: MessageRow): PushPayloa
   return payload
 }
 
-export const testPayload = (): PushPayload => ({
+/**
+ * Where a tapped test notification opens the app: the page the test was sent from, told by
+ * `?notification=test` that the round trip (sent, delivered, shown, tapped) is complete.
+ */
+export const TEST_OPENS = {
+  settings: '/settings?notification=test#notifications',
+  setup: '/setup?notification=test',
+} as const
+
+export const testPayload = (opens: keyof typeof TEST_OPENS = 'settings'): PushPayload => ({
   kind: 'test',
   channel_id: null,
   channel_label: 'Hark',
   message_id: null,
   title: 'Test notification',
-  text: 'Notifications reach this device.',
-  url: '/settings#notifications',
+  text: 'Notifications reach this device. Tap to finish the test.',
+  url: TEST_OPENS[opens],
 })

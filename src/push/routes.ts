@@ -9,6 +9,8 @@ import {
   DeviceResponse,
   DevicesResponse,
   EmailReminders,
+  PushTestRequest,
+  PushTestResponse,
   SubscribeRequest,
 } from './schema.ts'
 import {
@@ -17,6 +19,7 @@ import {
   MAX_PUSH_DEVICES,
   removeDevice,
   sendTest,
+  sendTestToAll,
   setEmailReminders,
   subscribe,
 } from './service.ts'
@@ -62,6 +65,22 @@ export const pushRoutes = (ctx: Ctx) =>
       {
         params: IdParams,
         detail: doc('unsubscribePush', 'push', 'Stop notifications to a device', Ok),
+      },
+    )
+    .post(
+      '/test',
+      async ({ person, body }) => ({
+        sent: await sendTestToAll(ctx, person.user.id, body.opens ?? 'settings'),
+      }),
+      {
+        body: PushTestRequest,
+        detail: doc(
+          'testPush',
+          'push',
+          'Send a test notification to every device of mine (tapped, it opens the app)',
+          PushTestResponse,
+          { errors: [409, 429] },
+        ),
       },
     )
     .post(

@@ -58,3 +58,20 @@ export const EmailReminders = t.Object(
   },
   { $id: 'EmailReminders' },
 )
+
+export const PushTestRequest = t.Object(
+  {
+    opens: t.Optional(
+      t.Union([t.Literal('settings'), t.Literal('setup')], {
+        description:
+          'the page a tap on the test notification opens: settings (default) or the setup wizard',
+      }),
+    ),
+  },
+  { $id: 'PushTestRequest' },
+)
+
+export const PushTestResponse = t.Object(
+  { sent: t.Integer({ description: 'how many devices the test notification was queued for' }) },
+  { $id: 'PushTestResponse' },
+)

@@ -7,7 +7,7 @@ import type { Ctx, Tx } from '../server/context.ts'
 import { deviceLabel } from '../shared/device.ts'
 import { checkEndpoint } from './endpoint.ts'
 import { authKey, p256dhKey } from './keys.ts'
-import { MAX_PAYLOAD_BYTES, messagePayload, testPayload } from './payload.ts'
+import { MAX_PAYLOAD_BYTES, messagePayload, type TEST_OPENS, testPayload } from './payload.ts'
 import type { PushDevice, SubscribeRequest } from './schema.ts'
 import type { SubscriptionRow } from './store.ts'
 
@@ -100,6 +100,32 @@ export async function sendTest(ctx: Ctx, userId: string, id: string): Promise<vo
     await tx.store.push.enqueueOne(id, null, JSON.stringify(testPayload()), ctx.clock.now())
     tx.after(() => ctx.push.kick())
   })
+}
+
+/**
+ * "Send a test notification" (issue 27): one to every device of the person, to prove the whole
+ * round trip; tapped, it opens the page it was sent from (`opens`). Limited per person, since
+ * each call posts to as many push services as the person has devices.
+ */
+export async function sendTestToAll(
+  ctx: Ctx,
+  userId: string,
+  opens: keyof typeof TEST_OPENS,
+): Promise<number> {
+  ctx.limits.pushTests.take(userId)
+  const payload = JSON.stringify(testPayload(opens))
+  const sent = await ctx.writes.run(async (tx) => {
+    const n = await tx.store.push.enqueueForUser(userId, null, payload, ctx.clock.now())
+    if (n > 0) tx.after(() => ctx.push.kick())
+    return n
+  })
+  if (sent === 0) {
+    throw fail.conflict(
+      'no device of yours gets notifications yet: turn them on on this device first ' +
+        '(Settings → Notifications), then send the test',
+    )
+  }
+  return sent
 }
 
 /**

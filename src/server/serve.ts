@@ -5,6 +5,7 @@ import { refuseOversizedBody } from '../core/http/body-limit.ts'
 import { admitHost, pathOf } from '../core/http/front-door.ts'
 import type { Logger, RequestEntry } from '../core/log.ts'
 import { createSmtpMailer } from '../core/mailer.ts'
+import { loopbackLink, terminalQr } from '../core/terminal-qr.ts'
 import { issueSetupToken, setupTokenFile } from '../people/setup.ts'
 import { buildApp, handlerOf } from './app.ts'
 import type { Config } from './config.ts'
@@ -243,9 +244,16 @@ export async function serve(config: Config, log: Logger): Promise<void> {
     const file = setupTokenFile(ctx)
     // The link is the owner's capability for an hour. A person at a terminal is shown it; a log
     // that outlives the terminal (the system journal, a file) must not keep it.
-    if (process.stderr.isTTY)
+    if (process.stderr.isTTY) {
       log.info(`setup needed: open ${setup} within an hour (also in ${file})`)
-    else log.info(`setup needed: the one-time setup link is in ${file} (valid for an hour)`)
+      // Scanned, the owner makes their passkey on the phone itself (a line of a JSON log is no
+      // place for a picture). A localhost link would lead the phone nowhere: say what would.
+      if (loopbackLink(setup)) {
+        log.info(
+          'to set up from a phone, give Hark an address it can reach over HTTPS: --domain NAME, or --base-url behind a proxy or tunnel (README)',
+        )
+      } else if (!log.request) process.stderr.write(`${terminalQr(setup)}\n`)
+    } else log.info(`setup needed: the one-time setup link is in ${file} (valid for an hour)`)
     log.info('or, headless: hark admin user add EMAIL --owner')
   }
   await stopped

@@ -115,6 +115,7 @@ export const PERSON_ROUTES: Route[] = [
   },
   { method: 'DELETE', path: '/v1/app/push/subscriptions/push_x' },
   { method: 'POST', path: '/v1/app/push/subscriptions/push_x/test' },
+  { method: 'POST', path: '/v1/app/push/test', json: {} },
   { method: 'GET', path: '/v1/app/push/email-reminders' },
   { method: 'PATCH', path: '/v1/app/push/email-reminders', json: { minutes: 5 } },
 ]

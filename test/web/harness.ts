@@ -28,14 +28,17 @@ export const SCREENSHOTS = join(import.meta.dir, 'screenshots')
 export const PHONE = { width: 390, height: 844 }
 export const DESKTOP = { width: 1280, height: 800 }
 
-export async function launchBrowser(): Promise<{ browser: Browser; close(): Promise<void> }> {
+export async function launchBrowser(
+  /** More Chromium flags (a host resolver rule, say). */
+  extraArgs: string[] = [],
+): Promise<{ browser: Browser; close(): Promise<void> }> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`)
   }
   // Playwright starts Chromium on a fresh temporary profile of its own and removes it on close.
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: CHROMIUM_ARGS,
+    args: [...CHROMIUM_ARGS, ...extraArgs],
     headless: true,
   })
   return { browser, close: () => browser.close() }

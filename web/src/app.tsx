@@ -12,6 +12,7 @@ import { ApprovalHistory } from './screens/approval-history.tsx'
 import { Enrol } from './screens/enrol.tsx'
 import { JoinInfo } from './screens/join.tsx'
 import { Login } from './screens/login.tsx'
+import { NeedsHttps, needsHttps } from './screens/needs-https.tsx'
 import { Pair } from './screens/pair.tsx'
 import { Settings } from './screens/settings.tsx'
 import { Setup } from './screens/setup.tsx'
@@ -82,6 +83,8 @@ export function App() {
     [info, me],
   )
 
+  // Over plain HTTP from another device nothing of Hark can work: say why and what to do.
+  if (needsHttps()) return <NeedsHttps info={info} />
   if (error) {
     return (
       <main class="auth">

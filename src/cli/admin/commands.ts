@@ -1,5 +1,6 @@
 import { issueSignInLink } from '../../access/enrol/sign-in-links.ts'
 import { FatalError, UsageError } from '../../core/errors.ts'
+import { terminalQr, wantsQr } from '../../core/terminal-qr.ts'
 import {
   addChannel,
   addPersonToken,
@@ -52,6 +53,7 @@ function needUser(c: AdminContext, command: string): string {
 }
 
 const LINKED = [...RECORD_VALUED, 'base-url', 'port'] as const
+const LINKED_BOOLEANS = ['qr', 'no-qr'] as const
 
 /**
  * Prints a person's new sign-in link, alone on the last line: without it a person made here, on
@@ -63,6 +65,8 @@ async function printSignInLink(c: AdminContext, p: Provisioning, user: UserRow):
   if (new URL(base).hostname === 'localhost') {
     c.out(`Note: the link uses ${base}; set HARK_BASE_URL (or --base-url) to the public URL.`)
   }
+  // Scanned, the link enrols the passkey on the phone itself; the link stays the last line.
+  if (wantsQr(c.args.flags, process.stdout, link)) c.out(terminalQr(link).trimEnd())
   c.out(`Sign-in link for ${user.email} (one-time, valid 24 hours; it enrols a passkey):`)
   c.out(link)
 }
@@ -70,9 +74,9 @@ async function printSignInLink(c: AdminContext, p: Provisioning, user: UserRow):
 export const userAdd: AdminCommand = {
   name: 'user add',
   summary: 'prints a one-time sign-in link that enrols a passkey, alone on the last line',
-  help: 'hark admin user add EMAIL [--name NAME] [--owner] [--base-url URL] [--data DIR]',
+  help: 'hark admin user add EMAIL [--name NAME] [--owner] [--base-url URL] [--data DIR] [--qr|--no-qr]',
   valued: LINKED,
-  booleans: RECORD_BOOLEANS,
+  booleans: [...RECORD_BOOLEANS, ...LINKED_BOOLEANS],
   async run(c) {
     const [email] = c.args.positionals
     if (!email || c.args.positionals.length > 1) {
@@ -96,8 +100,9 @@ export const userLink: AdminCommand = {
   name: 'user link',
   summary: `a new sign-in link for the person (a lost phone, a new device); it voids their
 earlier link, not their passkeys`,
-  help: 'hark admin user link EMAIL [--base-url URL] [--data DIR]',
+  help: 'hark admin user link EMAIL [--base-url URL] [--data DIR] [--qr|--no-qr]',
   valued: LINKED,
+  booleans: LINKED_BOOLEANS,
   async run(c) {
     const [email] = c.args.positionals
     if (!email || c.args.positionals.length > 1) {

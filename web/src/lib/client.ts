@@ -246,6 +246,9 @@ export const addPushDevice = (subscription: PushSubscriptionJSON, name: string) 
 export const removePushDevice = (id: string) => done(del(`${APP}/push/subscriptions/${enc(id)}`))
 export const testPushDevice = (id: string) =>
   done(post(`${APP}/push/subscriptions/${enc(id)}/test`))
+/** A test notification to every device of mine; tapped, it opens `opens`. How many it went to. */
+export const sendTestNotification = (opens: 'settings' | 'setup') =>
+  post<{ sent: number }>(`${APP}/push/test`, { opens }).then((r) => r.sent)
 /** After how many minutes an open question is emailed; null: never. */
 export const emailReminderMinutes = () =>
   get<{ minutes: number | null }>(`${APP}/push/email-reminders`).then((r) => r.minutes)

@@ -6,6 +6,7 @@ import * as client from '../lib/client.ts'
 import { navigate, useFragmentSecret } from '../lib/router.ts'
 import { useSession } from '../lib/session.ts'
 import type { RegistrationMode } from '../lib/types.ts'
+import { InstallSteps, TestNotification, testTapped } from '../settings/phone-setup.tsx'
 import { EnablePushButton } from '../settings/push.tsx'
 
 /**
@@ -38,7 +39,10 @@ const MODES: { mode: RegistrationMode; title: string; text: string }[] = [
 export function Setup() {
   const { info, me, signedIn, refreshInfo } = useSession()
   const token = useFragmentSecret(takeToken)
-  const [step, setStep] = useState<Step>(me ? 'registration' : 'owner')
+  // Back from tapping the test notification: the wizard goes on where it was.
+  const [step, setStep] = useState<Step>(
+    me ? (testTapped() ? 'notifications' : 'registration') : 'owner',
+  )
 
   if (step === 'owner' && !info.needs_setup) {
     return (
@@ -135,7 +139,10 @@ function RegistrationStep({ onDone }: { onDone: () => void }) {
   )
 }
 
-/** Agents' questions are only useful if they reach the person: offer push right away. */
+/**
+ * Agents' questions are only useful if they reach the person: offer push right away, with how
+ * to install the app on a phone and a test that proves the round trip (issue 27).
+ */
 function NotificationsStep({ onDone }: { onDone: () => void }) {
   return (
     <div class="card stack">
@@ -145,6 +152,8 @@ function NotificationsStep({ onDone }: { onDone: () => void }) {
         other devices later in Settings.
       </p>
       <EnablePushButton />
+      <TestNotification opens="setup" />
+      <InstallSteps />
       <Button variant="primary" onClick={onDone}>
         Continue
       </Button>

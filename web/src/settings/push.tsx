@@ -8,6 +8,7 @@ import { deviceName } from '../lib/passkey.ts'
 import { useSession } from '../lib/session.ts'
 import type { PushDevice } from '../lib/types.ts'
 import { ListRow, SettingsCard } from './card.tsx'
+import { InstallSteps, iosNeedsInstall, TestNotification, testTapped } from './phone-setup.tsx'
 import { useList } from './use-list.ts'
 
 /** The VAPID public key (base64url) as the bytes `pushManager.subscribe` wants. */
@@ -27,11 +28,67 @@ export const pushSupported = () =>
  * the service worker's push subscription with the server's VAPID key, then registers it.
  */
 export async function enablePush(vapidKey: string, name: string): Promise<void> {
-  if (!pushSupported()) throw new Error('This browser cannot receive notifications.')
-  const permission = await Notification.requestPermission()
-  if (permission !== 'granted') {
-    throw new Error('Notifications are blocked for this site: allow them in the browser first.')
+  try {
+    await subscribeThisDevice(vapidKey, name)
+  } catch (error) {
+    throw new Error(pushErrorText(error))
   }
+}
+
+const BLOCKED =
+  'Notifications are blocked for Hark in this browser. Allow them in the site’s settings (the ' +
+  'icon at the left of the address bar; on a phone: the system’s Settings → Notifications, ' +
+  'or the browser’s site settings), then try again.'
+
+/**
+ * A browser's own failure ("Registration failed - permission denied", "... push service not
+ * available") in words, with what to do (issue 28, item 15). An answer of the server is already
+ * in words and passes as it is.
+ */
+export function pushErrorText(error: unknown): string {
+  if (error instanceof ApiError) return error.message
+  const name = error instanceof DOMException ? error.name : ''
+  const message = error instanceof Error ? error.message : String(error)
+  if (name === 'NotAllowedError' || /permission denied|not allowed/i.test(message)) {
+    const permission = 'Notification' in window ? Notification.permission : 'denied'
+    if (permission === 'default') {
+      return 'The browser’s question was closed without an answer: press the button again and choose Allow.'
+    }
+    if (permission === 'denied') return BLOCKED
+    // Allowed, and still refused: the browser cannot subscribe at all.
+    return (
+      'Notifications are allowed, but this browser refused to set them up. That happens in ' +
+      'private windows and in browsers without a push service (Chromium builds without ' +
+      'Google services, Brave with “Use Google services for push messaging” off). Use Chrome, ' +
+      'Edge, Firefox or Safari in a normal window.'
+    )
+  }
+  if (name === 'AbortError' || /push service/i.test(message)) {
+    return (
+      'This browser could not reach its push service (run by Google, Mozilla or Apple). Check ' +
+      'that the device is online and try again. Some browsers have none: Brave (unless “Use ' +
+      'Google services for push messaging” is on), Chromium builds without Google services, ' +
+      'and private windows. Use Chrome, Edge, Firefox or Safari.'
+    )
+  }
+  if (name === 'InvalidStateError' || /service worker|no active/i.test(message)) {
+    return 'The app’s background worker is not ready yet: reload the page and try again.'
+  }
+  if (name === 'SecurityError' || /secure|https/i.test(message)) {
+    return 'Notifications need Hark to be opened over HTTPS: open it at its https:// address.'
+  }
+  if (name === 'NotSupportedError') {
+    return 'This browser cannot receive notifications. Try Chrome, Edge, Firefox or Safari.'
+  }
+  return message
+}
+
+async function subscribeThisDevice(vapidKey: string, name: string): Promise<void> {
+  if (!pushSupported()) {
+    throw new DOMException('This browser cannot receive notifications.', 'NotSupportedError')
+  }
+  const permission = await Notification.requestPermission()
+  if (permission !== 'granted') throw new DOMException('permission denied', 'NotAllowedError')
   const registration =
     (await navigator.serviceWorker.getRegistration()) ??
     (await navigator.serviceWorker.register('/sw.js'))
@@ -76,6 +133,15 @@ export function EnablePushButton({ onEnabled }: { onEnabled?: () => void }) {
     setDone(true)
     onEnabled?.()
   })
+  // iOS has no push in a Safari tab; installed from the home screen, it has.
+  if (iosNeedsInstall()) {
+    return (
+      <p class="muted" data-check="ios-install-first">
+        On iPhone and iPad, notifications work only in the installed app: add Hark to your home
+        screen, open it from there and turn them on in it.
+      </p>
+    )
+  }
   if (!pushSupported() || !info.vapid_public_key) return null
   return (
     <div class="stack">
@@ -134,6 +200,8 @@ export function PushSettings() {
         ))}
       </ul>
       <EnablePushButton onEnabled={reload} />
+      {(items?.length ?? 0) > 0 || testTapped() ? <TestNotification opens="settings" /> : null}
+      <InstallSteps />
       {info.features.email && <EmailReminders />}
     </SettingsCard>
   )

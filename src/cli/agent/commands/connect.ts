@@ -10,6 +10,7 @@ import {
 import { describeKeys, pin, reportedApprovers } from '../../../agent/trust.ts'
 import { pollUntil } from '../../../agent/waiting.ts'
 import { UsageError } from '../../../core/errors.ts'
+import { terminalQr, wantsQr } from '../../../core/terminal-qr.ts'
 import { flagString } from '../../args.ts'
 import { type AgentCommand, type CommandContext, positionals } from '../command.ts'
 
@@ -47,21 +48,27 @@ async function remember(c: CommandContext, url: string, issued: IssuedToken): Pr
 export const init: AgentCommand = {
   name: 'init',
   summary: 'connect this machine: pair with the server, approved in the app',
-  help: `Usage: hark init URL [--label LABEL]
+  help: `Usage: hark init URL [--label LABEL] [--qr | --no-qr]
 
 Pairs this machine with the Hark server at URL, like "gh auth login": prints a link and a
 short code on stderr, and waits while you approve the code in the Hark app (logged in). The
 new channel's token is stored in the profile ($XDG_CONFIG_HOME/hark/config.json, mode 0600).
 
-  --label LABEL   the name the app suggests for this agent (you can change it when approving)`,
+  --label LABEL   the name the app suggests for this agent (you can change it when approving)
+  --qr, --no-qr   print the link as a QR code too, to open it on a phone (default: when
+                  stderr is a terminal and URL is not localhost)`,
   valued: ['label'],
+  booleans: ['qr', 'no-qr'],
   async run(c) {
     const [raw] = positionals(c, 1, 1, 'hark init URL [--label LABEL]')
     const url = normaliseUrl(raw as string)
     const client = enrolmentClient(url, c.io.note)
     const start = await client.startPairing(flagString(c.args, 'label'))
+    const link = start.verification_uri_complete
+    // Scanned with the phone that holds the person's passkey, the link opens the app there.
+    const qr = wantsQr(c.args.flags, process.stderr, link) ? `\n${terminalQr(link)}` : ''
     c.io.tell(
-      `To connect this agent, open\n\n  ${start.verification_uri_complete}\n\n` +
+      `To connect this agent, open\n\n  ${link}\n${qr}\n` +
         `and approve the code ${start.user_code}. Waiting for approval ` +
         `(the code expires in ${Math.round(start.expires_in / 60)} minutes)…`,
     )
