@@ -19,6 +19,9 @@ export async function startPushServer(options: TestServerOptions = {}): Promise<
   // Retries come quickly, so a failed push is retried within a test.
   s.ctx.push.retryBaseMs = 20
   const app = await s.sessionClient()
+  // On disk before the test goes on, as the harness's own provisioning: a test may back up the
+  // data directory at once.
+  await s.ctx.writes.flush()
   return {
     s,
     receiver,
