@@ -285,8 +285,10 @@ export async function deleteRow(ctx: Ctx, row: MessageRow): Promise<void> {
     const deleted = await tx.store.messages.markDeleted(current.rid, ctx.clock.now())
     // An approval's deletion is on the record: withdrawn if it was open, and the history's line
     // for its decision (the log's, not the message's) stays.
-    const owner = (await tx.store.channels.byId(current.channel_id))?.user_id
-    if (owner) await appendDeletion(tx, current, owner, deleted.updated_at)
+    if (current.ask_request_hash !== null) {
+      const owner = (await tx.store.channels.byId(current.channel_id))?.user_id
+      if (owner) await appendDeletion(tx, current, owner, deleted.updated_at)
+    }
     await announce(tx, deleted)
   })
 }
