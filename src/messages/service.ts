@@ -1,4 +1,5 @@
 import { approvalOf, requestHashOf } from '../asks/approval.ts'
+import { appendDeletion } from '../asks/audit/service.ts'
 import { expireIfDue } from '../asks/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
 import { fail } from '../core/errors.ts'
@@ -223,6 +224,17 @@ async function changeBody(
       }
       if (after.length === 0)
         throw fail.invalid(field, 'a question must keep at least one input block')
+      // What the person decides on is what they were shown: an approval's (or a signed
+      // question's) title, text and every block stay as sent, open or not, and the audit
+      // records them at the decision. Compared as values: the same body sent again is no change.
+      if (
+        row.ask_request_hash !== null &&
+        !Bun.deepEquals(JSON.parse(row.body as string), next, true)
+      ) {
+        throw fail.conflict(
+          'an approval (or a question asked with proof) cannot change once sent: not its title, text nor any block; cancel it and ask again',
+        )
+      }
     } else if (after.length > 0) {
       throw fail.invalid(field, 'input blocks can only be sent in a new message (a question)')
     }
@@ -270,7 +282,14 @@ export async function deleteRow(ctx: Ctx, row: MessageRow): Promise<void> {
     if (!current || current.deleted_at !== null) {
       throw fail.notFound(row.pin_key === null ? 'message' : 'pin')
     }
-    await announce(tx, await tx.store.messages.markDeleted(current.rid, ctx.clock.now()))
+    const deleted = await tx.store.messages.markDeleted(current.rid, ctx.clock.now())
+    // An approval's deletion is on the record: withdrawn if it was open, and the history's line
+    // for its decision (the log's, not the message's) stays.
+    if (current.ask_request_hash !== null) {
+      const owner = (await tx.store.channels.byId(current.channel_id))?.user_id
+      if (owner) await appendDeletion(tx, current, owner, deleted.updated_at)
+    }
+    await announce(tx, deleted)
   })
 }
 

@@ -1,3 +1,4 @@
+import { requireSession } from '../access/sessions/service.ts'
 import type { PersonAuth } from '../access/tokens/service.ts'
 import { fail } from '../core/errors.ts'
 import { newId, newSecret } from '../core/ids.ts'
@@ -32,6 +33,8 @@ export async function createInvite(
   person: PersonAuth,
   input: { email?: unknown; expires_in?: unknown },
 ) {
+  // An invite makes an account with a passkey of its own, which would outlive a leaked token.
+  requireSession(person, 'inviting someone')
   await mayInvite(ctx, person)
   const email = input.email === undefined ? null : cleanEmail(input.email)
   const ttl = input.expires_in ?? DEFAULT_TTL_S

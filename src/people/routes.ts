@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { personAuth } from '../access/guards.ts'
+import { requireSession } from '../access/sessions/service.ts'
 import type { PersonAuth } from '../access/tokens/service.ts'
 import { channelsGone, heldKeys } from '../channels/service.ts'
 import { doc } from '../core/docs.ts'
@@ -24,6 +25,7 @@ function requireOwner(person: PersonAuth): void {
 
 /** Removes a person (never the owner) with their channels, messages, tokens and files. */
 async function removePerson(ctx: Ctx, person: PersonAuth, id: string): Promise<void> {
+  requireSession(person, 'removing a person')
   requireOwner(person)
   const user = await ctx.store.users.byId(id)
   if (!user) throw fail.notFound('person')
@@ -62,9 +64,9 @@ export const peopleRoutes = (ctx: Ctx) =>
         detail: doc(
           'removePerson',
           'people',
-          'Remove a person and their channels (owner)',
+          'Remove a person and their channels (owner; browser session only)',
           undefined,
-          { errors: [409] },
+          { session: true, errors: [409] },
         ),
       },
     )
@@ -74,6 +76,8 @@ export const peopleRoutes = (ctx: Ctx) =>
     .patch(
       '/settings',
       async ({ person, body }) => {
+        // Opening the server to anyone is the owner's decision in the app, not a script's.
+        requireSession(person, 'changing registration')
         requireOwner(person)
         return { registration: await setRegistrationMode(ctx, body.registration) }
       },
@@ -82,7 +86,9 @@ export const peopleRoutes = (ctx: Ctx) =>
         detail: doc(
           'setRegistration',
           'people',
-          'Change registration: closed, invite or open (owner)',
+          'Change registration: closed, invite or open (owner; browser session only)',
+          undefined,
+          { session: true },
         ),
       },
     )
@@ -91,7 +97,13 @@ export const peopleRoutes = (ctx: Ctx) =>
     })
     .post('/invites', async ({ person, body }) => await createInvite(ctx, person, body), {
       body: t.Object({ email: t.Optional(t.String()), expires_in: t.Optional(t.Number()) }),
-      detail: doc('createInvite', 'people', 'Make a single-use invite link'),
+      detail: doc(
+        'createInvite',
+        'people',
+        'Make a single-use invite link (browser session only)',
+        undefined,
+        { session: true },
+      ),
     })
     .delete(
       '/invites/:id',

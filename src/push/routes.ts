@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { personAuth } from '../access/guards.ts'
+import { requireSession } from '../access/sessions/service.ts'
 import { AskResponse } from '../asks/schema.ts'
 import { doc } from '../core/docs.ts'
 import { done } from '../core/http/ok.ts'
@@ -45,17 +46,27 @@ export const pushRoutes = (ctx: Ctx) =>
     )
     .post(
       '/subscriptions',
-      async ({ person, body, request }) => ({
-        subscription: await subscribe(ctx, person.user.id, body, request.headers.get('user-agent')),
-      }),
+      async ({ person, body, request }) => {
+        // A device gets every question, and a capability to answer it, until it is removed:
+        // registered by a leaked token, it would outlive the token's revocation.
+        requireSession(person, 'turning on notifications')
+        return {
+          subscription: await subscribe(
+            ctx,
+            person.user.id,
+            body,
+            request.headers.get('user-agent'),
+          ),
+        }
+      },
       {
         body: SubscribeRequest,
         detail: doc(
           'subscribePush',
           'push',
-          `Register this device's push subscription (at most ${MAX_PUSH_DEVICES} devices a person)`,
+          `Register this device's push subscription (at most ${MAX_PUSH_DEVICES} devices a person; browser session only)`,
           DeviceResponse,
-          { errors: [409] },
+          { session: true, errors: [409] },
         ),
       },
     )

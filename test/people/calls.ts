@@ -94,12 +94,21 @@ export function peopleCalls(server: () => TestServer) {
     userId: async (email: string) => (await server().ctx.store.users.byEmail(email))?.id as string,
     people: (person: Person = server().person) =>
       person.call<{ people: PersonView[] }>('GET', '/v1/app/people').then((r) => r.people),
-    setRegistration: (registration: unknown, person: Person = server().person) =>
-      person.call<{ registration: string }>('PATCH', '/v1/app/settings', {
-        json: { registration },
-      }),
-    invite: (json?: unknown, person: Person = server().person) =>
-      person.call<{ invite: Required<InviteView> }>('POST', '/v1/app/invites', { json }),
+    /** A person in the app (a browser session; the owner by default). */
+    app: (email?: string) => server().sessionClient(email),
+    /** Registration and invites need a browser session: the owner's, unless `person` is given. */
+    setRegistration: async (registration: unknown, person?: Person) =>
+      (person ?? (await server().sessionClient())).call<{ registration: string }>(
+        'PATCH',
+        '/v1/app/settings',
+        { json: { registration } },
+      ),
+    invite: async (json?: unknown, person?: Person) =>
+      (person ?? (await server().sessionClient())).call<{ invite: Required<InviteView> }>(
+        'POST',
+        '/v1/app/invites',
+        { json },
+      ),
     invites: (person: Person = server().person) =>
       person.call<{ invites: InviteView[] }>('GET', '/v1/app/invites').then((r) => r.invites),
     /** The first step of signing up with a passkey: admission is decided here. */

@@ -8,7 +8,9 @@ import { count, DAY, fieldOf } from './util.ts'
 let s: TestServer
 afterEach(() => s?.close())
 
-const { userId, people, setRegistration, invite, invites, signUpOptions } = peopleCalls(() => s)
+const { userId, people, setRegistration, invite, invites, signUpOptions, app } = peopleCalls(
+  () => s,
+)
 
 describe('POST /v1/app/invites', () => {
   test('the owner can always invite, even when registration is closed', async () => {
@@ -37,7 +39,8 @@ describe('POST /v1/app/invites', () => {
 
   test('a non-owner may invite only in invite mode', async () => {
     s = await startTestServer()
-    const bob = await s.addPerson('bob@example.com')
+    await s.addPerson('bob@example.com')
+    const bob = await app('bob@example.com')
     await failsWith(invite({}, bob), 403)
     await setRegistration('open')
     await failsWith(invite({}, bob), 403)
@@ -50,12 +53,12 @@ describe('POST /v1/app/invites', () => {
   test('an invalid email is 400 naming email; an invalid expires_in 400 naming expires_in', async () => {
     s = await startTestServer()
     for (const email of ['', 'nope', 'a@b', 5, null]) {
-      const res = await s.person.raw('POST', '/v1/app/invites', { json: { email } })
+      const res = await (await app()).raw('POST', '/v1/app/invites', { json: { email } })
       expect(res.status).toBe(400)
       expect(await fieldOf(res)).toBe('email')
     }
     for (const expires_in of [0, -1, 30 * 24 * 3600 + 1, '60', null]) {
-      const res = await s.person.raw('POST', '/v1/app/invites', { json: { expires_in } })
+      const res = await (await app()).raw('POST', '/v1/app/invites', { json: { expires_in } })
       expect(res.status).toBe(400)
       expect(await fieldOf(res)).toBe('expires_in')
     }
@@ -149,10 +152,10 @@ describe('an invite lets one person sign up', () => {
 
   test('an invite made by a person who is removed goes with them', async () => {
     s = await startTestServer()
-    const bob = await s.addPerson('bob@example.com')
+    await s.addPerson('bob@example.com')
     await setRegistration('invite')
-    const { invite: inv } = await invite({}, bob)
-    await s.person.call('DELETE', `/v1/app/people/${await userId('bob@example.com')}`)
+    const { invite: inv } = await invite({}, await app('bob@example.com'))
+    await (await app()).call('DELETE', `/v1/app/people/${await userId('bob@example.com')}`)
     expect((await signUpOptions({ email: 'a@example.com', invite: inv.code })).status).toBe(403)
   })
 })
@@ -205,11 +208,11 @@ describe('GET /v1/app/invites', () => {
 async function invitesOfThree() {
   s = await startTestServer()
   const bob = await s.addPerson('bob@example.com')
-  const carol = await s.addPerson('carol@example.com')
+  await s.addPerson('carol@example.com')
   await setRegistration('invite')
   const byOwner = await invite()
-  const byBob = await invite({}, bob)
-  const byCarol = await invite({}, carol)
+  const byBob = await invite({}, await app('bob@example.com'))
+  const byCarol = await invite({}, await app('carol@example.com'))
   return { bob, byOwner, byBob, byCarol }
 }
 

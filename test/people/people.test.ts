@@ -8,7 +8,7 @@ import { count, fieldOf, settledWithin } from './util.ts'
 let s: TestServer
 afterEach(() => s?.close())
 
-const { userId, people, setRegistration, invite, signUpOptions } = peopleCalls(() => s)
+const { userId, people, setRegistration, invite, signUpOptions, app } = peopleCalls(() => s)
 
 describe('GET /v1/app/me', () => {
   test('tells who I am', async () => {
@@ -76,14 +76,14 @@ describe('DELETE /v1/app/people/:id', () => {
     await bobs.agent.send({ body: { text: 'hi' } })
     const file = await bobs.agent.upload('notes.txt', 'hello', 'text/plain')
     await setRegistration('invite')
-    await invite({}, bob)
+    await invite({}, await app('bob@example.com'))
     const filesDir = join(s.dir, 'files', bobs.channelId)
     expect(existsSync(join(filesDir, file.file_id))).toBe(true)
     // The owner's own things, to see they stay.
     await s.agent.upload('mine.txt', 'mine', 'text/plain')
     const ownerFiles = join(s.dir, 'files', s.channelId)
 
-    expect(await s.person.call('DELETE', `/v1/app/people/${bobId}`)).toEqual({ ok: true })
+    expect(await (await app()).call('DELETE', `/v1/app/people/${bobId}`)).toEqual({ ok: true })
 
     await failsWith(bobs.agent.channel(), 401)
     await failsWith(bob.channels(), 401)
@@ -110,7 +110,7 @@ describe('DELETE /v1/app/people/:id', () => {
     const held = bobs.agent.raw('GET', `/v1/asks/${q.message.id}`, { query: { wait: 50 } })
     for (let i = 0; i < 200 && s.ctx.waiters.size === 0; i++) await Bun.sleep(5)
     expect(s.ctx.waiters.size).toBe(1)
-    await s.person.call('DELETE', `/v1/app/people/${await userId('bob@example.com')}`)
+    await (await app()).call('DELETE', `/v1/app/people/${await userId('bob@example.com')}`)
     const res = await settledWithin(held, 10_000)
     expect(res).not.toBe('pending')
     expect((res as Response).status).toBe(404)
@@ -119,7 +119,7 @@ describe('DELETE /v1/app/people/:id', () => {
   test('the email can sign up again afterwards (in open mode)', async () => {
     s = await startTestServer()
     await s.addPerson('bob@example.com')
-    await s.person.call('DELETE', `/v1/app/people/${await userId('bob@example.com')}`)
+    await (await app()).call('DELETE', `/v1/app/people/${await userId('bob@example.com')}`)
     await setRegistration('open')
     expect((await signUpOptions({ email: 'bob@example.com' })).status).toBe(200)
   })
@@ -127,7 +127,7 @@ describe('DELETE /v1/app/people/:id', () => {
   test('the owner cannot be removed (403), not even by themselves', async () => {
     s = await startTestServer()
     const err = await failsWith(
-      s.person.call('DELETE', `/v1/app/people/${await userId(s.ownerEmail)}`),
+      (await app()).call('DELETE', `/v1/app/people/${await userId(s.ownerEmail)}`),
       403,
     )
     expect(err.error).toContain('owner')
@@ -138,14 +138,15 @@ describe('DELETE /v1/app/people/:id', () => {
     s = await startTestServer()
     await s.addPerson('bob@example.com')
     const bobId = await userId('bob@example.com')
-    await s.person.call('DELETE', `/v1/app/people/${bobId}`)
-    await failsWith(s.person.call('DELETE', `/v1/app/people/${bobId}`), 404)
-    await failsWith(s.person.call('DELETE', '/v1/app/people/usr_nope'), 404)
+    await (await app()).call('DELETE', `/v1/app/people/${bobId}`)
+    await failsWith((await app()).call('DELETE', `/v1/app/people/${bobId}`), 404)
+    await failsWith((await app()).call('DELETE', '/v1/app/people/usr_nope'), 404)
   })
 
   test('anyone but the owner is 403, and nobody is removed', async () => {
     s = await startTestServer()
-    const bob = await s.addPerson('bob@example.com')
+    await s.addPerson('bob@example.com')
+    const bob = await app('bob@example.com')
     await s.addPerson('carol@example.com')
     await failsWith(bob.call('DELETE', `/v1/app/people/${await userId('carol@example.com')}`), 403)
     await failsWith(bob.call('DELETE', `/v1/app/people/${await userId('bob@example.com')}`), 403)
@@ -198,11 +199,11 @@ describe('settings: the registration mode', () => {
     s = await startTestServer()
     await setRegistration('invite')
     for (const registration of ['bogus', '', 'OPEN', ' open', 1, null, true, ['open']]) {
-      const res = await s.person.raw('PATCH', '/v1/app/settings', { json: { registration } })
+      const res = await (await app()).raw('PATCH', '/v1/app/settings', { json: { registration } })
       expect(res.status).toBe(400)
       expect(await fieldOf(res)).toBe('registration')
     }
-    const missing = await s.person.raw('PATCH', '/v1/app/settings', { json: {} })
+    const missing = await (await app()).raw('PATCH', '/v1/app/settings', { json: {} })
     expect(missing.status).toBe(400)
     expect(await fieldOf(missing)).toBe('registration')
     expect((await s.raw().info()).registration).toBe('invite')
@@ -210,8 +211,9 @@ describe('settings: the registration mode', () => {
 
   test('anyone but the owner is 403 and nothing changes', async () => {
     s = await startTestServer()
-    const bob = await s.addPerson('bob@example.com')
-    await failsWith(setRegistration('open', bob), 403)
+    await s.addPerson('bob@example.com')
+    const err = await failsWith(setRegistration('open', await app('bob@example.com')), 403)
+    expect(err.error).toContain('owner')
     expect((await s.raw().info()).registration).toBe('closed')
   })
 

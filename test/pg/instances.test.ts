@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { withDatabase } from '../../src/cli/admin/command.ts'
+import { newId, newSecret } from '../../src/core/ids.ts'
 import { addChannel } from '../../src/people/service.ts'
 import { requireBinary, run, type Served, startServe } from '../binary/process.ts'
 import { type MailTrap, startMailTrap } from '../email/mail-trap.ts'
@@ -29,6 +30,8 @@ let a: Served
 let b: Served
 let agent: string
 let person: string
+/** The owner's browser session (what only the app may do: push devices, invites). */
+let ownerApp: string
 let channelId: string
 /** Agents of channels of their own: the write-limit test's, and the load test's. */
 let limited: string
@@ -117,6 +120,27 @@ describe.skipIf(skip)('two hark serve instances on one Postgres', () => {
       url,
     )
     ;[limited = '', ...loaders] = more
+    // The owner logged in to the app, as a passkey login leaves it (a session row, its cookie).
+    ownerApp = await withDatabase(
+      tempDir('hark-admin-'),
+      async (p) => {
+        const owner = await p.store.users.byEmail('owner@example.com')
+        const { secret, hash } = newSecret(43)
+        const now = p.clock.now()
+        await p.writes.apply(async (tx) => {
+          await tx.store.sessions.insert({
+            id: newId('ses'),
+            hash,
+            user_id: owner?.id as string,
+            user_agent: 'test-browser',
+            created_at: now,
+            expires_at: now + 3600_000,
+          })
+        })
+        return `__Host-hark_session=${secret}`
+      },
+      url,
+    )
     a = await startServe(['--data', tempDir('hark-a-')], env())
     b = await startServe(['--data', tempDir('hark-b-')], env())
   }, 120_000)
@@ -150,7 +174,7 @@ describe.skipIf(skip)('two hark serve instances on one Postgres', () => {
   test('each message is pushed once, through whichever instance it was sent', async () => {
     const sub = receiver.subscription('phone')
     const subscribed = await call(a, 'POST', '/v1/app/push/subscriptions', {
-      token: person,
+      cookie: ownerApp,
       json: { endpoint: sub.endpoint, keys: sub.keys, name: 'Phone' },
     })
     expect(subscribed.status).toBe(200)
@@ -298,7 +322,7 @@ describe.skipIf(skip)('two hark serve instances on one Postgres', () => {
     // The person's session comes from a login on a passkey; they add one through a sign-in
     // link made by `hark admin` in the real flow. Here: register through an invite made on B.
     const invite = await call(b, 'POST', '/v1/app/invites', {
-      token: person,
+      cookie: ownerApp,
       json: { email: 'ivy@example.com' },
     })
     expect(invite.status).toBe(200)

@@ -9,13 +9,13 @@ let f: PushFixture
 afterEach(() => f?.close())
 
 const post = (fx: PushFixture, json: unknown) =>
-  fx.s.person.call<{ subscription: { id: string } }>('POST', '/v1/app/push/subscriptions', { json })
+  fx.app.call<{ subscription: { id: string } }>('POST', '/v1/app/push/subscriptions', { json })
 
 describe('subscriptions', () => {
   test('list shows name, browser from the user agent, created and last success; delete removes one', async () => {
     f = await startPushServer()
     const sub = f.receiver.subscription('a')
-    const res = await f.s.person.raw('POST', '/v1/app/push/subscriptions', {
+    const res = await f.app.raw('POST', '/v1/app/push/subscriptions', {
       json: { endpoint: sub.endpoint, keys: sub.keys, name: 'Pixel', expirationTime: null },
       headers: {
         'user-agent':
@@ -24,7 +24,7 @@ describe('subscriptions', () => {
     })
     expect(res.status).toBe(200)
     const { subscription } = (await res.json()) as { subscription: { id: string } }
-    const { subscriptions } = await f.s.person.call<{ subscriptions: unknown[] }>(
+    const { subscriptions } = await f.app.call<{ subscriptions: unknown[] }>(
       'GET',
       '/v1/app/push/subscriptions',
     )
@@ -37,12 +37,12 @@ describe('subscriptions', () => {
         last_success_at: null,
       },
     ])
-    await f.s.person.call('DELETE', `/v1/app/push/subscriptions/${subscription.id}`)
+    await f.app.call('DELETE', `/v1/app/push/subscriptions/${subscription.id}`)
     expect(
-      (await f.s.person.call<{ subscriptions: unknown[] }>('GET', '/v1/app/push/subscriptions'))
+      (await f.app.call<{ subscriptions: unknown[] }>('GET', '/v1/app/push/subscriptions'))
         .subscriptions,
     ).toEqual([])
-    await failsWith(f.s.person.call('DELETE', `/v1/app/push/subscriptions/${subscription.id}`), 404)
+    await failsWith(f.app.call('DELETE', `/v1/app/push/subscriptions/${subscription.id}`), 404)
   })
 
   test('the same endpoint again is the same device, with fresh keys', async () => {
@@ -56,7 +56,8 @@ describe('subscriptions', () => {
   test("another person cannot take over a registered endpoint (409); the owner's device keeps working", async () => {
     f = await startPushServer()
     const { device, sub } = await f.subscribe('victim', 'Phone')
-    const thief = await f.s.addPerson('thief@example.com')
+    await f.s.addPerson('thief@example.com')
+    const thief = await f.s.sessionClient('thief@example.com')
     // The thief learned the endpoint URL and registers it with keys of their own.
     const theirs = f.receiver.subscription('thief-keys')
     const res = await thief.raw('POST', '/v1/app/push/subscriptions', {
@@ -88,17 +89,18 @@ describe('subscriptions', () => {
     f = await startPushServer()
     const { device } = await f.subscribe('a')
     await f.subscribe('b')
-    await f.s.person.call('POST', `/v1/app/push/subscriptions/${device.id}/test`)
+    await f.app.call('POST', `/v1/app/push/subscriptions/${device.id}/test`)
     const [got] = await f.receiver.waitFor(1)
     expect(got?.subscription).toBe('a')
     expect(got?.payload.kind).toBe('test')
-    await failsWith(f.s.person.call('POST', '/v1/app/push/subscriptions/push_nope/test'), 404)
+    await failsWith(f.app.call('POST', '/v1/app/push/subscriptions/push_nope/test'), 404)
   })
 
   test("another person's device is 404 for delete and test", async () => {
     f = await startPushServer()
     const { device } = await f.subscribe('a')
-    const stranger = await f.s.addPerson('stranger@example.com')
+    await f.s.addPerson('stranger@example.com')
+    const stranger = await f.s.sessionClient('stranger@example.com')
     await failsWith(stranger.call('DELETE', `/v1/app/push/subscriptions/${device.id}`), 404)
     await failsWith(stranger.call('POST', `/v1/app/push/subscriptions/${device.id}/test`), 404)
     expect(

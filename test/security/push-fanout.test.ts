@@ -14,7 +14,7 @@ import { type PushFixture, startPushServer } from '../push/fixture.ts'
 let f: PushFixture
 afterEach(() => f?.close())
 
-const register = (fx: PushFixture, id: string, person = fx.s.person) => {
+const register = (fx: PushFixture, id: string, person = fx.app) => {
   const sub = fx.receiver.subscription(id)
   return person.call<{ subscription: { id: string } }>('POST', '/v1/app/push/subscriptions', {
     json: { endpoint: sub.endpoint, keys: sub.keys, name: id },
@@ -57,7 +57,7 @@ describe('devices per person', () => {
     expect(f.receiver.received).toHaveLength(MAX_PUSH_DEVICES)
 
     // Removing one in settings makes room for another.
-    await f.s.person.call('DELETE', `/v1/app/push/subscriptions/${devices[0]}`)
+    await f.app.call('DELETE', `/v1/app/push/subscriptions/${devices[0]}`)
     await register(f, 'new')
     expect(rows(f)).toBe(MAX_PUSH_DEVICES)
     await failsWith(register(f, 'one-more'), 409)
@@ -67,8 +67,8 @@ describe('devices per person', () => {
     f = await startPushServer()
     for (let i = 0; i < MAX_PUSH_DEVICES; i++) await register(f, `mine${i}`)
     await f.s.addChannel('Bob agent', 'bob@example.com')
-    const bob = await f.s.addPerson('bob@example.com')
-    await register(f, 'bobs', bob)
+    await f.s.addPerson('bob@example.com')
+    await register(f, 'bobs', await f.s.sessionClient('bob@example.com'))
     expect(rows(f)).toBe(MAX_PUSH_DEVICES + 1)
   })
 })
@@ -101,7 +101,7 @@ describe('keys at subscribe', () => {
       '64 bytes': b64(point.subarray(0, 64)),
     }
     for (const [what, p256dh] of Object.entries(badP256dh)) {
-      const res = await f.s.person.raw('POST', '/v1/app/push/subscriptions', {
+      const res = await f.app.raw('POST', '/v1/app/push/subscriptions', {
         json: { endpoint: sub.endpoint, keys: { p256dh, auth: sub.keys.auth } },
       })
       expect(`${what}: ${res.status}`).toBe(`${what}: 400`)
@@ -111,7 +111,7 @@ describe('keys at subscribe', () => {
     }
     for (const auth of [b64(new Uint8Array(15)), b64(new Uint8Array(17)), 'a!b', 'A']) {
       const e = await failsWith(
-        f.s.person.call('POST', '/v1/app/push/subscriptions', {
+        f.app.call('POST', '/v1/app/push/subscriptions', {
           json: { endpoint: sub.endpoint, keys: { p256dh: sub.keys.p256dh, auth } },
         }),
         400,
@@ -123,7 +123,7 @@ describe('keys at subscribe', () => {
     await f.s.agent.send({ body: { text: 'to nobody' } })
     expect(queued(f)).toBe(0)
     // The real keys, padded or not, are taken (and stored unpadded).
-    await f.s.person.call('POST', '/v1/app/push/subscriptions', {
+    await f.app.call('POST', '/v1/app/push/subscriptions', {
       json: {
         endpoint: sub.endpoint,
         keys: { p256dh: `${sub.keys.p256dh}=`, auth: sub.keys.auth },

@@ -89,7 +89,9 @@ describe('email codes', () => {
 describe('invites', () => {
   test('signing up through /invite#CODE with a passkey, while registration is by invite', async () => {
     await setRegistrationMode(web.server.ctx, 'invite')
-    const { invite } = await createInvite(web.server.ctx, { user: await owner() }, {})
+    // Made as the app makes it: from the owner's browser session (a token may not invite).
+    const { session } = await startSession(web.server.ctx, await owner(), 'test-browser')
+    const { invite } = await createInvite(web.server.ctx, { user: await owner(), session }, {})
     const { page, errors } = await freshPage()
     await addVirtualAuthenticator(page)
     await page.goto(invite.link)

@@ -7,8 +7,8 @@ import { PHONE, screenshot, webTest } from './harness.ts'
 /**
  * A channel's approval history (`/c/CHANNEL/approvals`, from the audit log): newest first, a
  * page at a time ("Show older" reads the page before the last one shown), each decision with
- * what it was about, when and by whom: a token's answer, the agent withdrawing it (and why),
- * expiry. Signed decisions and their passkey's name: signing.test.ts.
+ * what it was about, when and by whom: a token's answer, the agent withdrawing it (and why) or
+ * deleting it, expiry. Signed decisions and their passkey's name: signing.test.ts.
  */
 const web = webTest({ label: 'Claude Code' })
 let page: Page
@@ -86,6 +86,31 @@ describe('the approval history', () => {
     await page.emulateMedia({ colorScheme: 'dark' })
     await screenshot(page, 'approval-history-end-phone-dark')
     await page.emulateMedia({ colorScheme: 'light' })
+  })
+
+  test('a deleted approval: withdrawn if it was open; an answered one keeps its line, as sent', async () => {
+    const agent = web.server.agent
+    const open = await agent.send({ body: approval('make clean') } as never)
+    await agent.remove(open.message.id)
+    const answered = await agent.send({ body: approval('make lint') } as never)
+    await web.server.person.answer(answered.message.id, { decision: 'allow' })
+    await agent.remove(answered.message.id)
+
+    await page.goto(history())
+    const items = page.locator('.history-item')
+    await items.nth(2).waitFor()
+    const newest = await items.evaluateAll((els) =>
+      els.slice(0, 3).map((el) => ({
+        decision: el.querySelector('.history-decision')?.textContent,
+        what: el.querySelector('.history-summary')?.textContent,
+        by: el.querySelector('.history-by')?.textContent,
+      })),
+    )
+    expect(newest).toEqual([
+      { decision: 'Deleted by the agent', what: 'make lint', by: 'By the agent' },
+      { decision: 'Allowed', what: 'make lint', by: 'Unsigned, with a person token' },
+      { decision: 'Withdrawn — the agent deleted it', what: 'make clean', by: 'By the agent' },
+    ])
   })
 
   test('the back arrow leads to the thread', async () => {

@@ -192,10 +192,18 @@ const management = (ctx: Ctx) =>
     )
     .delete(
       '/:id',
-      ({ person, params }) => done(async () => await removePasskey(ctx, person.user.id, params.id)),
+      ({ person, params }) =>
+        done(async () => {
+          // A leaked token must not take away the person's own ways in.
+          requireSession(person, 'removing a passkey')
+          await removePasskey(ctx, person.user.id, params.id)
+        }),
       {
         params: PasskeyParams,
-        detail: doc('removePasskey', 'passkeys', 'Remove a passkey', Ok, { errors: [409] }),
+        detail: doc('removePasskey', 'passkeys', 'Remove a passkey (browser session only)', Ok, {
+          session: true,
+          errors: [409],
+        }),
       },
     )
 

@@ -21,7 +21,17 @@ export interface AuditEntry {
   message_id: string
   request_hash: string
   tool?: string
-  status: 'answered' | 'expired' | 'cancelled'
+  /**
+   * `deleted`: the agent deleted the message; `was` says what it was then (`open`: withdrawn
+   * unanswered; else its decision's own entry stays before this one).
+   */
+  status: 'answered' | 'expired' | 'cancelled' | 'deleted'
+  was?: 'open' | 'answered' | 'expired' | 'cancelled'
+  /** What the person was shown, as sent (the body is fixed once sent: messages/service.ts). */
+  title?: string
+  text?: string
+  /** The action in a line: the approval's `summary`, else its tool and input's line. */
+  summary?: string
   answer?: unknown
   /** Who settled it: the person (by passkey, or unsigned from a session or a token), the agent, or the server's expiry. */
   by: 'passkey' | 'session' | 'person-token' | 'notification' | 'agent' | 'server'
@@ -52,18 +62,11 @@ export async function appendDecision(
   if (row.ask_request_hash === null || row.ask_status === 'open' || row.ask_status === null) {
     return undefined
   }
-  const body = JSON.parse(row.body as string) as MessageBody
-  const tool = body.blocks?.find((b: Block) => b.type === 'approval')?.tool
   const entry: AuditEntry = {
-    at: row.updated_at,
-    user_id: userId,
-    channel_id: row.channel_id,
-    message_id: row.id,
-    request_hash: row.ask_request_hash,
+    ...asked(row, row.ask_request_hash, userId),
     status: row.ask_status,
     by: typeof answerer === 'string' ? answerer : answerer.proof ? 'passkey' : answerer.via,
   }
-  if (typeof tool === 'string') entry.tool = tool
   if (row.answer !== null) entry.answer = JSON.parse(row.answer)
   if (row.ask_reason !== null) entry.reason = row.ask_reason
   if (typeof answerer !== 'string') {
@@ -73,39 +76,92 @@ export async function appendDecision(
       entry.proof = answerer.proof
     }
   }
+  return await append(tx, entry)
+}
+
+/**
+ * Appends the deletion of an audited question (`row` as it was before, `at` when deleted); call
+ * inside the deleting transaction. An open one is withdrawn by it; an answered one keeps its
+ * decision's entry, and the history says the message went.
+ */
+export async function appendDeletion(
+  tx: Tx,
+  row: MessageRow,
+  userId: string,
+  at: number,
+): Promise<AuditRow | undefined> {
+  if (row.ask_request_hash === null || row.ask_status === null) return undefined
+  return await append(tx, {
+    ...asked(row, row.ask_request_hash, userId),
+    at,
+    status: 'deleted',
+    was: row.ask_status,
+    by: 'agent',
+  })
+}
+
+/** Who asked what: the entry's fields every kind shares, read from the body as sent. */
+function asked(row: MessageRow, requestHash: string, userId: string) {
+  const body = JSON.parse(row.body as string) as MessageBody
+  const approval = body.blocks?.find((b: Block) => b.type === 'approval')
+  const shown: Pick<AuditEntry, 'tool' | 'title' | 'text' | 'summary'> = {}
+  if (typeof approval?.tool === 'string') shown.tool = approval.tool
+  if (body.title !== undefined) shown.title = body.title
+  if (body.text !== undefined) shown.text = body.text
+  const summary = summaryOf(body)
+  if (summary !== undefined) shown.summary = summary
+  return {
+    at: row.updated_at,
+    user_id: userId,
+    channel_id: row.channel_id,
+    message_id: row.id,
+    request_hash: requestHash,
+    ...shown,
+  }
+}
+
+async function append(tx: Tx, entry: AuditEntry): Promise<AuditRow> {
   const text = canonicalJson(entry)
   const prev = await tx.store.audit.lastHash()
   return await tx.store.audit.insert({
     at: entry.at,
-    user_id: userId,
-    channel_id: row.channel_id,
-    message_id: row.id,
+    user_id: entry.user_id,
+    channel_id: entry.channel_id,
+    message_id: entry.message_id,
     entry: text,
     prev_hash: prev,
     hash: chainHash(prev, text),
   })
 }
 
-/** A channel's decisions, newest first, for the app's history. */
+/**
+ * A channel's decisions, newest first, for the app's history: as the log recorded them, never
+ * the message as it reads now. The text the person saw stays in the log (`hark admin audit
+ * export`), out of the page: it may be long. An entry written before the log kept the summary
+ * (schema 9's first entries) takes it from the message's approval block, whose action and
+ * summary never could change; a question's title could, so it gets none.
+ */
 export async function channelHistory(ctx: Ctx, channelId: string, before: number, limit: number) {
   const out = []
   for (const r of await ctx.store.audit.byChannel(channelId, before, limit)) {
-    const entry = JSON.parse(r.entry) as AuditEntry
-    out.push({ seq: r.seq, hash: r.hash, ...entry, summary: await summaryOf(ctx, r.message_id) })
+    const { text: _text, ...entry } = JSON.parse(r.entry) as AuditEntry
+    const summary = entry.summary ?? (await approvalSummaryNow(ctx, r.message_id))
+    out.push({ seq: r.seq, hash: r.hash, ...entry, ...(summary === undefined ? {} : { summary }) })
   }
   return out
 }
 
-/**
- * What the action was, in a line, read from the message (not kept in the log, which holds the
- * request hash): its summary, else the line the app would show. Gone once the message is.
- */
-async function summaryOf(ctx: Ctx, messageId: string): Promise<string | undefined> {
-  const row = await ctx.store.messages.byId(messageId)
-  if (!row || row.body === null) return undefined
-  const body = JSON.parse(row.body) as MessageBody
+/** What the action was, in a line: the approval's summary or line, else the question's title. */
+function summaryOf(body: MessageBody): string | undefined {
   const approval = body.blocks?.find((b) => b.type === 'approval')
   if (!approval) return body.title ?? body.text?.slice(0, 200)
   if (typeof approval.summary === 'string') return approval.summary
   return approvalLine(approval.tool as string, approval.input)
+}
+
+async function approvalSummaryNow(ctx: Ctx, messageId: string): Promise<string | undefined> {
+  const row = await ctx.store.messages.byId(messageId)
+  if (!row || row.body === null) return undefined
+  const body = JSON.parse(row.body) as MessageBody
+  return body.blocks?.some((b) => b.type === 'approval') ? summaryOf(body) : undefined
 }

@@ -95,7 +95,11 @@ export interface ApprovalRecord {
   tool?: string
   /** What the action does, in a line (when the server includes it). */
   summary?: string
-  status: 'answered' | 'expired' | 'cancelled'
+  /** `deleted`: the agent deleted the message; `was` says what it was then. */
+  status: 'answered' | 'expired' | 'cancelled' | 'deleted'
+  was?: 'open' | 'answered' | 'expired' | 'cancelled'
+  /** The title the person was shown, as sent. */
+  title?: string
   answer?: unknown
   /** Who settled it: the person (signed by a passkey, or unsigned), the agent, or expiry. */
   by: 'passkey' | 'session' | 'person-token' | 'notification' | 'agent' | 'server'

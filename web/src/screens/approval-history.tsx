@@ -95,6 +95,11 @@ const lastSeq = (items: ApprovalRecord[] | null) => items?.at(-1)?.seq
 export function decisionOf(r: ApprovalRecord): { text: string; kind: string; message?: string } {
   if (r.status === 'expired') return { text: 'Expired — not allowed', kind: 'expired' }
   if (r.status === 'cancelled') return { text: 'Withdrawn', kind: 'withdrawn' }
+  if (r.status === 'deleted') {
+    // An answered one keeps its own line below this one: only the message went.
+    const text = r.was === 'open' ? 'Withdrawn — the agent deleted it' : 'Deleted by the agent'
+    return { text, kind: 'withdrawn' }
+  }
   const answer = r.answer as Partial<ApprovalAnswer> | null | undefined
   if (r.tool !== undefined && answer && typeof answer === 'object') {
     if (answer.decision === 'allow') {
