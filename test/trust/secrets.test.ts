@@ -1,11 +1,9 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { createHash } from 'node:crypto'
 import type { SecretRecord } from '../../src/asks/secrets/service.ts'
 import type { Message } from '../../src/messages/schema.ts'
 import { addChannel } from '../../src/people/service.ts'
-import { secretRequest } from '../../src/shared/canonical.ts'
-import { type AnswerProof, base64url, claimText, secretDecision } from '../../src/shared/proof.ts'
 import { encryptSecret } from '../../src/shared/secret-crypto.ts'
+import { signSecret as signWith } from '../asks/signing.ts'
 import { type Cli, makeCli, removeHome, type Spawned } from '../cli/live.ts'
 import { startProxy } from '../harnesses/signed.ts'
 import type { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
@@ -38,29 +36,8 @@ afterEach(async () => {
   removeHome(cli)
 })
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
-
-/** The person's passkey over `ciphertext` for `record`, as the app signs it (signing.ts). */
-async function signSecret(record: SecretRecord, ciphertext: string): Promise<AnswerProof> {
-  const answeredAt = Date.now()
-  const claim = {
-    channel_id: record.channel_id,
-    message_id: record.id,
-    request_hash: sha256(secretRequest(record.name, record.public_key)),
-    decision: secretDecision(sha256(ciphertext)),
-    answered_at: answeredAt,
-  }
-  const challenge = base64url.encode(createHash('sha256').update(claimText(claim)).digest())
-  const a = await owner.authenticator.login({ challenge, rpId: s.rpId })
-  return {
-    credential_id: a.id,
-    authenticator_data: a.response.authenticatorData,
-    client_data_json: a.response.clientDataJSON,
-    signature: a.response.signature,
-    user_handle: a.response.userHandle,
-    answered_at: answeredAt,
-  }
-}
+const signSecret = (record: SecretRecord, ciphertext: string) =>
+  signWith(owner.authenticator, record, ciphertext, s.rpId)
 
 /** Starts `hark secret NAME --print ARGS` and returns its request as the app reads it. */
 async function asking(
