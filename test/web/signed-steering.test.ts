@@ -183,6 +183,31 @@ async function replyInApp(url: string, text: string) {
   return { code, stdout, stderr }
 }
 
+describe('a secret whose passkey prompt is cancelled', () => {
+  test('nothing is sent, the card says why, and the next tap signs and sends', async () => {
+    const fulfils: string[] = []
+    const watch = (r: { method(): string; url(): string }) => {
+      if (r.method() === 'POST' && r.url().endsWith('/fulfil')) fulfils.push(r.url())
+    }
+    page.on('request', watch)
+    try {
+      const asked = await asking('CANCELLED_TOKEN', base)
+      await authenticator.setVerified(false)
+      const card = await sendInApp('CANCELLED_TOKEN', 'token_after_retry')
+      await card.getByText('The passkey prompt was closed or timed out.').waitFor()
+      expect(fulfils).toEqual([])
+      await authenticator.setVerified(true)
+      await card.getByRole('button', { name: 'Encrypt and send' }).click()
+      const done = await asked.finished()
+      expect([done.code, done.stdout]).toEqual([0, 'token_after_retry\n'])
+      expect(fulfils).toHaveLength(1)
+    } finally {
+      page.off('request', watch)
+      await authenticator.setVerified(true)
+    }
+  })
+})
+
 describe('a Stop reply signed in the app (dist/hark, virtual authenticator)', () => {
   test('one Send, one passkey prompt: Claude Code continues with exactly the reply', async () => {
     const before = await authenticator.signCount()
