@@ -236,4 +236,23 @@ describe('hark hook claude: Elicitation', () => {
       proxy.stop()
     }
   })
+
+  test('url mode: a signed "Done" accepts; one the server made up (unsigned) cancels', async () => {
+    const event = {
+      hook_event_name: 'Elicitation',
+      session_id: 'steer-4',
+      mcp_server_name: 'registry',
+      mode: 'url',
+      url: 'https://registry.example/login',
+      message: 'Log in to publish.',
+    }
+    const signed = await hookRun(event, () => true)
+    expect(signed.ran.json()).toEqual({
+      hookSpecificOutput: { hookEventName: 'Elicitation', action: 'accept' },
+    })
+    const made = await hookRun(event, () => true, { unsigned: true })
+    expect(made.ran.json()).toEqual({
+      hookSpecificOutput: { hookEventName: 'Elicitation', action: 'cancel' },
+    })
+  })
 })
