@@ -1,11 +1,16 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import type { SecretRecord } from '../asks/secrets/service.ts'
+import { secretRequest } from '../shared/canonical.ts'
+import { secretDecision } from '../shared/proof.ts'
 import { decryptSecret, generateKeyPair, type SecretKeyPair } from '../shared/secret-crypto.ts'
 import type { AgentClient } from './client.ts'
 import { CliError } from './failures.ts'
+import type { Env } from './profiles.ts'
+import type { ProofCheck } from './proof.ts'
+import { acceptProof, warnUnsigned } from './trust.ts'
 import { deadlineAfter, pollUntil, type WaitOptions } from './waiting.ts'
 
 /**
@@ -16,6 +21,9 @@ import { deadlineAfter, pollUntil, type WaitOptions } from './waiting.ts'
 export interface PendingSecret {
   request: SecretRecord
   keys: SecretKeyPair
+  /** The name as this side asked for it, and when (its clock): what a proof is checked with. */
+  name: string
+  asked_at: number
 }
 
 export async function askForSecret(
@@ -24,13 +32,39 @@ export async function askForSecret(
   description?: string,
 ): Promise<PendingSecret> {
   const keys = await generateKeyPair()
+  const askedAt = Date.now()
   const { secret_request } = await client.requestSecret({
     name,
     description,
     public_key: keys.publicKey,
   })
-  return { request: secret_request, keys }
+  return { request: secret_request, keys, name, asked_at: askedAt }
 }
+
+/** Checks the person's signature over a ciphertext before it is opened; see `secretCheck`. */
+export type SecretVerify = (
+  pending: PendingSecret,
+  ciphertext: string,
+  proof: unknown,
+) => ProofCheck
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+
+/**
+ * The ciphertext counts only with the person's passkey over it, checked with the keys pinned
+ * in `profile`: the claim is rebuilt from the name asked for, the public key made here and the
+ * ciphertext received. Without it a server could seal a value of its own (an attacker's npm
+ * token) to this process's public key, which the server holds, and pass it off as the person's.
+ */
+export const secretCheck =
+  (env: Env, profile: string): SecretVerify =>
+  (pending, ciphertext, proof) =>
+    acceptProof(env, profile, pending.request.id, proof, {
+      request_hash: sha256(secretRequest(pending.name, pending.keys.publicKey)),
+      answer: secretDecision(sha256(ciphertext)),
+      approval: false,
+      asked_at: pending.asked_at,
+    })
 
 /** What the person should see, word for word, before typing the secret into the app. */
 export const fingerprintLine = (r: SecretRecord) =>
@@ -51,6 +85,7 @@ export async function waitForSecret(
   pending: PendingSecret,
   timeoutMs: number | undefined,
   onOutage?: (line: string) => void,
+  verify?: SecretVerify,
 ): Promise<SecretOutcome> {
   const { id } = pending.request
   const settled = await pollUntil(
@@ -66,6 +101,12 @@ export async function waitForSecret(
   if (settled.ciphertext === undefined) {
     throw new CliError(`secret ${id} was delivered, but the answer was lost on the way; ask again`)
   }
+  const check = verify?.(pending, settled.ciphertext, settled.proof)
+  if (check && !check.ok) {
+    // From the phone it looked sent: the person must learn here that it was not used.
+    await warnUnsigned(client, `The secret "${pending.request.name}"`, check.reason)
+    throw new CliError(`secret ${id} is not trusted (${check.reason}): it was not used`)
+  }
   try {
     return {
       id,
@@ -80,6 +121,8 @@ export async function waitForSecret(
 export interface SecretRequestOptions extends WaitOptions {
   /** Told once the request exists, before the wait: the person must see its fingerprint. */
   onAsked?: (pending: PendingSecret) => void
+  /** Undefined only with `--allow-unsigned`. */
+  verify?: SecretVerify
 }
 
 /** Asks for a secret, then waits for it as `waitForSecret` does. */
@@ -91,7 +134,13 @@ export async function requestSecret(
 ): Promise<{ pending: PendingSecret; outcome: SecretOutcome }> {
   const pending = await askForSecret(client, name, description)
   options.onAsked?.(pending)
-  const outcome = await waitForSecret(client, pending, options.timeoutMs, options.onOutage)
+  const outcome = await waitForSecret(
+    client,
+    pending,
+    options.timeoutMs,
+    options.onOutage,
+    options.verify,
+  )
   return { pending, outcome }
 }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
-import type { Message } from '../messages/schema.ts'
-import { approvalRequest } from '../shared/canonical.ts'
+import type { Message, MessageBody } from '../messages/schema.ts'
+import { isInput } from '../shared/blocks.ts'
+import { approvalRequest, questionRequest } from '../shared/canonical.ts'
 import type { AgentClient } from './client.ts'
 import { askPerson } from './harnesses/person.ts'
 import { type Env, loadConfig, updateConfig } from './profiles.ts'
@@ -62,9 +63,11 @@ export const describeKeys = (keys: readonly PinnedKey[]) =>
 export const requestHash = (tool: string, input: unknown) =>
   createHash('sha256').update(approvalRequest(tool, input)).digest('hex')
 
-export interface Verified {
-  check: ProofCheck
-}
+/** `request_hash` of another question asked with proof, from the body as this side sent it. */
+export const questionHash = (body: MessageBody) =>
+  createHash('sha256')
+    .update(questionRequest((body.blocks ?? []).filter((b) => isInput(b))))
+    .digest('hex')
 
 /**
  * Checks the proof of an answer the agent is about to act on, against the keys pinned in
@@ -76,13 +79,29 @@ export function verifyAnswer(
   question: Message,
   expected: { request_hash: string; answer: unknown; approval: boolean; asked_at: number },
 ): ProofCheck {
+  return acceptProof(env, profile, question.id, question.ask?.proof, expected)
+}
+
+/**
+ * The one check of a signed answer against `profile`'s pinned keys, for anything answered with
+ * a proof (a question, or a secret request: `id` is then the request's): the claim rebuilt from
+ * `expected` and the pinned channel; a valid one moves the pinned counter forward and is
+ * remembered under `id`, so it acts once.
+ */
+export function acceptProof(
+  env: Env,
+  profile: string,
+  id: string,
+  proof: unknown,
+  expected: { request_hash: string; answer: unknown; approval: boolean; asked_at: number },
+): ProofCheck {
   const pinned = pinnedApprovers(env, profile)
   const check = checkAnswerProof(
-    question.ask?.proof,
+    proof,
     {
       // The channel the keys were pinned for: a proof made in another channel does not count.
       channel_id: pinned?.channel_id ?? '',
-      message_id: question.id,
+      message_id: id,
       request_hash: expected.request_hash,
       answer: expected.answer,
       approval: expected.approval,
@@ -96,7 +115,7 @@ export function verifyAnswer(
   updateConfig(env, (config) => {
     const entry = config.profiles[profile] ?? {}
     const latest = (entry.approvers as Pinned | undefined) ?? pinned
-    replayed = latest.used?.[question.id] !== undefined
+    replayed = latest.used?.[id] !== undefined
     if (replayed) return
     const kept = Object.entries(latest.used ?? {}).filter(
       ([, at]) => at > Date.now() - USED_KEPT_MS,
@@ -104,7 +123,7 @@ export function verifyAnswer(
     const approvers: Pinned = {
       ...latest,
       counters: { ...latest.counters, [check.credential_id]: check.counter },
-      used: { ...Object.fromEntries(kept), [question.id]: Date.now() },
+      used: { ...Object.fromEntries(kept), [id]: Date.now() },
     }
     config.profiles[profile] = { ...entry, approvers }
   })

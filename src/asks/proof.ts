@@ -4,7 +4,13 @@ import type { ChannelRow } from '../channels/store.ts'
 import { fail, HarkError } from '../core/errors.ts'
 import type { MessageRow } from '../messages/store.ts'
 import type { Ctx } from '../server/context.ts'
-import { type AnswerProof, base64url, claimOf, claimText } from '../shared/proof.ts'
+import {
+  type AnswerProof,
+  base64url,
+  claimOf,
+  claimText,
+  type DecisionClaim,
+} from '../shared/proof.ts'
 
 /**
  * The server's own check of a signed answer before storing it: the passkey is the person's, the
@@ -22,23 +28,37 @@ export async function checkProof(
   proof: AnswerProof,
 ): Promise<void> {
   if (row.ask_request_hash === null) throw fail.invalid('proof', 'this question takes no proof')
+  const approval = JSON.parse(row.body as string).blocks?.some(
+    (b: { type?: string }) => b.type === 'approval',
+  )
+  const ids = { channel_id: channel.id, message_id: row.id, request_hash: row.ask_request_hash }
+  const claim = claimOf(ids, answer, proof.answered_at, approval === true)
+  await checkClaim(ctx, channel.user_id, claim, proof, row.created_at)
+}
+
+/**
+ * The check itself, for any signed answer (a question's, a secret request's): a passkey of
+ * `userId`, signed near the server's clock and not before `askedAt`, over exactly `claim`.
+ */
+export async function checkClaim(
+  ctx: Ctx,
+  userId: string,
+  claim: DecisionClaim,
+  proof: AnswerProof,
+  askedAt: number,
+): Promise<void> {
   const passkey = await ctx.store.passkeys.byId(proof.credential_id)
-  if (!passkey || passkey.user_id !== channel.user_id) {
+  if (!passkey || passkey.user_id !== userId) {
     throw fail.invalid('proof.credential_id', "is not a passkey of this channel's person")
   }
   const now = ctx.clock.now()
   if (Math.abs(proof.answered_at - now) > PROOF_SKEW_MS) {
     throw fail.invalid('proof.answered_at', 'is more than 5 minutes from the server clock')
   }
-  if (proof.answered_at < row.created_at) {
+  if (proof.answered_at < askedAt) {
     throw fail.invalid('proof.answered_at', 'is before the question was asked')
   }
-  const approval = JSON.parse(row.body as string).blocks?.some(
-    (b: { type?: string }) => b.type === 'approval',
-  )
-  const ids = { channel_id: channel.id, message_id: row.id, request_hash: row.ask_request_hash }
-  const claim = claimText(claimOf(ids, answer, proof.answered_at, approval === true))
-  const challenge = base64url.encode(createHash('sha256').update(claim).digest())
+  const challenge = base64url.encode(createHash('sha256').update(claimText(claim)).digest())
   let use: Awaited<ReturnType<typeof verifyAssertion>>
   try {
     use = await verifyAssertion(

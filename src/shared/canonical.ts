@@ -27,3 +27,10 @@ export const approvalRequest = (tool: string, input: unknown) => canonicalJson({
 
 /** What the `request_hash` of another question asked with proof covers: its inputs, as sent. */
 export const questionRequest = (inputs: readonly unknown[]) => canonicalJson({ inputs })
+
+/**
+ * What the `request_hash` of a secret request covers (its signed answer binds it): the name the
+ * agent asked for and the public key it made for this one request.
+ */
+export const secretRequest = (name: string, publicKey: string) =>
+  canonicalJson({ secret: { name: name.trim(), public_key: publicKey } })

@@ -61,6 +61,16 @@ export function claimOf(
   return claim
 }
 
+/**
+ * The `decision` of a secret request's signed answer: the SHA-256 (hex) of the ciphertext the
+ * person's browser made, exactly as sent. The claim's `message_id` is the request's id and its
+ * `request_hash` SHA-256 of `secretRequest(name, public_key)`: a server cannot hand the agent a
+ * ciphertext of its own, sealed to the agent's public key, as the person's.
+ */
+export const secretDecision = (ciphertextSha256: string) => ({
+  ciphertext_sha256: ciphertextSha256,
+})
+
 export const base64url = {
   encode(bytes: Uint8Array): string {
     let binary = ''

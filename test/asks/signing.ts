@@ -1,6 +1,15 @@
 import { createHash } from 'node:crypto'
+import type { SecretRecord } from '../../src/asks/secrets/service.ts'
 import type { Message } from '../../src/messages/schema.ts'
-import { type AnswerProof, base64url, claimOf, claimText } from '../../src/shared/proof.ts'
+import { secretRequest } from '../../src/shared/canonical.ts'
+import {
+  type AnswerProof,
+  base64url,
+  claimOf,
+  claimText,
+  type DecisionClaim,
+  secretDecision,
+} from '../../src/shared/proof.ts'
 import type { SoftwareAuthenticator, Tamper } from '../passkeys/authenticator.ts'
 import { RP_ID } from '../passkeys/fixture.ts'
 
@@ -28,6 +37,33 @@ export async function signAnswer(
     answeredAt,
     approval,
   )
+  return await assertClaim(authenticator, claim, options)
+}
+
+/** The person's passkey over a secret's ciphertext, as the app signs it (web signing.ts). */
+export async function signSecret(
+  authenticator: SoftwareAuthenticator,
+  record: SecretRecord,
+  ciphertext: string,
+  rpId?: string,
+): Promise<AnswerProof> {
+  const hex = (text: string) => createHash('sha256').update(text).digest('hex')
+  const claim: DecisionClaim = {
+    channel_id: record.channel_id,
+    message_id: record.id,
+    request_hash: hex(secretRequest(record.name, record.public_key)),
+    decision: secretDecision(hex(ciphertext)),
+    answered_at: Date.now(),
+  }
+  return await assertClaim(authenticator, claim, { rpId })
+}
+
+async function assertClaim(
+  authenticator: SoftwareAuthenticator,
+  claim: DecisionClaim,
+  options: { tamper?: Tamper; rpId?: string },
+): Promise<AnswerProof> {
+  const answeredAt = claim.answered_at
   const challenge = base64url.encode(createHash('sha256').update(claimText(claim)).digest())
   const assertion = await authenticator.login(
     { challenge, rpId: options.rpId ?? RP_ID },

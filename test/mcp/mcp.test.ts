@@ -29,6 +29,8 @@ beforeAll(async () => {
         XDG_CONFIG_HOME: join(home, 'config'),
         HARK_URL: server.url,
         HARK_TOKEN: server.agentToken,
+        // Plumbing: request_secret's answer comes unsigned here (test/trust/secrets.test.ts).
+        HARK_ALLOW_UNSIGNED: '1',
       },
       stderr: 'pipe',
     }),

@@ -36,6 +36,7 @@ describeStore('secrets store', { sqlite: secretStore, postgres: pgSecretStore },
       ...request('s1', { created_at: FAR }),
       status: 'pending',
       ciphertext: null,
+      proof: null,
       updated_at: FAR,
     })
     expect(await e.read((s) => s.byId('s1'))).toEqual(made)
@@ -50,9 +51,14 @@ describeStore('secrets store', { sqlite: secretStore, postgres: pgSecretStore },
     await channel(e)
     await e.write((s) => s.insert(request('s1')))
     const fulfilled = await e.write((s) =>
-      s.setStatus('s1', 'pending', 'fulfilled', CIPHERTEXT, 10),
+      s.setStatus('s1', 'pending', 'fulfilled', CIPHERTEXT, 10, '{"signature":"x"}'),
     )
-    expect(fulfilled).toMatchObject({ status: 'fulfilled', ciphertext: CIPHERTEXT, updated_at: 10 })
+    expect(fulfilled).toMatchObject({
+      status: 'fulfilled',
+      ciphertext: CIPHERTEXT,
+      proof: '{"signature":"x"}',
+      updated_at: 10,
+    })
     expect(await e.read((s) => s.byId('s1'))).toEqual(fulfilled)
     // Not (or no longer) in the status seen: nothing moves.
     expect(
@@ -60,7 +66,12 @@ describeStore('secrets store', { sqlite: secretStore, postgres: pgSecretStore },
     ).toBeUndefined()
     expect(await e.read((s) => s.byId('s1'))).toEqual(fulfilled)
     const delivered = await e.write((s) => s.setStatus('s1', 'fulfilled', 'delivered', null, FAR))
-    expect(delivered).toMatchObject({ status: 'delivered', ciphertext: null, updated_at: FAR })
+    expect(delivered).toMatchObject({
+      status: 'delivered',
+      ciphertext: null,
+      proof: null,
+      updated_at: FAR,
+    })
     expect(
       await e.write((s) => s.setStatus('nope', 'pending', 'cancelled', null, 12)),
     ).toBeUndefined()

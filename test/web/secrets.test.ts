@@ -45,7 +45,14 @@ describe('a secret request in the thread', () => {
         '-c',
         'printf %s "$DB_PASSWORD" | sha256sum | cut -d" " -f1',
       ],
-      { env: { HARK_URL: web.server.url, HARK_TOKEN: web.server.agentToken } },
+      {
+        // This person has no passkey: the app sends unsigned (test/web/signed-secret.test.ts signs).
+        env: {
+          HARK_URL: web.server.url,
+          HARK_TOKEN: web.server.agentToken,
+          HARK_ALLOW_UNSIGNED: '1',
+        },
+      },
     )
     const [, id, print] = await run.stderrMatch(/\((sec_\w+)\); fingerprint ([0-9a-f ]{19})/)
 

@@ -4,7 +4,7 @@ import type { ApprovalAnswer } from '../../shared/blocks.ts'
 import { approvalRequest } from '../../shared/canonical.ts'
 import type { AgentClient } from '../client.ts'
 import type { ProofCheck } from '../proof.ts'
-import { requestHash, warnUnsigned } from '../trust.ts'
+import { questionHash, requestHash, warnUnsigned } from '../trust.ts'
 import { type Action, approvalBlock, summaryOf, titleOf } from './actions.ts'
 import { elicitationForm, elicitationReply } from './elicitation.ts'
 import type { PendingApprovals } from './pending.ts'
@@ -44,6 +44,9 @@ export interface HookDeps {
     requestHash: string,
     askedAt: number,
   ) => ProofCheck
+  /** The same check on the answer to another question (the Stop reply, AskUserQuestion, an
+   * elicitation: answers that steer the agent). Undefined only with `--allow-unsigned`. */
+  verifyAnswer?: HookDeps['verifyAllow']
 }
 
 /**
@@ -129,21 +132,34 @@ function actionKey(tool: string, input: unknown): string {
   return sha256(approvalRequest(tool, asked ?? null))
 }
 
-/** A question asked for a session: tracked as open until it is settled, then forgotten. `key`
- * ties it to its action (actionKey); questions of no tool (Elicitation, Stop) have none. */
+/** What a question came to: a reply, or an answer that was not signed (taken as none). */
+type Asked = Reply | { status: 'untrusted'; message: Message; reason: string }
+
+/**
+ * A question asked for a session: tracked as open until it is settled, then forgotten. `key`
+ * ties it to its action (actionKey); questions of no tool (Elicitation, Stop) have none. With
+ * `signed` (every question but an approval, which is always signed) it is asked with proof and
+ * its answer counts only with the person's signature over it: the Stop reply, AskUserQuestion
+ * and elicitation answers steer the agent as much as an allow does.
+ */
 async function askTracked(
   event: HookEvent,
   deps: HookDeps,
   body: { title: string; blocks: Block[] },
   key = '',
-): Promise<Reply> {
+  signed = false,
+): Promise<Asked> {
   const pending = deps.pending(str(event, 'session_id') ?? '')
+  const verify = signed ? deps.verifyAnswer : undefined
+  const askedAt = Date.now()
   let id: string | undefined
   deps.onSending()
+  let reply: Reply
   try {
-    return await askPerson(deps.client(), body, {
+    reply = await askPerson(deps.client(), body, {
       waitMs: deps.waitMs,
       onOutage: deps.warn,
+      proof: verify !== undefined,
       onAsked: (message) => {
         id = message.id
         pending.add(message.id, key)
@@ -153,9 +169,18 @@ async function askTracked(
   } finally {
     if (id) pending.remove(id)
   }
+  if (!verify || reply.status !== 'answered') return reply
+  const check = verify(reply.message, reply.answer, questionHash(body), askedAt)
+  if (check.ok) return reply
+  // From the phone it looked answered: said on stderr and in the channel.
+  deps.warn(`the answer is not trusted (${check.reason}): taken as no answer`)
+  await warnUnsigned(deps.client(), `The answer to "${body.title}"`, check.reason)
+  return { status: 'untrusted', message: reply.message, reason: check.reason }
 }
 
-function noAnswer(reply: Reply, deps: HookDeps): undefined {
+function noAnswer(reply: Asked, deps: HookDeps): undefined {
+  // An untrusted answer was said already (askTracked).
+  if (reply.status === 'untrusted') return undefined
   const why =
     reply.status === 'timeout'
       ? `no answer within ${Math.round(deps.waitMs / 1000)} s; the question was withdrawn`
@@ -242,6 +267,7 @@ async function askUserQuestion(event: HookEvent, deps: HookDeps) {
     deps,
     { title: 'Claude Code asks', blocks },
     actionKey('AskUserQuestion', input),
+    true,
   )
   if (reply.status !== 'answered') return noAnswer(reply, deps)
   // One input answers with its value; several with an object keyed by block id.
@@ -264,21 +290,33 @@ async function elicitation(event: HookEvent, deps: HookDeps) {
   })
   if (str(event, 'mode') === 'url') {
     const url = need(event, 'url')
-    const reply = await askTracked(event, deps, {
-      title: `${server} asks you to open a page`,
-      blocks: [
-        { type: 'markdown', text: message },
-        { type: 'link', url },
-        { type: 'confirm', id: 'done', label: 'Done' },
-      ],
-    })
+    const reply = await askTracked(
+      event,
+      deps,
+      {
+        title: `${server} asks you to open a page`,
+        blocks: [
+          { type: 'markdown', text: message },
+          { type: 'link', url },
+          { type: 'confirm', id: 'done', label: 'Done' },
+        ],
+      },
+      '',
+      true,
+    )
     return output(reply.status === 'answered' ? { action: 'accept' } : { action: 'cancel' })
   }
   const form = elicitationForm(event.requested_schema)
-  const reply = await askTracked(event, deps, {
-    title: `${server} asks`,
-    blocks: [{ type: 'markdown', text: message || 'Fill this in:' }, ...form.blocks],
-  })
+  const reply = await askTracked(
+    event,
+    deps,
+    {
+      title: `${server} asks`,
+      blocks: [{ type: 'markdown', text: message || 'Fill this in:' }, ...form.blocks],
+    },
+    '',
+    true,
+  )
   if (reply.status !== 'answered') {
     noAnswer(reply, deps)
     return output({ action: 'cancel' })
@@ -311,18 +349,24 @@ async function stop(event: HookEvent, deps: HookDeps) {
     await deps.client().send({ body })
     return undefined
   }
-  const reply = await askTracked(event, deps, {
-    ...body,
-    blocks: [
-      {
-        type: 'text_input',
-        id: 'reply',
-        label: 'Reply to continue the session',
-        multiline: true,
-        required: true,
-      },
-    ],
-  })
+  const reply = await askTracked(
+    event,
+    deps,
+    {
+      ...body,
+      blocks: [
+        {
+          type: 'text_input',
+          id: 'reply',
+          label: 'Reply to continue the session',
+          multiline: true,
+          required: true,
+        },
+      ],
+    },
+    '',
+    true,
+  )
   if (reply.status !== 'answered' || typeof reply.answer !== 'string') return noAnswer(reply, deps)
   return { decision: 'block', reason: reply.answer }
 }

@@ -17,6 +17,8 @@ export interface AskPersonOptions {
   /** Told the question's id as soon as it is on the server (to withdraw it later if need be). */
   onAsked?: (message: Message) => void
   onOutage?: (line: string) => void
+  /** The person signs the answer with a passkey (a question that is not an approval). */
+  proof?: boolean
 }
 
 /** Seconds past the wait after which the server expires the question itself (a killed hook). */
@@ -28,7 +30,11 @@ export async function askPerson(
   options: AskPersonOptions,
 ): Promise<Reply> {
   const expiresIn = Math.ceil(options.waitMs / 1000) + EXPIRY_MARGIN_S
-  const { message } = await client.send({ body, expires_in: expiresIn })
+  const { message } = await client.send({
+    body,
+    expires_in: expiresIn,
+    ...(options.proof ? { proof: true } : {}),
+  })
   options.onAsked?.(message)
   // The settled record, not the one sent: it carries the answer's proof.
   const settled = await pollUntil(

@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import { agentAuth, personAuth } from '../../access/guards.ts'
 import { retrySafe } from '../../access/idempotency/service.ts'
 import { doc } from '../../core/docs.ts'
+import { fail } from '../../core/errors.ts'
 import { holderOf } from '../../core/holds.ts'
 import { longPoll } from '../../core/longpoll.ts'
 import { parseWait } from '../../core/query.ts'
@@ -96,11 +97,17 @@ export const personSecretRoutes = (ctx: Ctx) =>
     )
     .post(
       '/secrets/:id/fulfil',
-      async ({ person, params, body }) => ({
-        secret_request: secretOf(
-          await fulfilSecret(ctx, person.user.id, params.id, body.ciphertext),
-        ),
-      }),
+      async ({ person, params, body }) => {
+        // A passkey signs in the app; a script's person token fulfils, but never with a proof.
+        if (body.proof && !person.session) {
+          throw fail.forbidden('proof: signed answers come from the app (a browser session)')
+        }
+        return {
+          secret_request: secretOf(
+            await fulfilSecret(ctx, person.user.id, params.id, body.ciphertext, body.proof),
+          ),
+        }
+      },
       {
         params: IdParams,
         body: FulfilRequest,
@@ -109,7 +116,7 @@ export const personSecretRoutes = (ctx: Ctx) =>
           'person',
           'Answer a secret request with ciphertext',
           SecretResponse,
-          { errors: [409] },
+          { errors: [403, 409] },
         ),
       },
     )

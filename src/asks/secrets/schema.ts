@@ -1,4 +1,5 @@
 import { Type as t } from '@sinclair/typebox'
+import { AnswerProof } from '../../messages/schema.ts'
 import { MAX_CIPHERTEXT_CHARS, PUBLIC_KEY_CHARS } from '../../shared/secret-crypto.ts'
 
 /** What the agent asks for: a name the person recognises, and the key only it can open with. */
@@ -21,6 +22,8 @@ export const FulfilRequest = t.Object(
       description:
         '`v1.<ephemeral key>.<iv>.<AES-GCM ciphertext>`, base64url (src/secrets/crypto.ts)',
     }),
+    // The person's passkey over SHA-256 of the ciphertext (src/shared/proof.ts secretDecision).
+    proof: t.Optional(AnswerProof),
   },
   { $id: 'FulfilRequest', additionalProperties: false },
 )
@@ -50,6 +53,8 @@ export const SecretResponse = t.Object(
   {
     secret_request: SecretRequest,
     ciphertext: t.Optional(t.String({ description: 'once, when it is delivered' })),
+    // The person's passkey over SHA-256 of the ciphertext (src/shared/proof.ts secretDecision).
+    proof: t.Optional(AnswerProof),
   },
   { $id: 'SecretResponse' },
 )

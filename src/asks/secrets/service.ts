@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { Static } from '@sinclair/typebox'
 import type { ChannelRow } from '../../channels/store.ts'
 import { fail } from '../../core/errors.ts'
@@ -8,12 +9,15 @@ import { announce } from '../../messages/service.ts'
 import type { MessageRow } from '../../messages/store.ts'
 import { enqueueMessagePush } from '../../push/service.ts'
 import type { Ctx } from '../../server/context.ts'
+import { secretRequest } from '../../shared/canonical.ts'
+import { type AnswerProof, secretDecision } from '../../shared/proof.ts'
 import {
   CIPHERTEXT_PATTERN,
   fingerprint,
   importPublicKey,
   MAX_CIPHERTEXT_CHARS,
 } from '../../shared/secret-crypto.ts'
+import { checkClaim } from '../proof.ts'
 import type { SecretRequest } from './schema.ts'
 import type { SecretRow, SecretStatus } from './store.ts'
 
@@ -140,12 +144,20 @@ async function transition(
   row: SecretRow,
   status: SecretStatus,
   ciphertext: string | null,
+  proof: string | null = null,
 ): Promise<SecretRow> {
   const now = ctx.clock.now()
   return await ctx.writes.apply(async (tx) => {
     // From the status the caller checked: one that changed since (another instance's
     // request, once on Postgres) is a conflict, never a second delivery or a lost fulfilment.
-    const updated = await tx.store.secrets.setStatus(row.id, row.status, status, ciphertext, now)
+    const updated = await tx.store.secrets.setStatus(
+      row.id,
+      row.status,
+      status,
+      ciphertext,
+      now,
+      proof,
+    )
     if (!updated) throw fail.conflict('the secret request changed meanwhile; read it again')
     const shown = await tx.store.messages.byId(row.message_id)
     let message: MessageRow | undefined
@@ -172,6 +184,7 @@ async function agentSecret(ctx: Ctx, channel: ChannelRow, id: string): Promise<S
 export interface SecretRead {
   secret_request: SecretRecord
   ciphertext?: string
+  proof?: AnswerProof
 }
 
 /**
@@ -209,8 +222,13 @@ export async function readSecret(
   }
   if (row.status !== 'fulfilled' || row.ciphertext === null)
     return { secret_request: secretOf(row) }
-  const ciphertext = row.ciphertext
-  return { secret_request: secretOf(await transition(ctx, row, 'delivered', null)), ciphertext }
+  const { ciphertext, proof } = row
+  const delivered = secretOf(await transition(ctx, row, 'delivered', null))
+  return {
+    secret_request: delivered,
+    ciphertext,
+    ...(proof === null ? {} : { proof: JSON.parse(proof) as AnswerProof }),
+  }
 }
 
 /** The agent withdraws its request; a fulfilled one loses its ciphertext unread. */
@@ -231,19 +249,44 @@ export async function personSecret(ctx: Ctx, userId: string, id: string): Promis
 }
 
 /**
+ * The claim a secret's signed answer makes (src/shared/proof.ts secretDecision): this request,
+ * the name and key it was made with, and the SHA-256 of exactly this ciphertext.
+ */
+export const secretClaim = (
+  row: Pick<SecretRow, 'id' | 'channel_id' | 'name' | 'public_key'>,
+  ciphertext: string,
+  answeredAt: number,
+) => ({
+  channel_id: row.channel_id,
+  message_id: row.id,
+  request_hash: sha256(secretRequest(row.name, row.public_key)),
+  decision: secretDecision(sha256(ciphertext)),
+  answered_at: answeredAt,
+})
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+
+/**
  * The person answers with ciphertext made in their browser. The server cannot check more than
- * its shape and size: only the agent's private key opens it.
+ * its shape and size (only the agent's private key opens it), and the passkey's signature over
+ * it when there is one: the agent checks that again, and refuses a ciphertext not signed.
  */
 export async function fulfilSecret(
   ctx: Ctx,
   userId: string,
   id: string,
   ciphertext: string,
+  proof?: AnswerProof,
 ): Promise<SecretRow> {
   const row = await personSecret(ctx, userId, id)
   if (ciphertext.length > MAX_CIPHERTEXT_CHARS || !CIPHERTEXT_PATTERN.test(ciphertext)) {
     throw fail.invalid('ciphertext', 'must be a v1 envelope: v1.<key>.<iv>.<data>, base64url')
   }
   if (row.status !== 'pending') throw fail.conflict(`the secret request is already ${row.status}`)
-  return await transition(ctx, row, 'fulfilled', ciphertext)
+  if (proof) {
+    const claim = secretClaim(row, ciphertext, proof.answered_at)
+    await checkClaim(ctx, userId, claim, proof, row.created_at)
+  }
+  // Re-read in transition (from 'pending'): one fulfilled meanwhile is a conflict.
+  return await transition(ctx, row, 'fulfilled', ciphertext, proof ? JSON.stringify(proof) : null)
 }

@@ -13,11 +13,13 @@ export interface SecretRow {
   fingerprint: string
   status: SecretStatus
   ciphertext: string | null
+  /** The passkey's assertion over the ciphertext (JSON), kept and dropped with it. */
+  proof: string | null
   created_at: number
   updated_at: number
 }
 
-export type NewSecret = Omit<SecretRow, 'status' | 'ciphertext' | 'updated_at'>
+export type NewSecret = Omit<SecretRow, 'status' | 'ciphertext' | 'proof' | 'updated_at'>
 
 /** Every SQL statement on secret requests, prepared once per database. */
 export function secretStore(db: Database) {
@@ -31,10 +33,13 @@ export function secretStore(db: Database) {
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', ?8, ?8) RETURNING *`,
     ),
     byId: db.query<SecretRow, [string]>('SELECT * FROM secret_requests WHERE id = ?1'),
-    // Every transition writes the ciphertext too: it exists only while 'fulfilled'. Only from
-    // the status the caller saw: a request moved meanwhile is left as it is.
-    setStatus: db.query<SecretRow, [string, SecretStatus, SecretStatus, string | null, number]>(
-      `UPDATE secret_requests SET status = ?3, ciphertext = ?4, updated_at = ?5
+    // Every transition writes the ciphertext (and its proof) too: they exist only while
+    // 'fulfilled'. Only from the status the caller saw: a request moved meanwhile is left as is.
+    setStatus: db.query<
+      SecretRow,
+      [string, SecretStatus, SecretStatus, string | null, number, string | null]
+    >(
+      `UPDATE secret_requests SET status = ?3, ciphertext = ?4, updated_at = ?5, proof = ?6
        WHERE id = ?1 AND status = ?2 RETURNING *`,
     ),
   }
@@ -61,7 +66,9 @@ export function secretStore(db: Database) {
       status: SecretStatus,
       ciphertext: string | null,
       now: number,
-    ): SecretRow | undefined => q.setStatus.get(id, from, status, ciphertext, now) ?? undefined,
+      proof: string | null = null,
+    ): SecretRow | undefined =>
+      q.setStatus.get(id, from, status, ciphertext, now, proof) ?? undefined,
   }
 }
 

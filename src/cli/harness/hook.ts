@@ -31,7 +31,9 @@ withdraw an approval decided in the terminal). Codex: PermissionRequest, and its
   --reply         Stop: ask the person for a reply and continue the session with it
   --allow-unsigned  report an allow that the person's passkey did not sign (weaker: anyone who
                   can answer on the server could allow; env HARK_ALLOW_UNSIGNED=1). Without it,
-                  an allow counts only with a valid signature by a key pinned at "hark init".
+                  an allow counts only with a valid signature by a key pinned at "hark init",
+                  and so does the answer to a question (the Stop reply, AskUserQuestion, an
+                  elicitation): one not signed is taken as no answer.
 
 No answer in time, no server, bad input or a bad token: nothing is decided (Claude Code shows its
 own prompt; Codex is told no), one line on stderr, the question withdrawn. Always exits 0:
@@ -88,6 +90,17 @@ export const signatureCheck =
       asked_at: askedAt,
     })
 
+/** A signature on the answer to another question (not an approval): the same check. */
+export const answerCheck =
+  (ledger: AskLedger): NonNullable<HookDeps['verifyAnswer']> =>
+  (question, answer, requestHash, askedAt) =>
+    ledger.verify(question, {
+      request_hash: requestHash,
+      answer,
+      approval: false,
+      asked_at: askedAt,
+    })
+
 function waitSeconds(flag: string | undefined, env: Env): number {
   const raw = flag ?? env.HARK_HOOK_WAIT
   if (raw === undefined || raw === '') return DEFAULT_HOOK_WAIT_S
@@ -134,9 +147,9 @@ async function hook(argv: readonly string[], env: Env): Promise<void> {
       asked.track(message)
       ledger.note(message.id)
     },
-    verifyAllow: allowsUnsigned(args.flags.has('allow-unsigned'), env)
-      ? undefined
-      : signatureCheck(ledger),
+    ...(allowsUnsigned(args.flags.has('allow-unsigned'), env)
+      ? {}
+      : { verifyAllow: signatureCheck(ledger), verifyAnswer: answerCheck(ledger) }),
   }
   const output: HookOutput | undefined =
     harness === 'claude' ? await claudeHook(event, deps) : await codexHook(event, deps)

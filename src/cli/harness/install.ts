@@ -26,9 +26,10 @@ Connects a coding agent to Hark, so its approvals and questions come to your pho
   --reply         Claude Code: when a session stops, wait for your reply and continue with it
   --wait SECONDS  how long a hook waits for you (default ${DEFAULT_HOOK_WAIT_S})
   --remove        take out only what hark added; everything else stays
-  --allow-unsigned  act on allows the person's passkey did not sign (weaker: for people who
-                  log in by email code only). Without it an allow counts only when signed by
-                  a passkey pinned at "hark init" (see "hark keys").
+  --allow-unsigned  act on allows and answers the person's passkey did not sign (weaker: for
+                  people who log in by email code only). Without it an allow, a Stop reply,
+                  an AskUserQuestion or elicitation answer counts only when signed by a
+                  passkey pinned at "hark init" (see "hark keys").
 
 Installing again replaces hark's entries; nothing else in those files changes.`
 

@@ -2,7 +2,12 @@ import * as z from 'zod'
 import { claudeHook, type HookDeps } from '../../agent/harnesses/claude.ts'
 import { type PendingApprovals, pendingApprovals } from '../../agent/harnesses/pending.ts'
 import { askLedger } from '../../agent/trust.ts'
-import { allowsUnsigned, DEFAULT_HOOK_WAIT_S, signatureCheck } from '../harness/hook.ts'
+import {
+  allowsUnsigned,
+  answerCheck,
+  DEFAULT_HOOK_WAIT_S,
+  signatureCheck,
+} from '../harness/hook.ts'
 import { withdrawOnCancel } from './call.ts'
 import { tool } from './tool.ts'
 
@@ -54,7 +59,9 @@ export const approve = tool({
         ledger.note(message.id)
         cancel.asked(message.id)
       },
-      verifyAllow: allowsUnsigned(false, env) ? undefined : signatureCheck(ledger),
+      ...(allowsUnsigned(false, env)
+        ? {}
+        : { verifyAllow: signatureCheck(ledger), verifyAnswer: answerCheck(ledger) }),
     }
     const output = await claudeHook(
       {
@@ -71,11 +78,12 @@ export const approve = tool({
       return { behavior: 'allow', updatedInput: decision.updatedInput ?? a.input }
     }
     if (decision?.behavior === 'deny') return { behavior: 'deny', message: decision.message }
-    const unsigned = notes.find((n) => n.startsWith('the allow is not trusted'))
+    // An allow, or AskUserQuestion's answers, that the person's passkey did not sign.
+    const unsigned = notes.find((n) => / is not trusted \(/.test(n))
     return {
       behavior: 'deny',
       message: unsigned
-        ? `Not allowed: ${unsigned.replace(/: not allowed$/, '')}.`
+        ? `Not allowed: ${unsigned.replace(/: (not allowed|taken as no answer)$/, '')}.`
         : `Not allowed: no answer from the person within ${seconds} s.`,
     }
   },

@@ -9,11 +9,13 @@ import {
   privateSecretPath,
   requestSecret,
   type SecretOutcome,
+  secretCheck,
   waitForSecret,
   writeSecretFile,
 } from '../../agent/secrets.ts'
 import { UsageError } from '../../core/errors.ts'
 import type { Block } from '../../messages/schema.ts'
+import { allowsUnsigned } from '../harness/hook.ts'
 import { approve } from './approve.ts'
 import { blocksArgument } from './blocks.ts'
 import { withdrawOnCancel } from './call.ts'
@@ -255,12 +257,15 @@ const requestSecretTool = tool({
   },
   async run(a, c) {
     const timeoutMs = waitMs(a.wait_seconds)
+    // The person's passkey over the ciphertext, checked before it is opened (HARK_ALLOW_UNSIGNED
+    // turns this off, as for approvals).
+    const verify = allowsUnsigned(false, c.env) ? undefined : secretCheck(c.env, c.session.profile)
     if (a.id !== undefined) {
       const entry = c.pendingSecrets.get(a.id)
       if (!entry) {
         throw new CliError(`no pending secret request ${a.id} in this MCP server; ask again`)
       }
-      const outcome = await waitForSecret(c.client, entry.pending, timeoutMs)
+      const outcome = await waitForSecret(c.client, entry.pending, timeoutMs, undefined, verify)
       return secretResult(c, entry.pending.request, outcome, a.path ?? entry.path)
     }
     if (!a.name) {
@@ -268,6 +273,7 @@ const requestSecretTool = tool({
     }
     const { pending, outcome } = await requestSecret(c.client, a.name, a.description, {
       timeoutMs,
+      verify,
       // Kept before the wait: a later call with the id resumes it with the same private key.
       onAsked: (asked) => c.pendingSecrets.set(asked.request.id, { pending: asked, path: a.path }),
     })

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { encryptSecret, fingerprint } from '../../../src/shared/secret-crypto.ts'
 import { errorText } from '../lib/api.ts'
 import * as client from '../lib/client.ts'
+import { signSecret } from '../lib/signing.ts'
 import type { Block, SecretRecord } from '../lib/types.ts'
 import { Button, ErrorNote } from './ui.tsx'
 
@@ -51,7 +52,9 @@ export function SecretRequest({ block }: { block: Block }) {
     setError(null)
     try {
       const ciphertext = await encryptSecret(record.public_key, record.id, value)
-      const fulfilled = await client.fulfilSecret(record.id, ciphertext)
+      // Signed by the person's passkey in the same tap: the agent takes no ciphertext unsigned.
+      const proof = await signSecret(record, ciphertext)
+      const fulfilled = await client.fulfilSecret(record.id, ciphertext, proof)
       setValue('')
       setRecord(fulfilled)
     } catch (err) {

@@ -204,10 +204,12 @@ export const fileUrl = (channelId: string, fileId: string) =>
 
 export const secretRequest = (id: string) =>
   get<{ secret_request: SecretRecord }>(`${APP}/secrets/${enc(id)}`).then((r) => r.secret_request)
-export const fulfilSecret = (id: string, ciphertext: string) =>
-  post<{ secret_request: SecretRecord }>(`${APP}/secrets/${enc(id)}/fulfil`, { ciphertext }).then(
-    (r) => r.secret_request,
-  )
+/** `proof`: the person's passkey over the ciphertext (signing.ts signSecret). */
+export const fulfilSecret = (id: string, ciphertext: string, proof?: AnswerProof) =>
+  post<{ secret_request: SecretRecord }>(`${APP}/secrets/${enc(id)}/fulfil`, {
+    ciphertext,
+    ...(proof ? { proof } : {}),
+  }).then((r) => r.secret_request)
 
 // Connecting agents: approving a `hark init`, or a join link for `hark join`.
 

@@ -1,10 +1,17 @@
 import { useEffect, useState } from 'preact/hooks'
 import type { ApprovalAnswer } from '../../../src/shared/blocks.ts'
 import { isInput } from '../../../src/shared/blocks.ts'
-import { approvalRequest, questionRequest } from '../../../src/shared/canonical.ts'
-import { type AnswerProof, base64url, claimOf, claimText } from '../../../src/shared/proof.ts'
+import { approvalRequest, questionRequest, secretRequest } from '../../../src/shared/canonical.ts'
+import {
+  type AnswerProof,
+  base64url,
+  claimOf,
+  claimText,
+  type DecisionClaim,
+  secretDecision,
+} from '../../../src/shared/proof.ts'
 import * as client from './client.ts'
-import type { Message, Passkey } from './types.ts'
+import type { Message, Passkey, SecretRecord } from './types.ts'
 
 /**
  * Signed answers (PRODUCT.md "Trusted answers"), the app's part. An answer that lets an agent
@@ -116,19 +123,35 @@ export class NotSigned extends Error {
 }
 
 /** The assertion over the claim of exactly this answer, made by one of `passkeys`. */
-async function sign(message: Message, answer: unknown, passkeys: Passkey[]): Promise<AnswerProof> {
-  if (typeof PublicKeyCredential === 'undefined' || !navigator.credentials) {
-    throw new NotSigned('unsupported', 'This browser cannot sign with a passkey.')
-  }
-  // The app's clock, but never before the question: a phone a little behind the server would
-  // otherwise sign a time the server and the agent refuse as "before it was asked".
-  const answeredAt = Math.max(Date.now(), message.created_at)
+function sign(message: Message, answer: unknown, passkeys: Passkey[]): Promise<AnswerProof> {
   const ids = {
     channel_id: message.channel_id,
     message_id: message.id,
     request_hash: message.ask?.request_hash as string,
   }
-  const challenge = await sha256(claimText(claimOf(ids, answer, answeredAt, isApproval(message))))
+  return assert(
+    (answeredAt) => claimOf(ids, answer, answeredAt, isApproval(message)),
+    message.created_at,
+    passkeys,
+  )
+}
+
+/**
+ * One passkey prompt over the claim `claimAt` makes for the moment of signing (`asked`: when
+ * what is answered was asked, on the server's clock).
+ */
+async function assert(
+  claimAt: (answeredAt: number) => DecisionClaim,
+  asked: number,
+  passkeys: Passkey[],
+): Promise<AnswerProof> {
+  if (typeof PublicKeyCredential === 'undefined' || !navigator.credentials) {
+    throw new NotSigned('unsupported', 'This browser cannot sign with a passkey.')
+  }
+  // The app's clock, but never before the question: a phone a little behind the server would
+  // otherwise sign a time the server and the agent refuse as "before it was asked".
+  const answeredAt = Math.max(Date.now(), asked)
+  const challenge = await sha256(claimText(claimAt(answeredAt)))
   let credential: PublicKeyCredential | null
   try {
     credential = (await navigator.credentials.get({
@@ -201,4 +224,30 @@ export async function sendAnswer(message: Message, answer: unknown): Promise<Sen
     throw error
   }
   return { message: await client.answer(message.id, answer, proof), signed: true }
+}
+
+/**
+ * The person's passkey over a secret's ciphertext, made with the same tap that sends it: the
+ * claim names this request, the name and public key the card shows, and the SHA-256 of exactly
+ * this ciphertext (src/shared/proof.ts secretDecision), so the agent can tell the person's
+ * ciphertext from one the server sealed to its key itself. Undefined for a person with no
+ * passkey (sent unsigned; an agent that checks refuses it); `NotSigned` when the prompt failed.
+ */
+export async function signSecret(
+  record: SecretRecord,
+  ciphertext: string,
+): Promise<AnswerProof | undefined> {
+  const passkeys = await myPasskeys()
+  if (passkeys.length === 0) return undefined
+  const ids = {
+    channel_id: record.channel_id,
+    message_id: record.id,
+    request_hash: hex(await sha256(secretRequest(record.name, record.public_key))),
+  }
+  const decision = secretDecision(hex(await sha256(ciphertext)))
+  return assert(
+    (answeredAt) => ({ ...ids, decision, answered_at: answeredAt }),
+    record.created_at,
+    passkeys,
+  )
 }

@@ -1,11 +1,17 @@
 import { constants } from 'node:os'
 import { CliError, EXIT } from '../../../agent/failures.ts'
-import { fingerprintLine, requestSecret, writeSecretFile } from '../../../agent/secrets.ts'
+import {
+  fingerprintLine,
+  requestSecret,
+  secretCheck,
+  writeSecretFile,
+} from '../../../agent/secrets.ts'
 import { UsageError } from '../../../core/errors.ts'
 import { flagString } from '../../args.ts'
+import { allowsUnsigned } from '../../harness/hook.ts'
 import { type AgentCommand, secondsFlag } from '../command.ts'
 
-const USAGE = `hark secret NAME [--description TEXT] [--timeout SECONDS]
+const USAGE = `hark secret NAME [--description TEXT] [--timeout SECONDS] [--allow-unsigned]
          (--env VAR -- COMMAND [ARG...] | --out FILE | --print)`
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -51,11 +57,15 @@ Waits (by default without limit) until it arrives, then, by the output chosen:
 Flags:
   --description TEXT   why it is needed, shown to the person
   --timeout SECONDS    stop waiting after this long: the request is withdrawn, exit 124
+  --allow-unsigned     take a secret the person's passkey did not sign (weaker: a server could
+                       seal a value of its own to this request's key; env HARK_ALLOW_UNSIGNED=1).
+                       Without it the secret is used only with a valid signature by a key
+                       pinned at "hark init" over exactly the ciphertext received (exit 1).
 
 The server hands the ciphertext out once and then deletes it. A request the person cancelled
 exits 1. With --json, --out prints {"id","name","path"} and --print {"id","name","value"}.`,
   valued: ['description', 'env', 'out', 'timeout'],
-  booleans: ['print'],
+  booleans: ['print', 'allow-unsigned'],
   async run(c) {
     const { args, io } = c
     const [name, ...command] = args.positionals
@@ -91,6 +101,9 @@ exits 1. With --json, --out prints {"id","name","path"} and --print {"id","name"
         timeoutMs,
         onAsked: (asked) => io.note(fingerprintLine(asked.request)),
         onOutage: io.note,
+        ...(allowsUnsigned(args.flags.has('allow-unsigned'), c.env)
+          ? {}
+          : { verify: secretCheck(c.env, c.profile) }),
       },
     )
     if (outcome.status === 'timeout') {
