@@ -47,6 +47,7 @@ hark_uninstall() {
   rm -f "$root/etc/systemd/system/hark.service"
   rm -f "$root/etc/systemd/system/hark-backup.service" "$root/etc/systemd/system/hark-backup.timer"
   rm -rf "$root/etc/systemd/system/hark.service.d"
+  rm -f "$root/etc/sysctl.d/60-hark.conf"
   if [ -z "${HARK_SKIP_SYSTEMD:-}" ] && command -v systemctl >/dev/null 2>&1; then
     systemctl daemon-reload || true
   fi

@@ -349,6 +349,18 @@ hark_install() {
     changed=1
     say "Wrote $unit."
   fi
+  # A certificate swap opens a new listener and closes the old one: with tcp_migrate_req the
+  # kernel hands the connections queued on the closing one to the new one instead of
+  # resetting them (docs/operations.md "HTTPS"). Applied now where allowed, and at every boot.
+  if [ -n "$domain" ]; then
+    sysctl_file="$root/etc/sysctl.d/60-hark.conf"
+    if [ ! -f "$sysctl_file" ]; then
+      mkdir -p "$root/etc/sysctl.d"
+      printf '# Written by Hark'"'"'s install.sh: no connection reset when a certificate is swapped in.\nnet.ipv4.tcp_migrate_req = 1\n' >"$sysctl_file"
+      say "Wrote $sysctl_file."
+      if [ -z "$root" ]; then sysctl -q -p "$sysctl_file" 2>/dev/null || say "(applies at the next boot)"; fi
+    fi
+  fi
   # The daily backup (newest 7 kept in /var/lib/hark/backups); a timer, so no restart needed.
   write_backup_service >"$tmp/hark-backup.service"
   write_backup_timer >"$tmp/hark-backup.timer"
@@ -526,6 +538,20 @@ HARK_DATA=/var/lib/hark
 HARK_HOST=0.0.0.0
 HARK_PORT=8080
 
+# HTTPS by Hark itself (docs/operations.md, "HTTPS"): a certificate obtained from Let's Encrypt
+# (or the CA named below) for these names, renewed by itself; port 443 serves, port 80 answers
+# the CA and redirects to https. The base URL becomes https://FIRST-NAME. Needs the DNS name
+# pointing here and CAP_NET_BIND_SERVICE (install.sh --domain sets both up in the unit).
+#HARK_DOMAIN=hark.example.com
+#HARK_ACME_EMAIL=you@example.com
+#HARK_ACME_DIRECTORY=https://acme-v02.api.letsencrypt.org/directory
+#HARK_ACME_CA=/etc/hark/private-ca.pem
+#HARK_HTTP_PORT=80
+# Or your own certificate (certbot's fullchain.pem and privkey.pem), reloaded when it changes
+# or on `systemctl reload hark`.
+#HARK_TLS_CERT=/etc/letsencrypt/live/hark.example.com/fullchain.pem
+#HARK_TLS_KEY=/etc/letsencrypt/live/hark.example.com/privkey.pem
+
 # The public URL people open; links and the setup link are built from it.
 #HARK_BASE_URL=https://hark.example.com
 
@@ -586,6 +612,8 @@ Type=simple
 User=hark
 Group=hark
 ExecStart=/usr/local/bin/hark serve --config /etc/hark/hark.env
+# `systemctl reload hark`: re-reads HARK_TLS_CERT/HARK_TLS_KEY (nothing else reloads).
+ExecReload=/bin/kill -HUP $MAINPID
 WorkingDirectory=/var/lib/hark
 # SIGTERM answers held long-polls, then exits 0.
 KillSignal=SIGTERM

@@ -7,8 +7,8 @@ import { tempDir } from '../harness.ts'
  * `install.sh --domain NAME` (issue 27): HTTPS on 443 with the certificate Hark gets itself.
  * Run into a temporary root with the local dist/hark (HARK_BINARY) and without systemd: what
  * it writes (hark.env, the unit) and what it prints. The server's side of --domain (ACME, the
- * listeners) is the server's own tests'; starting the installed service with it needs a build
- * that knows HARK_DOMAIN and ports 80 and 443 (docs/operations.md says what was run by hand).
+ * listeners) is test/tls's, against pebble; starting the installed service with it needs ports
+ * 80 and 443 and a name the CA can reach, which this machine has not.
  */
 const REPO = join(import.meta.dir, '..', '..')
 const HARK = join(REPO, 'dist', 'hark')
@@ -68,6 +68,10 @@ describe('install.sh --domain', () => {
     const plain = readFileSync(join(REPO, 'deploy/hark.service'), 'utf8')
     expect(unit.replaceAll('=CAP_NET_BIND_SERVICE', '=')).toBe(plain)
     expect(firstLink(r.out)).toBe('https://hark.example.com')
+    // The kernel keeps connections queued on a listener closed by a certificate swap.
+    expect(readFileSync(join(r.root, 'etc/sysctl.d/60-hark.conf'), 'utf8')).toContain(
+      'net.ipv4.tcp_migrate_req = 1',
+    )
   }, 60_000)
 
   test('several names: the first is the address; --domain=NAME and HARK_DOMAIN work too', async () => {
@@ -87,6 +91,7 @@ describe('install.sh --domain', () => {
     expect(plain.envFile()).not.toMatch(/^HARK_DOMAIN=/m)
     expect(plain.unit()).toBe(readFileSync(join(REPO, 'deploy/hark.service'), 'utf8'))
     expect(firstLink(plain.out)).toBeUndefined()
+    expect(existsSync(join(plain.root, 'etc/sysctl.d/60-hark.conf'))).toBe(false)
     // The operator's own edits stay; only the one line is set.
     const envPath = join(plain.root, 'etc/hark/hark.env')
     writeFileSync(envPath, `${readFileSync(envPath, 'utf8')}HARK_WRITE_LIMIT=7\n`)
