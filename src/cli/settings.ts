@@ -266,17 +266,28 @@ function settingReader(args: ParsedArgs, env: Env, options: LoadOptions) {
     flagString(args, flag) ?? (env[name] || undefined) ?? (file.values.get(name) || undefined)
 }
 
-/** The data directory alone (what every admin command needs). */
-export function dataDirFrom(args: ParsedArgs, env: Env, options: LoadOptions = {}): string {
-  return resolve(settingReader(args, env, options)('data', 'HARK_DATA') || DEFAULTS.dataDir)
+/** A setting an admin command reads alone, and whether anything named it (else: the default). */
+export interface Named<T> {
+  value: T
+  named: boolean
 }
 
-/** The public base URL alone (the links admin commands print). */
-export function baseUrlFrom(args: ParsedArgs, env: Env, options: LoadOptions = {}): string {
+/**
+ * The data directory alone (what every admin command needs), and whether --data, HARK_DATA or
+ * the config file named it: the default (./data) is where the server keeps data only when it
+ * was started in that same directory with no setting at all.
+ */
+export function dataDirFrom(args: ParsedArgs, env: Env, options: LoadOptions = {}): Named<string> {
+  const raw = settingReader(args, env, options)('data', 'HARK_DATA')
+  return { value: resolve(raw || DEFAULTS.dataDir), named: raw !== undefined }
+}
+
+/** The public base URL alone (the links admin commands print), and whether it was set. */
+export function baseUrlFrom(args: ParsedArgs, env: Env, options: LoadOptions = {}): Named<string> {
   const from = settingReader(args, env, options)
   const raw = from('base-url', 'HARK_BASE_URL')
-  if (raw !== undefined) return baseUrl(raw)
-  return `http://localhost:${from('port', 'HARK_PORT') ?? DEFAULTS.port}`
+  if (raw !== undefined) return { value: baseUrl(raw), named: true }
+  return { value: `http://localhost:${from('port', 'HARK_PORT') ?? DEFAULTS.port}`, named: false }
 }
 
 /**
