@@ -43,6 +43,9 @@ ${settingsHelp()}
 
 Precedence: flag > environment variable > config file > default.`
 
+/** The commands beside the agent's that have a help of their own (`hark X --help`). */
+const OWN_HELP = new Set(['serve', 'admin', 'install', 'hook'])
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   const env = process.env
@@ -50,8 +53,15 @@ async function main(argv: string[]): Promise<number> {
   // The agent's commands (init, send, ask, ..., mcp) and their help live in src/cli/agent.
   if (isAgentCommand(command, rest)) return runAgentCli(command as string, rest)
   switch (command) {
-    case undefined:
     case 'help':
+      // `hark help X` is `hark X --help` for every command (the agent's are answered above).
+      if (rest[0] !== undefined && OWN_HELP.has(rest[0])) return main([rest[0], '--help'])
+      if (rest[0] !== undefined && rest[0] !== 'help') {
+        throw new UsageError(`unknown command "${rest[0]}"\n\n${HELP}`)
+      }
+      out(HELP)
+      return 0
+    case undefined:
     case '--help':
     case '-h':
       out(HELP)
