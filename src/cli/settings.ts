@@ -159,6 +159,7 @@ export const DEFAULT_CONFIG_FILE = '/etc/hark/hark.env'
 export const SERVE_VALUED = [CONFIG_FLAG, ...SETTINGS.filter((s) => !s.boolean).map((s) => s.flag)]
 export const SERVE_BOOLEANS = [
   'print-config',
+  'check',
   ...SETTINGS.filter((s) => s.boolean).map((s) => s.flag),
 ]
 

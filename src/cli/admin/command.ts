@@ -90,7 +90,7 @@ export async function withDatabase<T>(
  * Run as root on a data directory someone else owns (the `hark` service user), an admin command
  * would leave root-owned files the server cannot open. Refuse, saying how to run it instead.
  */
-export function refuseForeignRoot(dataDir: string): void {
+export function refuseForeignRoot(dataDir: string, command = 'hark admin ...'): void {
   if (process.getuid?.() !== 0) return
   let owner: number
   try {
@@ -100,7 +100,7 @@ export function refuseForeignRoot(dataDir: string): void {
   }
   if (owner !== 0) {
     throw new UsageError(
-      `${dataDir} belongs to uid ${owner}, not root: run this as that user (sudo -u hark hark admin ...)`,
+      `${dataDir} belongs to uid ${owner}, not root: run this as that user (sudo -u hark ${command})`,
     )
   }
 }
