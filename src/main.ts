@@ -58,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
     case 'help':
       // `hark help X` is `hark X --help` for every command (the agent's are answered above).
       if (rest[0] !== undefined && OWN_HELP.has(rest[0])) return main([rest[0], '--help'])
-      if (rest[0] !== undefined && rest[0] !== 'help') {
+      if (rest[0] !== undefined && !['help', 'version'].includes(rest[0])) {
         throw new UsageError(`unknown command "${rest[0]}"\n\n${HELP}`)
       }
       out(HELP)
