@@ -44,6 +44,9 @@
 # the binary matches SHA256SUMS; anything else is refused before a file is touched. A local
 # HARK_BINARY is the operator's own: its SHA256SUMS and signature are checked when present.
 #
+# A new binary is first checked, on every init system, with `hark serve --check` (config, data,
+# the schema upgrade tried on a copy); one that fails it is not installed, the installed one
+# stays, and install.sh exits 1 saying why.
 # An upgrade whose new binary does not answer /health is rolled back to the previous binary
 # (kept as hark.previous), saying so. Without a running systemd, everything is installed and
 # the command to run Hark is printed. One run at a time: a lock refuses a second.
@@ -318,14 +321,17 @@ hark_install() {
   if [ -f "$bin" ] && cmp -s "$tmp/hark" "$bin"; then
     say "hark $new_version is already installed at $bin."
   else
-    if [ -f "$bin" ]; then
-      old_version=$("$bin" --version 2>/dev/null || echo unknown)
+    if [ -f "$bin" ]; then old_version=$("$bin" --version 2>/dev/null || echo unknown); fi
+    cp "$tmp/hark" "$bin.new"
+    chmod 0755 "$bin.new"
+    # Before anything is replaced, whatever the init system: a binary that cannot start on this
+    # configuration and data is never put in place.
+    check_new_binary
+    if [ -n "$old_version" ]; then
       backup_before_upgrade
       # Kept for a roll-back if the new binary does not come up (and for one by hand).
       cp -p "$bin" "$bin.previous"
     fi
-    cp "$tmp/hark" "$bin.new"
-    chmod 0755 "$bin.new"
     mv -f "$bin.new" "$bin"
     changed=1
     if [ -n "$old_version" ]; then
@@ -377,6 +383,9 @@ hark_install() {
   fi
   # systemctl may be installed where systemd is not running (a container, WSL): it would fail.
   if ! command -v systemctl >/dev/null 2>&1 || [ ! -d "$root/run/systemd/system" ]; then
+    if [ -n "$changed" ] && [ -n "$old_version" ]; then
+      say "systemd is not running here: a hark already running keeps $old_version until it is restarted."
+    fi
     say "systemd is not running here, so Hark was installed but not started. Run it with:"
     if [ -z "$skip_user" ]; then
       say "  runuser -u hark -- $bin serve --config $env_file"
@@ -422,6 +431,31 @@ hark_install() {
     exit 1
   fi
   report
+}
+
+# `hark serve --check` with the new binary ($bin.new), as the service's user and with only the
+# config file, as the unit runs it: the config loads, the data opens and the schema upgrade the
+# server would make at start applies (tried on a copy). On failure the new binary is removed, the
+# installed one stays, and the check's own words say why. A binary of another architecture
+# cannot be run here, and one from before --check existed is installed unchecked, saying so.
+check_new_binary() {
+  [ -n "$native" ] || return 0
+  if ! "$bin.new" serve --help 2>/dev/null | grep -q -- '--check'; then
+    say "Note: hark $new_version has no serve --check; installing it unchecked."
+    return 0
+  fi
+  if as_hark env -i PATH="$PATH" "$bin.new" serve --config "$env_file" --check >"$tmp/check.out" 2>&1; then
+    say "Checked hark $new_version against $env_file and its data (hark serve --check)."
+    return 0
+  fi
+  rm -f "$bin.new"
+  if [ -n "$old_version" ]; then
+    printf 'install.sh: hark %s cannot start on this configuration and data, so it was not installed; hark %s stays at %s. hark serve --check said:\n' "$new_version" "$old_version" "$bin" >&2
+  else
+    printf 'install.sh: hark %s cannot start on this configuration and data, so it was not installed. hark serve --check said:\n' "$new_version" >&2
+  fi
+  sed 's/^/  /' "$tmp/check.out" >&2
+  exit 1
 }
 
 # Before replacing a binary, a backup of the data, so a failed upgrade can be rolled back

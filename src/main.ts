@@ -40,8 +40,13 @@ ${settingsHelp()}
 
   --config FILE    config file of NAME=value lines   HARK_CONFIG  /etc/hark/hark.env if it exists
   --print-config   print the effective settings (secrets masked) and exit
+  --check          check that the server would start: load the config, open the data and try
+                   the schema upgrade on a copy; exit 0 and say so, or 1 and say what is wrong
 
 Precedence: flag > environment variable > config file > default.`
+
+/** The commands beside the agent's that have a help of their own (`hark X --help`). */
+const OWN_HELP = new Set(['serve', 'admin', 'install', 'hook'])
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
@@ -50,8 +55,15 @@ async function main(argv: string[]): Promise<number> {
   // The agent's commands (init, send, ask, ..., mcp) and their help live in src/cli/agent.
   if (isAgentCommand(command, rest)) return runAgentCli(command as string, rest)
   switch (command) {
-    case undefined:
     case 'help':
+      // `hark help X` is `hark X --help` for every command (the agent's are answered above).
+      if (rest[0] !== undefined && OWN_HELP.has(rest[0])) return main([rest[0], '--help'])
+      if (rest[0] !== undefined && !['help', 'version'].includes(rest[0])) {
+        throw new UsageError(`unknown command "${rest[0]}"\n\n${HELP}`)
+      }
+      out(HELP)
+      return 0
+    case undefined:
     case '--help':
     case '-h':
       out(HELP)
@@ -75,6 +87,21 @@ async function main(argv: string[]): Promise<number> {
       const resolved = resolveConfig(args, env)
       if (args.flags.has('print-config')) {
         out(printConfig(resolved))
+        return 0
+      }
+      if (args.flags.has('check')) {
+        const { checkServe } = await import('./server/check.ts')
+        // Opening the database makes its -shm and -wal files: root's would lock the service out.
+        const { refuseForeignRoot } = await import('./cli/admin/command.ts')
+        refuseForeignRoot(resolved.config.dataDir, 'hark serve --check ...')
+        let lines: string[]
+        try {
+          lines = await checkServe(resolved.config, resolved.file)
+        } catch (error) {
+          throw new FatalError(`serve --check failed: ${(error as Error).message}`)
+        }
+        out(`hark ${VERSION} would start (serve --check):`)
+        for (const line of lines) out(`  ${line}`)
         return 0
       }
       const { serve } = await import('./server/serve.ts')

@@ -1,6 +1,6 @@
 import { UsageError } from '../core/errors.ts'
 import { HarkApiError } from './client.ts'
-import { isNetworkError, networkErrorCode } from './retry.ts'
+import { cannotReach, isNetworkError } from './retry.ts'
 import { RequestTimeoutError } from './timeouts.ts'
 
 /** The agent CLI's exit codes; scripts branch on them. */
@@ -91,7 +91,7 @@ export function describeFailure(error: unknown): Failure {
   }
   if (isNetworkError(error) && hasCode(error)) {
     return {
-      message: `cannot reach the server (${networkErrorCode(error)})`,
+      message: cannotReach(error),
       exitCode: EXIT.error,
     }
   }

@@ -56,6 +56,27 @@ export function networkErrorCode(error: unknown): string {
   return typeof code === 'string' ? code : (error as Error).message
 }
 
+/**
+ * Why a request got no answer, naming where it went: `cannot reach the server at
+ * http://127.0.0.1:8080/v1/messages (ECONNREFUSED)`. A wrong HARK_URL or profile is the usual
+ * cause, so the address is the first thing a reader needs. `url` is the request's; without it,
+ * Bun's fetch errors carry it as `path`. The query is left out (cursors, search words).
+ */
+export function cannotReach(error: unknown, url?: string): string {
+  const { path, cause } = error as { path?: unknown; cause?: { path?: unknown } }
+  const tried = [url, path, cause?.path].find((p): p is string => typeof p === 'string')
+  let where = ''
+  try {
+    if (tried !== undefined) {
+      const u = new URL(tried)
+      where = ` at ${u.origin}${u.pathname}`
+    }
+  } catch {
+    // Not a URL: a file's path on an error that is not fetch's; name nothing.
+  }
+  return `cannot reach the server${where} (${networkErrorCode(error)})`
+}
+
 /** Resolves after `ms`, or rejects at once with the signal's reason when it aborts. */
 export function pause(ms: number, signal?: AbortSignal | null): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -99,7 +120,7 @@ export function retryingFetch(inner: Fetch, policy: RetryPolicy = DEFAULT_RETRY)
         const safe = idempotent || NOT_CONNECTED.has(networkErrorCode(error))
         if (last || !isNetworkError(error) || !safe) throw error
         const delay = backoff(attempt)
-        policy.onRetry?.(`cannot reach the server (${networkErrorCode(error)})`, delay, attempt)
+        policy.onRetry?.(cannotReach(error, request.url), delay, attempt)
         await pause(delay, request.signal)
         continue
       }

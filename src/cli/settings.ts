@@ -173,6 +173,7 @@ export const DEFAULT_CONFIG_FILE = '/etc/hark/hark.env'
 export const SERVE_VALUED = [CONFIG_FLAG, ...SETTINGS.filter((s) => !s.boolean).map((s) => s.flag)]
 export const SERVE_BOOLEANS = [
   'print-config',
+  'check',
   ...SETTINGS.filter((s) => s.boolean).map((s) => s.flag),
 ]
 
@@ -281,21 +282,35 @@ function settingReader(args: ParsedArgs, env: Env, options: LoadOptions) {
     flagString(args, flag) ?? (env[name] || undefined) ?? (file.values.get(name) || undefined)
 }
 
-/** The data directory alone (what every admin command needs). */
-export function dataDirFrom(args: ParsedArgs, env: Env, options: LoadOptions = {}): string {
-  return resolve(settingReader(args, env, options)('data', 'HARK_DATA') || DEFAULTS.dataDir)
+/** A setting an admin command reads alone, and whether anything named it (else: the default). */
+export interface Named<T> {
+  value: T
+  named: boolean
 }
 
-/** The public base URL alone (the links admin commands print). */
-export function baseUrlFrom(args: ParsedArgs, env: Env, options: LoadOptions = {}): string {
+/**
+ * The data directory alone (what every admin command needs), and whether --data, HARK_DATA or
+ * the config file named it: the default (./data) is where the server keeps data only when it
+ * was started in that same directory with no setting at all.
+ */
+export function dataDirFrom(args: ParsedArgs, env: Env, options: LoadOptions = {}): Named<string> {
+  const raw = settingReader(args, env, options)('data', 'HARK_DATA')
+  return { value: resolve(raw || DEFAULTS.dataDir), named: raw !== undefined }
+}
+
+/** The public base URL alone (the links admin commands print), and whether it was set. */
+export function baseUrlFrom(args: ParsedArgs, env: Env, options: LoadOptions = {}): Named<string> {
   const from = settingReader(args, env, options)
   const raw = from('base-url', 'HARK_BASE_URL')
-  if (raw !== undefined) return baseUrl(raw)
+  if (raw !== undefined) return { value: baseUrl(raw), named: true }
   const domain = from('domain', 'HARK_DOMAIN')
   const domains = domain === undefined ? undefined : domainNames(domain, 'domain')
   const tlsCert = from('tls-cert', 'HARK_TLS_CERT')
   const port = from('port', 'HARK_PORT')
-  return defaultBaseUrl(domains, tlsCert, port === undefined ? undefined : Number(port))
+  return {
+    value: defaultBaseUrl(domains, tlsCert, port === undefined ? undefined : Number(port)),
+    named: domains !== undefined,
+  }
 }
 
 /**

@@ -13,9 +13,11 @@ const dirs: string[] = []
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
 })
+/** A data directory as a started server leaves it (hark admin makes none: admin-data.test.ts). */
 function dataDir(): string {
   const d = tempDir('hark-admin-link-')
   dirs.push(d)
+  openDatabase(join(d, 'hark.db')).close()
   return d
 }
 async function hark(argv: string[], env: Record<string, string> = {}) {

@@ -26,7 +26,10 @@ describe('an unexpected failure', () => {
     const env = { HARK_URL: notHark.url.origin, HARK_TOKEN: 'hark_agent_x' }
     const out = await cli.run(['send', 'hello', '--json'], { env })
     expect(out.code).toBe(1)
-    expect(out.stdout).toBe('')
+    expect(out.json()).toEqual({
+      error: expect.stringMatching(/^unexpected error: /),
+      exit_code: 1,
+    })
     expect(out.stderr).toStartWith('hark: unexpected error: ')
     expect(out.stderr.trimEnd().split('\n')).toHaveLength(1)
     expect(out.stderr).not.toContain('cannot reach the server')

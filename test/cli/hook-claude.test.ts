@@ -83,12 +83,12 @@ describe('hark hook claude: PermissionRequest', () => {
     expect(blockOf(edited.question).summary).toBe('Edit /home/me/project/src/a.ts')
   })
 
-  test('no answer within --wait: nothing decided, one line, the question withdrawn', async () => {
+  test('no answer within --wait: nothing decided, one line, the question expired then', async () => {
     const run = startHook(live, ['claude', '--wait', '1'], bash)
     const question = await run.asked()
     expectNoDecision(await run.finished, /no answer within 1 s/)
     const read = await live.server.agent.ask(question.id)
-    expect(read.message.ask).toMatchObject({ status: 'cancelled', reason: 'no answer in time' })
+    expect(read.message.ask).toMatchObject({ status: 'expired' })
   })
 
   test('HARK_HOOK_WAIT bounds the wait too', async () => {

@@ -37,7 +37,7 @@ describe('hark hook codex: PermissionRequest', () => {
     expect(decisionOf(ran)).toEqual({ behavior: 'deny', message: 'not before the changelog' })
   })
 
-  test('no answer in time → deny saying so; the question withdrawn', async () => {
+  test('no answer in time → deny saying so; the question expired then', async () => {
     const run = startHook(live, ['codex', '--wait', '1'], shell)
     const question = await run.asked()
     const ran = await run.finished
@@ -47,7 +47,7 @@ describe('hark hook codex: PermissionRequest', () => {
       message:
         'Not allowed: no answer from the person within 1 s. Ask again later or do something else.',
     })
-    expect((await live.server.agent.ask(question.id)).message.ask?.status).toBe('cancelled')
+    expect((await live.server.agent.ask(question.id)).message.ask?.status).toBe('expired')
   })
 
   test('no server, a bad token, bad stdin: deny with the reason, exit 0', async () => {

@@ -16,7 +16,10 @@ describe('authentication failures exit 4', () => {
   test('an unknown token, a person token, no token', async () => {
     const wrong = await hark(['send', 'x', '--json'], { HARK_TOKEN: 'hark_agent_wrong' })
     expect(wrong.code).toBe(4)
-    expect(wrong.stdout).toBe('')
+    expect(wrong.json()).toEqual({
+      error: expect.stringContaining('invalid or revoked token'),
+      exit_code: 4,
+    })
     expect(wrong.stderr).toContain('invalid or revoked token')
     const person = (await addPersonToken(live.server.ctx, { email: 'owner@example.com' })).token
     const refused = await hark(['inbox'], { HARK_TOKEN: person })
@@ -64,7 +67,9 @@ describe('outages', () => {
     })
     expect(out.code).toBe(1)
     expect(out.stderr).toContain('retrying in')
-    expect(out.stderr).toContain('cannot reach the server (ECONNREFUSED)')
+    expect(out.stderr).toContain(
+      'cannot reach the server at http://127.0.0.1:1/v1/messages (ECONNREFUSED)',
+    )
     expect(Date.now() - started).toBeLessThan(15_000)
   })
 })

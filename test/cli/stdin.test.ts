@@ -48,7 +48,10 @@ describe('a command run with stdin an open, silent pipe', () => {
     const run = harnessed(['ask', '-', '--confirm', 'Deploy', '--timeout', '2', '--json'])
     const done = await endsWithin(run, 15_000)
     expect(done.code).toBe(124)
-    expect(done.stdout).toBe('')
+    expect(done.json()).toEqual({
+      error: expect.stringContaining('stdin was still open'),
+      exit_code: 124,
+    })
     expect(done.stderr).toContain('stdin was still open when --timeout ran out: nothing was sent')
     expect(await feed()).toHaveLength(before)
   })

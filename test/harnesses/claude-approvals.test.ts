@@ -123,7 +123,7 @@ describe(`real claude -p with "hark install claude" (${HARK.kind})`, () => {
     expect(user.permissions).toBeUndefined()
   }, 60_000)
 
-  test('no answer within --wait 2: no decision, Claude Code refuses, the card is withdrawn', async () => {
+  test('no answer within --wait 2: no decision, Claude Code refuses, the card expired then', async () => {
     const { world, running, question } = await askedApproval(
       [bashTurn(TOUCH), { text: 'ok' }],
       ['--wait', '2'],
@@ -136,8 +136,7 @@ describe(`real claude -p with "hark install claude" (${HARK.kind})`, () => {
     expect(result?.isError).toBe(true)
     expect(result?.content).toContain('needs approval')
     const after = await messageById(live, question.id)
-    expect(after?.ask?.status).toBe('cancelled')
-    expect(after?.ask?.reason).toBe('no answer in time')
+    expect(after?.ask?.status).toBe('expired')
   }, 60_000)
 
   test('answered in the terminal: PostToolUse withdraws the card; the hook decides nothing', async () => {

@@ -155,11 +155,8 @@ describe('Stop', () => {
     expect(run.stdout.trim()).toBe('second answer')
     const messages = JSON.stringify(world.stub.requests.at(-1)?.body.messages)
     expect(messages).toContain(JSON.stringify(`Stop hook feedback:\n${reply}`).slice(1, -1))
-    // Unanswered, the second reply question was withdrawn, not left open on the phone.
-    expect((await messageById(live, second.id))?.ask).toMatchObject({
-      status: 'cancelled',
-      reason: 'no answer in time',
-    })
+    // Unanswered, the second reply question expired with the wait, not left open on the phone.
+    expect((await messageById(live, second.id))?.ask).toMatchObject({ status: 'expired' })
   }, 60_000)
 
   test('without --reply: a "Claude Code finished" message with the last text', async () => {

@@ -82,7 +82,7 @@ describe('MCP approve (--permission-prompt-tool)', () => {
     expect(data).toEqual({ behavior: 'deny', message: 'not on Friday' })
   })
 
-  test('no answer in time: deny saying so, and the question is withdrawn', async () => {
+  test('no answer in time: deny saying so, and the question expired then', async () => {
     const { data, question, result } = await approve(bash)
     expect(result.isError).not.toBe(true)
     expect(data).toEqual({
@@ -90,7 +90,7 @@ describe('MCP approve (--permission-prompt-tool)', () => {
       message: 'Not allowed: no answer from the person within 2 s.',
     })
     const read = await server.agent.ask(question.id)
-    expect(read.message.ask?.status).toBe('cancelled')
+    expect(read.message.ask?.status).toBe('expired')
   })
 
   test('AskUserQuestion: answers in updatedInput.answers, keyed by question', async () => {

@@ -149,6 +149,25 @@ function fakeSystemd(name: string) {
   return { root, env, log, pid, track }
 }
 
+/** What the binary of `cannotStart` says to `serve --check`. */
+const NOSTART_SAYS =
+  'hark: serve --check failed: the database has schema version 99, newer than this hark understands (14)'
+
+/**
+ * A "new binary" that runs (`--version`, `serve --help`) but fails `serve --check`, as one that
+ * cannot start on this data would: it must never replace a working one.
+ */
+function cannotStart(): string {
+  const dir = join(work, 'nostart')
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(
+    join(dir, 'hark'),
+    `#!/bin/sh\ncase "$1 $*" in "--version "*) echo 9.9.9-nostart ;; *--help*) echo "  --check" ;; *--check*) echo "${NOSTART_SAYS}" >&2; exit 1 ;; *) exit 1 ;; esac\n`,
+  )
+  chmodSync(join(dir, 'hark'), 0o755)
+  return join(dir, 'hark')
+}
+
 const freePort = () => {
   const s = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
   const port = s.port
@@ -287,10 +306,11 @@ describe('install.sh with systemd', () => {
   test('an upgrade whose binary does not come up is rolled back to the previous one, saying so', async () => {
     const broken = join(work, 'broken')
     mkdirSync(broken, { recursive: true })
-    // Runs `--version` but dies on `serve`: a build that cannot start on this machine.
+    // Runs `--version` and passes `serve --check`, but dies on `serve`: a build that starts
+    // nowhere, though nothing it could check says so.
     writeFileSync(
       join(broken, 'hark'),
-      '#!/bin/sh\ncase "$1" in --version) echo 9.9.9-broken ;; *) echo "boom" >&2; exit 1 ;; esac\n',
+      '#!/bin/sh\ncase "$1 $*" in "--version "*) echo 9.9.9-broken ;; *--help*) echo "  --check" ;; *--check*) exit 0 ;; *) echo "boom" >&2; exit 1 ;; esac\n',
     )
     chmodSync(join(broken, 'hark'), 0o755)
     const r = await install(sd.root, {
@@ -307,6 +327,25 @@ describe('install.sh with systemd', () => {
     expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200)
     // The lock is let go however the run ended.
     expect(existsSync(join(sd.root, 'run/lock/hark-install'))).toBe(false)
+  }, 60_000)
+
+  test('an upgrade whose binary fails serve --check is not installed; the running one stays', async () => {
+    const restarts = () =>
+      sd
+        .log()
+        .split('\n')
+        .filter((l) => l.includes('restart')).length
+    const before = { pid: sd.pid(), restarts: restarts() }
+    const r = await install(sd.root, { ...env(), HARK_BINARY: cannotStart() })
+    expect(r.code).toBe(1)
+    expect(r.err).toBe(
+      `install.sh: hark 9.9.9-nostart cannot start on this configuration and data, so it was not installed; hark ${V2} stays at ${bin()}. hark serve --check said:\n  ${NOSTART_SAYS}\n`,
+    )
+    expect(r.out).not.toContain('Upgraded')
+    expect(version()).toBe(V2)
+    expect(existsSync(`${bin()}.new`)).toBe(false)
+    expect({ pid: sd.pid(), restarts: restarts() }).toEqual(before)
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200)
   }, 60_000)
 
   test('a backup running when install.sh starts finishes before the service restarts', async () => {
@@ -379,6 +418,37 @@ describe('install.sh without systemd, with a lock, and for the latest version', 
     expect(existsSync(join(sd.root, 'usr/local/bin/hark'))).toBe(true)
     expect(sd.log()).toBe('')
   })
+
+  test('without systemd too, an upgrade is checked before the swap: a failing binary is not installed', async () => {
+    const root = join(work, 'container')
+    const bin = join(root, 'usr/local/bin/hark')
+    const version = () => Bun.spawnSync([bin, '--version']).stdout.toString().trim()
+    const first = await install(root, {})
+    expect(first.code).toBe(0)
+    expect(first.out).toContain(`Checked hark ${V1} against ${join(root, 'etc/hark/hark.env')}`)
+    const data = join(root, 'var/lib/hark')
+    expect(
+      Bun.spawnSync([bin, 'admin', 'user', 'add', 'me@example.com', '--data', data]).exitCode,
+    ).toBe(0)
+
+    const refused = await install(root, { HARK_BINARY: cannotStart() })
+    expect(refused.code).toBe(1)
+    expect(refused.err).toContain(
+      `hark 9.9.9-nostart cannot start on this configuration and data, so it was not installed; hark ${V1} stays at ${bin}`,
+    )
+    expect(refused.err).toContain(NOSTART_SAYS)
+    expect(refused.out).not.toContain('Upgraded')
+    expect(version()).toBe(V1)
+    expect(existsSync(join(data, 'backups'))).toBe(false)
+
+    const upgraded = await install(root, { HARK_VERSION: V2 })
+    expect(upgraded.err).toBe('')
+    expect(upgraded.code).toBe(0)
+    expect(upgraded.out).toContain(`Checked hark ${V2}`)
+    expect(upgraded.out).toContain(`Upgraded hark ${V1} -> ${V2}`)
+    expect(upgraded.out).toContain(`a hark already running keeps ${V1} until it is restarted`)
+    expect(version()).toBe(V2)
+  }, 90_000)
 
   test('a second run while one holds the lock is refused before changing anything', async () => {
     const root = join(work, 'locked')

@@ -34,10 +34,13 @@ describe('hark serve --domain', () => {
   test('another port shows in the base URL; HARK_DOMAIN and the admin commands agree', () => {
     const env = { HARK_DOMAIN: 'hark.example.com', HARK_PORT: '8443' }
     expect(resolve([], env).baseUrl).toBe('https://hark.example.com:8443')
-    expect(baseUrlFrom(parseArgs([], [], []), env, NO_FILE)).toBe('https://hark.example.com:8443')
-    expect(baseUrlFrom(parseArgs([], [], []), { HARK_DOMAIN: 'hark.example.com' }, NO_FILE)).toBe(
-      'https://hark.example.com',
-    )
+    expect(baseUrlFrom(parseArgs([], [], []), env, NO_FILE)).toEqual({
+      value: 'https://hark.example.com:8443',
+      named: true,
+    })
+    expect(
+      baseUrlFrom(parseArgs([], [], []), { HARK_DOMAIN: 'hark.example.com' }, NO_FILE).value,
+    ).toBe('https://hark.example.com')
   })
 
   test.each([

@@ -4,6 +4,7 @@ import type { Message } from '../../src/messages/schema.ts'
 import { addChannel } from '../../src/people/service.ts'
 import { signAnswer } from '../asks/signing.ts'
 import { type Cli, makeCli, type Ran, removeHome } from '../cli/live.ts'
+import { denyToAllow, replayOf, startProxy } from '../harnesses/signed.ts'
 import type { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
 import { type FreshServer, startFreshServer } from '../passkeys/fixture.ts'
 
@@ -54,13 +55,14 @@ async function answeredRun(
   args: string[],
   stdin: string | undefined,
   answerWith: (q: Message) => Promise<{ answer: unknown; proof?: unknown }>,
+  runEnv: Record<string, string> = env,
 ): Promise<{ ran: Ran; question: Message }> {
   const known = new Set(
     ((await s.request('GET', '/v1/app/asks', { cookie: owner.cookie })).body.asks as Message[]).map(
       (m) => m.id,
     ),
   )
-  const run = cli.run(args, { env, stdin, timeoutMs: 20_000 })
+  const run = cli.run(args, { env: runEnv, stdin, timeoutMs: 20_000 })
   const question = await openQuestion(known)
   const body = await answerWith(question)
   const r = await s.request('POST', `/v1/app/messages/${question.id}/answer`, {
@@ -189,5 +191,72 @@ describe('hark ask --verify', () => {
     expect(bad.ran.code).toBe(1)
     expect(bad.ran.stdout).toBe('')
     expect(bad.ran.stderr).toContain('the answer is not trusted')
+  })
+
+  /** An approval asked with `hark ask`: its answer is signed as the hooks' are (issue 28, 10). */
+  const approvalAsk = [
+    'ask',
+    'Deploy?',
+    '--block',
+    JSON.stringify({
+      type: 'approval',
+      id: 'approval',
+      tool: 'Bash',
+      input: { command: 'make deploy' },
+      summary: 'Deploy',
+    }),
+    '--verify',
+    '--json',
+  ]
+
+  test('an approval block: a passkey-signed allow is accepted, as the hooks accept it', async () => {
+    const allow = { decision: 'allow' }
+    const good = await answeredRun(approvalAsk, undefined, signed(allow))
+    expect(good.ran.stderr).not.toContain('not trusted')
+    expect(good.ran.code).toBe(0)
+    expect(good.ran.json()).toMatchObject({ status: 'answered', answer: allow })
+    expect(good.question.ask?.request_hash).toMatch(/^[0-9a-f]{64}$/)
+  })
+
+  test("an approval block: a deny turned into an allow, or another question's allow replayed, is refused", async () => {
+    // The person signs a deny; a lying server (a proxy here) hands the agent an allow.
+    const lying = startProxy(s.url, denyToAllow)
+    try {
+      const forged = await answeredRun(approvalAsk, undefined, signed({ decision: 'deny' }), {
+        ...env,
+        HARK_URL: lying.url,
+      })
+      expect(lying.rewrites).toBeGreaterThan(0)
+      expect(forged.ran.code).toBe(1)
+      expect(forged.ran.stdout).not.toContain('"allow"')
+      expect(forged.ran.stderr).toContain(
+        'the answer is not trusted: the signature is not over this answer to this question',
+      )
+    } finally {
+      lying.stop()
+    }
+    // An allow the person signed for an earlier approval, handed back as this one's answer.
+    const first = await answeredRun(approvalAsk, undefined, signed({ decision: 'allow' }))
+    expect(first.ran.code).toBe(0)
+    const record = await s.request('GET', `/v1/asks/${first.question.id}`, {
+      token: env.HARK_TOKEN,
+    })
+    const replaying = startProxy(s.url, replayOf(record.body))
+    try {
+      const replayed = await answeredRun(approvalAsk, undefined, signed({ decision: 'deny' }), {
+        ...env,
+        HARK_URL: replaying.url,
+      })
+      expect(replaying.rewrites).toBeGreaterThan(0)
+      expect(replayed.ran.code).toBe(1)
+      expect(replayed.ran.stderr).toContain('the answer is not trusted')
+    } finally {
+      replaying.stop()
+    }
+    const unsignedAllow = await answeredRun(approvalAsk, undefined, unsigned({ decision: 'allow' }))
+    expect(unsignedAllow.ran.code).toBe(1)
+    expect(unsignedAllow.ran.stderr).toContain(
+      'the answer is not trusted: the answer is not signed',
+    )
   })
 })

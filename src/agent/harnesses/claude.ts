@@ -183,7 +183,7 @@ function noAnswer(reply: Asked, deps: HookDeps): undefined {
   if (reply.status === 'untrusted') return undefined
   const why =
     reply.status === 'timeout'
-      ? `no answer within ${Math.round(deps.waitMs / 1000)} s; the question was withdrawn`
+      ? `no answer within ${Math.round(deps.waitMs / 1000)} s; the question ${reply.message.ask?.status === 'expired' ? 'expired' : 'was withdrawn'}`
       : `the question was ${reply.status}`
   deps.warn(`${why}: Claude Code decides as it would without hark`)
   return undefined

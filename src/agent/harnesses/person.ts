@@ -9,7 +9,7 @@ import { deadlineAfter, pollUntil } from '../waiting.ts'
  */
 export type Reply =
   | { status: 'answered'; answer: unknown; message: Message }
-  | { status: 'expired' | 'cancelled' | 'timeout'; message: Message }
+  | { status: 'cancelled' | 'timeout'; message: Message }
 
 export interface AskPersonOptions {
   /** How long to wait for the answer. */
@@ -21,18 +21,26 @@ export interface AskPersonOptions {
   proof?: boolean
 }
 
-/** Seconds past the wait after which the server expires the question itself (a killed hook). */
-const EXPIRY_MARGIN_S = 30
+/**
+ * How long past the question's expiry the wait goes on, to hear of it from the server (slow, or
+ * lost for a while), before the question is withdrawn from here. Small: Claude Code ends a hook
+ * at 600 s, and the default wait is 540.
+ */
+const EXPIRY_GRACE_MS = 10_000
 
+/**
+ * The question expires on the server when the wait ends: one moment, measured by one clock,
+ * that the card shows ("Expires in 9 minutes; no answer means not allowed") and the harness acts
+ * on. Its expiry is reported as `timeout`, as a wait that ran out here is.
+ */
 export async function askPerson(
   client: AgentClient,
   body: SendRequest['body'],
   options: AskPersonOptions,
 ): Promise<Reply> {
-  const expiresIn = Math.ceil(options.waitMs / 1000) + EXPIRY_MARGIN_S
   const { message } = await client.send({
     body,
-    expires_in: expiresIn,
+    expires_in: Math.ceil(options.waitMs / 1000),
     ...(options.proof ? { proof: true } : {}),
   })
   options.onAsked?.(message)
@@ -42,10 +50,11 @@ export async function askPerson(
       const read = await client.ask(message.id, wait, signal)
       const status = read.message.ask?.status
       if (status === 'answered') return { status, answer: read.answer, message: read.message }
-      if (status === 'expired' || status === 'cancelled') return { status, message: read.message }
+      if (status === 'expired') return { status: 'timeout', message: read.message }
+      if (status === 'cancelled') return { status, message: read.message }
       return undefined
     },
-    { deadline: deadlineAfter(options.waitMs), onOutage: options.onOutage },
+    { deadline: deadlineAfter(options.waitMs + EXPIRY_GRACE_MS), onOutage: options.onOutage },
   )
   if (settled) return settled as Reply
   // No answer in time: withdraw it. An answer that arrived meanwhile still counts (409).

@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { systemClock } from '../../core/clock.ts'
 import { UsageError } from '../../core/errors.ts'
 import { stderrLogger } from '../../core/log.ts'
@@ -30,14 +30,38 @@ export interface AdminContext {
   out: (line: string) => void
   /** From --data, HARK_DATA or the config file; checked to be this user's to write. */
   dataDir: string
+  /** Whether --data, HARK_DATA or the config file named it (else it is the default, ./data). */
+  dataNamed: boolean
 }
 
-/** `withDatabase` on the records the command's settings name (HARK_DATABASE_URL, else --data). */
+/**
+ * `withDatabase` on the records the command's settings name (HARK_DATABASE_URL, else --data).
+ * A data directory without a database is refused: records made in a database no server uses
+ * look fine and reach nobody. Only `provisions` (`user add`, a new instance's first person
+ * before its first start) makes one, and only where --data, HARK_DATA or the config file names
+ * the place, saying so. The schema of Postgres records is made by whoever connects first.
+ */
 export async function withRecords<T>(
   c: AdminContext,
   work: (p: Provisioning) => T | Promise<T>,
+  options: { provisions?: boolean } = {},
 ): Promise<T> {
-  return await withDatabase(c.dataDir, work, databaseUrlFrom(c.args, c.env))
+  const databaseUrl = databaseUrlFrom(c.args, c.env)
+  if (databaseUrl === undefined && !existsSync(databasePath(c.dataDir))) {
+    if (!options.provisions || !c.dataNamed) throw noData(c)
+    process.stderr.write(
+      `hark: no Hark data at ${c.dataDir} yet: making a new database there; start the server with HARK_DATA=${c.dataDir} to use it.\n`,
+    )
+  }
+  return await withDatabase(c.dataDir, work, databaseUrl)
+}
+
+function noData(c: AdminContext): UsageError {
+  return new UsageError(
+    c.dataNamed
+      ? `no Hark data at ${c.dataDir} (no hark.db): is the path right? The server makes it at its first start`
+      : `no Hark data at ${c.dataDir} (the default, ./data); pass --data DIR or --config FILE (the server's, e.g. /etc/hark/hark.env)`,
+  )
 }
 
 /**
@@ -66,7 +90,7 @@ export async function withDatabase<T>(
  * Run as root on a data directory someone else owns (the `hark` service user), an admin command
  * would leave root-owned files the server cannot open. Refuse, saying how to run it instead.
  */
-export function refuseForeignRoot(dataDir: string): void {
+export function refuseForeignRoot(dataDir: string, command = 'hark admin ...'): void {
   if (process.getuid?.() !== 0) return
   let owner: number
   try {
@@ -76,7 +100,7 @@ export function refuseForeignRoot(dataDir: string): void {
   }
   if (owner !== 0) {
     throw new UsageError(
-      `${dataDir} belongs to uid ${owner}, not root: run this as that user (sudo -u hark hark admin ...)`,
+      `${dataDir} belongs to uid ${owner}, not root: run this as that user (sudo -u hark ${command})`,
     )
   }
 }

@@ -61,9 +61,10 @@ const LINKED_BOOLEANS = ['qr', 'no-qr'] as const
  */
 async function printSignInLink(c: AdminContext, p: Provisioning, user: UserRow): Promise<void> {
   const base = baseUrlFrom(c.args, c.env)
-  const { link } = await issueSignInLink(p, user, base)
-  if (new URL(base).hostname === 'localhost') {
-    c.out(`Note: the link uses ${base}; set HARK_BASE_URL (or --base-url) to the public URL.`)
+  const { link } = await issueSignInLink(p, user, base.value)
+  // Only a URL nobody set is a guess; one given (even a localhost one) is the operator's word.
+  if (!base.named) {
+    c.out(`Note: the link uses ${base.value}; set HARK_BASE_URL (or --base-url) to the public URL.`)
   }
   // Scanned, the link enrols the passkey on the phone itself; the link stays the last line.
   if (wantsQr(c.args.flags, process.stdout, link)) c.out(terminalQr(link).trimEnd())
@@ -83,15 +84,19 @@ export const userAdd: AdminCommand = {
       throw new UsageError('usage: hark admin user add EMAIL')
     }
     baseUrlFrom(c.args, c.env) // a bad --base-url is refused before the person is made
-    await withRecords(c, async (p) => {
-      const user = await addUser(p, {
-        email,
-        name: flagString(c.args, 'name'),
-        owner: c.args.flags.has('owner'),
-      })
-      c.out(`Added ${user.email}${user.is_owner ? ' as the owner' : ''} (${user.id}).`)
-      await printSignInLink(c, p, user)
-    })
+    await withRecords(
+      c,
+      async (p) => {
+        const user = await addUser(p, {
+          email,
+          name: flagString(c.args, 'name'),
+          owner: c.args.flags.has('owner'),
+        })
+        c.out(`Added ${user.email}${user.is_owner ? ' as the owner' : ''} (${user.id}).`)
+        await printSignInLink(c, p, user)
+      },
+      { provisions: true },
+    )
     return 0
   },
 }

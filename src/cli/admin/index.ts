@@ -40,8 +40,10 @@ the server runs.
 ${COMMANDS.map(listing).join('\n')}
 
 --data defaults to $HARK_DATA, else HARK_DATA in the config file (--config FILE, $HARK_CONFIG,
-else /etc/hark/hark.env if it exists), else ./data. On an installed server run these as the
-service's user: sudo -u hark hark admin ...`
+else /etc/hark/hark.env if it exists), else ./data. A directory without the server's database
+is refused; only user add makes one (a new instance's first person, before its first start),
+and only where --data, HARK_DATA or the config file names it. On an installed server run these
+as the service's user: sudo -u hark hark admin ...`
 
 /** The command whose name's words begin `argv` (`backup FILE`, `user add EMAIL`). */
 const commandOf = (argv: readonly string[]) =>
@@ -61,7 +63,7 @@ export async function admin(
     )
   }
   const args = parseFor(command, argv.slice(command.name.split(' ').length))
-  const dataDir = dataDirFrom(args, env)
-  refuseForeignRoot(dataDir)
-  return (await command.run({ args, env, out, dataDir })) ?? 0
+  const data = dataDirFrom(args, env)
+  refuseForeignRoot(data.value)
+  return (await command.run({ args, env, out, dataDir: data.value, dataNamed: data.named })) ?? 0
 }

@@ -29,7 +29,8 @@ export const GLOBAL_BOOLEANS = ['json', 'help'] as const
 export const GLOBAL_HELP = `Global flags:
   --profile NAME  use another stored connection (default "default", or $HARK_PROFILE)
   --json          print one JSON document on stdout (one per line when streaming);
-                  progress, warnings and errors go to stderr
+                  progress, warnings and errors go to stderr, and a failure is also
+                  {"error": "...", "exit_code": N} on stdout
 
 Environment (a CI job needs no config file):
   HARK_URL              the server, e.g. https://hark.example.com
@@ -95,9 +96,9 @@ export async function messageText(
 ): Promise<string | undefined> {
   const fromStdin = async () => (await stdinBy(c.io, deadline)).replace(/\r?\n$/, '')
   if (words.length === 1 && words[0] === '-') return fromStdin()
-  if (words.length > 0) return words.join(' ')
-  if (!otherContent && c.io.stdinIsPiped) return fromStdin()
-  return undefined
+  if (!otherContent && words.length === 0 && c.io.stdinIsPiped) return fromStdin()
+  c.io.stdinUnread = c.io.stdinIsPiped
+  return words.length > 0 ? words.join(' ') : undefined
 }
 
 /**

@@ -20,7 +20,7 @@ import { edit, rm, send } from './commands/messages.ts'
 import { pin, pins, progress, unpin } from './commands/pins.ts'
 import { run } from './commands/run.ts'
 import { secret } from './commands/secret.ts'
-import { processIo } from './io.ts'
+import { processIo, stdinHasData } from './io.ts'
 
 /**
  * The agent's side of `hark`: connecting (init, join), talking to the person (send, ask, inbox,
@@ -120,8 +120,17 @@ export async function runAgentCli(command: string, rest: readonly string[]): Pro
     const hint =
       failure.exitCode === EXIT.usage && byName.has(command) ? ` (see "hark help ${command}")` : ''
     io.note(`${failure.message}${hint}`)
+    // A script that asked for JSON reads stdout: the failure is there too, as one document.
+    if (json) io.result({ error: `${failure.message}${hint}`, exit_code: failure.exitCode })
     // One line for whoever runs hark (often a model); where a bug happened is for its report.
     if (failure.detail && env.HARK_DEBUG) io.tell(failure.detail)
     return failure.exitCode
+  } finally {
+    // Looked at last, so that a writer still running when the command started had its time.
+    if (io.stdinUnread && stdinHasData()) {
+      io.note(
+        `stdin was not read: the text came from the command line; pass "-" to send stdin (... | hark ${command} - ...)`,
+      )
+    }
   }
 }

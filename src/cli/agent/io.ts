@@ -1,4 +1,4 @@
-import { fstatSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
 import type { Env } from '../../agent/profiles.ts'
 
 /**
@@ -20,11 +20,16 @@ export interface Io {
   readStdin(): Promise<string>
   /** True when stdin is a pipe or a file (not a terminal, not /dev/null). */
   stdinIsPiped: boolean
+  /**
+   * Set when the command left a piped stdin unread (its text came from elsewhere): at its end
+   * the CLI says so if data was waiting there (`make | hark send --title Log`).
+   */
+  stdinUnread: boolean
 }
 
 export function processIo(json: boolean, env: Env): Io {
   const out = (text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`)
-  return {
+  const io: Io = {
     json,
     env,
     result(data, human) {
@@ -40,8 +45,35 @@ export function processIo(json: boolean, env: Env): Io {
     tell(text) {
       process.stderr.write(text.endsWith('\n') ? text : `${text}\n`)
     },
-    readStdin: () => Bun.stdin.text(),
+    readStdin: () => {
+      io.stdinUnread = false
+      return Bun.stdin.text()
+    },
     stdinIsPiped: isPiped(0),
+    stdinUnread: false,
+  }
+  return io
+}
+
+/**
+ * Whether stdin holds data now, without waiting for any: a file that is not empty, or a pipe
+ * with bytes in it. A pipe is opened again without blocking (Linux's /proc/self/fd/0 gives a
+ * description of its own), so a pipe a harness holds open and never writes to answers false at
+ * once. Elsewhere, or for a socket, false: the hint this serves is not worth a wait.
+ */
+export function stdinHasData(): boolean {
+  try {
+    const stat = fstatSync(0)
+    if (stat.isFile()) return stat.size > 0
+    if (!stat.isFIFO()) return false
+    const fd = openSync('/proc/self/fd/0', constants.O_RDONLY | constants.O_NONBLOCK)
+    try {
+      return readSync(fd, Buffer.alloc(1)) > 0
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    return false
   }
 }
 

@@ -17,6 +17,13 @@ import { type AskLedger, askLedger } from '../../agent/trust.ts'
 import type { Message } from '../../messages/schema.ts'
 import { flagString, parseArgs } from '../args.ts'
 
+/**
+ * How long a hook waits for the person: under Claude Code's 600 s hook limit. The question
+ * expires on the server at the same moment (src/agent/harnesses/person.ts), so the card's
+ * "Expires in 9 minutes" and the README's "No answer within 9 minutes" are this one number.
+ */
+export const DEFAULT_HOOK_WAIT_S = 540
+
 export const HOOK_HELP = `Usage: hark hook claude [--wait SECONDS] [--reply] [--profile NAME]
        hark hook codex  [--wait SECONDS] [--profile NAME]
 
@@ -26,8 +33,8 @@ says. Claude Code: PermissionRequest (approvals, and its AskUserQuestion questio
 Elicitation, Notification, Stop, and PostToolUse, PostToolUseFailure and PermissionDenied (which
 withdraw an approval decided in the terminal). Codex: PermissionRequest, and its notify program.
 
-  --wait SECONDS  how long to wait for the person (env HARK_HOOK_WAIT; default 540, under
-                  Claude Code's 600 s hook limit)
+  --wait SECONDS  how long to wait for the person (env HARK_HOOK_WAIT; default ${DEFAULT_HOOK_WAIT_S}, under
+                  Claude Code's 600 s hook limit); the question expires then
   --reply         Stop: ask the person for a reply and continue the session with it
   --allow-unsigned  report an allow that the person's passkey did not sign (weaker: anyone who
                   can answer on the server could allow; env HARK_ALLOW_UNSIGNED=1). Without it,
@@ -39,7 +46,6 @@ No answer in time, no server, bad input or a bad token: nothing is decided (Clau
 own prompt; Codex is told no), one line on stderr, the question withdrawn. Always exits 0:
 in Claude Code's hook protocol exit 2 means "block".`
 
-export const DEFAULT_HOOK_WAIT_S = 540
 /** Most bytes read from stdin: a hook event with a large Write is big, but not this big. */
 const MAX_STDIN_BYTES = 8 * 1024 * 1024
 /** An agent writes its event at once and closes stdin; a hook never waits on a terminal. */

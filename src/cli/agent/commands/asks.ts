@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { parseBlocks, type QuestionSpec, splitOptions } from '../../../agent/bodies.ts'
 import { CliError, EXIT } from '../../../agent/failures.ts'
 import { type AskOutcome, askQuestion, waitForAnswer } from '../../../agent/questions.ts'
-import { askLedger, warnUnsigned } from '../../../agent/trust.ts'
+import { askLedger, requestHash, warnUnsigned } from '../../../agent/trust.ts'
 import { deadlineAfter } from '../../../agent/waiting.ts'
 import type { MessageBody } from '../../../messages/schema.ts'
 import { isInput } from '../../../shared/blocks.ts'
@@ -128,10 +128,15 @@ ${ANSWER_HELP}`,
     if (verify && outcome.status === 'answered') {
       const { message } = await client.ask(outcome.id)
       const inputs = (sent?.blocks ?? []).filter(isInput)
+      // From what this agent sent, never from the server's copy: an approval is signed as the
+      // hooks' are (its decision, over the hash of its tool and input), any other question whole.
+      const approval = inputs.find((b) => b.type === 'approval')
       const check = ledger.verify(message, {
-        request_hash: createHash('sha256').update(questionRequest(inputs)).digest('hex'),
+        request_hash: approval
+          ? requestHash(String(approval.tool), approval.input)
+          : createHash('sha256').update(questionRequest(inputs)).digest('hex'),
         answer: outcome.answer,
-        approval: false,
+        approval: approval !== undefined,
         asked_at: askedAt,
       })
       if (!check.ok) {
