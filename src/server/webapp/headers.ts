@@ -19,6 +19,16 @@ export const SPA_ROUTES = [
   '/c/*',
 ] as const
 
+/**
+ * The API's paths: its answers are JSON, a 404 included (`{"error": "no route ..."}`). Every
+ * other GET path that names no file is the app's: an unknown one gets the app with status 404,
+ * so a person who follows an old or mistyped link sees the app's "not found" screen with a way
+ * on, never a raw JSON error. A path with a file extension (`/assets/x.js`) is a file: JSON.
+ */
+const API_PATHS = /^\/(v1|health|metrics)(\/|$)/
+
+export const isAppPath = (path: string): boolean => !API_PATHS.test(path) && !/\.[^/]*$/.test(path)
+
 export const APP_CSP = [
   "default-src 'self'",
   "script-src 'self'",
