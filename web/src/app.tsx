@@ -162,8 +162,8 @@ function NotFound({ path }: { path: string }) {
         Hark has no page at <code>{path}</code>.
       </p>
       <p>
-        Your agents are on the home screen. Their approvals and questions wait for you there,
-        under <strong>Waiting on you</strong>.
+        Your agents are on the home screen. Their approvals and questions wait for you there, under{' '}
+        <strong>Waiting on you</strong>.
       </p>
       <a class="btn primary" href="/">
         Go to your agents
