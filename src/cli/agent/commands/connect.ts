@@ -1,3 +1,4 @@
+import { hostname } from 'node:os'
 import type { IssuedToken } from '../../../agent/client.ts'
 import { CliError } from '../../../agent/failures.ts'
 import { updateConfig } from '../../../agent/profiles.ts'
@@ -51,7 +52,8 @@ export const init: AgentCommand = {
 
 Pairs this machine with the Hark server at URL, like "gh auth login": prints a link and a
 short code on stderr, and waits while you approve the code in the Hark app (logged in). The
-new channel's token is stored in the profile ($XDG_CONFIG_HOME/hark/config.json, mode 0600).
+app shows the request with this machine's host name, its address and the time. The new
+channel's token is stored in the profile ($XDG_CONFIG_HOME/hark/config.json, mode 0600).
 
   --label LABEL   the name the app suggests for this agent (you can change it when approving)`,
   valued: ['label'],
@@ -59,7 +61,8 @@ new channel's token is stored in the profile ($XDG_CONFIG_HOME/hark/config.json,
     const [raw] = positionals(c, 1, 1, 'hark init URL [--label LABEL]')
     const url = normaliseUrl(raw as string)
     const client = enrolmentClient(url, c.io.note)
-    const start = await client.startPairing(flagString(c.args, 'label'))
+    // The machine's name goes with the request: the app shows it beside the code.
+    const start = await client.startPairing(flagString(c.args, 'label'), hostname())
     c.io.tell(
       `To connect this agent, open\n\n  ${start.verification_uri_complete}\n\n` +
         `and approve the code ${start.user_code}. Waiting for approval ` +
