@@ -4,7 +4,7 @@ import { errorResponse, HarkError, pointerToField } from '../core/errors.ts'
 import { pathOf } from '../core/http/front-door.ts'
 import { BodyError } from '../core/http/json-body.ts'
 import type { Ctx } from './context.ts'
-import { isAppPath } from './webapp/headers.ts'
+import { isAppPath, wantsPage } from './webapp/headers.ts'
 import { appNotFound } from './webapp/routes.ts'
 
 /** Elysia reports validation failures as 422 with the input echoed; we answer 400 naming the field. */
@@ -55,7 +55,7 @@ export async function renderError(
     }
     case 'NOT_FOUND': {
       const path = pathOf(request.url)
-      if (request.method === 'GET' && isAppPath(path)) return await appNotFound(request)
+      if (wantsPage(request) && isAppPath(path)) return await appNotFound(request)
       return errorResponse(404, `no route ${request.method} ${path}`)
     }
     case 'INVALID_COOKIE_SIGNATURE':

@@ -13,7 +13,9 @@ beforeAll(async () => {
 })
 afterAll(() => s?.close())
 
-const get = (path: string) => s.request('GET', path, { origin: null })
+/** As a browser opens a page: it asks for HTML. */
+const PAGE = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
+const get = (path: string) => s.request('GET', path, { origin: null, headers: { accept: PAGE } })
 
 describe('GET an unknown path', () => {
   for (const path of ['/approvals', '/some/deep/path', '/c']) {
@@ -31,7 +33,7 @@ describe('GET an unknown path', () => {
   test('the shell is gzipped for a client that takes it, like the shell itself', async () => {
     const r = await s.request('GET', '/approvals', {
       origin: null,
-      headers: { 'accept-encoding': 'gzip' },
+      headers: { accept: PAGE, 'accept-encoding': 'gzip' },
     })
     expect(r.status).toBe(404)
     expect(r.headers.get('content-encoding')).toBe('gzip')
@@ -39,7 +41,14 @@ describe('GET an unknown path', () => {
   })
 
   test("the API's paths keep their JSON 404", async () => {
-    for (const path of ['/v1/nope', '/v1', '/v1/app/nope', '/metrics', '/health/x']) {
+    for (const path of [
+      '/v1/nope',
+      '/v1',
+      '/v1/app/nope',
+      '/v2/messages',
+      '/metrics',
+      '/health/x',
+    ]) {
       const r = await get(path)
       expect({ path, status: r.status, body: r.body }).toEqual({
         path,
@@ -56,6 +65,18 @@ describe('GET an unknown path', () => {
         path,
         status: 404,
         type: 'application/json; charset=utf-8',
+      })
+    }
+  })
+
+  test('a client that does not ask for a page (an agent, curl) keeps the JSON 404', async () => {
+    for (const accept of [undefined, '*/*', 'application/json']) {
+      const headers: Record<string, string> = accept ? { accept } : {}
+      const r = await s.request('GET', '/approvals', { origin: null, headers })
+      expect({ accept, status: r.status, body: r.body }).toEqual({
+        accept,
+        status: 404,
+        body: { error: 'no route GET /approvals' },
       })
     }
   })
