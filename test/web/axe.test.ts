@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
+import { createEnrolmentClient } from '../../src/agent/client.ts'
 import { sendEveryBlock } from './fixtures.ts'
 import { DESKTOP, PHONE, screenshot, webTest } from './harness.ts'
 
@@ -98,7 +99,15 @@ async function sendWaitingAndPins() {
     body: { title: 'Tests', blocks: [{ type: 'progress', value: 40, max: 120, label: 'tests' }] },
   })
   await agent.pin('deploy', { body: { title: 'Deploy', text: 'waiting for the tests' } })
+  // A `hark init` waiting: "Asking to connect" on the list, and its pairing page.
+  const started = await createEnrolmentClient({ baseUrl: web.server.url }).startPairing(
+    'Laptop',
+    'ada-laptop',
+  )
+  pairingCode = started.user_code
 }
+
+let pairingCode = ''
 
 describe('axe-core: no serious or critical violation', () => {
   const screens = (size: typeof PHONE) => [
@@ -107,8 +116,10 @@ describe('axe-core: no serious or critical violation', () => {
       name: 'channel list with what waits',
       path: '/',
       ready: '.open-ask:not(.danger) >> text=Question',
-      also: ['.open-ask.danger', '.open-ask:not(.danger) >> text=Approval'],
+      also: ['.open-ask.danger', '.open-ask:not(.danger) >> text=Approval', '.pending-pairing'],
     },
+    { name: 'pairing page', path: `/pair?code=${pairingCode}`, ready: '.pairing-origin' },
+    { name: 'not found', path: '/approvals', ready: 'main h1' },
     {
       name: 'thread with every block, approvals and pins',
       path: `/c/${web.server.channelId}`,
