@@ -1,6 +1,6 @@
 import { fail } from '../../core/errors.ts'
 import { hashToken, newId, newSecret } from '../../core/ids.ts'
-import { cleanLabel } from '../../core/labels.ts'
+import { cleanHost, cleanLabel } from '../../core/labels.ts'
 import { type Abortable, pollFor } from '../../core/waiters.ts'
 import { channelsChanged } from '../../messages/feed.ts'
 import { newChannel } from '../../people/service.ts'
@@ -53,25 +53,6 @@ export interface PairingRequest {
   label?: string
   /** The machine's host name: shown to the person, a claim the server cannot check. */
   host?: string
-}
-
-/** Longest host name a pairing keeps (a DNS name is at most 253 characters). */
-const HOST_MAX_CHARS = 253
-
-/**
- * A host name as the CLI sent it, trimmed. No control or invisible formatting characters: the
- * person reads it to decide, and a right-to-left override could make it read as another name.
- */
-export function cleanHost(raw: unknown): string {
-  if (typeof raw !== 'string') throw fail.invalid('host', 'must be a string')
-  const host = raw.trim()
-  if (host.length < 1 || host.length > HOST_MAX_CHARS) {
-    throw fail.invalid('host', `must be 1 to ${HOST_MAX_CHARS} characters`)
-  }
-  if (/[\p{Cc}\p{Cf}]/u.test(host)) {
-    throw fail.invalid('host', 'must not contain control or formatting characters')
-  }
-  return host
 }
 
 export async function startPairing(

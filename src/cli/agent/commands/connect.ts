@@ -11,6 +11,7 @@ import {
 import { describeKeys, pin, reportedApprovers } from '../../../agent/trust.ts'
 import { pollUntil } from '../../../agent/waiting.ts'
 import { UsageError } from '../../../core/errors.ts'
+import { cleanHost } from '../../../core/labels.ts'
 import { flagString } from '../../args.ts'
 import { type AgentCommand, type CommandContext, positionals } from '../command.ts'
 
@@ -45,6 +46,18 @@ async function remember(c: CommandContext, url: string, issued: IssuedToken): Pr
   return 0
 }
 
+/**
+ * This machine's name, sent with the pairing: the app shows it beside the code. A name the
+ * server would refuse (odd characters, too long) is left out rather than failing `hark init`.
+ */
+function machineName(): string | undefined {
+  try {
+    return cleanHost(hostname())
+  } catch {
+    return undefined
+  }
+}
+
 export const init: AgentCommand = {
   name: 'init',
   summary: 'connect this machine: pair with the server, approved in the app',
@@ -61,8 +74,7 @@ channel's token is stored in the profile ($XDG_CONFIG_HOME/hark/config.json, mod
     const [raw] = positionals(c, 1, 1, 'hark init URL [--label LABEL]')
     const url = normaliseUrl(raw as string)
     const client = enrolmentClient(url, c.io.note)
-    // The machine's name goes with the request: the app shows it beside the code.
-    const start = await client.startPairing(flagString(c.args, 'label'), hostname())
+    const start = await client.startPairing(flagString(c.args, 'label'), machineName())
     c.io.tell(
       `To connect this agent, open\n\n  ${start.verification_uri_complete}\n\n` +
         `and approve the code ${start.user_code}. Waiting for approval ` +
