@@ -191,8 +191,11 @@ export function createEnrolmentClient(options: ClientOptions) {
   const { call } = t
   return {
     ...t,
-    startPairing: (label?: string) =>
-      call<PairingStart>('POST', '/v1/pair/start', { json: label === undefined ? {} : { label } }),
+    /** `host`: this machine's name, shown to the person with the code (where it comes from). */
+    startPairing: (label?: string, host?: string) =>
+      call<PairingStart>('POST', '/v1/pair/start', {
+        json: { ...(label === undefined ? {} : { label }), ...(host ? { host } : {}) },
+      }),
     /** Held up to `wait` seconds until the person approves or denies; 404 once redeemed. */
     pollPairing: (deviceCode: string, wait?: number, signal?: AbortSignal) =>
       call<PairingPoll>('POST', '/v1/pair/token', {

@@ -4,6 +4,8 @@ import { errorResponse, HarkError, pointerToField } from '../core/errors.ts'
 import { pathOf } from '../core/http/front-door.ts'
 import { BodyError } from '../core/http/json-body.ts'
 import type { Ctx } from './context.ts'
+import { isAppPath, wantsPage } from './webapp/headers.ts'
+import { appNotFound } from './webapp/routes.ts'
 
 /** Elysia reports validation failures as 422 with the input echoed; we answer 400 naming the field. */
 function validationResponse(error: ValidationError): Response {
@@ -51,8 +53,11 @@ export async function renderError(
       if (cause instanceof BodyError) return errorResponse(cause.status, cause.message)
       return errorResponse(400, 'request body is not valid JSON')
     }
-    case 'NOT_FOUND':
-      return errorResponse(404, `no route ${request.method} ${pathOf(request.url)}`)
+    case 'NOT_FOUND': {
+      const path = pathOf(request.url)
+      if (wantsPage(request) && isAppPath(path)) return await appNotFound(request)
+      return errorResponse(404, `no route ${request.method} ${path}`)
+    }
     case 'INVALID_COOKIE_SIGNATURE':
       return errorResponse(401, 'invalid session')
   }

@@ -84,6 +84,7 @@ export const PERSON_ROUTES: Route[] = [
   { method: 'POST', path: '/v1/app/tokens', json: { label: 'x' }, session: true },
   { method: 'DELETE', path: '/v1/app/tokens/tok_x' },
   { method: 'POST', path: '/v1/app/tokens/tok_x/rotate', session: true },
+  { method: 'GET', path: '/v1/app/pairings' },
   { method: 'GET', path: '/v1/app/pairings/code_x' },
   { method: 'POST', path: '/v1/app/pairings/code_x/approve', json: {}, session: true },
   { method: 'POST', path: '/v1/app/pairings/code_x/deny' },

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync, statSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { dirname } from 'node:path'
 import { startTestServer, type TestServer } from '../harness.ts'
 import { type Cli, makeCli, removeHome } from './live.ts'
@@ -56,6 +57,19 @@ describe('hark init (device pairing)', () => {
       authenticated: true,
       channel: { id: approved.channel.id, label: 'Laptop build' },
     })
+  })
+
+  test("sends this machine's host name: the app shows it with the code", async () => {
+    const c = cli()
+    const init = c.spawn(['init', server.url])
+    const [, code] = await init.stderrMatch(/approve the code (\w{4}-\w{4})/)
+    const seen = await server.person.call<{ pairing: { host: string | null } }>(
+      'GET',
+      `/v1/app/pairings/${code}`,
+    )
+    expect(seen.pairing.host).toBe(hostname())
+    await server.person.call('POST', `/v1/app/pairings/${code}/deny`)
+    expect((await init.finished()).code).toBe(1)
   })
 
   test('--json prints the profile, url and channel, never the token', async () => {

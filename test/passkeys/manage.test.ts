@@ -31,6 +31,8 @@ describe("the person's passkeys", () => {
         last_used_at: null,
         device_type: 'singleDevice',
         backed_up: false,
+        // As `hark keys` prints it (test/web/passkey-fingerprints.test.ts compares the two).
+        fingerprint: expect.stringMatching(/^([0-9a-f]{4} ){7}[0-9a-f]{4}$/),
       },
     ])
 

@@ -21,7 +21,9 @@ const pairing = (id: string, n: number, expires = 1_764_000_600_000) => ({
   device_hash: hash(n),
   user_code: `CODE-${n}`,
   label: n % 2 ? null : 'laptop — ünïcode',
-  created_at: 1_764_000_000_000,
+  host: n % 2 ? null : `host-${n}.local`,
+  address: n % 2 ? null : n === 2 ? '2001:db8::2' : `192.0.2.${n}`,
+  created_at: 1_764_000_000_000 + n,
   expires_at: expires,
 })
 
@@ -67,6 +69,22 @@ describeStore('pairings store', { sqlite: pairingStore, postgres: pgPairingStore
     }
     await e.write((s) => s.settle('p2', 'denied', null, null))
     expect(await e.write((s) => s.redeem('p2'))).toBeUndefined()
+  })
+
+  test('pending lists the pairings still waiting at a time, oldest first, with their origin', async () => {
+    const e = engine()
+    await owner(e as StoreEngine<unknown>)
+    await e.write(async (s) => {
+      await s.insert(pairing('late', 4))
+      await s.insert(pairing('first', 2))
+      await s.insert(pairing('expired', 3, 500))
+      await s.insert(pairing('answered', 6))
+    })
+    await e.write((s) => s.settle('answered', 'denied', null, null))
+    const pending = await e.read((s) => s.pending(1_000))
+    expect(pending.map((p) => p.id)).toEqual(['first', 'late'])
+    expect(pending[0]).toMatchObject({ host: 'host-2.local', address: '2001:db8::2' })
+    expect(await e.read((s) => s.pending(1_764_000_600_000))).toEqual([])
   })
 
   test('removeExpired removes pairings expired at or before the time given', async () => {

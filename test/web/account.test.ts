@@ -6,7 +6,7 @@ import { addUser } from '../../src/people/service.ts'
 import { setRegistrationMode } from '../../src/people/settings.ts'
 import type { UserRow } from '../../src/people/store.ts'
 import { type MailTrap, startMailTrap } from '../email/mail-trap.ts'
-import { addVirtualAuthenticator, PHONE, watchErrors, webTest } from './harness.ts'
+import { addVirtualAuthenticator, PHONE, screenshot, watchErrors, webTest } from './harness.ts'
 
 /**
  * Getting in and managing one's own access, as a person does it: email codes through a real
@@ -50,6 +50,19 @@ describe('email codes', () => {
     await page.getByRole('button', { name: 'Log in', exact: true }).click()
     await page.getByRole('link', { name: 'Connect an agent' }).waitFor()
     expect(errors).toEqual([])
+  })
+
+  test('no passkey on this device: the emailed code is offered under that heading, both themes', async () => {
+    for (const scheme of ['light', 'dark'] as const) {
+      const { page } = await freshPage()
+      await page.emulateMedia({ colorScheme: scheme })
+      await page.goto(web.server.url)
+      const help = page.getByRole('region', { name: 'No passkey on this device?' })
+      await help.getByRole('button', { name: 'Email me a code' }).waitFor()
+      // An email server: the code is the way in, not a link from the owner.
+      expect(await help.textContent()).not.toContain('hark admin user link')
+      await screenshot(page, `login-email-phone-${scheme}`)
+    }
   })
 
   test('a wrong code is refused with a message; the right one still works', async () => {

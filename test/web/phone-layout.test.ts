@@ -107,6 +107,53 @@ describe('phone layout', () => {
     }
   })
 
+  test('a pin with progress has a thin bar under its line in the strip, live, both themes', async () => {
+    const { agent, channelId } = await web.server.addChannel('Progress bot')
+    // What `hark progress build 40 --max 120 --label tests` pins.
+    const progress = (value: number) => ({
+      body: {
+        title: 'build',
+        blocks: [{ type: 'progress', id: 'bar', value, max: 120, label: 'tests' }],
+      },
+      silent: true,
+    })
+    await agent.pin('build', progress(40))
+    await agent.pin('coverage', { body: { title: 'Coverage', text: '83% of lines' } })
+    let value = 40
+    for (const scheme of ['light', 'dark'] as const) {
+      const { context, page } = await open(`/c/${channelId}`, { scheme })
+      const line = page.locator('.pin-strip .pin-line', { hasText: 'build' })
+      await line.waitFor()
+      expect(await line.textContent()).toContain(`tests ${value} / 120`)
+      const bar = line.getByRole('progressbar', { name: 'build' })
+      expect(await bar.getAttribute('value')).toBe(String(value))
+      expect(await bar.getAttribute('max')).toBe('120')
+      // Under the line's text, as wide as the line, and thin.
+      const [text, box] = [await line.locator('.pin-text').boundingBox(), await bar.boundingBox()]
+      expect(box && text && box.y >= text.y + text.height - 1).toBe(true)
+      expect(box && text && box.width >= text.width - 1).toBe(true)
+      expect(box?.height).toBeLessThanOrEqual(4)
+      // A pin without progress has no bar.
+      expect(
+        await page
+          .locator('.pin-strip .pin-line', { hasText: 'Coverage' })
+          .locator('progress')
+          .count(),
+      ).toBe(0)
+      await screenshot(page, `pins-progress-phone-${scheme}`)
+      if (scheme === 'light') {
+        // Live: the agent's next figure moves the bar without a reload.
+        value = 90
+        await agent.pin('build', progress(value))
+        await page.waitForFunction(
+          () => document.querySelector('.pin-strip progress')?.getAttribute('value') === '90',
+        )
+      }
+      expect(await fitsSideways(page)).toEqual({ page: true, wide: [] })
+      await context.close()
+    }
+  })
+
   test('the newest message is in sight above the composer: on opening, on arrival, while writing', async () => {
     const { agent, channelId } = await web.server.addChannel('Chatty bot')
     for (let i = 1; i <= 25; i++) {

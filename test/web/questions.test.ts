@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import type { BrowserContext, Locator, Page } from 'playwright-core'
+import { inputBlocks, splitOptions } from '../../src/agent/bodies.ts'
 import type { SendRequest } from '../../src/messages/schema.ts'
 import { PHONE, screenshot, webTest } from './harness.ts'
 
@@ -313,6 +314,47 @@ describe('questions: final states', () => {
     await page.emulateMedia({ colorScheme: 'dark' })
     await screenshot(page, 'question-phone-dark')
     expect(errors).toEqual([])
+  })
+})
+
+describe('questions: the answered card names inputs by label, never by id', () => {
+  test('`hark ask --choice yes,no` answered: the card shows "yes", not "choice yes"', async () => {
+    // Exactly what the CLI sends: a choice with the id `choice` and no label of its own.
+    const blocks = inputBlocks({ choices: [{ options: splitOptions('yes,no') }] })
+    const { article } = await ask({ body: { title: 'Deploy to prod?', blocks } })
+    await article.getByRole('button', { name: 'yes' }).click()
+    await article.locator('.q-outcome.answered').waitFor()
+    expect(await article.locator('.q-outcome dd').textContent()).toBe('yes')
+    expect(await article.locator('.q-outcome dl').textContent()).not.toContain('choice')
+    // A screen reader still hears what the value is; the eye sees only the value.
+    const term = article.locator('.q-outcome dt')
+    expect(await term.textContent()).toBe('Answer')
+    expect((await term.boundingBox())?.width).toBeLessThanOrEqual(1)
+    await page.setViewportSize(PHONE)
+    await article.scrollIntoViewIfNeeded()
+    await screenshot(page, 'question-answered-unlabelled-phone')
+    await page.emulateMedia({ colorScheme: 'dark' })
+    await screenshot(page, 'question-answered-unlabelled-phone-dark')
+    await page.emulateMedia({ colorScheme: 'light' })
+  })
+
+  test('several inputs without labels are named by their kind', async () => {
+    const blocks = inputBlocks({
+      choices: [{ options: ['eu', 'us'] }, { options: ['small', 'large'] }],
+      confirms: ['Ship it'],
+    })
+    const { article } = await ask({ body: { title: 'Where and how big?', blocks } })
+    await article.getByRole('radio', { name: 'eu' }).check()
+    await article.getByRole('radio', { name: 'large' }).check()
+    await article.getByRole('button', { name: 'Ship it' }).click()
+    await article.getByRole('button', { name: 'Send' }).click()
+    await article.locator('.q-outcome.answered').waitFor()
+    expect(await article.locator('.q-outcome dt').allTextContents()).toEqual([
+      'Choice',
+      'Choice',
+      'Ship it',
+    ])
+    expect(await article.locator('.q-outcome dl').textContent()).not.toContain('choice_2')
   })
 })
 

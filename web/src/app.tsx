@@ -153,10 +153,24 @@ function Screen({
       </div>
     )
   }
+  return <NotFound path={path} />
+}
+
+/** An address the app has no screen for (the server answers it 404, with the app). */
+function NotFound({ path }: { path: string }) {
   return (
     <main class="auth">
       <h1>Not found</h1>
-      <a href="/">Back to your agents</a>
+      <p>
+        Hark has no page at <code>{path}</code>.
+      </p>
+      <p>
+        Your agents are on the home screen. Their approvals and questions wait for you there, under{' '}
+        <strong>Waiting on you</strong>.
+      </p>
+      <a class="btn primary" href="/">
+        Go to your agents
+      </a>
     </main>
   )
 }

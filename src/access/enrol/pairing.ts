@@ -1,6 +1,6 @@
 import { fail } from '../../core/errors.ts'
 import { hashToken, newId, newSecret } from '../../core/ids.ts'
-import { cleanLabel } from '../../core/labels.ts'
+import { cleanHost, cleanLabel } from '../../core/labels.ts'
 import { type Abortable, pollFor } from '../../core/waiters.ts'
 import { channelsChanged } from '../../messages/feed.ts'
 import { newChannel } from '../../people/service.ts'
@@ -21,6 +21,8 @@ const SWEEP_AFTER_MS = 60 * 60 * 1000
 const CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ'
 
 const pairingKey = (id: string) => `pairing:${id}`
+/** Woken when a pairing starts or is answered: the owner's list of pending ones reads again. */
+const PENDING_KEY = 'pairings:pending'
 
 function newUserCode(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16))
@@ -46,17 +48,33 @@ export interface PairingStart {
   interval: number
 }
 
-export async function startPairing(ctx: Ctx, label: string | undefined): Promise<PairingStart> {
+/** What `hark init` says about itself when it starts a pairing. */
+export interface PairingRequest {
+  label?: string
+  /** The machine's host name: shown to the person, a claim the server cannot check. */
+  host?: string
+}
+
+export async function startPairing(
+  ctx: Ctx,
+  request: PairingRequest,
+  address: string,
+): Promise<PairingStart> {
+  const label = request.label === undefined ? null : cleanLabel(request.label)
+  const host = request.host === undefined ? null : cleanHost(request.host)
   const now = ctx.clock.now()
   // Swept a while after expiry, not at once: a CLI still polling hears "expired", not 404.
   const { secret: deviceCode, hash: deviceHash } = newSecret(43)
   const row = await ctx.writes.apply(async (tx) => {
     await tx.store.pairings.removeExpired(now - SWEEP_AFTER_MS)
+    tx.wake(PENDING_KEY)
     return await tx.store.pairings.insert({
       id: newId('pair'),
       device_hash: deviceHash,
       user_code: newUserCode(),
-      label: label === undefined ? null : cleanLabel(label),
+      label,
+      host,
+      address,
       created_at: now,
       expires_at: now + TTL_MS,
     })
@@ -130,10 +148,56 @@ export async function findPendingPairing(ctx: Ctx, code: string): Promise<Pairin
 export const pairingView = (row: PairingRow) => ({
   user_code: row.user_code,
   label: row.label,
+  host: row.host,
+  address: row.address,
   status: row.status,
   created_at: row.created_at,
   expires_at: row.expires_at,
 })
+
+export interface PendingPairings {
+  pairings: ReturnType<typeof pairingView>[]
+  /** Names this list: sent back as `version`, the next read waits until the list differs. */
+  version: string
+}
+
+async function pendingNow(ctx: Ctx): Promise<{ list: PendingPairings; expiresAt: number }> {
+  const rows = await ctx.store.pairings.pending(ctx.clock.now())
+  const version = Bun.hash(rows.map((r) => r.id).join(',')).toString(36)
+  const expiresAt = Math.min(...rows.map((r) => r.expires_at))
+  return { list: { pairings: rows.map(pairingView), version }, expiresAt }
+}
+
+/**
+ * The pairings waiting for an answer, oldest first, for the owner: what the setup wizard and
+ * the home screen show live, so a `hark init` appears without its code being typed. Only the
+ * owner sees them: a pairing is not yet anyone's, and whoever approves one gets that machine's
+ * agent (and its approvals) in their account. Long-polls while the list is still `known`, until
+ * it changes, `waitMs` passes, or the oldest shown expires.
+ */
+export async function watchPendingPairings(
+  ctx: Ctx,
+  person: PersonAuth,
+  known: string | undefined,
+  waitMs: number,
+  signal?: Abortable,
+): Promise<PendingPairings> {
+  if (!person.user.is_owner) throw fail.forbidden('only the owner sees pending pairings')
+  const first = await pendingNow(ctx)
+  if (first.list.version !== known || waitMs <= 0) return first.list
+  const untilExpiry = first.expiresAt - ctx.clock.now()
+  const changed = await pollFor(
+    ctx.waiters,
+    PENDING_KEY,
+    Math.max(0, Math.min(waitMs, untilExpiry)),
+    signal,
+    async () => {
+      const now = await pendingNow(ctx)
+      return now.list.version === known ? undefined : now.list
+    },
+  )
+  return changed ?? (await pendingNow(ctx)).list
+}
 
 /** Approving creates the agent's channel (named by the person) and wakes the waiting CLI. */
 export async function approvePairing(ctx: Ctx, person: PersonAuth, code: string, label: unknown) {
@@ -146,6 +210,7 @@ export async function approvePairing(ctx: Ctx, person: PersonAuth, code: string,
     const done = await tx.store.pairings.settle(row.id, 'approved', person.user.id, channel.id)
     if (!done) throw fail.conflict('this pairing was already answered')
     tx.wake(pairingKey(row.id))
+    tx.wake(PENDING_KEY)
     await channelsChanged(tx, person.user.id)
     return { pairing: done, channel }
   })
@@ -161,6 +226,7 @@ export async function denyPairing(ctx: Ctx, person: PersonAuth, code: string) {
     const settled = await tx.store.pairings.settle(row.id, 'denied', person.user.id, null)
     if (!settled) throw fail.conflict('this pairing was already answered')
     tx.wake(pairingKey(row.id))
+    tx.wake(PENDING_KEY)
     return settled
   })
   return { pairing: pairingView(done) }

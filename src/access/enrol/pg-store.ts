@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import { changed, first, inserted, type PgTwin, rowOf } from '../../server/db/pg/twin.ts'
+import { changed, every, first, inserted, type PgTwin, rowOf } from '../../server/db/pg/twin.ts'
 import type { JoinLinkRow, JoinLinkStore } from './join-store.ts'
 import type { SignInLinkRow, SignInLinkStore } from './sign-in-store.ts'
 import type { PairingRow, PairingStore } from './store.ts'
@@ -20,6 +20,13 @@ export function pgPairingStore(sql: SQL): PgTwin<PairingStore> {
     insert: (p) => inserted(sql, 'pairings', { ...p, status: 'pending' }, pairing),
     byDevice: (hash) => first(sql`SELECT * FROM pairings WHERE device_hash = ${hash}`, pairing),
     byUserCode: (code) => first(sql`SELECT * FROM pairings WHERE user_code = ${code}`, pairing),
+    pending: (now) =>
+      every(
+        sql`
+        SELECT * FROM pairings WHERE status = 'pending' AND expires_at > ${now}
+        ORDER BY created_at, id`,
+        pairing,
+      ),
     settle: (id, status, userId, channelId) =>
       first(
         sql`

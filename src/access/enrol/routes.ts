@@ -1,7 +1,8 @@
 import { Elysia, t } from 'elysia'
 import { requestIp } from '../../core/client-address.ts'
 import { doc } from '../../core/docs.ts'
-import { holdOpen } from '../../core/longpoll.ts'
+import { holderOf } from '../../core/holds.ts'
+import { holdOpen, longPoll } from '../../core/longpoll.ts'
 import { parseWait } from '../../core/query.ts'
 import type { Ctx } from '../../server/context.ts'
 import { limitedByAddress, personAuth } from '../guards.ts'
@@ -13,23 +14,40 @@ import {
   pairingView,
   pollPairing,
   startPairing,
+  watchPendingPairings,
 } from './pairing.ts'
 
 const CodeParams = t.Object({ code: t.String() })
 /** The agent's name: what the CLI suggests when pairing starts, what the person approves it as. */
 const LabelBody = t.Object({ label: t.Optional(t.String()) })
+const StartBody = t.Object({
+  label: t.Optional(t.String()),
+  host: t.Optional(
+    t.String({ description: "the machine's host name, shown to the person who approves" }),
+  ),
+})
+const PendingQuery = t.Object({
+  wait: t.Optional(t.String()),
+  version: t.Optional(
+    t.String({ description: 'the `version` of the list the app shows: wait until it differs' }),
+  ),
+})
 
 /** `hark init`'s device flow: the CLI's public half, and the person's approve/deny. */
 export const pairingRoutes = (ctx: Ctx) => {
   const agentSide = new Elysia({ name: 'hark/pairing' })
-    .post('/v1/pair/start', async ({ body }) => await startPairing(ctx, body.label), {
-      transform: limitedByAddress(ctx, ctx.limits.pairStarts),
-      body: LabelBody,
-      detail: doc('startPairing', 'pairing', 'Start pairing an agent (device flow)', undefined, {
-        public: true,
-        errors: [429],
-      }),
-    })
+    .post(
+      '/v1/pair/start',
+      async ({ body, request }) => await startPairing(ctx, body, requestIp(ctx, request)),
+      {
+        transform: limitedByAddress(ctx, ctx.limits.pairStarts),
+        body: StartBody,
+        detail: doc('startPairing', 'pairing', 'Start pairing an agent (device flow)', undefined, {
+          public: true,
+          errors: [429],
+        }),
+      },
+    )
     .post(
       '/v1/pair/token',
       ({ body, query, request }) => {
@@ -55,6 +73,25 @@ export const pairingRoutes = (ctx: Ctx) => {
     guard.attempt(person.user.id, requestIp(ctx, request), lookUp)
   const personSide = new Elysia({ name: 'hark/pairing-approval', prefix: '/v1/app' })
     .use(personAuth(ctx))
+    .get(
+      '/pairings',
+      ({ person, query, request }) => {
+        const waitMs = parseWait(query.wait)
+        return longPoll(ctx, request, holderOf(person), waitMs, (signal) =>
+          watchPendingPairings(ctx, person, query.version, waitMs, signal),
+        )
+      },
+      {
+        query: PendingQuery,
+        detail: doc(
+          'listPendingPairings',
+          'pairing',
+          'The pairings waiting for an answer, with where they come from (owner; long-poll)',
+          undefined,
+          { errors: [403] },
+        ),
+      },
+    )
     .get(
       '/pairings/:code',
       ({ person, params, request }) =>

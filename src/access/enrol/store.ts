@@ -7,6 +7,9 @@ export interface PairingRow {
   device_hash: Uint8Array
   user_code: string
   label: string | null
+  /** The host name the CLI sent (a claim), and the client address the server saw. */
+  host: string | null
+  address: string | null
   status: PairingStatus
   user_id: string | null
   channel_id: string | null
@@ -16,9 +19,17 @@ export interface PairingRow {
 
 export function pairingStore(db: Database) {
   const q = {
-    insert: db.query<PairingRow, [string, Uint8Array, string, string | null, number, number]>(
-      `INSERT INTO pairings (id, device_hash, user_code, label, status, created_at, expires_at)
-       VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6) RETURNING *`,
+    insert: db.query<
+      PairingRow,
+      [string, Uint8Array, string, string | null, string | null, string | null, number, number]
+    >(
+      `INSERT INTO pairings
+         (id, device_hash, user_code, label, host, address, status, created_at, expires_at)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?8) RETURNING *`,
+    ),
+    pending: db.query<PairingRow, [number]>(
+      `SELECT * FROM pairings WHERE status = 'pending' AND expires_at > ?1
+       ORDER BY created_at, id`,
     ),
     byDevice: db.query<PairingRow, [Uint8Array]>('SELECT * FROM pairings WHERE device_hash = ?1'),
     byUserCode: db.query<PairingRow, [string]>('SELECT * FROM pairings WHERE user_code = ?1'),
@@ -35,7 +46,14 @@ export function pairingStore(db: Database) {
     insert: (
       p: Pick<
         PairingRow,
-        'id' | 'device_hash' | 'user_code' | 'label' | 'created_at' | 'expires_at'
+        | 'id'
+        | 'device_hash'
+        | 'user_code'
+        | 'label'
+        | 'host'
+        | 'address'
+        | 'created_at'
+        | 'expires_at'
       >,
     ) =>
       q.insert.get(
@@ -43,9 +61,13 @@ export function pairingStore(db: Database) {
         p.device_hash,
         p.user_code,
         p.label,
+        p.host,
+        p.address,
         p.created_at,
         p.expires_at,
       ) as PairingRow,
+    /** Pairings still waiting for an answer at `now`, oldest first. */
+    pending: (now: number) => q.pending.all(now),
     byDevice: (hash: Uint8Array) => q.byDevice.get(hash) ?? undefined,
     byUserCode: (code: string) => q.byUserCode.get(code) ?? undefined,
     /** pending → approved | denied; undefined when it was no longer pending. */

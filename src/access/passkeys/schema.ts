@@ -105,6 +105,10 @@ export const Passkey = t.Object(
     last_used_at: t.Union([t.Integer(), t.Null()]),
     device_type: t.Union([t.String(), t.Null()], { description: 'singleDevice or multiDevice' }),
     backed_up: t.Boolean({ description: 'synced by a passkey provider (iCloud, Google...)' }),
+    fingerprint: t.Union([t.String(), t.Null()], {
+      description:
+        'what `hark keys` shows for this passkey (8 groups of 4 hex); null for a key kind agents cannot check',
+    }),
   },
   { $id: 'Passkey' },
 )

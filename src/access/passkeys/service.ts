@@ -1,4 +1,5 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
+import { fingerprint } from '../../agent/proof.ts'
 import { fail } from '../../core/errors.ts'
 import { cleanLabel } from '../../core/labels.ts'
 import { type Admission, admit, cleanEmail, createAdmittedPerson } from '../../people/admission.ts'
@@ -13,6 +14,7 @@ import {
   verifyAssertion,
   verifyNewCredential,
 } from './ceremony.ts'
+import { approverKey } from './keys.ts'
 import type { Passkey } from './schema.ts'
 import type { ChallengePurpose, PasskeyRow } from './store.ts'
 
@@ -29,14 +31,22 @@ interface SignUp extends Admission {
   name: string | null
 }
 
-export const passkeyOf = (row: PasskeyRow): Passkey => ({
-  id: row.id,
-  name: row.name,
-  created_at: row.created_at,
-  last_used_at: row.last_used_at,
-  device_type: row.device_type,
-  backed_up: row.backed_up === 1,
-})
+/**
+ * A passkey as the person's app sees it. Its fingerprint is made by the function `hark keys`
+ * and `hark init` print with (agent/proof.ts), so the two read the same by construction.
+ */
+export const passkeyOf = (row: PasskeyRow): Passkey => {
+  const key = approverKey(row)
+  return {
+    id: row.id,
+    name: row.name,
+    created_at: row.created_at,
+    last_used_at: row.last_used_at,
+    device_type: row.device_type,
+    backed_up: row.backed_up === 1,
+    fingerprint: key ? fingerprint(key) : null,
+  }
+}
 
 export const passkeyName = (raw: string | undefined) =>
   raw === undefined ? DEFAULT_NAME : cleanLabel(raw, 'name')

@@ -19,6 +19,22 @@ export const SPA_ROUTES = [
   '/c/*',
 ] as const
 
+/**
+ * The API's paths (any version): its answers are JSON, a 404 included (`{"error": "no route
+ * ..."}`). Every other path that names no file is the app's: a browser that opens an unknown
+ * one gets the app with status 404, so a person who follows an old or mistyped link sees the
+ * app's "not found" screen with a way on, never a raw JSON error. A path with a file extension
+ * (`/assets/x.js`) is a file, and a client that does not ask for a page (an agent, curl, an SDK
+ * with a wrong base URL) keeps the JSON answer.
+ */
+const API_PATHS = /^\/(v\d+|health|metrics)(\/|$)/
+
+export const isAppPath = (path: string): boolean => !API_PATHS.test(path) && !/\.[^/]*$/.test(path)
+
+/** A browser opening a page asks for HTML (`Accept: text/html,...`); API clients do not. */
+export const wantsPage = (request: Request): boolean =>
+  request.method === 'GET' && /\btext\/html\b/.test(request.headers.get('accept') ?? '')
+
 export const APP_CSP = [
   "default-src 'self'",
   "script-src 'self'",

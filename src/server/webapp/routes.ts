@@ -54,6 +54,21 @@ async function respond(url: string, request: Request): Promise<Response> {
   return new Response(file.body, { headers })
 }
 
+/**
+ * An app path no screen of the app is served for (see `isAppPath`): the shell, so the app shows
+ * its "not found" screen, with status 404 and no validator (it is not the shell's own URL).
+ */
+export async function appNotFound(request: Request): Promise<Response> {
+  const shell = await respond('/', new Request(request.url, { headers: acceptOnly(request) }))
+  const headers = new Headers(shell.headers)
+  headers.delete('etag')
+  return new Response(shell.body, { status: 404, headers })
+}
+
+const acceptOnly = (request: Request) => ({
+  'accept-encoding': request.headers.get('accept-encoding') ?? '',
+})
+
 const hidden = { detail: { hide: true } }
 
 export const webRoutes = () => {

@@ -68,17 +68,31 @@ export function Pins({
   )
 }
 
-/** One pin in one line: its title, then what its text and blocks say in short. */
+/**
+ * One pin in one line: its title, then what its text and blocks say in short; a pin with
+ * progress has a thin bar under its line, the amount seen at a glance (its first progress).
+ */
 function PinLine({ message }: { message: Message }) {
   const { title } = message.body
   const summary = summarize(message)
+  const progress = (message.body.blocks ?? []).find((b) => b.type === 'progress')
   return (
-    <li class="pin-line">
-      {title && <span class="msg-title">{title}</span>}
-      {summary && <span class="pin-summary">{summary}</span>}
-      {!title && !summary && <span class="pin-summary">Pinned message</span>}
+    <li class={`pin-line${progress ? ' has-bar' : ''}`}>
+      <span class="pin-text">
+        {title && <span class="msg-title">{title}</span>}
+        {summary && <span class="pin-summary">{summary}</span>}
+        {!title && !summary && <span class="pin-summary">Pinned message</span>}
+      </span>
+      {progress && <PinBar block={progress} label={title || 'Progress'} />}
     </li>
   )
+}
+
+/** The bar: the line above says the numbers, so screen readers hear it named by the pin. */
+function PinBar({ block, label }: { block: Block; label: string }) {
+  const max = typeof block.max === 'number' && block.max > 0 ? block.max : 100
+  const value = Math.min(Math.max(typeof block.value === 'number' ? block.value : 0, 0), max)
+  return <progress class="pin-bar" value={value} max={max} aria-label={label} />
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '')

@@ -19,6 +19,7 @@ import type {
   PairedChannel,
   Pairing,
   Passkey,
+  PendingPairings,
   Person,
   PushDevice,
   RegistrationMode,
@@ -213,6 +214,12 @@ export const fulfilSecret = (id: string, ciphertext: string, proof?: AnswerProof
 
 // Connecting agents: approving a `hark init`, or a join link for `hark join`.
 
+/** The pending pairings (the owner's); held up to `wait` s while the list is still `version`. */
+export const pendingPairings = (version: string | undefined, wait: number, signal?: AbortSignal) =>
+  get<PendingPairings>(
+    `${APP}/pairings?wait=${wait}${version ? `&version=${enc(version)}` : ''}`,
+    signal,
+  )
 export const pairing = (code: string) =>
   get<{ pairing: Pairing }>(`${APP}/pairings/${enc(code)}`).then((r) => r.pairing)
 /** Approves with the name the person gave; none keeps the name the agent asked for. */

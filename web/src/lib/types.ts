@@ -72,7 +72,17 @@ export interface SessionInfo {
 export interface Pairing {
   user_code: string
   label: string | null
+  /** The host name the machine sent (a claim), and the address the server saw it from. */
+  host: string | null
+  address: string | null
+  created_at: number
   expires_at: number
+}
+
+/** The pairings waiting for the owner's answer; `version` names this list for the next wait. */
+export interface PendingPairings {
+  pairings: Pairing[]
+  version: string
 }
 
 /** The channel an approved pairing made. */

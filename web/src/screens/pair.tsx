@@ -1,13 +1,16 @@
 import { useEffect, useState } from 'preact/hooks'
 import { Form, InlineForm } from '../components/form.tsx'
+import { PairingOrigin } from '../components/pending-pairings.tsx'
 import { Button, ErrorNote, Field, useAction } from '../components/ui.tsx'
 import { refreshChannels } from '../lib/channels.ts'
 import * as client from '../lib/client.ts'
+import { dropPairing } from '../lib/pairings.ts'
 import type { PairedChannel, Pairing } from '../lib/types.ts'
 
 /**
  * Approving `hark init`: the CLI shows a code (and a link with it); the person checks it is
- * the code their terminal shows, names the agent, and approves. The CLI then gets its token.
+ * the code their terminal shows and where the request came from (the machine's name, its
+ * address, when), names the agent, and approves. The CLI then gets its token.
  */
 
 export function PairApproval({ initialCode = '' }: { initialCode?: string }) {
@@ -25,11 +28,13 @@ export function PairApproval({ initialCode = '' }: { initialCode?: string }) {
   })
   const [approve, approving, approveError] = useAction(async () => {
     const channel = await client.approvePairing(pairing?.user_code ?? '', label.trim())
+    dropPairing(pairing?.user_code ?? '')
     setResult({ kind: 'approved', channel })
     void refreshChannels()
   })
   const [deny, denying, denyError] = useAction(async () => {
     await client.denyPairing(pairing?.user_code ?? '')
+    dropPairing(pairing?.user_code ?? '')
     setResult({ kind: 'denied' })
   })
 
@@ -71,6 +76,11 @@ export function PairApproval({ initialCode = '' }: { initialCode?: string }) {
         <Form class="stack pairing" onSubmit={() => void approve()}>
           <p>
             Check that the agent’s terminal shows <strong class="code">{pairing.user_code}</strong>.
+          </p>
+          <PairingOrigin pairing={pairing} />
+          <p class="muted">
+            The machine’s name is what it says of itself; the address is where the request came
+            from. If you did not just run <code>hark init</code> there, deny it.
           </p>
           <Field label="Name this agent">
             <input

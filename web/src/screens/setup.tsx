@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks'
 import { Form, InlineForm } from '../components/form.tsx'
+import { PendingPairings } from '../components/pending-pairings.tsx'
 import { SignUpForm } from '../components/sign-up-form.tsx'
 import { Button, CopyText, ErrorNote, useAction } from '../components/ui.tsx'
 import * as client from '../lib/client.ts'
@@ -8,6 +9,7 @@ import { useSession } from '../lib/session.ts'
 import type { RegistrationMode } from '../lib/types.ts'
 import { InstallSteps, TestNotification, testTapped } from '../settings/phone-setup.tsx'
 import { EnablePushButton } from '../settings/push.tsx'
+import { PairApproval } from './pair.tsx'
 
 /**
  * First run, from the link `hark serve` prints (`/setup#token=...`): create the owner, pick who
@@ -189,6 +191,8 @@ function BaseUrlCheck() {
 
 function ConnectStep() {
   const { info } = useSession()
+  // A pending `hark init` picked from the live list: answered here, in place.
+  const [picked, setPicked] = useState<string | null>(null)
   return (
     <div class="card stack">
       <h2>Connect your first agent</h2>
@@ -197,7 +201,13 @@ function ConnectStep() {
         works, run:
       </p>
       <CopyText label="init command" text={`hark init ${info.base_url}`} />
-      <p>It shows a code; approve it here when asked. Or give the agent a join link:</p>
+      <p>
+        It shows a code, and its request appears here as it arrives, with the machine’s name and
+        address. Pick it, check the code, and approve it.
+      </p>
+      <PendingPairings onPick={setPicked} />
+      {picked && <PairApproval key={picked} initialCode={picked} />}
+      <p>Or give the agent a join link:</p>
       <JoinLinkMaker />
       <Button variant="primary" onClick={() => navigate('/', { replace: true })}>
         Open Hark

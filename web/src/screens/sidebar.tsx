@@ -1,5 +1,6 @@
 import { useRef, useState } from 'preact/hooks'
 import { OfflineBanner } from '../components/offline.tsx'
+import { PendingPairings } from '../components/pending-pairings.tsx'
 import { SearchResults } from '../components/search-results.tsx'
 import { useSearch } from '../lib/search.ts'
 import { ChannelList } from './channel-list.tsx'
@@ -56,6 +57,7 @@ export function Sidebar({ activeId }: { activeId?: string }) {
       {!activeId && <OfflineBanner />}
       {searching && <SearchResults search={search} onMore={search.more} />}
       <div class="sidebar-list" hidden={searching}>
+        <PendingPairings />
         <ChannelList activeId={activeId} />
       </div>
     </aside>

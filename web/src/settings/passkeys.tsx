@@ -9,7 +9,8 @@ import { useList } from './use-list.ts'
 
 /**
  * The person's passkeys: add one on this device, rename, remove. Each change is told to the
- * answer cards (lib/signing.ts), which sign with these.
+ * answer cards (lib/signing.ts), which sign with these. Each shows its fingerprint as `hark
+ * keys` and `hark init` print it, to compare with what an agent's machine pinned.
  */
 export function PasskeySettings() {
   const { items, error, reload } = useList(client.passkeys)
@@ -35,6 +36,12 @@ export function PasskeySettings() {
     <SettingsCard id="passkeys" title="Passkeys">
       <ErrorNote error={error ?? addError ?? renameError ?? removeError} />
       {items?.length === 0 && <p class="muted">No passkeys yet: you log in with emailed codes.</p>}
+      {items && items.length > 0 && (
+        <p class="muted">
+          Agents check your approvals against these keys. On an agent’s machine,{' '}
+          <code>hark keys</code> shows the fingerprints it trusts: they should match these.
+        </p>
+      )}
       <ul class="rows">
         {items?.map((p) => (
           <ListRow
@@ -45,6 +52,12 @@ export function PasskeySettings() {
                 Added {fromNow(p.created_at)}
                 {p.last_used_at ? ` · used ${fromNow(p.last_used_at)}` : ''}
                 {p.backed_up ? ' · synced' : ''}
+                {p.fingerprint && (
+                  <>
+                    <br />
+                    Fingerprint <code class="fingerprint">{p.fingerprint}</code>
+                  </>
+                )}
               </>
             }
           >

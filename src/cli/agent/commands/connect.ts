@@ -1,3 +1,4 @@
+import { hostname } from 'node:os'
 import type { IssuedToken } from '../../../agent/client.ts'
 import { CliError } from '../../../agent/failures.ts'
 import { updateConfig } from '../../../agent/profiles.ts'
@@ -10,6 +11,7 @@ import {
 import { describeKeys, pin, reportedApprovers } from '../../../agent/trust.ts'
 import { pollUntil } from '../../../agent/waiting.ts'
 import { UsageError } from '../../../core/errors.ts'
+import { cleanHost } from '../../../core/labels.ts'
 import { terminalQr, wantsQr } from '../../../core/terminal-qr.ts'
 import { flagString } from '../../args.ts'
 import { type AgentCommand, type CommandContext, positionals } from '../command.ts'
@@ -45,6 +47,18 @@ async function remember(c: CommandContext, url: string, issued: IssuedToken): Pr
   return 0
 }
 
+/**
+ * This machine's name, sent with the pairing: the app shows it beside the code. A name the
+ * server would refuse (odd characters, too long) is left out rather than failing `hark init`.
+ */
+function machineName(): string | undefined {
+  try {
+    return cleanHost(hostname())
+  } catch {
+    return undefined
+  }
+}
+
 export const init: AgentCommand = {
   name: 'init',
   summary: 'connect this machine: pair with the server, approved in the app',
@@ -52,7 +66,8 @@ export const init: AgentCommand = {
 
 Pairs this machine with the Hark server at URL, like "gh auth login": prints a link and a
 short code on stderr, and waits while you approve the code in the Hark app (logged in). The
-new channel's token is stored in the profile ($XDG_CONFIG_HOME/hark/config.json, mode 0600).
+app shows the request with this machine's host name, its address and the time. The new
+channel's token is stored in the profile ($XDG_CONFIG_HOME/hark/config.json, mode 0600).
 
   --label LABEL   the name the app suggests for this agent (you can change it when approving)
   --qr, --no-qr   print the link as a QR code too, to open it on a phone (default: when
@@ -63,7 +78,7 @@ new channel's token is stored in the profile ($XDG_CONFIG_HOME/hark/config.json,
     const [raw] = positionals(c, 1, 1, 'hark init URL [--label LABEL]')
     const url = normaliseUrl(raw as string)
     const client = enrolmentClient(url, c.io.note)
-    const start = await client.startPairing(flagString(c.args, 'label'))
+    const start = await client.startPairing(flagString(c.args, 'label'), machineName())
     const link = start.verification_uri_complete
     // Scanned with the phone that holds the person's passkey, the link opens the app there.
     const qr = wantsQr(c.args.flags, process.stderr, link) ? `\n${terminalQr(link)}` : ''

@@ -28,8 +28,21 @@ export const optionsOf = (b: Block) => (Array.isArray(b.options) ? (b.options as
 export const optionValue = (o: Option) => o.value ?? o.label
 export const idOf = (b: Block) => String(b.id)
 export const htmlOf = (b: Block) => (typeof b.html === 'string' ? b.html : '')
-export const labelOf = (b: Block) =>
-  typeof b.label === 'string' && b.label ? b.label : b.type === 'html' ? 'Reply' : idOf(b)
+/** The input's own label, if the agent gave one. */
+export const givenLabel = (b: Block): string | undefined =>
+  typeof b.label === 'string' && b.label.trim() ? b.label : undefined
+
+/** What an input without a label is called: its kind, never its id (`choice`, `text_2`). */
+const KIND_NAMES: Record<string, string> = {
+  choice: 'Choice',
+  text_input: 'Text',
+  number_input: 'Number',
+  toggle: 'Switch',
+  confirm: 'Confirmation',
+  html: 'Reply',
+}
+
+export const labelOf = (b: Block) => givenLabel(b) ?? KIND_NAMES[b.type] ?? 'Answer'
 
 /** Picking answers at once only for these, and only when the message has no other input. */
 export function isSimple(b: Block): boolean {

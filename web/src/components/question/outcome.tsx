@@ -1,6 +1,6 @@
 import { fromNow } from '../../lib/format.ts'
 import type { Block, Message } from '../../lib/types.ts'
-import { idOf, labelOf, optionsOf, optionValue } from './answers.ts'
+import { givenLabel, idOf, labelOf, optionsOf, optionValue } from './answers.ts'
 
 /** How one input's answer reads: option labels, On/Off, the text itself. */
 function describe(b: Block, value: unknown): string {
@@ -59,7 +59,12 @@ export function Outcome({ message, inputs }: { message: Message; inputs: Block[]
         <dl>
           {inputs.map((b) => (
             <div key={idOf(b)}>
-              <dt>{labelOf(b)}</dt>
+              {/* The only input, without a label: the question above is its label. */}
+              {inputs.length === 1 && givenLabel(b) === undefined ? (
+                <dt class="visually-hidden">Answer</dt>
+              ) : (
+                <dt>{labelOf(b)}</dt>
+              )}
               <dd>{describe(b, valueFor(b))}</dd>
             </div>
           ))}
