@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { accessSync, constants, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Server } from 'bun'
 import { emailCodeStore } from '../access/email/store.ts'
@@ -19,7 +19,6 @@ import { ExpiryScheduler } from '../asks/expiry.ts'
 import { secretStore } from '../asks/secrets/store.ts'
 import { channelStore } from '../channels/store.ts'
 import { type Clock, systemClock } from '../core/clock.ts'
-import { FatalError } from '../core/errors.ts'
 import { HeldPolls } from '../core/holds.ts'
 import { type Logger, stderrLogger } from '../core/log.ts'
 import type { Mailer } from '../core/mailer.ts'
@@ -39,6 +38,7 @@ import { inviteStore, userStore } from '../people/store.ts'
 import { pushStore } from '../push/store.ts'
 import { PushWorker } from '../push/worker.ts'
 import type { Config } from './config.ts'
+import { prepareDataDir } from './data-dir.ts'
 import { type AsyncStores, asyncStores } from './db/async-stores.ts'
 import { openDatabase } from './db/database.ts'
 import { GroupCommit } from './db/group-commit.ts'
@@ -110,8 +110,6 @@ export interface SqliteCtx extends Ctx {
 /** What a unit of the server's write path gets: its stores (`tx.store`), wakes, effects. */
 export type Tx = WriteTx<AsyncStores>
 
-export class DataDirError extends FatalError {}
-
 export function openStores(db: Database) {
   return {
     messages: messageStore(db),
@@ -139,19 +137,6 @@ export function openStores(db: Database) {
 
 /** Every store on SQLite, as `ctx.store` holds them (their Postgres twins: db/pg/stores.ts). */
 export type Stores = ReturnType<typeof openStores>
-
-/** Creates the data directory if needed and proves it writable, with a clear error if not. */
-export function prepareDataDir(dataDir: string): void {
-  try {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-    accessSync(dataDir, constants.W_OK | constants.R_OK)
-  } catch (error) {
-    throw new DataDirError(
-      `data directory ${dataDir} is not writable (${(error as NodeJS.ErrnoException).code ?? error}); ` +
-        'choose another with --data or HARK_DATA, or fix its owner',
-    )
-  }
-}
 
 /**
  * The blob store the configuration names. Not checked here (`check()` is async and belongs to
@@ -238,7 +223,7 @@ export async function createContext(
   config: Config,
   options: ContextOptions = {},
 ): Promise<SqliteCtx> {
-  prepareDataDir(config.dataDir)
+  prepareDataDir(config.dataDir, options.log ?? stderrLogger)
   const db = openDatabase(databasePath(config.dataDir))
   const waiters = new Waiters()
   // One connection: a unit's stores and everyone else's are the same (no routing needed).
