@@ -35,6 +35,7 @@ import { searchStore } from '../messages/search/store.ts'
 import { messageStore } from '../messages/store.ts'
 import { settingsStore } from '../people/settings-store.ts'
 import { inviteStore, userStore } from '../people/store.ts'
+import type { Resolver } from '../push/endpoint.ts'
 import { pushStore } from '../push/store.ts'
 import { PushWorker } from '../push/worker.ts'
 import type { Config } from './config.ts'
@@ -153,6 +154,8 @@ export interface ContextOptions {
   log?: Logger
   mailer?: Mailer
   blobs?: BlobStore
+  /** DNS lookups of push endpoints, checked and then used (default: the system's). */
+  resolve?: Resolver
 }
 
 /** What an engine hands the rest of the context: SQLite's here, Postgres' in db/pg/context.ts. */
@@ -192,7 +195,7 @@ export function assembleContext(config: Config, options: ContextOptions, engine:
     filesSwept: Promise.resolve(),
     store,
     mailer: options.mailer,
-    push: engine.push ?? new PushWorker(config.dataDir),
+    push: engine.push ?? new PushWorker(config.dataDir, undefined, options.resolve),
   }
 }
 

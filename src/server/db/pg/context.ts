@@ -75,7 +75,7 @@ export async function createPgContext(config: Config, options: ContextOptions = 
     const limits = createLimits(config, () => clock.now(), sql)
     // The VAPID pair every instance signs pushes with, in the database (push/vapid.ts).
     vapid = await VapidHolder.fromDatabase(sql)
-    const push = new PushWorker(config.dataDir, vapid)
+    const push = new PushWorker(config.dataDir, vapid, options.resolve)
     const ctx = assembleContext(config, options, {
       database,
       store,
