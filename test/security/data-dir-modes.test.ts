@@ -11,8 +11,11 @@ import { tempDir } from '../harness.ts'
  * dist/hark with the common umask 022, as an operator would.
  */
 const root = tempDir('hark-modes-')
-const umask = process.umask(0o022)
-beforeAll(() => requireBinary())
+let umask = 0
+beforeAll(() => {
+  requireBinary()
+  umask = process.umask(0o022)
+})
 afterAll(() => {
   process.umask(umask)
   rmSync(root, { recursive: true, force: true })
