@@ -82,7 +82,7 @@ beforeAll(async () => {
   context = await browser.newContext()
   const [name, value] = cookie.split('=') as [string, string]
   await context.addCookies([{ name, value, url: base, httpOnly: true, sameSite: 'Strict' }])
-})
+}, 60_000)
 afterAll(async () => {
   await context?.close()
   await closeBrowser?.()
@@ -233,4 +233,4 @@ test('GET /embed: an html question reaches no UDP listener through WebRTC, typin
     ...Array.from({ length: 11 }, () => 'input: refused: TypeError'),
   ])
   await page.close()
-})
+}, 60_000)
