@@ -14,6 +14,7 @@ import { type Logger, silentLogger, stderrLogger as stderrLoggerForTests } from 
 import { createSmtpMailer, type Mailer } from '../src/core/mailer.ts'
 import { addChannel, addPersonToken, addUser } from '../src/people/service.ts'
 import type { UserRow } from '../src/people/store.ts'
+import type { Resolver } from '../src/push/endpoint.ts'
 import { type App, buildApp, handlerOf } from '../src/server/app.ts'
 import { type Config, DEFAULTS } from '../src/server/config.ts'
 import { closeContext, createContext, type SqliteCtx } from '../src/server/context.ts'
@@ -73,6 +74,8 @@ export interface TestServerOptions extends Partial<Config> {
   listen?: boolean
   /** Bun's idle timeout in seconds, for a listening server. */
   idleTimeout?: number
+  /** DNS lookups of push endpoints (`ContextOptions.resolve`). */
+  resolve?: Resolver
 }
 
 export interface RequestOptions {
@@ -172,6 +175,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     log = process.env.HARK_TEST_LOG ? stderrLoggerForTests : silentLogger,
     listen = false,
     idleTimeout,
+    resolve,
     ...overrides
   } = options
   const dir = overrides.dataDir ?? tempDir()
@@ -193,7 +197,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   let running: Running | undefined
   let open = false
   const boot = async () => {
-    ctx = await createContext(config, { clock, log, mailer: smtp })
+    ctx = await createContext(config, { clock, log, mailer: smtp, resolve })
     if (listen) {
       running = await startServer(ctx, { idleTimeout })
       app = undefined

@@ -123,6 +123,9 @@ export function isPrivateAddress(address: string): boolean {
   return true
 }
 
+/** A URL's hostname without the brackets of an IPv6 address. */
+const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, '')
+
 /** `host` or `host:port`, as an allow-list entry matches it. */
 const allowed = (url: URL, allow: readonly string[]) =>
   allow.includes(url.hostname.toLowerCase()) || allow.includes(url.host.toLowerCase())
@@ -132,15 +135,27 @@ export type Resolver = (hostname: string) => Promise<string[]>
 export const dnsResolver: Resolver = async (hostname) =>
   (await lookup(hostname, { all: true })).map((a) => a.address)
 
+/** An endpoint as checked: its URL, and the address the push must go to. */
+export interface CheckedEndpoint {
+  url: URL
+  /**
+   * The IP address the check approved. The push connects to it (`pinnedRequest`) and never
+   * looks the name up again: a second lookup could answer otherwise (DNS rebinding) and send
+   * the push to an address the check never saw.
+   */
+  address: string
+}
+
 /**
  * Checks an endpoint before it is stored and again before each send (DNS may have changed).
- * Throws a 400 on `endpoint` naming what is wrong.
+ * Throws a 400 on `endpoint` naming what is wrong. The name is looked up once, with `resolve`;
+ * an allowed host's too (not checked, but pinned all the same).
  */
 export async function checkEndpoint(
   raw: string,
   allow: readonly string[],
   resolve: Resolver,
-): Promise<URL> {
+): Promise<CheckedEndpoint> {
   let url: URL
   try {
     url = new URL(raw)
@@ -148,28 +163,58 @@ export async function checkEndpoint(
     throw fail.invalid('endpoint', 'must be an absolute https URL')
   }
   if (url.username || url.password) throw fail.invalid('endpoint', 'must not carry credentials')
+  const host = bare(url.hostname)
   if (allowed(url, allow)) {
     if (url.protocol !== 'https:' && url.protocol !== 'http:') {
       throw fail.invalid('endpoint', 'must be an http(s) URL')
     }
-    return url
+    return { url, address: isIP(host) ? host : ((await lookUp(host, resolve))[0] as string) }
   }
   if (url.protocol !== 'https:') throw fail.invalid('endpoint', 'must be an https URL')
-  const host = url.hostname.replace(/^\[|\]$/g, '')
   if (isIP(host)) {
     throw fail.invalid('endpoint', 'must name a push service by DNS name, not an IP address')
   }
   if (!host.includes('.') || LOCAL_NAMES.test(host.replace(/\.$/, ''))) {
     throw fail.invalid('endpoint', `${host} is not a public push service`)
   }
+  const addresses = await lookUp(host, resolve)
+  if (addresses.some(isPrivateAddress)) {
+    throw fail.invalid('endpoint', `${host} resolves to a private or loopback address`)
+  }
+  return { url, address: addresses[0] as string }
+}
+
+/** The addresses of `host`, at least one (what is not an IP address is judged private). */
+async function lookUp(host: string, resolve: Resolver): Promise<string[]> {
   let addresses: string[]
   try {
     addresses = await resolve(host)
   } catch {
     throw fail.invalid('endpoint', `${host} does not resolve`)
   }
-  if (addresses.length === 0 || addresses.some(isPrivateAddress)) {
-    throw fail.invalid('endpoint', `${host} resolves to a private or loopback address`)
+  if (addresses.length === 0) throw fail.invalid('endpoint', `${host} does not resolve`)
+  return addresses
+}
+
+/**
+ * The request of a push to a checked endpoint, made to the checked address: the URL's host
+ * becomes the address, and the name goes where the server reads it (the `Host` header, and
+ * for https the TLS server name, which is also what the certificate is checked against).
+ */
+export function pinnedRequest(checked: CheckedEndpoint): {
+  url: URL
+  host: string
+  tls?: { serverName: string }
+} {
+  const { url, address } = checked
+  const to = new URL(url)
+  to.hostname = isIP(address) === 6 ? `[${address}]` : address
+  // A setter given something it cannot take leaves the name: never send by the name.
+  if (!isIP(bare(to.hostname))) throw new Error(`cannot address ${address} for ${url.host}`)
+  const name = bare(url.hostname)
+  return {
+    url: to,
+    host: url.host,
+    tls: url.protocol === 'https:' && !isIP(name) ? { serverName: name } : undefined,
   }
-  return url
 }

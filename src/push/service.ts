@@ -41,7 +41,11 @@ export async function subscribe(
   req: SubscribeRequest,
   userAgent: string | null,
 ): Promise<PushDevice> {
-  const url = await checkEndpoint(req.endpoint, ctx.config.pushAllowHosts ?? [], ctx.push.resolve)
+  const { url } = await checkEndpoint(
+    req.endpoint,
+    ctx.config.pushAllowHosts ?? [],
+    ctx.push.resolve,
+  )
   const p256dh = await p256dhKey(req.keys.p256dh)
   if (!p256dh) {
     throw fail.invalid(

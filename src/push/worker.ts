@@ -1,6 +1,12 @@
 import webpush from 'web-push'
 import type { Ctx, Tx } from '../server/context.ts'
-import { checkEndpoint, dnsResolver, type Resolver } from './endpoint.ts'
+import {
+  type CheckedEndpoint,
+  checkEndpoint,
+  dnsResolver,
+  pinnedRequest,
+  type Resolver,
+} from './endpoint.ts'
 import { authKey, p256dhKey } from './keys.ts'
 import { type Outcome, outcomeOf } from './outcome.ts'
 import { MAX_PAYLOAD_BYTES, messagePayload, type PushPayload } from './payload.ts'
@@ -35,8 +41,12 @@ export class PushWorker {
    * Counted in memory: a restart starts the count again.
    */
   vapidRefusalsToRemove = 3
-  /** DNS lookups for the endpoint check; replaced in tests that need a public-looking name. */
-  resolve: Resolver = dnsResolver
+  /**
+   * DNS lookups for the endpoint check, whose answer the push then uses (`ContextOptions.resolve`
+   * gives another: tests need a public-looking name, or one that answers otherwise the second
+   * time).
+   */
+  resolve: Resolver
 
   readonly vapid: VapidHolder
   private ctx?: Ctx
@@ -54,9 +64,13 @@ export class PushWorker {
   private pumping = false
   private pumpAgain = false
 
-  /** `vapid`: the keys to sign with; the data directory's vapid.json when none is given. */
-  constructor(dataDir: string, vapid?: VapidHolder) {
+  /**
+   * `vapid`: the keys to sign with; the data directory's vapid.json when none is given.
+   * `resolve`: the DNS lookups of endpoints (the system's by default).
+   */
+  constructor(dataDir: string, vapid?: VapidHolder, resolve: Resolver = dnsResolver) {
     this.vapid = vapid ?? new VapidHolder(dataDir)
+    this.resolve = resolve
   }
 
   async start(ctx: Ctx): Promise<void> {
@@ -286,9 +300,11 @@ export class PushWorker {
       if (capability) payload.capability = capability
       else delete payload.actions // answered or closed meanwhile: a plain notification
     }
-    // Checked again at each send: the name may point somewhere private by now.
+    // Checked again at each send: the name may point somewhere private by now. The push then
+    // goes to the address checked, never looked up again (DNS rebinding: endpoint.ts).
+    let checked: CheckedEndpoint
     try {
-      await checkEndpoint(row.endpoint, ctx.config.pushAllowHosts ?? [], this.resolve)
+      checked = await checkEndpoint(row.endpoint, ctx.config.pushAllowHosts ?? [], this.resolve)
     } catch (error) {
       const message = (error as Error).message
       if (/does not resolve/.test(message)) return { kind: 'retry', why: message }
@@ -314,9 +330,12 @@ export class PushWorker {
       if (name.toLowerCase() !== 'content-length') headers[name] = String(value)
     }
     headers.Authorization = this.vapid.authorization(row.endpoint, this.subject(ctx))
-    const response = await fetch(row.endpoint, {
+    const pinned = pinnedRequest(checked)
+    headers.Host = pinned.host
+    const response = await fetch(pinned.url, {
       method: 'POST',
       headers,
+      tls: pinned.tls,
       body: new Uint8Array(details.body),
       // A push service answers; it does not send us elsewhere (that would dodge the host check).
       redirect: 'manual',

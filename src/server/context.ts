@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { accessSync, constants, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Server } from 'bun'
 import { emailCodeStore } from '../access/email/store.ts'
@@ -19,7 +19,6 @@ import { ExpiryScheduler } from '../asks/expiry.ts'
 import { secretStore } from '../asks/secrets/store.ts'
 import { channelStore } from '../channels/store.ts'
 import { type Clock, systemClock } from '../core/clock.ts'
-import { FatalError } from '../core/errors.ts'
 import { HeldPolls } from '../core/holds.ts'
 import { type Logger, stderrLogger } from '../core/log.ts'
 import type { Mailer } from '../core/mailer.ts'
@@ -36,9 +35,11 @@ import { searchStore } from '../messages/search/store.ts'
 import { messageStore } from '../messages/store.ts'
 import { settingsStore } from '../people/settings-store.ts'
 import { inviteStore, userStore } from '../people/store.ts'
+import type { Resolver } from '../push/endpoint.ts'
 import { pushStore } from '../push/store.ts'
 import { PushWorker } from '../push/worker.ts'
 import type { Config } from './config.ts'
+import { prepareDataDir } from './data-dir.ts'
 import { type AsyncStores, asyncStores } from './db/async-stores.ts'
 import { openDatabase } from './db/database.ts'
 import { GroupCommit } from './db/group-commit.ts'
@@ -112,8 +113,6 @@ export interface SqliteCtx extends Ctx {
 /** What a unit of the server's write path gets: its stores (`tx.store`), wakes, effects. */
 export type Tx = WriteTx<AsyncStores>
 
-export class DataDirError extends FatalError {}
-
 export function openStores(db: Database) {
   return {
     messages: messageStore(db),
@@ -142,19 +141,6 @@ export function openStores(db: Database) {
 /** Every store on SQLite, as `ctx.store` holds them (their Postgres twins: db/pg/stores.ts). */
 export type Stores = ReturnType<typeof openStores>
 
-/** Creates the data directory if needed and proves it writable, with a clear error if not. */
-export function prepareDataDir(dataDir: string): void {
-  try {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-    accessSync(dataDir, constants.W_OK | constants.R_OK)
-  } catch (error) {
-    throw new DataDirError(
-      `data directory ${dataDir} is not writable (${(error as NodeJS.ErrnoException).code ?? error}); ` +
-        'choose another with --data or HARK_DATA, or fix its owner',
-    )
-  }
-}
-
 /**
  * The blob store the configuration names. Not checked here (`check()` is async and belongs to
  * `hark serve`'s start, before it listens); the URL was validated when the settings were read.
@@ -170,6 +156,8 @@ export interface ContextOptions {
   log?: Logger
   mailer?: Mailer
   blobs?: BlobStore
+  /** DNS lookups of push endpoints, checked and then used (default: the system's). */
+  resolve?: Resolver
 }
 
 /** What an engine hands the rest of the context: SQLite's here, Postgres' in db/pg/context.ts. */
@@ -209,7 +197,7 @@ export function assembleContext(config: Config, options: ContextOptions, engine:
     filesSwept: Promise.resolve(),
     store,
     mailer: options.mailer,
-    push: engine.push ?? new PushWorker(config.dataDir),
+    push: engine.push ?? new PushWorker(config.dataDir, undefined, options.resolve),
   }
 }
 
@@ -240,7 +228,7 @@ export async function createContext(
   config: Config,
   options: ContextOptions = {},
 ): Promise<SqliteCtx> {
-  prepareDataDir(config.dataDir)
+  prepareDataDir(config.dataDir, options.log ?? stderrLogger)
   const db = openDatabase(databasePath(config.dataDir))
   const waiters = new Waiters()
   // One connection: a unit's stores and everyone else's are the same (no routing needed).

@@ -1,5 +1,10 @@
 import { describe, expect, test } from 'bun:test'
-import { checkEndpoint, ipv6Words, isPrivateAddress } from '../../src/push/endpoint.ts'
+import {
+  checkEndpoint,
+  ipv6Words,
+  isPrivateAddress,
+  pinnedRequest,
+} from '../../src/push/endpoint.ts'
 
 /** Addresses a push endpoint's name must never resolve to. */
 const PRIVATE = [
@@ -140,8 +145,40 @@ describe('checkEndpoint', () => {
     await expect(
       checkEndpoint(endpoint, [], async () => ['142.250.180.10', '64:ff9b::7f00:1']),
     ).rejects.toThrow(/private or loopback/)
-    const url = await checkEndpoint(endpoint, [], async () => ['142.250.180.10', '2a00:1450::1'])
-    expect(url.href).toBe(endpoint)
+    const checked = await checkEndpoint(endpoint, [], async () => [
+      '142.250.180.10',
+      '2a00:1450::1',
+    ])
+    expect(checked.url.href).toBe(endpoint)
+    expect(checked.address).toBe('142.250.180.10')
+  })
+
+  test('the push is addressed to the checked address, the name kept for Host and TLS', () => {
+    const v4 = pinnedRequest({ url: new URL(`${endpoint}?q=1`), address: '142.250.180.10' })
+    expect([v4.url.href, v4.host, v4.tls]).toEqual([
+      'https://142.250.180.10/send/abc?q=1',
+      'push.example.com',
+      { serverName: 'push.example.com' },
+    ])
+    const v6 = pinnedRequest({
+      url: new URL('https://push.example.com:8443/x'),
+      address: '2a00:1450::1',
+    })
+    expect([v6.url.href, v6.host, v6.tls]).toEqual([
+      'https://[2a00:1450::1]:8443/x',
+      'push.example.com:8443',
+      { serverName: 'push.example.com' },
+    ])
+    // An allowed plain-http host: no TLS; an address it cannot carry is refused, not sent by name.
+    const lan = pinnedRequest({ url: new URL('http://push.lan:8080/x'), address: '10.0.0.7' })
+    expect([lan.url.href, lan.host, lan.tls]).toEqual([
+      'http://10.0.0.7:8080/x',
+      'push.lan:8080',
+      undefined,
+    ])
+    expect(() =>
+      pinnedRequest({ url: new URL('https://push.lan/x'), address: 'fe80::1%eth0' }),
+    ).toThrow(/cannot address/)
   })
 
   test.each([

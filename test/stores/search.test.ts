@@ -187,6 +187,53 @@ describeStore('search store', { sqlite: searchStore, postgres: pgSearchStore }, 
     expect(await ids(e, 'llama ')).toEqual([newer, older])
   })
 
+  test("one person's results and their order are the same whatever other people write", async () => {
+    // Issue 31, item 2: bm25 over one index for everyone ranked with everyone's word counts;
+    // by writing filler until two of his own results swapped, bob read how often a word occurs
+    // in ann's messages. Ann's messages here are ordered by how their words weigh against each
+    // other and by their lengths, which is what other people's counts used to move.
+    const e = engine()
+    await people(e, 'ann', 'bob')
+    await channel(e, 'a', 'ann')
+    await channel(e, 'b', 'bob')
+    await message(e, 'a', { text: 'alpha alpha alpha beta' })
+    await message(e, 'a', { text: 'alpha beta beta beta' })
+    await message(e, 'a', { text: `gamma gamma ${'words around it '.repeat(12)}` })
+    await message(e, 'a', { text: 'gamma and two more' })
+    await message(e, 'a', { title: 'delta', text: `${'other text '.repeat(20)}` })
+    await message(e, 'a', { text: 'delta delta delta in a short one' })
+    await message(e, 'a', { text: `epsilon ${'x '.repeat(30)} epsilon beta` })
+    const queries = [
+      'alpha beta ',
+      'beta alpha ',
+      'gamma ',
+      'gam',
+      'delta ',
+      'beta ',
+      'alp',
+      'epsilon ',
+    ]
+    const results = async () => {
+      const out: Record<string, unknown> = {}
+      for (const q of queries) out[q] = await find(e, q)
+      return out
+    }
+    const before = await results()
+    for (const q of queries) expect((before[q] as unknown[]).length).toBeGreaterThan(0)
+    // Bob writes many messages with ann's words, short and long, in titles and in text.
+    for (let i = 0; i < 60; i++) {
+      await message(e, 'b', { text: `alpha ${'filler '.repeat(i % 7)}` })
+      await message(e, 'b', {
+        title: i % 3 ? 'beta' : 'gamma',
+        text: `gamma ${'long text '.repeat(40)}`,
+      })
+      await message(e, 'b', { text: 'delta epsilon' })
+    }
+    expect(await results()).toEqual(before)
+    // His own are found (the index still holds everyone's): a first page of 50.
+    expect(await ids(e, 'filler ', 'bob')).toHaveLength(50)
+  })
+
   test('pages at an offset are the one ranked list, cut; past the end is empty', async () => {
     const e = engine()
     await people(e, 'ann')

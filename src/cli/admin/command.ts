@@ -3,7 +3,8 @@ import { systemClock } from '../../core/clock.ts'
 import { UsageError } from '../../core/errors.ts'
 import { stderrLogger } from '../../core/log.ts'
 import type { Provisioning } from '../../people/service.ts'
-import { databasePath, prepareDataDir } from '../../server/context.ts'
+import { databasePath } from '../../server/context.ts'
+import { prepareDataDir } from '../../server/data-dir.ts'
 import { routedStores } from '../../server/db/async-stores.ts'
 import { openDatabase } from '../../server/db/database.ts'
 import { directProvisioning } from '../../server/db/direct-writes.ts'
@@ -74,7 +75,7 @@ export async function withDatabase<T>(
   databaseUrl?: string,
 ): Promise<T> {
   if (databaseUrl !== undefined) return await withPostgres(databaseUrl, work)
-  prepareDataDir(dataDir)
+  prepareDataDir(dataDir, stderrLogger)
   const db = openDatabase(databasePath(dataDir))
   const p = directProvisioning(db)
   try {

@@ -17,9 +17,11 @@ const row = rowOf<SearchRow>({ ints: ['created_at'] })
  * that leaves no lexeme is dropped, as FTS5 drops it; none left, nothing is found.
  *
  * Ranking is ts_rank, not bm25 (docs/scaling.md): the weights {D, C, B, A} = {0.1, 0.2, 0.2,
- * 1.0} make the title weigh five times the body, as SQLite's bm25(5.0, 1.0) does, and
- * normalization 1 divides by 1 + log(length), so a long message does not win by size. Ties go
- * to the newest (rid), so a page at an offset is the same page on every call.
+ * 1.0} make the title weigh five times the body, as SQLite's ranking does, and
+ * normalization 1 divides by 1 + log(length), so a long message does not win by size. It reads
+ * the row's tsvector alone, no statistic of everyone's messages, so what others write never
+ * moves a person's order (issue 31). Ties go to the newest (rid), so a page at an offset is the
+ * same page on every call.
  *
  * The snippet is ts_headline over the title and body (one fragment of up to 20 words, as
  * snippet() gives 20 tokens), marked with MARK_OPEN/MARK_CLOSE. The index is of unaccented

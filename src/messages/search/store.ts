@@ -39,35 +39,54 @@ export function ftsQuery(terms: SearchTerms): string {
 }
 
 /**
- * The person's messages matching the terms (?1: their FTS5 query, see ftsQuery), best
- * first: bm25 with the title weighing five times the rest, then the newest, so the order is
- * total and a page at an offset is the same page on every call while nothing changes. The
- * index spans everyone (migration 012); the join keeps only the person's own channels, and
- * leaves out pins (the thread shows them apart, not at an address) and deleted messages.
+ * The person's messages matching the terms (?1: their FTS5 query, see ftsQuery), best first,
+ * then the newest, so the order is total and a page at an offset is the same page on every call
+ * while nothing changes. The index spans everyone (migration 012); the join keeps only the
+ * person's own channels, and leaves out pins (the thread shows them apart, not at an address)
+ * and deleted messages.
+ *
+ * Ranked by the message alone, never by statistics of the whole index (issue 31): FTS5's bm25()
+ * weighs a word by how many messages of everyone's hold it and lengths by everyone's average,
+ * so another person could move the order of his own results by what he wrote, and read from
+ * it how often a word occurs in other people's messages. The score keeps bm25's shape for one
+ * message: its matches (highlight()'s one-byte marks, counted by the bytes they add), those in
+ * the title weighing five times, saturating (k1 = 1.2), against the message's length in bytes
+ * (b = 0.75, a fixed 500 for the average). Given up: the weight of rare words over common ones
+ * (every word must occur anyway) and the average (docs/decisions.md, issue 31).
+ *
  * The page is ranked first and only its rows get a snippet: snippet() over every match before
  * the sort cost 2.5× as much (20,000 matches: ~40 ms against ~100 ms).
  */
 export function searchStore(db: Database) {
   const q = {
     search: db.query<SearchRow, [string, string, number, number]>(
-      `WITH page AS (
-         SELECT message_fts.rowid AS rid, bm25(message_fts, 5.0, 1.0) AS score
+      `WITH hits AS (
+         SELECT message_fts.rowid AS rid,
+           octet_length(highlight(message_fts, 0, char(2), '')) - octet_length(message_fts.title)
+             AS in_title,
+           octet_length(highlight(message_fts, 1, char(2), '')) - octet_length(message_fts.body)
+             AS in_body,
+           octet_length(message_fts.title) + octet_length(message_fts.body) AS bytes
          FROM message_fts
            JOIN messages m ON m.rid = message_fts.rowid
            JOIN channels c ON c.id = m.channel_id
          WHERE message_fts MATCH ?1 AND c.user_id = ?2
            AND m.pin_key IS NULL AND m.deleted_at IS NULL
-         ORDER BY score, m.rid DESC
+       ), ranked AS (
+         SELECT rid, (5.0 * in_title + in_body) * 2.2
+             / (5.0 * in_title + in_body + 1.2 * (0.25 + 0.75 * bytes / 500.0)) AS score
+         FROM hits
+         ORDER BY score DESC, rid DESC
          LIMIT ?3 OFFSET ?4)
        SELECT m.id AS id, m.channel_id AS channel_id, c.label AS channel_label,
          m.sender AS sender, m.created_at AS created_at,
          snippet(message_fts, -1, char(2), char(3), '…', 20) AS snippet
-       FROM page
-         JOIN message_fts ON message_fts.rowid = page.rid
-         JOIN messages m ON m.rid = page.rid
+       FROM ranked
+         JOIN message_fts ON message_fts.rowid = ranked.rid
+         JOIN messages m ON m.rid = ranked.rid
          JOIN channels c ON c.id = m.channel_id
        WHERE message_fts MATCH ?1
-       ORDER BY page.score, page.rid DESC`,
+       ORDER BY ranked.score DESC, ranked.rid DESC`,
     ),
   }
   return {

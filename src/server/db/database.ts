@@ -1,4 +1,5 @@
 import { Database } from 'bun:sqlite'
+import { chmodSync, closeSync, openSync, statSync } from 'node:fs'
 import { FatalError } from '../../core/errors.ts'
 import { latestVersion, migrations } from './migrations/index.ts'
 
@@ -19,6 +20,7 @@ export class SchemaTooNewError extends FatalError {
  * and brings the schema up to date. Refuses a database written by a newer hark.
  */
 export function openDatabase(path: string): Database {
+  if (path !== ':memory:') privateFiles(path)
   const db = new Database(path, { create: true, strict: true })
   try {
     // WAL lets readers and the admin CLI work while the server writes. FULL makes every
@@ -33,6 +35,26 @@ export function openDatabase(path: string): Database {
     throw error
   }
   return db
+}
+
+/**
+ * The database holds every message and the server's keys: it is its user's alone (0600),
+ * whatever the umask (SQLite creates it 0644 less the umask). SQLite gives the `-wal` and
+ * `-shm` files it creates the main file's mode, so creating that one 0600 first covers them;
+ * those an older hark left wider are narrowed here, as is the database itself, when they are
+ * this user's (another user allowed to open it, root say, leaves them as they are).
+ */
+function privateFiles(path: string): void {
+  closeSync(openSync(path, 'a', 0o600))
+  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
+    let stat: ReturnType<typeof statSync>
+    try {
+      stat = statSync(file)
+    } catch {
+      continue // not there (yet)
+    }
+    if ((stat.mode & 0o077) !== 0 && stat.uid === process.getuid?.()) chmodSync(file, 0o600)
+  }
 }
 
 export function schemaVersion(db: Database): number {

@@ -53,7 +53,8 @@ export const APP_CSP = [
 
 /**
  * `/embed` runs an agent's html: inline scripts and styles, but no network of any kind (no
- * fetch, no images from elsewhere, no forms, no navigation of the app), and `sandbox` in the
+ * fetch, no images from elsewhere, no forms, no navigation of the app; WebRTC, which no CSP
+ * reaches, is taken away by the host script before the agent's), and `sandbox` in the
  * CSP itself, so the page has an opaque origin even if someone opens it directly. No CSP here
  * can stop the frame navigating itself (`navigate-to` never shipped): the app's `frame-src`
  * and its check after every load of the frame do (see html-embed.tsx).
@@ -67,6 +68,11 @@ export const EMBED_CSP = [
   'media-src data: blob:',
   "form-action 'none'",
   "base-uri 'none'",
+  // No nested frame may run code (it would have WebRTC, which no CSP governs): the host's
+  // default policy, the only one allowed, refuses srcdoc and javascript: URLs in them
+  // (web/embed.html, issue 31).
+  "require-trusted-types-for 'script'",
+  'trusted-types default',
   'sandbox allow-scripts',
   // Only the app may frame it: elsewhere a reply() could be staged by another page's UI.
   "frame-ancestors 'self'",

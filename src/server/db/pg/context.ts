@@ -8,13 +8,8 @@ import { sweepFiles } from '../../../files/service.ts'
 import { VapidHolder } from '../../../push/vapid.ts'
 import { PushWorker } from '../../../push/worker.ts'
 import type { Config } from '../../config.ts'
-import {
-  assembleContext,
-  type ContextOptions,
-  type Ctx,
-  prepareDataDir,
-  startContext,
-} from '../../context.ts'
+import { assembleContext, type ContextOptions, type Ctx, startContext } from '../../context.ts'
+import { prepareDataDir } from '../../data-dir.ts'
 import { routedStores } from '../async-stores.ts'
 import { connectPostgres } from './connect.ts'
 import { migratePostgres } from './migrate.ts'
@@ -46,7 +41,7 @@ export const SWEEP_LOCK = 0x68726b73
 export async function createPgContext(config: Config, options: ContextOptions = {}): Promise<Ctx> {
   if (!config.databaseUrl) throw new FatalError('no database URL (HARK_DATABASE_URL)')
   const log = options.log ?? stderrLogger
-  prepareDataDir(config.dataDir)
+  prepareDataDir(config.dataDir, log)
   const location = parsePostgresUrl(config.databaseUrl)
   const sql = await connectPostgres(location, POOL_SIZE)
   let bus: WakeBus | undefined
@@ -80,7 +75,7 @@ export async function createPgContext(config: Config, options: ContextOptions = 
     const limits = createLimits(config, () => clock.now(), sql)
     // The VAPID pair every instance signs pushes with, in the database (push/vapid.ts).
     vapid = await VapidHolder.fromDatabase(sql)
-    const push = new PushWorker(config.dataDir, vapid)
+    const push = new PushWorker(config.dataDir, vapid, options.resolve)
     const ctx = assembleContext(config, options, {
       database,
       store,
