@@ -183,11 +183,13 @@ describe('--log-format json (the compiled binary)', () => {
     })()
     try {
       let url = ''
-      for (let i = 0; i < 300 && !url; i++) {
+      // The setup link's file is written just after the "listening" line: wait for its own line.
+      for (let i = 0; i < 500 && !(url && log.includes('setup needed')); i++) {
         url = /listening on (http:\/\/\S+?) /.exec(log)?.[1] ?? ''
         await Bun.sleep(20)
       }
       expect(url).not.toBe('')
+      expect(log).toContain('setup needed')
       const setup = readFileSync(join(dir, 'setup-token'), 'utf8').trim()
       const setupToken = new URL(setup).hash.replace(/^#token=/, '')
       const secret = 'hark_agent_not-a-real-token-but-secret'
