@@ -198,7 +198,7 @@ describe('POST /v1/join: a new channel', () => {
     await s.addPerson('bob@example.com')
     const { join_link } = await makeLink({}, await s.sessionClient('bob@example.com'))
     const bobId = (await s.ctx.store.users.byEmail('bob@example.com'))?.id as string
-    await s.person.call('DELETE', `/v1/app/people/${bobId}`)
+    await (await s.sessionClient()).call('DELETE', `/v1/app/people/${bobId}`)
     await failsWith(redeem(join_link.code), 403)
   })
 

@@ -111,7 +111,8 @@ test('push: a name that rebinds to 127.0.0.1 after the check is not reached; the
   const internal = internalService()
   const endpoint = `https://push.rebind.example:${internal.port}/push/a`
   const sub = f.receiver.subscription('a')
-  await f.s.person.call('POST', '/v1/app/push/subscriptions', {
+  // A device is registered from a browser session (a person token may not: docs/security.md).
+  await (await f.s.sessionClient()).call('POST', '/v1/app/push/subscriptions', {
     json: { endpoint, keys: sub.keys },
   })
   const net = network(dns)
@@ -137,7 +138,8 @@ test('push: the request goes to the address the name resolved to, with the name 
   f.s.ctx.config.pushAllowHosts = [`push.pin.test:${port}`]
   const sub = f.receiver.subscription('a')
   const endpoint = `http://push.pin.test:${port}/push/a`
-  await f.s.person.call('POST', '/v1/app/push/subscriptions', {
+  // A device is registered from a browser session (a person token may not: docs/security.md).
+  await (await f.s.sessionClient()).call('POST', '/v1/app/push/subscriptions', {
     json: { endpoint, keys: sub.keys },
   })
   await f.s.agent.send({ body: { text: 'pinned' } })
