@@ -1,3 +1,5 @@
+// test-needs: agent-clis
+// (the real Claude Code, Codex and Deno, installed by scripts/agent-clis.sh into .cache/. See scripts/test-parts.ts.)
 import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'

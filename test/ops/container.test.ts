@@ -1,3 +1,5 @@
+// test-needs: root podman debootstrap
+// (builds and runs the Containerfile with podman on a debootstrap base, as root. See scripts/test-parts.ts.)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import {
   copyFileSync,

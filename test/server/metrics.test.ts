@@ -1,3 +1,5 @@
+// test-needs: python3-prometheus-client
+// (/metrics parsed by Prometheus's own Python client. See scripts/test-parts.ts.)
 import { afterEach, describe, expect, test } from 'bun:test'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
