@@ -95,10 +95,10 @@ async function e2ePart(files: TestFile[]): Promise<void> {
   const parallel = runnable.filter((f) => !serial.includes(f))
   // Cross-compiling the test releases fetches Bun runtimes: into the project's cache.
   const env = { HARK_TEST_ENGINES: 'postgres', BUN_INSTALL_CACHE_DIR: join(CACHE, 'bun') }
-  await Promise.all([
-    runBun('e2e', parallel, { parallel: true, env }),
-    runBun('e2e serial', serial, { parallel: false, env, buffered: true }),
-  ])
+  await runBun('e2e', parallel, { parallel: true, env })
+  // After, not beside: building a release rebuilds web/dist and src/server/webapp/assets.gen.ts
+  // (scripts/build.ts), which every in-process server of the other files imports.
+  await runBun('e2e serial', serial, { parallel: false, env })
 }
 
 /** The real Claude Code, Codex and Deno, into .cache/agent-clis (the script says so first). */
@@ -115,8 +115,6 @@ async function agentClis(): Promise<void> {
 interface RunOptions {
   parallel: boolean
   env: Record<string, string>
-  /** Print the output when the run ends, not as it comes (a run beside another). */
-  buffered?: boolean
 }
 
 async function runBun(part: string, files: TestFile[], options: RunOptions): Promise<void> {
@@ -152,14 +150,13 @@ async function runBun(part: string, files: TestFile[], options: RunOptions): Pro
     for await (const chunk of stream) {
       const text = decoder.decode(chunk, { stream: true })
       chunks.push(text)
-      if (!options.buffered) process.stdout.write(text)
+      process.stdout.write(text)
     }
   }
   await Promise.all([pump(proc.stdout), pump(proc.stderr), proc.exited])
   clearTimeout(limit)
   running.delete(proc.pid)
   const output = chunks.join('')
-  if (options.buffered) process.stdout.write(`\n-- ${part} --\n${output}`)
   const count = (word: string) =>
     Number(
       output
@@ -204,7 +201,13 @@ function collectTimings(part: string, files: TestFile[], timings: string): void 
 /** Whatever a test left running: named, ended, and a failure. */
 async function sweep(): Promise<void> {
   if (!reaping) return
-  const left = leftovers(running)
+  // A moment's grace: a server told to stop at its test process's exit may still be at it
+  // (the Postgres cluster's wrapper removing its directory).
+  let left = leftovers(running)
+  for (let waited = 0; left.length > 0 && waited < 5000; waited += 100) {
+    await Bun.sleep(100)
+    left = leftovers(running)
+  }
   if (left.length === 0) return
   for (const p of left) problems.push(`left running after its test: pid ${p.pid}: ${p.command}`)
   totals.failed += left.length

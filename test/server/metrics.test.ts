@@ -185,7 +185,8 @@ describe('--log-format json (the compiled binary)', () => {
     })()
     try {
       let url = ''
-      for (let i = 0; i < 300 && !url; i++) {
+      // Until the setup line: the setup-token file is written after "listening on" is logged.
+      for (let i = 0; i < 1500 && !(url && log.includes('setup needed')); i++) {
         url = /listening on (http:\/\/\S+?) /.exec(log)?.[1] ?? ''
         await Bun.sleep(20)
       }
