@@ -21,7 +21,8 @@ export interface Need {
   readonly serial?: boolean
 }
 
-export const ROOT = join(import.meta.dir, '..')
+/** The checkout whose test/ is run: this one (HARK_TEST_ROOT: the runner's own test's tree). */
+export const ROOT = process.env.HARK_TEST_ROOT ?? join(import.meta.dir, '..')
 /** The project's own cache: agent CLIs, the container base image, test timings. Gitignored. */
 export const CACHE = process.env.HARK_TEST_CACHE ?? join(ROOT, '.cache')
 export const AGENT_CLIS = process.env.HARK_AGENT_CLIS ?? join(CACHE, 'agent-clis')

@@ -103,7 +103,7 @@ async function e2ePart(files: TestFile[]): Promise<void> {
 
 /** The real Claude Code, Codex and Deno, into .cache/agent-clis (the script says so first). */
 async function agentClis(): Promise<void> {
-  const proc = Bun.spawn(['bash', join(ROOT, 'scripts', 'agent-clis.sh')], {
+  const proc = Bun.spawn(['bash', join(import.meta.dir, 'agent-clis.sh')], {
     cwd: ROOT,
     env: { ...process.env, HARK_AGENT_CLIS: AGENT_CLIS },
     stdout: 'inherit',
