@@ -15,7 +15,15 @@
  * counted as a failure: scripts/test-reaper.ts), and one last line
  * `N passed, M failed, K skipped` with the totals of every part. Exits non-zero on any failure.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AGENT_CLIS, CACHE, missing, need, ROOT } from './test-needs.ts'
@@ -191,11 +199,11 @@ function collectTimings(part: string, files: TestFile[], timings: string): void 
   }
   // Kept for the next run: bun --parallel starts the slowest files first and balances by them.
   mkdirSync(CACHE, { recursive: true })
-  const kept = existsSync(TIMINGS)
-    ? (JSON.parse(readFileSync(TIMINGS, 'utf8')) as { files: Record<string, number> })
+  const kept: { version: number; files: Record<string, number> } = existsSync(TIMINGS)
+    ? JSON.parse(readFileSync(TIMINGS, 'utf8'))
     : { version: 1, files: {} }
   for (const d of durations) kept.files[d.file] = d.ms
-  Bun.write(TIMINGS, JSON.stringify(kept, null, 2))
+  writeFileSync(TIMINGS, JSON.stringify(kept, null, 2))
 }
 
 /** Whatever a test left running: named, ended, and a failure. */
