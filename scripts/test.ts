@@ -59,6 +59,27 @@ const TIMINGS = join(CACHE, 'test-timings.json')
 
 const reaping = becomeSubreaper()
 if (!reaping) console.warn('test: cannot watch for processes left running (not Linux?)')
+// Stopped (Ctrl-C, a CI timeout): the tests stop too, and what they started is ended.
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(sig, async () => {
+    const stop = (signal: NodeJS.Signals) => {
+      for (const pid of running) {
+        try {
+          process.kill(pid, signal)
+        } catch {
+          // Already ended.
+        }
+      }
+    }
+    stop('SIGTERM')
+    await Bun.sleep(2000)
+    stop('SIGKILL')
+    running.clear()
+    await endAll(leftovers(running))
+    console.log(`test: stopped by ${sig}`)
+    process.exit(130)
+  })
+}
 
 const all = classify(ROOT, testFiles(ROOT)).filter(
   (f) => filters.length === 0 || filters.some((x) => f.path.includes(x)),
