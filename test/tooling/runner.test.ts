@@ -25,6 +25,13 @@ afterAll(() => {
   for (const r of roots) Bun.spawnSync(['rm', '-rf', r])
 })
 
+/**
+ * An import line for a fixture, made at run time: written out here, the classifier would
+ * follow it from this very file to the real test/web/harness.ts.
+ */
+const load = (path: string) => `${['import', `'${path}'`].join(' ')}\n`
+const reexport = (path: string) => `${['export { x } from', `'${path}'`].join(' ')}\n`
+
 /** A checkout in miniature: files under test/ with the given contents. */
 function tree(files: Record<string, string>): string {
   const root = tempDir('hark-runner-')
@@ -40,10 +47,10 @@ describe('scripts/test-parts.ts classify', () => {
   test('a need is inherited through imports, with or without the extension', () => {
     const root = tree({
       'test/web/harness.ts': '// test-needs: chromium\nexport const x = 1\n',
-      'test/web/helper.ts': "export { x } from './harness'\n",
-      'test/web/page.test.ts': "import { x } from './helper.ts'\n",
+      'test/web/helper.ts': reexport('./harness'),
+      'test/web/page.test.ts': load('./helper.ts'),
       'test/web/pure.test.ts': "import { expect } from 'bun:test'\n",
-      'test/other/uses-browser.test.ts': "import { x } from '../web/harness.ts'\n",
+      'test/other/uses-browser.test.ts': load('../web/harness.ts'),
       'test/ops/tool.test.ts': '// test-needs: nginx root\n',
     })
     const parts = classify(root, [
@@ -63,9 +70,9 @@ describe('scripts/test-parts.ts classify', () => {
   test('test-also makes a need optional for the importers, unless they need it themselves', () => {
     const root = tree({
       'test/pg/cluster.ts': '// test-needs: postgres\n',
-      'test/stores/engines.ts': "// test-also: postgres\nimport '../pg/cluster.ts'\n",
-      'test/stores/a.test.ts': "import '../stores/engines.ts'\n",
-      'test/pg/b.test.ts': "import '../stores/engines.ts'\nimport './cluster.ts'\n",
+      'test/stores/engines.ts': `// test-also: postgres\n${load('../pg/cluster.ts')}`,
+      'test/stores/a.test.ts': load('../stores/engines.ts'),
+      'test/pg/b.test.ts': load('../stores/engines.ts') + load('./cluster.ts'),
     })
     const [b, a] = classify(root, ['test/stores/a.test.ts', 'test/pg/b.test.ts']).sort((x, y) =>
       x.path.localeCompare(y.path),
