@@ -19,6 +19,8 @@ export interface Need {
    * machine's own /usr/local and users): they run one after another, in one bun process.
    */
   readonly serial?: boolean
+  /** What the files that need it download, and where: said before they run. */
+  readonly fetches?: string
 }
 
 /** The checkout whose test/ is run: this one (HARK_TEST_ROOT: the runner's own test's tree). */
@@ -55,7 +57,17 @@ const KNOWN: Record<string, Need> = {
   root: { present: () => process.getuid?.() === 0, get: 'run as root', serial: true },
   // Cross-compiled, signed test releases in dist/test-release/ (shared by the files that
   // need them); Bun fetches each target's runtime from the npm registry once.
-  release: { present: () => onPath('minisign'), get: apt('minisign'), serial: true },
+  release: {
+    present: () => onPath('minisign'),
+    get: apt('minisign'),
+    serial: true,
+    fetches: `Bun's runtimes for the release targets, from the npm registry into ${join(CACHE, 'bun')} (once, about 500 MB)`,
+  },
+  debootstrap: {
+    present: () => onPath('debootstrap'),
+    get: apt('debootstrap'),
+    fetches: `a Debian bookworm base from the Debian mirror into ${join(CACHE, 'container')} (once, about 75 MB)`,
+  },
   'qemu-arm64': {
     present: () =>
       onPath('qemu-aarch64-static') &&

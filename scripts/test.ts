@@ -120,6 +120,10 @@ async function e2ePart(files: TestFile[]): Promise<void> {
       console.log(`SKIP ${f.path} (${tests} tests): needs ${gone.join(', ')}; get it: ${how}`)
     }
   }
+  for (const n of new Set(runnable.flatMap(needsOf))) {
+    const fetches = need(n).fetches
+    if (fetches) console.log(`e2e: the files that need ${n} download ${fetches}`)
+  }
   const serial = runnable.filter((f) => needsOf(f).some((n) => need(n).serial))
   const parallel = runnable.filter((f) => !serial.includes(f))
   // Cross-compiling the test releases fetches Bun runtimes: into the project's cache.
