@@ -15,8 +15,9 @@ export interface Need {
   /** What a person runs to get it. */
   readonly get: string
   /**
-   * Files sharing this need share state on disk between processes (dist/test-release, the
-   * machine's own /usr/local and users): they run one after another, in one bun process.
+   * Files with this need run one after another, in one bun process after the parallel ones:
+   * they share state on disk (dist/test-release, the machine's own /usr/local and users), or
+   * need the machine's cores to themselves.
    */
   readonly serial?: boolean
   /** What the files that need it download, and where: said before they run. */
@@ -45,7 +46,10 @@ const apt = (...packages: string[]) => `apt-get install ${packages.join(' ')} (a
 const KNOWN: Record<string, Need> = {
   chromium: { present: () => existsSync('/usr/bin/chromium'), get: apt('chromium') },
   postgres: { present: postgres, get: apt('postgresql') },
+  // Serial too: each run is a large native CLI whose hooks start Bun processes; beside the
+  // browser files on 2 cores their runs outgrew the tests' bounds (20-25 s).
   'agent-clis': {
+    serial: true,
     present: () =>
       ['claude', 'codex', 'deno'].every((b) =>
         existsSync(join(AGENT_CLIS, 'node_modules/.bin', b)),
