@@ -9,8 +9,17 @@ import { readdirSync, readFileSync } from 'node:fs'
  * running by a test: the runner names it, ends it, and counts it as a failure.
  */
 const PR_SET_CHILD_SUBREAPER = 36
+const WNOHANG = 1
 
-export function becomeSubreaper(): boolean {
+/**
+ * A subreaper must also reap: an adopted process that ends stays a zombie until its parent
+ * waits for it, and a zombie still answers `kill -0` (install.sh's fake systemd waited
+ * forever for a stopped server to go). Every `REAP_MS`, each adopted child that has ended
+ * (state Z, not one the runner spawned itself: Bun waits for those) is waited for.
+ */
+const REAP_MS = 100
+
+export function becomeSubreaper(ours: ReadonlySet<number>): boolean {
   if (process.platform !== 'linux') return false
   try {
     const { dlopen, FFIType } = require('bun:ffi') as typeof import('bun:ffi')
@@ -19,11 +28,34 @@ export function becomeSubreaper(): boolean {
         args: [FFIType.i32, FFIType.u64, FFIType.u64, FFIType.u64, FFIType.u64],
         returns: FFIType.i32,
       },
+      waitpid: { args: [FFIType.i32, FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
     })
-    return libc.symbols.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) === 0
+    if (libc.symbols.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) !== 0) return false
+    setInterval(() => {
+      for (const pid of children('Z')) if (!ours.has(pid)) libc.symbols.waitpid(pid, null, WNOHANG)
+    }, REAP_MS).unref()
+    return true
   } catch {
     return false
   }
+}
+
+/** The runner's children in `state` (a letter of /proc/PID/stat), or in any state but Z. */
+function children(state?: string): number[] {
+  const found: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses, so cut at the last ')'.
+      const [s, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (Number(ppid) !== process.pid) continue
+      if (state ? s === state : s !== 'Z') found.push(Number(entry))
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found
 }
 
 export interface Leftover {
@@ -34,16 +66,11 @@ export interface Leftover {
 /** The runner's children now, other than those it is still waiting for (and zombies). */
 export function leftovers(ours: ReadonlySet<number>): Leftover[] {
   const found: Leftover[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    const pid = Number(entry)
+  for (const pid of children()) {
     if (ours.has(pid)) continue
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      // pid (comm) state ppid ...: comm may hold spaces and parentheses, so cut at the last ')'.
-      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      if (Number(ppid) !== process.pid || state === 'Z') continue
       const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim()
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
       found.push({
         pid,
         command: command || stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),

@@ -57,7 +57,7 @@ const running = new Set<number>()
 const scratch = mkdtempSync(join(tmpdir(), 'hark-test-run-'))
 const TIMINGS = join(CACHE, 'test-timings.json')
 
-const reaping = becomeSubreaper()
+const reaping = becomeSubreaper(running)
 if (!reaping) console.warn('test: cannot watch for processes left running (not Linux?)')
 // Stopped (Ctrl-C, a CI timeout): the tests stop too, and what they started is ended.
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
@@ -142,7 +142,9 @@ async function agentClis(): Promise<void> {
     stdout: 'inherit',
     stderr: 'inherit',
   })
+  running.add(proc.pid)
   await proc.exited
+  running.delete(proc.pid)
 }
 
 interface RunOptions {

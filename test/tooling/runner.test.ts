@@ -129,6 +129,28 @@ describe('scripts/test.ts', () => {
     expect(ci.code).toBe(1)
   }, 120_000)
 
+  test('a process that outlived its parent and then ended is reaped: it no longer answers kill -0', async () => {
+    // What install.sh's fake systemd does: start a server in the background, later stop it
+    // and wait until `kill -0` says it is gone. Adopted by the runner, it must not stay a zombie.
+    const root = tree({
+      'test/fast/reaped.test.ts': [
+        "import { expect, test } from 'bun:test'",
+        "test('a stopped orphan is gone', async () => {",
+        "  const started = Bun.spawnSync(['sh', '-c', 'sleep 300 </dev/null >/dev/null 2>&1 & echo $!'])",
+        '  const pid = Number(started.stdout.toString().trim())',
+        "  process.kill(pid, 'SIGTERM')",
+        '  const gone = () => { try { process.kill(pid, 0); return false } catch { return true } }',
+        '  for (let i = 0; i < 100 && !gone(); i++) await Bun.sleep(50)',
+        '  expect(gone()).toBe(true)',
+        '})',
+        '',
+      ].join('\n'),
+    })
+    const fast = await run(root, 'fast')
+    expect(fast.last).toBe('1 passed, 0 failed, 0 skipped')
+    expect(fast.code).toBe(0)
+  }, 120_000)
+
   test('a process a test leaves running is named, ended and counted as a failure', async () => {
     const pidFile = join(tempDir('hark-runner-pid-'), 'pid')
     roots.push(join(pidFile, '..'))
