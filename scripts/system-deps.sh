@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the test suite needs, when missing: Chromium for the web app's
+# Installs the Debian packages the e2e tests need, when missing: Chromium for the web app's
 # browser tests (playwright-core never downloads a browser), qemu + the arm64 C library to run
 # the arm64 binary, systemd-analyze to check the unit, curl for install.sh, Prometheus's Python
 # client for /metrics, nginx, Caddy and openssl for the proxy configs, podman (with runc) and
 # debootstrap to build and run the Containerfile, minisign for signed releases, PostgreSQL for
-# the Postgres schema's tests (issue 20; test/pg/cluster.ts starts its own clusters). Run by `npm test`
-# (pretest) and CI. Without root or apt-get it says what is missing; in CI that is a failure.
+# the Postgres schema's tests (issue 20; test/pg/cluster.ts starts its own clusters).
+# Run by .ci/run only (issue 33): no test command changes the machine's packages. A contributor
+# runs it by hand, as root, to get what `npm run test:e2e` skips. apt-get may upgrade packages
+# already installed that a new one depends on: the end of its output lists every package it
+# installed or upgraded, with versions. Without root or apt-get it says what is missing; in CI
+# that is a failure.
 set -uo pipefail
 
 missing=""
@@ -45,8 +49,16 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
     added_policy=yes
   fi
+  before=$(mktemp)
+  dpkg-query -W -f '${Package} ${Version}\n' | sort >"$before"
   apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing
   installed=$?
+  # What changed on this machine, said plainly: new packages, and upgrades of installed ones.
+  dpkg-query -W -f '${Package} ${Version}\n' | sort |
+    awk 'NR == FNR { had[$1] = $2; next }
+      !($1 in had) { print "system-deps: installed " $1 " " $2; next }
+      had[$1] != $2 { print "system-deps: upgraded " $1 " " had[$1] " -> " $2 }' "$before" -
+  rm -f "$before"
   # Debian's postgresql-common makes a `main` cluster on install (port 5432); policy-rc.d kept
   # it from starting, but its service would start it at the next boot. The tests start their
   # own throwaway clusters, so the freshly made, empty one is dropped. (Setting

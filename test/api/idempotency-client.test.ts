@@ -221,8 +221,9 @@ describe('request timeouts', () => {
           async pull(out) {
             if (stalls && sent > 0) return new Promise<void>(() => {})
             await Bun.sleep(100)
-            // `[0,0,...,1]`, a piece every 100 ms: 1 s in all, against a 300 ms bound.
-            if (sent++ === 10) {
+            // `[0,0,...,1]`, a piece every 100 ms: 2.5 s in all, against a 1 s bound (wide
+            // gaps, so a loaded machine's pauses between pieces stay under it).
+            if (sent++ === 25) {
               out.enqueue(bytes.encode('1]'))
               out.close()
             } else out.enqueue(bytes.encode(sent === 1 ? '[0,' : '0,'))
@@ -232,10 +233,10 @@ describe('request timeouts', () => {
       },
     })
     try {
-      const t = createTransport({ baseUrl: `http://127.0.0.1:${trickle.port}`, timeoutMs: 300 })
+      const t = createTransport({ baseUrl: `http://127.0.0.1:${trickle.port}`, timeoutMs: 1000 })
       const started = performance.now()
-      expect(await t.call<number[]>('GET', '/steady')).toHaveLength(11)
-      expect(performance.now() - started).toBeGreaterThan(900)
+      expect(await t.call<number[]>('GET', '/steady')).toHaveLength(26)
+      expect(performance.now() - started).toBeGreaterThan(2000)
       const error = await t.call('GET', '/stall').catch((e: unknown) => e)
       expect(error).toBeInstanceOf(RequestTimeoutError)
     } finally {

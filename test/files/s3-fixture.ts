@@ -1,3 +1,5 @@
+// test-needs: s3
+// (an S3 server (s3rver, a devDependency, in process): the S3 part of test:e2e. See scripts/test-parts.ts.)
 import { rmSync } from 'node:fs'
 import { S3Client } from 'bun'
 import S3rver from 's3rver'

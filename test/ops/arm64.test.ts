@@ -1,3 +1,5 @@
+// test-needs: qemu-arm64 release
+// (the arm64 release binary under qemu-user. See scripts/test-parts.ts.)
 import { afterAll, expect, test } from 'bun:test'
 import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'

@@ -1,3 +1,5 @@
+// test-needs: root podman debootstrap
+// (builds and runs the Containerfile with podman on a debootstrap base, as root. See scripts/test-parts.ts.)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import {
   copyFileSync,
@@ -8,9 +10,9 @@ import {
   rmSync,
   statSync,
 } from 'node:fs'
-import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { HARK, requireBinary, run, startServe } from '../binary/process.ts'
+import { TEST_CACHE } from '../cache.ts'
 import { tempDir } from '../harness.ts'
 
 /**
@@ -18,7 +20,7 @@ import { tempDir } from '../harness.ts'
  * /data volume, the health check) and its HEALTHCHECK command is run against a real
  * `dist/hark`. Where podman can run containers (rootful, as CI runs): the image is built from
  * a local Debian bookworm base (debootstrap from the Debian mirror, no container registry;
- * cached in ~/.cache/hark-test/container/) and run: non-root, /health on the mapped port, the
+ * cached in .cache/container/ in the checkout) and run: non-root, /health on the mapped port, the
  * health check passing (and failing when nothing answers), the setup link in /data/setup-token,
  * data kept across a SIGTERM stop, a start and a new container on the same volume.
  */
@@ -142,11 +144,7 @@ describe('Containerfile', () => {
 // ---------------------------------------------------------------------------------------------
 // Built and run under podman.
 
-const CACHE = join(
-  process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'),
-  'hark-test',
-  'container',
-)
+const CACHE = join(TEST_CACHE, 'container')
 /** A Debian bookworm minbase root file system, made once with debootstrap. */
 const BASE_TAR = join(CACHE, 'debian-bookworm-minbase.tar')
 const MIRROR = process.env.HARK_DEBIAN_MIRROR ?? 'http://deb.debian.org/debian'

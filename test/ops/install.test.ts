@@ -1,3 +1,5 @@
+// test-needs: release
+// (install.sh against a signed test release (cross-compiled, minisign). See scripts/test-parts.ts.)
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import {

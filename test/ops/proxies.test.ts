@@ -1,3 +1,5 @@
+// test-needs: nginx caddy openssl
+// (the shipped proxy configs in front of dist/hark. See scripts/test-parts.ts.)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'

@@ -1,3 +1,5 @@
+// test-needs: release
+// (cross-compiled release binaries for other platforms. See scripts/test-parts.ts.)
 import { expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'

@@ -3,6 +3,12 @@ import { join } from 'node:path'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const built = new Map<string, Promise<string>>()
+/**
+ * One release build at a time: each runs scripts/build.ts, which rebuilds web/dist and
+ * assets.gen.ts in place, and two at once (install.test.ts asks for two) could read the
+ * other's half-written files.
+ */
+let building: Promise<unknown> = Promise.resolve()
 
 /**
  * A throwaway minisign key pair for the test releases (made once, no password): install.sh is
@@ -32,7 +38,7 @@ export function testRelease(version: string, targets = 'x64,x64-baseline,arm64')
   const key = `${version} ${targets}`
   let p = built.get(key)
   if (!p) {
-    p = (async () => {
+    p = building.then(async () => {
       const out = join(ROOT, 'dist', 'test-release', version)
       const proc = Bun.spawn(
         [
@@ -58,7 +64,8 @@ export function testRelease(version: string, targets = 'x64,x64-baseline,arm64')
         throw new Error(`release ${version} failed (${code}):\n${stdout}\n${stderr}`)
       }
       return out
-    })()
+    })
+    building = p.catch(() => {})
     built.set(key, p)
   }
   return p

@@ -1,3 +1,5 @@
+// test-needs: root sudo release
+// (installs Hark on this machine as root (install.sh) and removes it. See scripts/test-parts.ts.)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'

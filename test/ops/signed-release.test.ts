@@ -1,3 +1,5 @@
+// test-needs: release openssl
+// (signed releases: minisign and openssl. See scripts/test-parts.ts.)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import {
   copyFileSync,

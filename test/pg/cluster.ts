@@ -1,7 +1,9 @@
+// test-needs: postgres
+// (Debian's PostgreSQL server (initdb, postgres): an e2e file. See scripts/test-parts.ts.)
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SQL } from 'bun'
+import { SQL, type Subprocess } from 'bun'
 import { skipWithout } from '../ops/release.ts'
 
 /**
@@ -13,6 +15,8 @@ import { skipWithout } from '../ops/release.ts'
 export interface PgCluster {
   /** The cluster's `postgres` database, as the `postgres` superuser. */
   readonly url: string
+  /** Its directory in the OS temp dir: data, log, unix socket. Gone once it is stopped. */
+  readonly dir: string
   /**
    * Makes a fresh database and returns its URL: each test gets its own schema state. Empty, or
    * a copy of `template` (a database nobody is connected to).
@@ -50,14 +54,17 @@ async function freePort(): Promise<number> {
   return port
 }
 
-/** `initdb` and `pg_ctl` refuse to run as root: as root, they run as the `postgres` OS user. */
+/**
+ * `initdb` and `postgres` refuse to run as root: as root, they run as the `postgres` OS user
+ * (setpriv execs in place, so the server stays the child of the wrapper that watches it).
+ */
 function asServerUser(argv: string[]): string[] {
-  return process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...argv] : argv
+  return process.getuid?.() === 0
+    ? ['setpriv', '--reuid=postgres', '--regid=postgres', '--init-groups', '--', ...argv]
+    : argv
 }
 
 async function run(argv: string[], what: string): Promise<void> {
-  // stdout/stderr to files, not pipes: `pg_ctl start` leaves the postmaster running, and a
-  // postmaster holding our pipe open would keep a reader waiting for EOF forever.
   const proc = Bun.spawn(asServerUser(argv), {
     stdin: 'ignore',
     stdout: 'ignore',
@@ -68,21 +75,46 @@ async function run(argv: string[], what: string): Promise<void> {
   if (code !== 0) throw new Error(`${what} failed (exit ${code}${proc.signalCode ?? ''})`)
 }
 
+/**
+ * The server never outlives the test process, however that ends (issue 33: a cluster left
+ * by a killed test ran on for hours). `postgres` runs under a small shell that is this
+ * process's child, started with a parent-death signal (`setpriv --pdeathsig`: the kernel sends
+ * it SIGTERM when this process dies, even by SIGKILL). On SIGTERM the shell stops the server
+ * at once (SIGQUIT: immediate shutdown, its backends with it) and removes the cluster's
+ * directory. Not `pg_ctl start`: that detaches the server into its own session under PID 1,
+ * where nothing would stop it.
+ */
+const WRAPPER = `dir=$1; shift; pg=
+trap 'if [ -n "$pg" ]; then kill -QUIT "$pg" 2>/dev/null; wait "$pg"; fi; rm -rf "$dir"; exit 0' TERM INT HUP
+"$@" >"$dir/log" 2>&1 &
+pg=$!
+wait "$pg"`
+
 /** Every cluster still up, stopped when the process exits even if a test forgot to. */
-const live = new Set<{ dir: string; data: string }>()
+const live = new Set<{ dir: string; wrapper: Subprocess }>()
 process.on('exit', () => {
-  for (const c of live) stopNow(c.dir, c.data)
+  for (const c of live) stopNow(c.dir, c.wrapper)
 })
 
-/** Stops the postmaster at once (SIGQUIT: immediate shutdown) and removes the directory. */
-function stopNow(dir: string, data: string): void {
-  try {
-    const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
-    if (pid > 0) process.kill(pid, 'SIGQUIT')
-  } catch {
-    // Not running (never started, or already stopped).
+/** Asks the wrapper to stop the server and remove the directory (it finishes on its own). */
+function stopNow(dir: string, wrapper?: Subprocess): void {
+  if (wrapper && wrapper.exitCode === null && wrapper.signalCode === null) wrapper.kill('SIGTERM')
+  else rmSync(dir, { recursive: true, force: true })
+}
+
+/** Until `postmaster.pid` says ready (what `pg_ctl -w` waits for), or the server has exited. */
+async function ready(data: string, wrapper: Subprocess): Promise<boolean> {
+  const deadline = Date.now() + STEP_MS
+  while (Date.now() < deadline && wrapper.exitCode === null && wrapper.signalCode === null) {
+    try {
+      const lines = readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')
+      if (lines[7]?.trim() === 'ready') return true
+    } catch {
+      // Not written yet.
+    }
+    await Bun.sleep(20)
   }
-  rmSync(dir, { recursive: true, force: true })
+  return false
 }
 
 /** Starts a cluster; throws if postgres is missing (check `skipWithoutPostgres` first). */
@@ -91,8 +123,8 @@ export async function startCluster(): Promise<PgCluster> {
   if (!bin) throw new Error('postgresql is missing: apt-get install -y postgresql (.ci/run does)')
   const dir = mkdtempSync(join(tmpdir(), 'hark-pg-'))
   const data = join(dir, 'data')
-  const entry = { dir, data }
-  live.add(entry)
+  const entry: { dir: string; wrapper?: Subprocess } = { dir }
+  live.add(entry as { dir: string; wrapper: Subprocess })
   try {
     if (process.getuid?.() === 0) {
       const uid = Number(Bun.spawnSync(['id', '-u', 'postgres']).stdout.toString().trim())
@@ -122,26 +154,46 @@ export async function startCluster(): Promise<PgCluster> {
     )
     // The port was free a moment ago; another process may take it first, so try a few.
     let port = 0
+    let wrapper: Subprocess | undefined
     for (let attempt = 0; ; attempt++) {
       port = await freePort()
-      const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`
-      try {
-        await run(
-          [join(bin, 'pg_ctl'), '-D', data, '-l', join(dir, 'log'), '-w', '-o', options, 'start'],
-          'pg_ctl start',
-        )
-        break
-      } catch (error) {
-        if (attempt >= 2) {
-          const log = existsSync(join(dir, 'log')) ? readFileSync(join(dir, 'log'), 'utf8') : ''
-          throw new Error(`${(error as Error).message}\n${log}`)
-        }
+      const server = asServerUser([
+        join(bin, 'postgres'),
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'fsync=off',
+        '-c',
+        'full_page_writes=off',
+      ])
+      wrapper = Bun.spawn(
+        ['setpriv', '--pdeathsig=TERM', '--', 'sh', '-c', WRAPPER, 'sh', dir, ...server],
+        {
+          stdin: 'ignore',
+          stdout: 'ignore',
+          stderr: 'ignore',
+        },
+      )
+      entry.wrapper = wrapper
+      if (await ready(data, wrapper)) break
+      const log = existsSync(join(dir, 'log')) ? readFileSync(join(dir, 'log'), 'utf8') : ''
+      // Still running but not ready in time: hung (the catch below stops it). Exited: the
+      // port was taken meanwhile, most likely; try another.
+      if (wrapper.exitCode === null || attempt >= 2) {
+        throw new Error(`postgres did not start:\n${log}`)
       }
     }
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`
     let closed = false
     return {
       url,
+      dir,
       async database(name, template) {
         for (const n of [name, template ?? name]) {
           if (!/^[a-z_][a-z0-9_]*$/.test(n)) throw new Error(`bad database name ${n}`)
@@ -157,20 +209,22 @@ export async function startCluster(): Promise<PgCluster> {
       async close() {
         if (closed) return
         closed = true
-        live.delete(entry)
-        try {
-          await run(
-            [join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop'],
-            'pg_ctl stop',
-          )
-        } finally {
-          stopNow(dir, data)
-        }
+        live.delete(entry as { dir: string; wrapper: Subprocess })
+        stopNow(dir, wrapper)
+        let timer: Timer | undefined
+        await Promise.race([
+          wrapper?.exited,
+          new Promise((settle) => {
+            timer = setTimeout(settle, STEP_MS)
+          }),
+        ])
+        clearTimeout(timer)
+        rmSync(dir, { recursive: true, force: true })
       },
     }
   } catch (error) {
-    live.delete(entry)
-    stopNow(dir, data)
+    live.delete(entry as { dir: string; wrapper: Subprocess })
+    stopNow(dir, entry.wrapper)
     throw error
   }
 }

@@ -1,3 +1,5 @@
+// test-needs: python3
+// (the Python SDK run by python3. See scripts/test-parts.ts.)
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { type SdkServer, startSdkServer } from './server.ts'

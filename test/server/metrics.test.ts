@@ -1,3 +1,5 @@
+// test-needs: python3-prometheus-client
+// (/metrics parsed by Prometheus's own Python client. See scripts/test-parts.ts.)
 import { afterEach, describe, expect, test } from 'bun:test'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -183,8 +185,8 @@ describe('--log-format json (the compiled binary)', () => {
     })()
     try {
       let url = ''
-      // The setup link's file is written just after the "listening" line: wait for its own line.
-      for (let i = 0; i < 500 && !(url && log.includes('setup needed')); i++) {
+      // Until the setup line: the setup-token file is written after "listening on" is logged.
+      for (let i = 0; i < 1500 && !(url && log.includes('setup needed')); i++) {
         url = /listening on (http:\/\/\S+?) /.exec(log)?.[1] ?? ''
         await Bun.sleep(20)
       }

@@ -1,3 +1,5 @@
+// test-also: postgres
+// (The SQLite half runs in `npm test`, the Postgres half in test:e2e: scripts/test-parts.ts.)
 import type { Database } from 'bun:sqlite'
 import { afterEach, beforeAll, beforeEach, describe } from 'bun:test'
 import { rmSync } from 'node:fs'
@@ -138,7 +140,18 @@ export function describeStore<S>(
   pair: StorePair<S>,
   body: (engine: () => StoreEngine<S>) => void,
 ): void {
-  const skipPg = skipWithoutPostgres()
+  // The test runner picks one engine per part (scripts/test.ts: SQLite in `npm test`, Postgres
+  // in test:e2e); a plain `bun test` of the file runs both.
+  const engines = process.env.HARK_TEST_ENGINES ?? 'sqlite,postgres'
+  if (engines.includes('sqlite')) sqliteSuite(title, pair, body)
+  if (engines.includes('postgres')) postgresSuite(title, pair, body)
+}
+
+function sqliteSuite<S>(
+  title: string,
+  pair: StorePair<S>,
+  body: (engine: () => StoreEngine<S>) => void,
+): void {
   describe(`${title} on sqlite`, () => {
     let e: (StoreEngine<S> & { close(): void }) | undefined
     beforeEach(() => {
@@ -147,7 +160,14 @@ export function describeStore<S>(
     afterEach(() => e?.close())
     body(() => e as StoreEngine<S>)
   })
-  describe.skipIf(skipPg)(`${title} on postgres`, () => {
+}
+
+function postgresSuite<S>(
+  title: string,
+  pair: StorePair<S>,
+  body: (engine: () => StoreEngine<S>) => void,
+): void {
+  describe.skipIf(skipWithoutPostgres())(`${title} on postgres`, () => {
     let e: (StoreEngine<S> & { close(): Promise<void> }) | undefined
     beforeAll(async () => {
       cluster ??= await startCluster()

@@ -1,3 +1,4 @@
+// test-needs: openssl
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'

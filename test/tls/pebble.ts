@@ -1,3 +1,4 @@
+// test-needs: pebble openssl
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

@@ -1,3 +1,4 @@
+// test-needs: openssl
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'

@@ -1,3 +1,5 @@
+// test-needs: chromium
+// (Debian's Chromium (/usr/bin/chromium): every file using this harness is an e2e file. See scripts/test-parts.ts.)
 import { afterAll, beforeAll } from 'bun:test'
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
