@@ -51,6 +51,9 @@ ${settingsHelp()}
 
 Precedence: flag > environment variable > config file > default.`
 
+/** `hark serve`'s log gathers lines per turn: written out before a fatal error's own line. */
+let flushBeforeExit = () => {}
+
 async function topHelp(): Promise<string> {
   const { AGENT_COMMANDS_HELP, GLOBAL_HELP } = await import('./cli/agent/index.ts')
   return help(AGENT_COMMANDS_HELP, GLOBAL_HELP)
@@ -95,7 +98,8 @@ async function main(argv: string[]): Promise<number> {
       }
       await reflectMetadata()
       const { serve } = await import('./server/serve.ts')
-      const { jsonLogger, stderrLogger } = await import('./core/log.ts')
+      const { flushLog, jsonLogger, stderrLogger } = await import('./core/log.ts')
+      flushBeforeExit = flushLog
       await serve(resolved.config, resolved.config.logFormat === 'json' ? jsonLogger : stderrLogger)
       return 0
     }
@@ -125,6 +129,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
+    flushBeforeExit()
     if (error instanceof UsageError) {
       process.stderr.write(`hark: ${error.message}\n`)
       process.exit(2)
