@@ -4,7 +4,7 @@
  * alternating rounds so that drift of the machine hits both alike.
  *
  *   bun bench/compare.ts [--seconds 5] [--rounds 2] [--connections 32] [--channels 1,64]
- *                        [--reads 0|1]
+ *                        [--reads 0|1] [--vs OTHER_BINARY]
  *
  * Three contenders: the bare server committing each insert on its own (the per-write ceiling),
  * the bare server committing the inserts of one event-loop turn together (bench/bare-server.ts
@@ -18,6 +18,9 @@
  * `--reads 1` (the default) adds Hark's `GET /health` and an authenticated feed read (a page of
  * ten messages of a channel of its own, `GET /v1/messages?since=0&peek=1`, answered at once).
  *
+ * `--vs` adds a fourth contender in every round, another build of Hark (`hark-vs`), and prints
+ * its rate and CPU per send beside this build's: two builds compared in the same run.
+ *
  * Needs dist/hark (`bun run build`; `HARK_BENCH_CMD` runs another build) and Debian's wrk.
  * Target (issue 32): Hark ≥ 50% of the group-commit ceiling, for one channel and for 64.
  */
@@ -30,6 +33,8 @@ const SECONDS = arg('seconds', 5)
 const ROUNDS = arg('rounds', 2)
 const CONNECTIONS = arg('connections', 32)
 const READS = arg('reads', 1) === 1
+const vsFlag = process.argv.indexOf('--vs')
+const VS = vsFlag === -1 ? undefined : process.argv[vsFlag + 1]
 const channelsFlag = process.argv.indexOf('--channels')
 const SHAPES = (channelsFlag === -1 ? '1,64' : (process.argv[channelsFlag + 1] ?? ''))
   .split(',')
@@ -74,13 +79,26 @@ try {
         ...extra,
       ])
   const hark = () => startHark(harkDir, ['--write-limit', '0'])
+  const harkVs = () =>
+    startListening([
+      VS as string,
+      'serve',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--data',
+      harkDir,
+      '--write-limit',
+      '0',
+    ])
   const summary: string[] = []
   for (const channels of SHAPES) {
     console.log(
       `send throughput: wrk, 1 thread, ${CONNECTIONS} connections, ${channels} channel(s), ` +
         `${SECONDS} s × ${ROUNDS} rounds each (alternating)`,
     )
-    const rounds: { bare: WrkResult; group: WrkResult; hark: WrkResult }[] = []
+    const rounds: { bare: WrkResult; group: WrkResult; hark: WrkResult; vs?: WrkResult }[] = []
     for (let round = 1; round <= ROUNDS; round++) {
       console.log(`round ${round}`)
       rounds.push({
@@ -91,6 +109,7 @@ try {
           send(bareTokens.slice(0, channels)),
         ),
         hark: await measure('hark', hark, send(harkTokens.slice(0, channels))),
+        vs: VS ? await measure('hark-vs', harkVs, send(harkTokens.slice(0, channels))) : undefined,
       })
     }
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
@@ -98,6 +117,16 @@ try {
     const sendRatio = mean(rounds.map((r) => r.hark.perSecond / r.bare.perSecond))
     const per = (pick: (r: (typeof rounds)[number]) => WrkResult) =>
       mean(rounds.map((r) => pick(r).perSecond)).toFixed(0)
+    if (VS) {
+      const cpu = (r: WrkResult) => (r.serverCpuMs * 1000) / r.requests
+      const vsRounds = rounds.map((r) => [r.hark, r.vs as WrkResult] as const)
+      summary.push(
+        `${channels} channel(s): hark / hark-vs, round by round: rate ` +
+          vsRounds.map(([a, b]) => (a.perSecond / b.perSecond).toFixed(2)).join(', ') +
+          '; server CPU per send ' +
+          vsRounds.map(([a, b]) => (cpu(a) / cpu(b)).toFixed(2)).join(', '),
+      )
+    }
     const errors = rounds.reduce((n, r) => n + r.bare.errors + r.group.errors + r.hark.errors, 0)
     summary.push(
       `${channels} channel(s): bare ${per((r) => r.bare)}/s, bare+group ${per((r) => r.group)}/s, ` +
