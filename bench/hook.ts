@@ -4,7 +4,12 @@
  * the server, over many runs; beside it, exec to exit of `dist/hark --version` (the floor any
  * command pays) and the server's own answer to one send over HTTP from a warm process.
  *
- *   bun bench/hook.ts [--runs 30]
+ *   bun bench/hook.ts [--runs 30] [--bin PATH] [--vs OTHER_BINARY]
+ *
+ * `--bin` times another build's client (the server is always `dist/hark`); `--vs` alternates a
+ * second one run for run and prints the ratio of each pair. Beside each wall time, the client
+ * process's CPU time (user + system of the finished process): on a shared, loaded machine the
+ * CPU time is the steadier figure.
  *
  * Target (issue 14): the hook adds < 150 ms before the question is on the server.
  */
@@ -12,6 +17,11 @@ import { rmSync } from 'node:fs'
 import { arg, HARK, ms, pct, provision, requireBinary, startHark, tempDataDir } from './lib.ts'
 
 const RUNS = arg('runs', 30)
+const option = (name: string) => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i === -1 ? undefined : process.argv[i + 1]
+}
+const BINS = [option('bin') ?? HARK, ...(option('vs') ? [option('vs') as string] : [])]
 requireBinary()
 
 const dir = tempDataDir('hark-hook-')
@@ -35,35 +45,27 @@ async function openAsk(): Promise<{ id: string; created_at: number } | undefined
   return asks[0]
 }
 
-const toQuestion: number[] = []
-const versionExit: number[] = []
+interface Figures {
+  toQuestion: number[]
+  hookCpu: number[]
+  versionExit: number[]
+  versionCpu: number[]
+}
+const figures: Figures[] = BINS.map(() => ({
+  toQuestion: [],
+  hookCpu: [],
+  versionExit: [],
+  versionCpu: [],
+}))
+const cpuOf = (usage: { cpuTime: { user: bigint; system: bigint } } | undefined) =>
+  usage ? Number(usage.cpuTime.user + usage.cpuTime.system) / 1000 : Number.NaN
 const sendOnly: number[] = []
+let n = 0
 try {
   for (let i = 0; i < RUNS; i++) {
-    const started = Date.now()
-    const proc = Bun.spawn([HARK, 'hook', 'claude', '--wait', '30'], {
-      env,
-      stdin: new TextEncoder().encode(event(i)),
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    let ask = await openAsk()
-    while (!ask) {
-      await Bun.sleep(2)
-      ask = await openAsk()
+    for (const [b, bin] of BINS.entries()) {
+      await hookOnce(bin, n++, figures[b] as Figures)
     }
-    toQuestion.push(ask.created_at - started)
-    await fetch(`${server.url}/v1/app/messages/${ask.id}/answer`, {
-      method: 'POST',
-      headers: person,
-      body: JSON.stringify({ answer: { decision: 'deny' } }),
-    })
-    await proc.exited
-
-    const v = performance.now()
-    await Bun.spawn([HARK, '--version'], { stdout: 'ignore' }).exited
-    versionExit.push(performance.now() - v)
-
     const s = performance.now()
     await fetch(`${server.url}/v1/messages`, {
       method: 'POST',
@@ -77,13 +79,66 @@ try {
   rmSync(dir, { recursive: true, force: true })
 }
 
+async function hookOnce(bin: string, i: number, f: Figures) {
+  {
+    const started = Date.now()
+    const proc = Bun.spawn([bin, 'hook', 'claude', '--wait', '30'], {
+      env,
+      stdin: new TextEncoder().encode(event(i)),
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    let ask = await openAsk()
+    while (!ask) {
+      await Bun.sleep(2)
+      ask = await openAsk()
+    }
+    f.toQuestion.push(ask.created_at - started)
+    await fetch(`${server.url}/v1/app/messages/${ask.id}/answer`, {
+      method: 'POST',
+      headers: person,
+      body: JSON.stringify({ answer: { decision: 'deny' } }),
+    })
+    await proc.exited
+    f.hookCpu.push(cpuOf(proc.resourceUsage()))
+
+    const v = performance.now()
+    const version = Bun.spawn([bin, '--version'], { stdout: 'ignore' })
+    await version.exited
+    f.versionExit.push(performance.now() - v)
+    f.versionCpu.push(cpuOf(version.resourceUsage()))
+  }
+}
+
 const line = (name: string, xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b)
   console.log(
     `${name.padEnd(44)} p50 ${ms(pct(s, 50))}  p95 ${ms(pct(s, 95))}  max ${ms(s.at(-1) ?? 0)}`,
   )
 }
-console.log(`hark hook claude, ${RUNS} runs (${HARK})`)
-line('exec → approval on the server (ms clock)', toQuestion)
-line('exec → exit of hark --version', versionExit)
+const median = (xs: number[]) =>
+  pct(
+    [...xs].sort((a, b) => a - b),
+    50,
+  )
+for (const [b, bin] of BINS.entries()) {
+  const f = figures[b] as Figures
+  console.log(
+    `${BINS.length > 1 ? (b === 0 ? 'A: ' : 'B: ') : ''}hark hook claude, ${RUNS} runs (${bin})`,
+  )
+  line('exec → approval on the server (ms clock)', f.toQuestion)
+  line('  the hook process, CPU until its exit', f.hookCpu)
+  line('exec → exit of hark --version', f.versionExit)
+  line('  hark --version, CPU', f.versionCpu)
+}
 line('one send from a warm client', sendOnly)
+if (BINS.length > 1) {
+  const [a, b] = figures as [Figures, Figures]
+  const ratio = (x: number[], y: number[]) =>
+    median(x.map((v, i) => v / (y[i] as number))).toFixed(2)
+  console.log(
+    `A/B pair by pair, median: exec → approval ${ratio(a.toQuestion, b.toQuestion)}, hook CPU ` +
+      `${ratio(a.hookCpu, b.hookCpu)}; --version wall ${ratio(a.versionExit, b.versionExit)}, CPU ` +
+      `${ratio(a.versionCpu, b.versionCpu)}`,
+  )
+}

@@ -3,15 +3,37 @@
  * `200 /health`, on a fresh data directory (creates the database) and on an existing one, and
  * its idle memory (RSS) a few seconds after start and after some traffic.
  *
- *   bun bench/startup.ts [--runs 10]
+ *   bun bench/startup.ts [--runs 10] [--bin PATH] [--vs OTHER_BINARY]
+ *
+ * Beside each wall time, the server's own CPU time (user + system, from /proc) up to that
+ * answer: on a shared, loaded machine the wall time says as much about the neighbours as about
+ * Hark, the CPU time much less. `--vs` alternates a second build run for run (A B A B ...) and
+ * prints the ratio of each pair, the figure that holds when the machine's speed drifts.
  *
  * Targets: /health answered < 300 ms after exec; idle RSS < 80 MB.
  */
 import { rmSync } from 'node:fs'
-import { arg, HARK, mib, ms, pct, provision, requireBinary, rssKiB, tempDataDir } from './lib.ts'
+import {
+  arg,
+  cpuMs,
+  HARK,
+  mib,
+  ms,
+  pct,
+  provision,
+  requireBinary,
+  rssKiB,
+  tempDataDir,
+} from './lib.ts'
 
 const RUNS = arg('runs', 10)
-requireBinary()
+const option = (name: string) => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i === -1 ? undefined : process.argv[i + 1]
+}
+const BIN = option('bin') ?? HARK
+const VS = option('vs')
+if (BIN === HARK) requireBinary()
 
 /** A port nothing listens on right now. */
 function freePort(): number {
@@ -21,19 +43,21 @@ function freePort(): number {
   return port
 }
 
-async function startOnce(dir: string) {
+async function startOnce(dir: string, bin = BIN) {
   const port = freePort()
   const started = performance.now()
   const proc = Bun.spawn(
-    [HARK, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data', dir],
+    [bin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data', dir],
     { stdout: 'ignore', stderr: 'ignore' },
   )
   let elapsed = Number.NaN
+  let cpu = Number.NaN
   while (performance.now() - started < 10_000) {
     try {
       const response = await fetch(`http://127.0.0.1:${port}/health`)
       if (response.ok) {
         elapsed = performance.now() - started
+        cpu = cpuMs(proc.pid)
         break
       }
     } catch {
@@ -41,34 +65,69 @@ async function startOnce(dir: string) {
     }
     await Bun.sleep(1)
   }
-  return { proc, port, elapsed }
+  return { proc, port, elapsed, cpu }
 }
 
-const fresh: number[] = []
-const existing: number[] = []
+interface Runs {
+  fresh: number[]
+  existing: number[]
+  freshCpu: number[]
+  existingCpu: number[]
+}
+const runsOf = (): Runs => ({ fresh: [], existing: [], freshCpu: [], existingCpu: [] })
+
+/** One fresh start (creates the database) and one on the data it left, with `bin`. */
+async function measure(bin: string, into: Runs) {
+  const dir = tempDataDir('hark-start-')
+  dirs.push(dir)
+  const first = await startOnce(dir, bin)
+  into.fresh.push(first.elapsed)
+  into.freshCpu.push(first.cpu)
+  first.proc.kill('SIGTERM')
+  await first.proc.exited
+  const again = await startOnce(dir, bin)
+  into.existing.push(again.elapsed)
+  into.existingCpu.push(again.cpu)
+  again.proc.kill('SIGTERM')
+  await again.proc.exited
+}
+
+const median = (xs: number[]) =>
+  pct(
+    [...xs].sort((a, b) => a - b),
+    50,
+  )
+const max = (xs: number[]) => Math.max(...xs)
+function report(name: string, r: Runs) {
+  if (name) console.log(name)
+  console.log(
+    `exec → 200 /health, fresh data dir:    median ${ms(median(r.fresh))}, max ${ms(max(r.fresh))}; ` +
+      `CPU median ${ms(median(r.freshCpu))} (${r.fresh.length} runs)`,
+  )
+  console.log(
+    `exec → 200 /health, existing data dir: median ${ms(median(r.existing))}, max ${ms(max(r.existing))}; ` +
+      `CPU median ${ms(median(r.existingCpu))} (target < 300 ms)`,
+  )
+}
+const ratios = (a: number[], b: number[]) => median(a.map((x, i) => x / (b[i] as number)))
+
 const dirs: string[] = []
 try {
+  const a = runsOf()
+  const b = runsOf()
   for (let i = 0; i < RUNS; i++) {
-    const dir = tempDataDir('hark-start-')
-    dirs.push(dir)
-    const first = await startOnce(dir)
-    fresh.push(first.elapsed)
-    first.proc.kill('SIGTERM')
-    await first.proc.exited
-    const again = await startOnce(dir)
-    existing.push(again.elapsed)
-    again.proc.kill('SIGTERM')
-    await again.proc.exited
+    await measure(BIN, a)
+    if (VS) await measure(VS, b)
   }
-  fresh.sort((a, b) => a - b)
-  existing.sort((a, b) => a - b)
-  console.log(
-    `exec → 200 /health, fresh data dir:    median ${ms(pct(fresh, 50))}, max ${ms(fresh.at(-1) ?? 0)} (${RUNS} runs)`,
-  )
-  console.log(
-    `exec → 200 /health, existing data dir: median ${ms(pct(existing, 50))}, max ${ms(existing.at(-1) ?? 0)} ` +
-      `(target < 300 ms)`,
-  )
+  report(VS ? `A: ${BIN}` : '', a)
+  if (VS) {
+    report(`B: ${VS}`, b)
+    console.log(
+      `A/B pair by pair, median: wall ${ratios(a.existing, b.existing).toFixed(2)} (existing), ` +
+        `${ratios(a.fresh, b.fresh).toFixed(2)} (fresh); CPU ${ratios(a.existingCpu, b.existingCpu).toFixed(2)} ` +
+        `(existing), ${ratios(a.freshCpu, b.freshCpu).toFixed(2)} (fresh)`,
+    )
+  }
 
   // Idle memory: just started, then after some traffic has warmed every route up.
   const dir = tempDataDir('hark-idle-')

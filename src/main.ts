@@ -1,12 +1,20 @@
 #!/usr/bin/env bun
-// @simplewebauthn/server loads @peculiar/x509, whose tsyringe needs the Reflect metadata API as
-// it loads. It must be polyfilled before the server's modules load (they load lazily, below);
-// in the compiled binary nothing else provides it.
-import 'reflect-metadata'
-import { AGENT_COMMANDS_HELP, GLOBAL_HELP, isAgentCommand, runAgentCli } from './cli/agent/index.ts'
+import { isAgentCommand } from './cli/agent/names.ts'
 import { parseArgs } from './cli/args.ts'
 import { FatalError, HarkError, UsageError } from './core/errors.ts'
 import { VERSION } from './core/version.ts'
+
+// A lean start: every module imported statically here runs when the binary starts, whatever the
+// command, so this file imports only the small ones above. Each command loads its own modules
+// when asked for: `hark --version` runs nothing else, `hark hook` only the hook's client side,
+// an agent's `hark send` never touches the server's modules (nor the embedded web app).
+
+/**
+ * @simplewebauthn/server loads @peculiar/x509, whose tsyringe needs the Reflect metadata API as
+ * it loads: polyfilled before the server's (and the admin commands') modules load. In the
+ * compiled binary nothing else provides it.
+ */
+const reflectMetadata = () => import('reflect-metadata')
 
 // Elysia reads this once, when it loads (lazily, below). Outside production it builds every
 // validation error's message from the whole received value, pretty-printed: tens of
@@ -14,10 +22,10 @@ import { VERSION } from './core/version.ts'
 // (its errors name the field, never the value; src/server/render-error.ts).
 process.env.NODE_ENV ??= 'production'
 
-// The server and the admin commands load only when asked for: an agent's `hark send` starts
-// fast and never touches the server's modules (nor the embedded web app).
-
-const HELP = `hark ${VERSION} — a message channel between agents and their person
+const help = (
+  agentCommandsHelp: string,
+  globalHelp: string,
+) => `hark ${VERSION} — a message channel between agents and their person
 
 Usage:
   hark serve [flags]      run the server (HTTP API, database, files, web app)
@@ -27,9 +35,9 @@ Usage:
   hark --version          print the version
 
 Agent commands (hark help COMMAND for each):
-${AGENT_COMMANDS_HELP}
+${agentCommandsHelp}
 
-${GLOBAL_HELP}
+${globalHelp}
 
 Run "hark serve --help" for the server's flags.`
 
@@ -45,28 +53,39 @@ ${settingsHelp()}
 
 Precedence: flag > environment variable > config file > default.`
 
+/** `hark serve`'s log gathers lines per turn: written out before a fatal error's own line. */
+let flushBeforeExit = () => {}
+
 /** The commands beside the agent's that have a help of their own (`hark X --help`). */
 const OWN_HELP = new Set(['serve', 'admin', 'install', 'hook'])
+
+async function topHelp(): Promise<string> {
+  const { AGENT_COMMANDS_HELP, GLOBAL_HELP } = await import('./cli/agent/index.ts')
+  return help(AGENT_COMMANDS_HELP, GLOBAL_HELP)
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   const env = process.env
   const out = (line: string) => process.stdout.write(`${line}\n`)
   // The agent's commands (init, send, ask, ..., mcp) and their help live in src/cli/agent.
-  if (isAgentCommand(command, rest)) return runAgentCli(command as string, rest)
+  if (isAgentCommand(command, rest)) {
+    const { runAgentCli } = await import('./cli/agent/index.ts')
+    return runAgentCli(command as string, rest)
+  }
   switch (command) {
     case 'help':
       // `hark help X` is `hark X --help` for every command (the agent's are answered above).
       if (rest[0] !== undefined && OWN_HELP.has(rest[0])) return main([rest[0], '--help'])
       if (rest[0] !== undefined && !['help', 'version'].includes(rest[0])) {
-        throw new UsageError(`unknown command "${rest[0]}"\n\n${HELP}`)
+        throw new UsageError(`unknown command "${rest[0]}"\n\n${await topHelp()}`)
       }
-      out(HELP)
+      out(await topHelp())
       return 0
     case undefined:
     case '--help':
     case '-h':
-      out(HELP)
+      out(await topHelp())
       return command === undefined ? 2 : 0
     case 'version':
     case '--version':
@@ -89,6 +108,7 @@ async function main(argv: string[]): Promise<number> {
         out(printConfig(resolved))
         return 0
       }
+      await reflectMetadata()
       if (args.flags.has('check')) {
         const { checkServe } = await import('./server/check.ts')
         // Opening the database makes its -shm and -wal files: root's would lock the service out.
@@ -105,7 +125,8 @@ async function main(argv: string[]): Promise<number> {
         return 0
       }
       const { serve } = await import('./server/serve.ts')
-      const { jsonLogger, stderrLogger } = await import('./core/log.ts')
+      const { flushLog, jsonLogger, stderrLogger } = await import('./core/log.ts')
+      flushBeforeExit = flushLog
       await serve(resolved.config, resolved.config.logFormat === 'json' ? jsonLogger : stderrLogger)
       return 0
     }
@@ -119,6 +140,7 @@ async function main(argv: string[]): Promise<number> {
       return runInstall(rest, env)
     }
     case 'admin': {
+      await reflectMetadata()
       const { ADMIN_HELP, admin } = await import('./cli/admin/index.ts')
       if (rest.length === 0 || rest.includes('--help') || rest.includes('-h')) {
         out(ADMIN_HELP)
@@ -127,13 +149,14 @@ async function main(argv: string[]): Promise<number> {
       return await admin(rest, env, out)
     }
     default:
-      throw new UsageError(`unknown command "${command}"\n\n${HELP}`)
+      throw new UsageError(`unknown command "${command}"\n\n${await topHelp()}`)
   }
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
+    flushBeforeExit()
     if (error instanceof UsageError) {
       process.stderr.write(`hark: ${error.message}\n`)
       process.exit(2)

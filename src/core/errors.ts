@@ -54,14 +54,19 @@ export function errorResponse(
   })
 }
 
+const JSON_HEADERS = {
+  'content-type': 'application/json;charset=utf-8',
+  'cache-control': 'no-store',
+} as const
+
 /**
  * A 200 answer whose body is already JSON text, with the headers Elysia gives a returned object
- * (the feed builds its text straight from the rows; see `feedJson`).
+ * (the feed builds its text straight from the rows; see `feedJson`). A `Blob` is JSON already
+ * encoded, shared by many answers: the polls one change wakes all send the same bytes
+ * (src/messages/feed.ts), each answer a reference to them, not a copy.
  */
-export function jsonResponse(json: string): Response {
-  return new Response(json, {
-    headers: { 'content-type': 'application/json;charset=utf-8', 'cache-control': 'no-store' },
-  })
+export function jsonResponse(json: string | Blob): Response {
+  return new Response(json, { headers: JSON_HEADERS })
 }
 
 /** Longest key of a field name repeated in an error: an unknown key is the client's own text. */

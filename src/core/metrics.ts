@@ -27,6 +27,8 @@ interface Family {
 
 abstract class Series<T> implements Family {
   protected readonly series = new Map<string, { labels: Labels | undefined; value: T }>()
+  /** Each labels object's series key, for callers that reuse their labels objects. */
+  private readonly keys = new WeakMap<Labels, string>()
   constructor(
     readonly name: string,
     readonly help: string,
@@ -34,7 +36,11 @@ abstract class Series<T> implements Family {
   ) {}
 
   protected slot(labels: Labels | undefined, fresh: () => T): T {
-    const key = labelText(labels)
+    let key = labels ? this.keys.get(labels) : ''
+    if (key === undefined) {
+      key = labelText(labels)
+      this.keys.set(labels as Labels, key)
+    }
     let entry = this.series.get(key)
     if (!entry) {
       entry = { labels, value: fresh() }

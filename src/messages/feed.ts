@@ -107,14 +107,24 @@ export interface FeedOptions {
 interface FeedPage {
   rows: readonly MessageRow[]
   hasMore: boolean
-  /** The answer's JSON text when no reader marks anything: built once for every reader. */
-  json?: string
+  /**
+   * The answer when no reader marks anything, as encoded bytes: serialized and encoded once for
+   * every poll that reads this page, each poll's response a reference to the same bytes.
+   */
+  body?: Blob
+  /**
+   * The answer of the readers that mark the person's messages seen: the first marks them (one
+   * write), and the others of the same wake answer the same bytes with the same cursor instead
+   * of marking again (each mark is a change: a poll marking alone would give the others a new
+   * change to wake for, one after another).
+   */
+  marked?: Promise<Blob>
 }
 
 /**
  * Pages read since the last change, shared by identical reads. One change wakes every poll of
- * its channel at once, and they mostly ask for the same page: the first reads it, the others
- * reuse it. A page is kept only while no change happened (every change calls `waiters.wake`)
+ * its channel at once, and they mostly ask for the same page: the first reads it, serializes
+ * and encodes it; the others reuse those bytes, with the same cursor. A page is kept only while no change happened (every change calls `waiters.wake`)
  * and only until the current turn of the event loop ends. One per context (`ctx.feedPages`).
  */
 export class SharedPages {
@@ -154,8 +164,39 @@ function feedPage(ctx: Ctx, channelId: string, opts: FeedOptions): Promise<FeedP
   })
 }
 
-export function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions): Promise<string> {
-  const read = async (): Promise<string | undefined> => {
+/** The feed's answer: JSON text, or JSON bytes shared with the other polls of one wake. */
+export type FeedBody = string | Blob
+
+/** Marks `unseen` seen (a write on the way of a read) and answers the page with the marks. */
+async function markSeen(
+  ctx: Ctx,
+  channel: ChannelRow,
+  page: FeedPage,
+  unseen: readonly MessageRow[],
+): Promise<Blob> {
+  const rows = [...page.rows]
+  let cursor = (rows.at(-1) as MessageRow).seq
+  const now = ctx.clock.now()
+  // A write on the way of a read: durable before this answer leaves (core/write-path.ts).
+  const updated = await ctx.writes.apply(async (tx) => {
+    tx.wake(channelKey(channel.id), userKey(channel.user_id))
+    const out: MessageRow[] = []
+    for (const r of unseen) out.push(await tx.store.messages.setState(r.rid, 'seen', now))
+    return out
+  })
+  const marked = new Map(updated.map((r) => [r.rid, r]))
+  for (let i = 0; i < rows.length; i++) {
+    const m = marked.get((rows[i] as MessageRow).rid)
+    if (m) rows[i] = m
+  }
+  // Marking took new change numbers; step over them so this reader does not see its own
+  // marks again — unless a page was cut short, where the rest must still come.
+  if (!page.hasMore) cursor = Math.max(...rows.map((r) => r.seq))
+  return new Blob([feedJson(rows, cursor, page.hasMore)])
+}
+
+export function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions): Promise<FeedBody> {
+  const read = async (): Promise<FeedBody | undefined> => {
     const page = await feedPage(ctx, channel.id, opts)
     if (page.rows.length === 0) {
       // A deleted channel answers its held polls at once (its token fails on the next call).
@@ -163,33 +204,18 @@ export function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions): Prom
         ? undefined
         : feedJson([], opts.since, false)
     }
-    const hasMore = page.hasMore
     const unseen = opts.markSeen
       ? page.rows.filter((r) => r.sender === 'human' && r.state === null && r.deleted_at === null)
       : []
+    // The polls one change woke mark the page's messages once, all together, and answer alike.
     if (unseen.length > 0) {
-      const rows = [...page.rows]
-      let cursor = (rows.at(-1) as MessageRow).seq
-      const now = ctx.clock.now()
-      // A write on the way of a read: durable before this answer leaves (core/write-path.ts).
-      const updated = await ctx.writes.apply(async (tx) => {
-        tx.wake(channelKey(channel.id), userKey(channel.user_id))
-        const out: MessageRow[] = []
-        for (const r of unseen) out.push(await tx.store.messages.setState(r.rid, 'seen', now))
-        return out
-      })
-      const marked = new Map(updated.map((r) => [r.rid, r]))
-      for (let i = 0; i < rows.length; i++) {
-        const m = marked.get((rows[i] as MessageRow).rid)
-        if (m) rows[i] = m
-      }
-      // Marking took new change numbers; step over them so this reader does not see its own
-      // marks again — unless a page was cut short, where the rest must still come.
-      if (!hasMore) cursor = Math.max(...rows.map((r) => r.seq))
-      return feedJson(rows, cursor, hasMore)
+      page.marked ??= markSeen(ctx, channel, page, unseen)
+      return page.marked
     }
-    page.json ??= feedJson(page.rows, (page.rows.at(-1) as MessageRow).seq, hasMore)
-    return page.json
+    page.body ??= new Blob([
+      feedJson(page.rows, (page.rows.at(-1) as MessageRow).seq, page.hasMore),
+    ])
+    return page.body
   }
   // A `then`, not an async function: a held poll waits here (bench/longpolls.ts).
   return pollFor(ctx.waiters, channelKey(channel.id), opts.waitMs, opts.signal, read).then(

@@ -5,7 +5,7 @@ import { doc } from '../core/docs.ts'
 import { fail } from '../core/errors.ts'
 import { socketRequest } from '../core/http/front-door.ts'
 import { sameHash } from '../core/ids.ts'
-import { Counter, Gauge, Histogram, Registry } from '../core/metrics.ts'
+import { Counter, Gauge, Histogram, type Labels, Registry } from '../core/metrics.ts'
 import type { Ctx } from './context.ts'
 import { databasePath } from './context.ts'
 
@@ -35,10 +35,23 @@ export class ServerMetrics {
     return this.routes.get(request) ?? 'unmatched'
   }
 
+  /**
+   * One labels object per route, method and status, reused: the series' key is worked out once
+   * for it, not on every request (`Series.slot`).
+   */
+  private readonly labelsOf = new Map<string, { request: Labels; route: Labels }>()
+
   observe(request: Request, status: number, seconds: number): void {
     const route = this.routeOf(request)
-    this.requests.inc({ route, method: request.method, status: String(status) })
-    this.latency.observe({ route }, seconds)
+    const method = request.method
+    const id = `${route} ${method} ${status}`
+    let labels = this.labelsOf.get(id)
+    if (!labels) {
+      labels = { request: { route, method, status: String(status) }, route: { route } }
+      this.labelsOf.set(id, labels)
+    }
+    this.requests.inc(labels.request)
+    this.latency.observe(labels.route, seconds)
   }
 
   /** The exposition: counted families, then what is read now. */

@@ -4,14 +4,11 @@ import { errorResponse, FatalError } from '../core/errors.ts'
 import { refuseOversizedBody } from '../core/http/body-limit.ts'
 import { admitHost, pathOf } from '../core/http/front-door.ts'
 import type { Logger, RequestEntry } from '../core/log.ts'
-import { createSmtpMailer } from '../core/mailer.ts'
 import { loopbackLink, terminalQr } from '../core/terminal-qr.ts'
 import { issueSetupToken, setupTokenFile } from '../people/setup.ts'
 import { buildApp, handlerOf } from './app.ts'
 import type { Config } from './config.ts'
 import { type Ctx, closeContext, createContext, openBlobs } from './context.ts'
-import { createPgContext } from './db/pg/context.ts'
-import { startHttps } from './https.ts'
 
 export interface Running {
   ctx: Ctx
@@ -206,7 +203,10 @@ export async function serve(config: Config, log: Logger): Promise<void> {
     else log.info('SIGHUP: nothing to reload (no --tls-cert or --domain)')
   })
   const mailer = config.smtpUrl
-    ? createSmtpMailer(config.smtpUrl, config.smtpFrom ?? 'hark@localhost')
+    ? (await import('../core/mailer.ts')).createSmtpMailer(
+        config.smtpUrl,
+        config.smtpFrom ?? 'hark@localhost',
+      )
     : undefined
   // Files in S3: the bucket is proved reachable and writable before anything is opened, so a
   // wrong URL or a bucket that is down stops the start with its reason, never half-way.
@@ -217,7 +217,7 @@ export async function serve(config: Config, log: Logger): Promise<void> {
   }
   // Postgres when a database URL is set (docs/scaling.md), else the embedded SQLite file.
   const ctx = config.databaseUrl
-    ? await createPgContext(config, { log, mailer, blobs })
+    ? await (await import('./db/pg/context.ts')).createPgContext(config, { log, mailer, blobs })
     : await createContext(config, { log, mailer, blobs })
   // Orphans are gone before the first request (uploads would wait for them anyway).
   await ctx.filesSwept
@@ -225,7 +225,12 @@ export async function serve(config: Config, log: Logger): Promise<void> {
     await closeContext(ctx)
     return
   }
-  running = config.domains || config.tlsCert ? await startHttps(ctx) : await startServer(ctx)
+  // SMTP, Postgres and HTTPS (with its ACME client) load only when configured: each module a
+  // start loads is run at start, and most servers use none of the three (bench/startup.ts).
+  running =
+    config.domains || config.tlsCert
+      ? await (await import('./https.ts')).startHttps(ctx)
+      : await startServer(ctx)
   // With --domain the HTTPS listener waits for its first certificate.
   await Promise.race([running.ready, stopped])
   if (stopRequested) {

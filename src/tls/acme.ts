@@ -3,8 +3,7 @@ import acme from 'acme-client'
 import { type Certificate, readCertificate } from './certificate.ts'
 import type { CertificateFiles } from './store.ts'
 
-/** Let's Encrypt's production directory: the default CA of `--domain`. */
-export const LETS_ENCRYPT = 'https://acme-v02.api.letsencrypt.org/directory'
+export { LETS_ENCRYPT } from './acme-directory.ts'
 
 /**
  * The HTTP-01 challenges being answered: token → key authorization. The port-80 listener

@@ -82,12 +82,8 @@ ${GLOBAL_HELP}
 
 Run "hark help COMMAND" (or "hark COMMAND --help") for a command's flags.`
 
-/** True for the names this module answers: the agent commands, and `help` about one of them. */
-export function isAgentCommand(command: string | undefined, rest: readonly string[]): boolean {
-  if (command === undefined) return false
-  if (command === 'help') return rest[0] !== undefined && byName.has(rest[0])
-  return byName.has(command)
-}
+/** Every registered command, by name: test/cli/names.test.ts holds it equal to names.ts. */
+export const REGISTERED_NAMES: readonly string[] = COMMANDS.map((c) => c.name)
 
 const helpOf = (c: AgentCommand) => `${c.help}\n\n${GLOBAL_HELP}`
 
