@@ -1,5 +1,6 @@
 import type { Block } from '../../messages/schema.ts'
 import { approvalLine, commandOf as shellCommand, toolName } from '../../shared/approval-text.ts'
+import { isDangerousCommand } from '../../shared/policy.ts'
 
 /**
  * An action a coding agent asks to be allowed (a tool and its input), as the person reads it on
@@ -42,27 +43,10 @@ export function titleOf(action: Pick<Action, 'tool' | 'agent' | 'input'>): strin
   return `${action.agent} wants to ${verb}`
 }
 
-/**
- * Commands that destroy or publish what cannot be taken back. Only a hint for how the card looks
- * (red, nothing pre-selected): every action waits for the person either way.
- */
-const DANGEROUS = [
-  /\brm\s+(-\w*\s+)*-\w*[rf]/,
-  /\bsudo\b/,
-  /\bgit\s+push\b.*(--force\b|\s-f\b|--delete\b|\s:)/,
-  /\bgit\s+(reset\s+--hard|clean\s+-\w*f|branch\s+-D)/,
-  /\b(mkfs|shred|wipefs)\b/,
-  /\bdd\s+.*\bof=/,
-  /\bchmod\s+(-R\s+)?0?777\b/,
-  /\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?(ba|z)?sh\b/,
-  /\b(drop|truncate)\s+(table|database)\b/i,
-  /\bkubectl\s+delete\b|\bterraform\s+(destroy|apply)\b/,
-  /\bnpm\s+publish\b/,
-]
-
+/** A destructive command (the danger list, src/shared/policy.ts): shown red, never generalized. */
 export function isDangerous(action: Pick<Action, 'tool' | 'input'>): boolean {
   const command = commandOf(action)
-  return command !== undefined && DANGEROUS.some((re) => re.test(command))
+  return command !== undefined && isDangerousCommand(command)
 }
 
 /** The approval input block of an action (PRODUCT.md "Approvals"); its input kept verbatim. */

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto'
 import type { Block, Message } from '../../messages/schema.ts'
 import type { ApprovalAnswer } from '../../shared/blocks.ts'
 import { approvalRequest } from '../../shared/canonical.ts'
+import { ruleText } from '../../shared/policy.ts'
 import type { AgentClient } from '../client.ts'
+import type { PolicyDecision } from '../policy.ts'
 import type { ProofCheck } from '../proof.ts'
 import { questionHash, requestHash, warnUnsigned } from '../trust.ts'
 import { type Action, approvalBlock, summaryOf, titleOf } from './actions.ts'
@@ -47,6 +49,26 @@ export interface HookDeps {
   /** The same check on the answer to another question (the Stop reply, AskUserQuestion, an
    * elicitation: answers that steer the agent). Undefined only with `--allow-unsigned`. */
   verifyAnswer?: HookDeps['verifyAllow']
+  /**
+   * The person's signed policies (src/agent/policy.ts), asked before the person is: an action
+   * a trusted rule allows or denies is decided here, with no question.
+   */
+  policy?: (action: Action, summary: string) => Promise<PolicyDecision | undefined>
+}
+
+/** The hook's answer when a policy decided, or undefined when none covers the action. */
+export async function byPolicy(
+  deps: HookDeps,
+  action: Action,
+): Promise<{ allow: true } | { allow: false; message: string } | undefined> {
+  const decision = await deps.policy?.(action, summaryOf(action))
+  if (!decision) return undefined
+  if (decision.effect === 'allow') return { allow: true }
+  const rule = decision.policy.claim.rule
+  return {
+    allow: false,
+    message: rule.message?.trim() || `Denied by the person's rule: ${ruleText(rule)}.`,
+  }
 }
 
 /**
@@ -202,6 +224,9 @@ async function permissionRequest(event: HookEvent, deps: HookDeps) {
     sessionScope: suggestions.length > 0,
     agent: 'Claude Code',
   }
+  const ruled = await byPolicy(deps, action)
+  if (ruled?.allow) return permissionOutput({ behavior: 'allow' })
+  if (ruled) return permissionOutput({ behavior: 'deny', message: ruled.message })
   const askedAt = Date.now()
   const reply = await askTracked(
     event,

@@ -2,6 +2,7 @@ import type { ApprovalAnswer } from '../../shared/blocks.ts'
 import { type Action, approvalBlock, titleOf } from './actions.ts'
 import {
   BadHookInput,
+  byPolicy,
   type HookDeps,
   type HookEvent,
   type HookOutput,
@@ -46,6 +47,13 @@ export async function codexHook(event: HookEvent, deps: HookDeps): Promise<HookO
     session: str(event, 'session_id'),
     agent: 'Codex',
   }
+  const ruled = await byPolicy(deps, action)
+  if (ruled?.allow) {
+    return {
+      hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
+    }
+  }
+  if (ruled) return codexDeny(ruled.message)
   const pending = deps.pending(action.session ?? '')
   let id: string | undefined
   deps.onSending()

@@ -14,6 +14,7 @@ import m012 from './012_search.sql' with { type: 'text' }
 import m013 from './013_server_keys.sql' with { type: 'text' }
 import m014 from './014_instances.sql' with { type: 'text' }
 import m015 from './015_secret_proofs.sql' with { type: 'text' }
+import m016 from './016_policies.sql' with { type: 'text' }
 
 // In version order, so a file's place in the list is its version (the number in its name).
 export const migrations: readonly { version: number; sql: string }[] = [
@@ -32,6 +33,7 @@ export const migrations: readonly { version: number; sql: string }[] = [
   m013,
   m014,
   m015,
+  m016,
 ].map((sql, i) => ({ version: i + 1, sql }))
 
 export const latestVersion = migrations.at(-1)?.version ?? 0
