@@ -97,7 +97,7 @@ async function finished(running: ReturnType<typeof startClaude>['running']) {
 
 /** Runs `command` with no question on the server at all (decided in the hook). */
 async function runUnasked(command: string, url?: string) {
-  const before = await openAskIds(h)
+  const before = new Set((await channel(h)).map((m) => m.id))
   const run = startClaude(command, url)
   await finished(run.running)
   const questions = (await channel(h)).filter((m) => m.ask !== undefined && !before.has(m.id))
