@@ -89,7 +89,7 @@ async function firstAsked(): Promise<Message> {
 
 /** The rule the card proposes for the card's action, signed and added by the person. */
 async function addRuleFor(question: Message, more: Partial<PolicyRule> = {}) {
-  const block = question.body.blocks?.[0] as { tool: string; input: unknown }
+  const block = question.body.blocks?.[0] as unknown as { tool: string; input: unknown }
   const id = (await h.s.request('GET', '/v1/channel', { token: h.env.HARK_TOKEN })).body.channel
     .id as string
   const rule: PolicyRule = {
