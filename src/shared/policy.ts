@@ -172,9 +172,9 @@ export function ruleText(rule: PolicyRule): string {
   const m = rule.match
   const what =
     m.kind === 'exact'
-      ? `exactly \`${m.command}\``
+      ? `${rule.tool} \`${m.command}\` (exactly)`
       : m.kind === 'prefix'
-        ? `commands starting \`${m.command}\``
+        ? `${rule.tool} commands starting \`${m.command}\``
         : m.kind === 'path'
           ? `${rule.tool} on ${m.glob}`
           : m.kind === 'host'

@@ -131,7 +131,7 @@ describe(`real claude -p with approval policies (${HARK.kind})`, () => {
     expect(lines).toHaveLength(1)
     expect(lines[0]?.silent).toBe(true)
     expect(lines[0]?.body.text).toBe(
-      'Allowed by rule “Allow commands starting `touch` for this agent”: touch ruled-file',
+      'Allowed by rule “Allow Bash commands starting `touch` for this agent”: touch ruled-file',
     )
     const mine = await h.s.request('GET', '/v1/app/policies', { cookie: h.owner.cookie })
     expect(mine.body.policies[0]).toMatchObject({ uses: 1 })

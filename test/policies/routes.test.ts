@@ -130,7 +130,7 @@ describe('revoking and using', () => {
       await s.request('GET', '/v1/messages?since=0&peek=1', { token: channel.token })
     ).body
     expect(messages.map((m: { body: { text: string }; silent?: boolean }) => m.body.text)).toEqual([
-      'Allowed by rule “Allow commands starting `npm test` for this agent”: npm test -- --watch',
+      'Allowed by rule “Allow Bash commands starting `npm test` for this agent”: npm test -- --watch',
     ])
     // Another agent cannot report a use of this channel's policy.
     const foreign = await s.request('POST', `/v1/policies/${claim.id}/uses`, {

@@ -115,6 +115,6 @@ test('the proposal: two words of a plain command, the exact one for a destructiv
     host: 'docs.example.com',
   })
   expect(ruleText(rule({ kind: 'prefix', command: 'npm test' }))).toBe(
-    'Allow commands starting `npm test` for this agent',
+    'Allow Bash commands starting `npm test` for this agent',
   )
 })

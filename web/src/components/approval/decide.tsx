@@ -6,6 +6,7 @@ import type { Block, Message } from '../../lib/types.ts'
 import { useSignedSend } from '../../lib/use-signed-send.ts'
 import { ChangedWarning, SigningNotes, SigningStatus } from '../signing-notes.tsx'
 import { Button, ErrorNote } from '../ui.tsx'
+import { RuleEditor, RuleStarters } from './rule-editor.tsx'
 
 /**
  * An open approval's buttons: Allow, Allow for this session (only when the agent offered it),
@@ -41,6 +42,8 @@ export function Decide({
     'This approval is closed: it was answered, withdrawn or it expired.',
   )
   const [denying, setDenying] = useState(false)
+  /** "Always allow…" / "Never allow…" open: the rule editor (rule-editor.tsx). */
+  const [rule, setRule] = useState<'allow' | 'deny' | null>(null)
   const [reason, setReason] = useState('')
   /** Landed here from a link to Allow: the person taps Allow to sign. */
   const [hint, setHint] = useState(false)
@@ -157,6 +160,12 @@ export function Decide({
           </Button>
         </div>
       )}
+      {!denying &&
+        (rule ? (
+          <RuleEditor message={message} block={block} effect={rule} onClose={() => setRule(null)} />
+        ) : (
+          passkeys !== undefined && passkeys.length > 0 && <RuleStarters onPick={setRule} />
+        ))}
       {busy && signs && <SigningStatus />}
       {hint && !busy && (
         <p class="sign-hint" role="status">
