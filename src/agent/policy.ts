@@ -1,5 +1,5 @@
 import { applies, MAX_POLICY_MS, matches, type PolicyClaim, policyText } from '../shared/policy.ts'
-import type { AgentClient } from './client.ts'
+import { type AgentClient, HarkApiError } from './client.ts'
 import { type Env, updateConfig } from './profiles.ts'
 import { CLOCK_SKEW_MS, checkAssertion } from './proof.ts'
 import { type Pinned, pinnedApprovers } from './trust.ts'
@@ -171,8 +171,8 @@ export function decide(
 
 /**
  * The hook's question before it asks the person: fetches the policies, keeps the trusted ones,
- * decides, and reports a use (one quiet line in the thread). Never throws: with no server or no
- * trusted rule, the person is asked as before.
+ * decides, and reports a use (one quiet line in the thread). With no trusted rule the person is
+ * asked as before; a server that cannot be reached throws, as the question would.
  */
 export async function decideByPolicy(
   client: AgentClient,
@@ -190,8 +190,11 @@ export async function decideByPolicy(
     if (!pinned) return undefined
     decision = decide(trustedPolicies(env, profile, policies, warn), action, pinned.channel_id)
   } catch (error) {
-    warn(`policies not read (${error instanceof Error ? error.message : String(error)})`)
-    return undefined
+    // A server without policies (an older Hark) answers 404: the person is asked as before.
+    // Any other failure (no server, a bad token) is the one the question would meet too:
+    // thrown, so the hook says it once and decides nothing, without a second wait.
+    if (error instanceof HarkApiError && error.status === 404) return undefined
+    throw error
   }
   if (decision) {
     try {

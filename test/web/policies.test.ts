@@ -132,6 +132,28 @@ describe('the rule editor on the approval card', () => {
   })
 })
 
+test('"Allow for this session" shows what it will remember before the tap', async () => {
+  const { message } = await web.server.agent.send({
+    body: {
+      blocks: [
+        {
+          type: 'approval',
+          id: 'approval',
+          tool: 'Bash',
+          input: { command: 'rm -rf dist' },
+          scopes: ['once', 'session'],
+          session_rules: ['Bash(rm -rf dist)'],
+        },
+      ],
+    },
+  } as never)
+  const article = page.locator(`article[data-id="${message.id}"]`)
+  await article.locator('.approval').waitFor()
+  expect(await article.locator('.ap-session-rules').textContent()).toBe(
+    'Allow for this session remembers: Bash(rm -rf dist)',
+  )
+})
+
 describe('the Approval rules card in Settings', () => {
   test('lists each rule with its use; Revoke signs a revocation the agent verifies', async () => {
     const [first] = await served()

@@ -16,6 +16,8 @@ export interface Action {
   session?: string
   /** True when the harness can remember an allow for the rest of its session. */
   sessionScope?: boolean
+  /** What "Allow for this session" makes it remember, in words (see suggestionText). */
+  sessionRules?: string[]
   /** Who asks, for the title: "Claude Code", "Codex". */
   agent: string
 }
@@ -59,8 +61,37 @@ export function approvalBlock(action: Action): Block {
     summary: summaryOf(action),
     scopes: action.sessionScope ? ['once', 'session'] : ['once'],
   }
+  if (action.sessionScope && action.sessionRules?.length) {
+    block.session_rules = action.sessionRules
+  }
   if (action.cwd) block.cwd = action.cwd
   if (action.session) block.session = action.session
   if (isDangerous(action)) block.danger = true
   return block
+}
+
+/**
+ * One of Claude Code's `permission_suggestions` in words, as its own settings write them:
+ * `Bash(npm test:*)`, `mode acceptEdits`, `directory /tmp/x`. "Allow for this session" applies
+ * exactly these, so the card shows them before the tap.
+ */
+export function suggestionText(suggestion: unknown): string {
+  const s = (suggestion ?? {}) as {
+    type?: unknown
+    rules?: { toolName?: unknown; ruleContent?: unknown }[]
+    mode?: unknown
+    directories?: unknown[]
+  }
+  if (s.type === 'addRules' || s.type === 'replaceRules') {
+    return (Array.isArray(s.rules) ? s.rules : [])
+      .map((r) =>
+        r.ruleContent ? `${String(r.toolName)}(${String(r.ruleContent)})` : String(r.toolName),
+      )
+      .join(', ')
+  }
+  if (s.type === 'setMode') return `mode ${String(s.mode)}`
+  if (s.type === 'addDirectories' && Array.isArray(s.directories)) {
+    return `directory ${s.directories.map(String).join(', ')}`
+  }
+  return String(s.type ?? 'a permission change').slice(0, 200)
 }

@@ -7,7 +7,7 @@ import type { AgentClient } from '../client.ts'
 import type { PolicyDecision } from '../policy.ts'
 import type { ProofCheck } from '../proof.ts'
 import { questionHash, requestHash, warnUnsigned } from '../trust.ts'
-import { type Action, approvalBlock, summaryOf, titleOf } from './actions.ts'
+import { type Action, approvalBlock, suggestionText, summaryOf, titleOf } from './actions.ts'
 import { elicitationForm, elicitationReply } from './elicitation.ts'
 import type { PendingApprovals } from './pending.ts'
 import { askPerson, type Reply, withdraw } from './person.ts'
@@ -222,6 +222,10 @@ async function permissionRequest(event: HookEvent, deps: HookDeps) {
     cwd: str(event, 'cwd'),
     session: str(event, 'session_id'),
     sessionScope: suggestions.length > 0,
+    sessionRules: suggestions
+      .map(suggestionText)
+      .filter((t) => t !== '')
+      .slice(0, 20),
     agent: 'Claude Code',
   }
   const ruled = await byPolicy(deps, action)

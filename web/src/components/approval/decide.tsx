@@ -27,6 +27,9 @@ export function Decide({
   onAnswered: (m: Message) => void
 }) {
   const scopes = Array.isArray(block.scopes) ? (block.scopes as unknown[]) : ['once']
+  const sessionRules = Array.isArray(block.session_rules)
+    ? (block.session_rules as unknown[]).filter((r): r is string => typeof r === 'string')
+    : []
   const {
     passkeys,
     check,
@@ -159,6 +162,17 @@ export function Decide({
             Deny
           </Button>
         </div>
+      )}
+      {!denying && scopes.includes('session') && sessionRules.length > 0 && (
+        <p class="ap-session-rules">
+          Allow for this session remembers:{' '}
+          {sessionRules.map((r, i) => (
+            <span key={r}>
+              {i > 0 && ', '}
+              <code>{r}</code>
+            </span>
+          ))}
+        </p>
       )}
       {!denying &&
         (rule ? (
