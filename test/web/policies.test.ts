@@ -154,6 +154,51 @@ test('"Allow for this session" shows what it will remember before the tap', asyn
   )
 })
 
+describe('suggestions', () => {
+  /** The person allowed `command` (in the app or from a notification: the history records it). */
+  async function allowed(command: string) {
+    const { message } = await web.server.agent.send({
+      body: { blocks: [{ type: 'approval', id: 'approval', tool: 'Bash', input: { command } }] },
+    } as never)
+    await web.server.person.answer(message.id, { decision: 'allow' })
+  }
+
+  /** A new card for `command`, once its look at the history is done. */
+  async function cardAfterHistory(command: string) {
+    const read = page.waitForResponse((r) => r.url().includes('/approvals?'))
+    const article = await askApproval('Bash', { command })
+    await read
+    return article
+  }
+
+  test('after 3 allows of the same kind the card offers the rule; never for a destructive command', async () => {
+    for (const c of ['npm run lint', 'npm run build', 'npm run test']) await allowed(c)
+    const article = await cardAfterHistory('npm run fmt')
+    const offer = article.locator('.ap-suggestion')
+    await offer.waitFor()
+    expect(await offer.textContent()).toBe(
+      'You allowed commands starting `npm run` 3 times. Always allow…',
+    )
+    await offer.getByRole('button', { name: 'Always allow…' }).click()
+    expect(
+      await article
+        .getByRole('form', { name: 'Always allow' })
+        .locator('.ap-rule-words')
+        .textContent(),
+    ).toBe('Allow Bash commands starting `npm run` for this agent')
+
+    for (let i = 0; i < 3; i++) await allowed('sudo systemctl restart app')
+    // A destructive command does not even look at the history.
+    const danger = await askApproval('Bash', { command: 'sudo systemctl restart app' })
+    await danger.locator('.ap-rule-starters').waitFor()
+    expect(await danger.locator('.ap-suggestion').count()).toBe(0)
+    // Two of a kind are not yet a habit.
+    for (const c of ['make docs', 'make site']) await allowed(c)
+    const two = await cardAfterHistory('make all')
+    expect(await two.locator('.ap-suggestion').count()).toBe(0)
+  })
+})
+
 describe('the Approval rules card in Settings', () => {
   test('lists each rule with its use; Revoke signs a revocation the agent verifies', async () => {
     const [first] = await served()

@@ -6,7 +6,7 @@ import type { Block, Message } from '../../lib/types.ts'
 import { useSignedSend } from '../../lib/use-signed-send.ts'
 import { ChangedWarning, SigningNotes, SigningStatus } from '../signing-notes.tsx'
 import { Button, ErrorNote } from '../ui.tsx'
-import { RuleEditor, RuleStarters } from './rule-editor.tsx'
+import { RuleEditor, RuleStarters, Suggestion, useSuggestion } from './rule-editor.tsx'
 
 /**
  * An open approval's buttons: Allow, Allow for this session (only when the agent offered it),
@@ -47,6 +47,8 @@ export function Decide({
   const [denying, setDenying] = useState(false)
   /** "Always allow…" / "Never allow…" open: the rule editor (rule-editor.tsx). */
   const [rule, setRule] = useState<'allow' | 'deny' | null>(null)
+  /** Allowed the same kind of action 3 times or more: the card offers the rule. */
+  const suggested = useSuggestion(message, block)
   const [reason, setReason] = useState('')
   /** Landed here from a link to Allow: the person taps Allow to sign. */
   const [hint, setHint] = useState(false)
@@ -178,7 +180,15 @@ export function Decide({
         (rule ? (
           <RuleEditor message={message} block={block} effect={rule} onClose={() => setRule(null)} />
         ) : (
-          passkeys !== undefined && passkeys.length > 0 && <RuleStarters onPick={setRule} />
+          passkeys !== undefined &&
+          passkeys.length > 0 && (
+            <>
+              {suggested > 0 && (
+                <Suggestion count={suggested} block={block} onPick={() => setRule('allow')} />
+              )}
+              <RuleStarters onPick={setRule} />
+            </>
+          )
         ))}
       {busy && signs && <SigningStatus />}
       {hint && !busy && (

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { commandOf } from '../../../../src/shared/approval-text.ts'
 import {
   isDangerousCommand,
@@ -10,6 +10,7 @@ import {
   proposedMatch,
   ruleText,
 } from '../../../../src/shared/policy.ts'
+import { approvalHistory } from '../../lib/client.ts'
 import { addPolicy, type Lifetime } from '../../lib/policies.ts'
 import type { Block, Message } from '../../lib/types.ts'
 import { Button, ErrorNote, useAction } from '../ui.tsx'
@@ -216,5 +217,65 @@ function Choice<T extends string>({
       />{' '}
       {label}
     </label>
+  )
+}
+
+/** How many allows of the same kind make the card offer the matching rule. */
+export const SUGGEST_AFTER = 3
+
+const sameMatch = (a: PolicyMatch, b: PolicyMatch) => JSON.stringify(a) === JSON.stringify(b)
+
+/**
+ * After the person allowed the same kind of action 3 times in this channel (the same proposed
+ * rule, read from the approval history), the card offers that rule. Never for a destructive
+ * command. Only a hint: the rule is still read, narrowed and signed in the editor.
+ */
+export function useSuggestion(message: Message, block: Block): number {
+  const [count, setCount] = useState(0)
+  const tool = typeof block.tool === 'string' ? block.tool : ''
+  const command = commandOf(tool, block.input)
+  useEffect(() => {
+    if (command === undefined || isDangerousCommand(command)) return
+    const mine = proposedMatch(tool, block.input)
+    let live = true
+    approvalHistory(message.channel_id, undefined, 100).then(
+      (records) => {
+        const same = records.filter((r) => {
+          const answer = r.answer as { decision?: unknown } | undefined
+          if (r.status !== 'answered' || answer?.decision !== 'allow' || !r.tool) return false
+          if (r.message_id === message.id || r.summary === undefined) return false
+          const past = commandOf(r.tool, { command: r.summary })
+          return past !== undefined && sameMatch(proposedMatch(r.tool, { command: past }), mine)
+        })
+        if (live) setCount(same.length)
+      },
+      () => {},
+    )
+    return () => {
+      live = false
+    }
+  }, [message.id])
+  return count >= SUGGEST_AFTER ? count : 0
+}
+
+export function Suggestion({
+  count,
+  block,
+  onPick,
+}: {
+  count: number
+  block: Block
+  onPick: () => void
+}) {
+  const tool = typeof block.tool === 'string' ? block.tool : ''
+  const match = proposedMatch(tool, block.input)
+  const words = match.kind === 'prefix' ? `commands starting \`${match.command}\`` : 'this command'
+  return (
+    <p class="ap-suggestion">
+      You allowed {words} {count} times.{' '}
+      <Button variant="quiet" onClick={onPick}>
+        Always allow…
+      </Button>
+    </p>
   )
 }
