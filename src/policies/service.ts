@@ -68,6 +68,8 @@ export async function createPolicy(
   if (await ctx.store.policies.byId(claim.id)) throw fail.conflict('claim.id: already used')
   await checkSignedText(ctx, userId, policyText(claim), proof, 0)
   return await ctx.writes.apply(async (tx) => {
+    // Expired rules are of no use to anyone (an agent refuses them): cleared as rules are added.
+    await tx.store.policies.eraseExpired(ctx.clock.now())
     if (await tx.store.policies.byId(claim.id)) throw fail.conflict('claim.id: already used')
     return await tx.store.policies.insert({
       id: claim.id,
