@@ -1,5 +1,14 @@
-import { applies, MAX_POLICY_MS, matches, type PolicyClaim, policyText } from '../shared/policy.ts'
+import {
+  applies,
+  MAX_POLICY_MS,
+  matches,
+  type PolicyClaim,
+  policyText,
+  ruleText,
+} from '../shared/policy.ts'
 import { type AgentClient, HarkApiError } from './client.ts'
+import { type Action, summaryOf } from './harnesses/actions.ts'
+import type { HookDeps } from './harnesses/claude.ts'
 import { type Env, updateConfig } from './profiles.ts'
 import { CLOCK_SKEW_MS, checkAssertion } from './proof.ts'
 import { type Pinned, pinnedApprovers } from './trust.ts'
@@ -204,4 +213,19 @@ export async function decideByPolicy(
     }
   }
   return decision
+}
+
+/** The hook's answer when a policy decided, or undefined when none covers the action. */
+export async function byPolicy(
+  deps: Pick<HookDeps, 'policy'>,
+  action: Action,
+): Promise<{ behavior: 'allow' } | { behavior: 'deny'; message: string } | undefined> {
+  const decision = await deps.policy?.(action, summaryOf(action))
+  if (!decision) return undefined
+  if (decision.effect === 'allow') return { behavior: 'allow' }
+  const rule = decision.policy.claim.rule
+  return {
+    behavior: 'deny',
+    message: rule.message?.trim() || `Denied by the person's rule: ${ruleText(rule)}.`,
+  }
 }

@@ -2,15 +2,15 @@ import { createHash } from 'node:crypto'
 import type { Block, Message } from '../../messages/schema.ts'
 import type { ApprovalAnswer } from '../../shared/blocks.ts'
 import { approvalRequest } from '../../shared/canonical.ts'
-import { ruleText } from '../../shared/policy.ts'
 import type { AgentClient } from '../client.ts'
-import type { PolicyDecision } from '../policy.ts'
+import { byPolicy, type PolicyDecision } from '../policy.ts'
 import type { ProofCheck } from '../proof.ts'
-import { questionHash, requestHash, warnUnsigned } from '../trust.ts'
-import { type Action, approvalBlock, suggestionText, summaryOf, titleOf } from './actions.ts'
+import { questionHash, warnUnsigned } from '../trust.ts'
+import { type Action, approvalBlock, suggestionText, titleOf } from './actions.ts'
 import { elicitationForm, elicitationReply } from './elicitation.ts'
 import type { PendingApprovals } from './pending.ts'
 import { askPerson, type Reply, withdraw } from './person.ts'
+import { unsignedAllow } from './unsigned.ts'
 
 /**
  * Claude Code's hook events, answered by the person through Hark (PRODUCT.md "Agent harnesses";
@@ -49,45 +49,8 @@ export interface HookDeps {
   /** The same check on the answer to another question (the Stop reply, AskUserQuestion, an
    * elicitation: answers that steer the agent). Undefined only with `--allow-unsigned`. */
   verifyAnswer?: HookDeps['verifyAllow']
-  /**
-   * The person's signed policies (src/agent/policy.ts), asked before the person is: an action
-   * a trusted rule allows or denies is decided here, with no question.
-   */
+  /** The person's signed rules (src/agent/policy.ts): a covered action is decided here. */
   policy?: (action: Action, summary: string) => Promise<PolicyDecision | undefined>
-}
-
-/** The hook's answer when a policy decided, or undefined when none covers the action. */
-export async function byPolicy(
-  deps: HookDeps,
-  action: Action,
-): Promise<{ allow: true } | { allow: false; message: string } | undefined> {
-  const decision = await deps.policy?.(action, summaryOf(action))
-  if (!decision) return undefined
-  if (decision.effect === 'allow') return { allow: true }
-  const rule = decision.policy.claim.rule
-  return {
-    allow: false,
-    message: rule.message?.trim() || `Denied by the person's rule: ${ruleText(rule)}.`,
-  }
-}
-
-/**
- * An allow the person's passkey did not sign: not reported. Said on stderr and in the channel,
- * since from the phone it looked answered. Returns why, for a harness that must say no.
- */
-export async function unsignedAllow(
-  deps: HookDeps,
-  question: Message,
-  answer: unknown,
-  action: { tool: string; input: unknown },
-  askedAt: number,
-): Promise<string | undefined> {
-  if (!deps.verifyAllow) return undefined
-  const check = deps.verifyAllow(question, answer, requestHash(action.tool, action.input), askedAt)
-  if (check.ok) return undefined
-  deps.warn(`the allow is not trusted (${check.reason}): not allowed`)
-  await warnUnsigned(deps.client(), `"${summaryOf(action)}"`, check.reason)
-  return check.reason
 }
 
 /** Input the hook cannot act on: it says so on stderr and decides nothing. */
@@ -229,8 +192,7 @@ async function permissionRequest(event: HookEvent, deps: HookDeps) {
     agent: 'Claude Code',
   }
   const ruled = await byPolicy(deps, action)
-  if (ruled?.allow) return permissionOutput({ behavior: 'allow' })
-  if (ruled) return permissionOutput({ behavior: 'deny', message: ruled.message })
+  if (ruled) return permissionOutput(ruled)
   const askedAt = Date.now()
   const reply = await askTracked(
     event,

@@ -1,14 +1,9 @@
 import type { ApprovalAnswer } from '../../shared/blocks.ts'
+import { byPolicy } from '../policy.ts'
 import { type Action, approvalBlock, titleOf } from './actions.ts'
-import {
-  BadHookInput,
-  byPolicy,
-  type HookDeps,
-  type HookEvent,
-  type HookOutput,
-  unsignedAllow,
-} from './claude.ts'
+import { BadHookInput, type HookDeps, type HookEvent, type HookOutput } from './claude.ts'
 import { askPerson } from './person.ts'
+import { unsignedAllow } from './unsigned.ts'
 
 /**
  * Codex's hooks (measured with @openai/codex 0.169.0; PRODUCT.md "Agent harnesses"): its
@@ -48,12 +43,8 @@ export async function codexHook(event: HookEvent, deps: HookDeps): Promise<HookO
     agent: 'Codex',
   }
   const ruled = await byPolicy(deps, action)
-  if (ruled?.allow) {
-    return {
-      hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } },
-    }
-  }
-  if (ruled) return codexDeny(ruled.message)
+  if (ruled?.behavior === 'deny') return codexDeny(ruled.message)
+  if (ruled) return { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: ruled } }
   const pending = deps.pending(action.session ?? '')
   let id: string | undefined
   deps.onSending()
