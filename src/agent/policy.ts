@@ -121,8 +121,9 @@ export function trustedPolicies(
   const learned: Record<string, number> = {}
   const out: TrustedPolicy[] = []
   for (const p of served) {
-    const claim = parse(p.claim)
+    // Whatever the server sends: an entry that is not a policy is skipped, never a crash.
     if (typeof p?.id !== 'string' || typeof p.claim !== 'string') continue
+    const claim = parse(p.claim)
     if (revoked[p.id] !== undefined) continue
     if (p.revocation !== undefined) {
       // Revoked, or a server pretending so: either way the person is asked, which is safe. Only
@@ -194,7 +195,7 @@ export async function decideByPolicy(
   let decision: PolicyDecision | undefined
   try {
     const { policies } = await client.policies()
-    if (policies.length === 0) return undefined
+    if (!Array.isArray(policies) || policies.length === 0) return undefined
     const pinned = pinnedApprovers(env, profile)
     if (!pinned) return undefined
     decision = decide(trustedPolicies(env, profile, policies, warn), action, pinned.channel_id)
