@@ -13,6 +13,7 @@ import type {
   SendRequest,
 } from '../messages/schema.ts'
 import type { Info } from '../server/public-routes.ts'
+import type { ServedPolicy } from './policy.ts'
 import {
   boundedFetch,
   boundFor,
@@ -269,6 +270,12 @@ export function createAgentClient(options: ClientOptions) {
       call<SecretRead>('GET', `/v1/secrets/${id(secretId)}`, { query: { wait }, signal }),
     cancelSecret: (secretId: string) =>
       call<{ secret_request: SecretRecord }>('DELETE', `/v1/secrets/${id(secretId)}`),
+
+    /** The signed policies naming this agent; verified by the agent (src/agent/policy.ts). */
+    policies: () => call<{ policies: ServedPolicy[] }>('GET', '/v1/policies'),
+    /** Reports an action decided by a policy: counted, and one quiet line in the thread. */
+    policyUse: (policyId: string, summary: string) =>
+      call<unknown>('POST', `/v1/policies/${id(policyId)}/uses`, { json: { summary } }),
 
     channel: () => call<Static<typeof AgentChannelResponse>>('GET', '/v1/channel'),
     rename: (label: string) =>

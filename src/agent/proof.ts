@@ -86,13 +86,9 @@ export function checkAnswerProof(
   pinned: PinnedApprovers | undefined,
 ): ProofCheck {
   if (proof === undefined || proof === null) return no('the answer is not signed')
-  if (!pinned || pinned.keys.length === 0) {
-    return no('no passkey is pinned for this connection (run "hark keys refresh")')
+  if (!isProof(proof)) {
+    return checkAssertion(proof, '', pinned)
   }
-  if (!isProof(proof)) return no('the proof is malformed')
-  const key = pinned.keys.find((k) => k.id === proof.credential_id)
-  if (!key) return no('signed by a passkey this agent has not pinned')
-
   const claim = claimOf(
     {
       channel_id: expected.channel_id,
@@ -103,6 +99,36 @@ export function checkAnswerProof(
     proof.answered_at,
     expected.approval,
   )
+  const check = checkAssertion(proof, claimText(claim), pinned)
+  if (!check.ok) return check
+  const last = pinned?.counters?.[check.credential_id] ?? 0
+  if ((check.counter !== 0 || last !== 0) && check.counter <= last) {
+    return no('the signature counter went back (a copied passkey, or a replayed proof)')
+  }
+  if (proof.answered_at < expected.asked_at - CLOCK_SKEW_MS) {
+    return no('signed before the question was asked')
+  }
+  if (proof.answered_at > expected.now + CLOCK_SKEW_MS) return no('signed in the future')
+  return check
+}
+
+/**
+ * The signature alone: an assertion by a pinned key, for the pinned site and origin, with the
+ * person verified, whose challenge is SHA-256 of `text`. For an answer (above) and for a policy
+ * or its revocation (src/agent/policy.ts), which are long-lived and so take no counter check.
+ */
+export function checkAssertion(
+  proof: unknown,
+  text: string,
+  pinned: PinnedApprovers | undefined,
+): ProofCheck {
+  if (proof === undefined || proof === null) return no('the answer is not signed')
+  if (!pinned || pinned.keys.length === 0) {
+    return no('no passkey is pinned for this connection (run "hark keys refresh")')
+  }
+  if (!isProof(proof)) return no('the proof is malformed')
+  const key = pinned.keys.find((k) => k.id === proof.credential_id)
+  if (!key) return no('signed by a passkey this agent has not pinned')
   let clientData: { type?: unknown; challenge?: unknown; origin?: unknown; crossOrigin?: unknown }
   let authData: Uint8Array
   let clientDataBytes: Uint8Array
@@ -114,7 +140,7 @@ export function checkAnswerProof(
     return no('the proof is malformed')
   }
   if (clientData.type !== 'webauthn.get') return no('the proof is not an assertion')
-  if (clientData.challenge !== base64url.encode(sha256(claimText(claim)))) {
+  if (clientData.challenge !== base64url.encode(sha256(text))) {
     return no('the signature is not over this answer to this question')
   }
   if (clientData.origin !== pinned.origin) return no(`signed for ${String(clientData.origin)}`)
@@ -128,13 +154,5 @@ export function checkAnswerProof(
     return no('the signature does not verify')
   }
   const counter = new DataView(authData.buffer, authData.byteOffset + 33, 4).getUint32(0)
-  const last = pinned.counters?.[key.id] ?? 0
-  if ((counter !== 0 || last !== 0) && counter <= last) {
-    return no('the signature counter went back (a copied passkey, or a replayed proof)')
-  }
-  if (proof.answered_at < expected.asked_at - CLOCK_SKEW_MS) {
-    return no('signed before the question was asked')
-  }
-  if (proof.answered_at > expected.now + CLOCK_SKEW_MS) return no('signed in the future')
   return { ok: true, credential_id: key.id, counter }
 }

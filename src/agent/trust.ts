@@ -29,6 +29,9 @@ export type Pinned = PinnedApprovers & {
   used?: Record<string, number>
   /** Ids of the questions asked under this profile, with when (kept a day): see askLedger. */
   asked?: Record<string, number>
+  /** Policies seen revoked with the person's signature (id → when they would have expired):
+   * never taken again, whatever the server hands back later (src/agent/policy.ts). */
+  revoked?: Record<string, number>
 }
 
 /** How long an acted-on question is remembered; a proof is only taken for questions asked

@@ -47,6 +47,20 @@ export async function checkClaim(
   proof: AnswerProof,
   askedAt: number,
 ): Promise<void> {
+  await checkSignedText(ctx, userId, claimText(claim), proof, askedAt)
+}
+
+/**
+ * The same check over any signed text (an answer's claim, a policy or its revocation:
+ * src/shared/policy.ts), with `proof.answered_at` the time the text says it was signed.
+ */
+export async function checkSignedText(
+  ctx: Ctx,
+  userId: string,
+  text: string,
+  proof: AnswerProof,
+  askedAt: number,
+): Promise<void> {
   const passkey = await ctx.store.passkeys.byId(proof.credential_id)
   if (!passkey || passkey.user_id !== userId) {
     throw fail.invalid('proof.credential_id', "is not a passkey of this channel's person")
@@ -58,7 +72,7 @@ export async function checkClaim(
   if (proof.answered_at < askedAt) {
     throw fail.invalid('proof.answered_at', 'is before the question was asked')
   }
-  const challenge = base64url.encode(createHash('sha256').update(claimText(claim)).digest())
+  const challenge = base64url.encode(createHash('sha256').update(text).digest())
   let use: Awaited<ReturnType<typeof verifyAssertion>>
   try {
     use = await verifyAssertion(

@@ -113,6 +113,8 @@ export const KnownBlocks = {
     scopes: t.Optional(
       t.Array(t.Union([t.Literal('once'), t.Literal('session')]), { minItems: 1, maxItems: 2 }),
     ),
+    // What "Allow for this session" makes the harness remember, in words (shown on the card).
+    session_rules: t.Optional(t.Array(str(LIMITS.titleChars), { maxItems: 20 })),
     danger: t.Optional(t.Boolean()),
   }),
   // Made only by the server (POST /v1/secrets): a body that carries one is refused (blocks.ts).

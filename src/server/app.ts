@@ -14,6 +14,7 @@ import { fileRoutes } from '../files/routes.ts'
 import { messageRoutes } from '../messages/routes.ts'
 import { searchRoutes } from '../messages/search/routes.ts'
 import { peopleRoutes } from '../people/routes.ts'
+import { policyRoutes } from '../policies/routes.ts'
 import { pushAnswerRoutes, pushRoutes } from '../push/routes.ts'
 import type { Ctx } from './context.ts'
 import { whenDurable } from './durable.ts'
@@ -93,6 +94,7 @@ export function buildApp(ctx: Ctx) {
       .use(pushAnswerRoutes(ctx))
       .use(secretRoutes(ctx))
       .use(personSecretRoutes(ctx))
+      .use(policyRoutes(ctx))
       .use(ctx.config.metrics ? metricsRoutes(ctx) : new Elysia({ name: 'hark/no-metrics' }))
   )
 }

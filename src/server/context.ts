@@ -35,6 +35,7 @@ import { searchStore } from '../messages/search/store.ts'
 import { messageStore } from '../messages/store.ts'
 import { settingsStore } from '../people/settings-store.ts'
 import { inviteStore, userStore } from '../people/store.ts'
+import { policyStore } from '../policies/store.ts'
 import type { Resolver } from '../push/endpoint.ts'
 import { pushStore } from '../push/store.ts'
 import { PushWorker } from '../push/worker.ts'
@@ -135,6 +136,7 @@ export function openStores(db: Database) {
     idempotency: idempotencyStore(db),
     search: searchStore(db),
     serverKeys: serverKeyStore(db),
+    policies: policyStore(db),
   }
 }
 

@@ -31,7 +31,7 @@ describe('route coverage', () => {
       `${r.method} ${r.path
         .split('?')[0]
         ?.replace('/channels/ch_x/files/file_x', '/channels/ch_x/files/{file}')
-        .replace(/\/(msg|ch|file|usr|inv|ses|tok|cred|push|sec)_x/g, '/{id}')
+        .replace(/\/(msg|ch|file|usr|inv|ses|tok|cred|push|sec|pol)_x/g, '/{id}')
         .replace('/code_x', '/{code}')
         .replace('/v1/pins/k', '/v1/pins/{key}')}`
     const listed = [...AGENT_ROUTES, ...PERSON_ROUTES].map(template).sort()

@@ -235,7 +235,27 @@ describe('every agent POST, PUT and PATCH takes a key', () => {
     const human = await s.person.send(s.channelId, { text: 'from the person' })
     await s.agent.pin('k', { body: { text: 'pinned' } })
     const { publicKey } = await generateKeyPair()
+    // A policy of the channel, as a signed one is stored (its signature is the agent's concern).
+    const channel = await s.ctx.store.channels.byId(s.channelId)
+    await s.ctx.writes.apply(async (tx) => {
+      await tx.store.policies.insert({
+        id: 'pol_idem',
+        user_id: channel?.user_id as string,
+        channel_id: s.channelId,
+        claim:
+          '{"rule":{"effect":"allow","match":{"kind":"tool"},"tool":"T","where":{"kind":"all"}}}',
+        proof: '{}',
+        created_at: s.ctx.clock.now(),
+        expires_at: s.ctx.clock.now() + 3600_000,
+      })
+    })
     const calls: (Call & { other: unknown })[] = [
+      {
+        method: 'POST',
+        path: '/v1/policies/pol_idem/uses',
+        json: { summary: 'ran T' },
+        other: { summary: 'ran T again' },
+      },
       {
         method: 'POST',
         path: '/v1/messages',
@@ -283,7 +303,7 @@ describe('every agent POST, PUT and PATCH takes a key', () => {
     ]
     // The routes table of the auth tests lists every agent route: none is left out here (the
     // upload, POST /v1/files, has its own tests).
-    const pattern = (p: string) => p.replace(/msg_[A-Za-z0-9]+|\?.*$/g, ':id')
+    const pattern = (p: string) => p.replace(/(msg|pol)_[A-Za-z0-9]+|\?.*$/g, ':id')
     const covered = new Set(calls.map((c) => `${c.method} ${pattern(c.path)}`))
     for (const r of AGENT_ROUTES.filter((r) => ['POST', 'PUT', 'PATCH'].includes(r.method))) {
       if (r.path.startsWith('/v1/files')) continue

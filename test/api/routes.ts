@@ -42,11 +42,39 @@ export const AGENT_ROUTES: Route[] = [
   { method: 'POST', path: '/v1/secrets', json: { name: 'X', public_key: 'x' } },
   { method: 'GET', path: '/v1/secrets/sec_x' },
   { method: 'DELETE', path: '/v1/secrets/sec_x' },
+  { method: 'GET', path: '/v1/policies' },
+  { method: 'POST', path: '/v1/policies/pol_x/uses', json: { summary: 'x' } },
 ]
+
+/** A well-formed proof and policy claims: the session is checked once the body is valid. */
+const PROOF = {
+  credential_id: 'x',
+  authenticator_data: 'x',
+  client_data_json: 'x',
+  signature: 'x',
+  answered_at: 1,
+}
+const POLICY = {
+  claim: {
+    type: 'hark.policy',
+    id: 'pol_xxxxxxxx',
+    rule: { effect: 'allow', tool: 'Bash', match: { kind: 'tool' }, where: { kind: 'all' } },
+    created_at: 1,
+    expires_at: 2,
+  },
+  proof: PROOF,
+}
+const REVOCATION = {
+  claim: { type: 'hark.policy.revoke', policy_id: 'pol_x', revoked_at: 1 },
+  proof: PROOF,
+}
 
 /** Every route of the person's side. */
 export const PERSON_ROUTES: Route[] = [
   { method: 'GET', path: '/v1/app/channels' },
+  { method: 'GET', path: '/v1/app/policies' },
+  { method: 'POST', path: '/v1/app/policies', json: POLICY, session: true },
+  { method: 'POST', path: '/v1/app/policies/pol_x/revoke', json: REVOCATION, session: true },
   { method: 'GET', path: '/v1/app/secrets/sec_x' },
   { method: 'POST', path: '/v1/app/secrets/sec_x/fulfil', json: { ciphertext: 'x' } },
   { method: 'GET', path: '/v1/app/feed' },

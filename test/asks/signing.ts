@@ -78,3 +78,25 @@ async function assertClaim(
     answered_at: answeredAt,
   }
 }
+
+/** The person's passkey over any signed text (a policy, a revocation), dated `signedAt`. */
+export async function signText(
+  authenticator: SoftwareAuthenticator,
+  text: string,
+  signedAt: number,
+  options: { tamper?: Tamper; rpId?: string } = {},
+): Promise<AnswerProof> {
+  const challenge = base64url.encode(createHash('sha256').update(text).digest())
+  const assertion = await authenticator.login(
+    { challenge, rpId: options.rpId ?? RP_ID },
+    options.tamper,
+  )
+  return {
+    credential_id: assertion.id,
+    authenticator_data: assertion.response.authenticatorData,
+    client_data_json: assertion.response.clientDataJSON,
+    signature: assertion.response.signature,
+    user_handle: assertion.response.userHandle,
+    answered_at: signedAt,
+  }
+}

@@ -47,6 +47,8 @@ describe('hark hook claude: PermissionRequest', () => {
       scope: 'session',
     })
     expect(blockOf(question).scopes).toEqual(['once', 'session'])
+    // The card says what "Allow for this session" will remember, before the tap.
+    expect(blockOf(question).session_rules).toEqual(['Bash(make test)'])
     expect(decisionOf(output)).toEqual({
       behavior: 'allow',
       updatedPermissions: [{ ...suggestion, destination: 'session' }],

@@ -138,9 +138,50 @@ worker.addEventListener('push', (event) => {
   // A destructive action must not slip by: marked, and kept on screen until the person acts.
   if (payload.danger) options.requireInteraction = true
   event.waitUntil(
-    worker.registration.showNotification(payload.danger ? `⚠ ${label}` : label, options),
+    showOrBatch(payload, () =>
+      worker.registration.showNotification(payload.danger ? `⚠ ${label}` : label, options),
+    ),
   )
 })
+
+/** The tag of the one notification that stands for several waiting approvals. */
+const WAITING_TAG = 'hark-approvals-waiting'
+
+const isApprovalPush = (p: PushPayload | undefined) =>
+  p?.kind === 'message' && p.actions?.some((a) => a.action === 'allow') === true && !p.danger
+
+/**
+ * Several approvals waiting (from one agent or several): one notification says how many and
+ * opens the Waiting-on-you list, instead of a stack of lock-screen cards. A destructive one is
+ * never folded in: it stays on its own, marked and kept on screen.
+ */
+async function showOrBatch(payload: PushPayload, show: () => Promise<void>): Promise<void> {
+  if (!isApprovalPush(payload)) return show()
+  const shown = await worker.registration.getNotifications()
+  const singles = shown.filter(
+    (n) => isApprovalPush(n.data as PushPayload) && n.tag !== payload.message_id,
+  )
+  const batch = shown.find((n) => n.tag === WAITING_TAG)
+  const before = singles.length + ((batch?.data as { count?: number })?.count ?? 0)
+  if (before === 0) return show()
+  const count = before + 1
+  for (const n of singles) n.close()
+  const waiting: PushPayload & { count: number } = {
+    kind: 'message',
+    channel_label: 'Hark',
+    message_id: null,
+    title: null,
+    text: `${count} approvals wait on you`,
+    url: '/',
+    count,
+  }
+  await worker.registration.showNotification('Hark', {
+    body: `${count} approvals wait on you\nLatest: ${payload.title ? `${payload.title}: ` : ''}${payload.text}`,
+    tag: WAITING_TAG,
+    icon: '/icons/icon-192.png',
+    data: waiting,
+  })
+}
 
 /**
  * The worker's one API call: it runs apart from the app, so not through the app's client. No

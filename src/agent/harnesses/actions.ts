@@ -1,5 +1,6 @@
 import type { Block } from '../../messages/schema.ts'
 import { approvalLine, commandOf as shellCommand, toolName } from '../../shared/approval-text.ts'
+import { isDangerousCommand } from '../../shared/policy.ts'
 
 /**
  * An action a coding agent asks to be allowed (a tool and its input), as the person reads it on
@@ -15,6 +16,8 @@ export interface Action {
   session?: string
   /** True when the harness can remember an allow for the rest of its session. */
   sessionScope?: boolean
+  /** What "Allow for this session" makes it remember, in words (see suggestionText). */
+  sessionRules?: string[]
   /** Who asks, for the title: "Claude Code", "Codex". */
   agent: string
 }
@@ -42,27 +45,10 @@ export function titleOf(action: Pick<Action, 'tool' | 'agent' | 'input'>): strin
   return `${action.agent} wants to ${verb}`
 }
 
-/**
- * Commands that destroy or publish what cannot be taken back. Only a hint for how the card looks
- * (red, nothing pre-selected): every action waits for the person either way.
- */
-const DANGEROUS = [
-  /\brm\s+(-\w*\s+)*-\w*[rf]/,
-  /\bsudo\b/,
-  /\bgit\s+push\b.*(--force\b|\s-f\b|--delete\b|\s:)/,
-  /\bgit\s+(reset\s+--hard|clean\s+-\w*f|branch\s+-D)/,
-  /\b(mkfs|shred|wipefs)\b/,
-  /\bdd\s+.*\bof=/,
-  /\bchmod\s+(-R\s+)?0?777\b/,
-  /\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?(ba|z)?sh\b/,
-  /\b(drop|truncate)\s+(table|database)\b/i,
-  /\bkubectl\s+delete\b|\bterraform\s+(destroy|apply)\b/,
-  /\bnpm\s+publish\b/,
-]
-
+/** A destructive command (the danger list, src/shared/policy.ts): shown red, never generalized. */
 export function isDangerous(action: Pick<Action, 'tool' | 'input'>): boolean {
   const command = commandOf(action)
-  return command !== undefined && DANGEROUS.some((re) => re.test(command))
+  return command !== undefined && isDangerousCommand(command)
 }
 
 /** The approval input block of an action (PRODUCT.md "Approvals"); its input kept verbatim. */
@@ -75,8 +61,37 @@ export function approvalBlock(action: Action): Block {
     summary: summaryOf(action),
     scopes: action.sessionScope ? ['once', 'session'] : ['once'],
   }
+  if (action.sessionScope && action.sessionRules?.length) {
+    block.session_rules = action.sessionRules
+  }
   if (action.cwd) block.cwd = action.cwd
   if (action.session) block.session = action.session
   if (isDangerous(action)) block.danger = true
   return block
+}
+
+/**
+ * One of Claude Code's `permission_suggestions` in words, as its own settings write them:
+ * `Bash(npm test:*)`, `mode acceptEdits`, `directory /tmp/x`. "Allow for this session" applies
+ * exactly these, so the card shows them before the tap.
+ */
+export function suggestionText(suggestion: unknown): string {
+  const s = (suggestion ?? {}) as {
+    type?: unknown
+    rules?: { toolName?: unknown; ruleContent?: unknown }[]
+    mode?: unknown
+    directories?: unknown[]
+  }
+  if (s.type === 'addRules' || s.type === 'replaceRules') {
+    return (Array.isArray(s.rules) ? s.rules : [])
+      .map((r) =>
+        r.ruleContent ? `${String(r.toolName)}(${String(r.ruleContent)})` : String(r.toolName),
+      )
+      .join(', ')
+  }
+  if (s.type === 'setMode') return `mode ${String(s.mode)}`
+  if (s.type === 'addDirectories' && Array.isArray(s.directories)) {
+    return `directory ${s.directories.map(String).join(', ')}`
+  }
+  return String(s.type ?? 'a permission change').slice(0, 200)
 }

@@ -3,12 +3,14 @@ import type { Block, Message } from '../../messages/schema.ts'
 import type { ApprovalAnswer } from '../../shared/blocks.ts'
 import { approvalRequest } from '../../shared/canonical.ts'
 import type { AgentClient } from '../client.ts'
+import { byPolicy, type PolicyDecision } from '../policy.ts'
 import type { ProofCheck } from '../proof.ts'
-import { questionHash, requestHash, warnUnsigned } from '../trust.ts'
-import { type Action, approvalBlock, summaryOf, titleOf } from './actions.ts'
+import { questionHash, warnUnsigned } from '../trust.ts'
+import { type Action, approvalBlock, suggestionText, titleOf } from './actions.ts'
 import { elicitationForm, elicitationReply } from './elicitation.ts'
 import type { PendingApprovals } from './pending.ts'
 import { askPerson, type Reply, withdraw } from './person.ts'
+import { unsignedAllow } from './unsigned.ts'
 
 /**
  * Claude Code's hook events, answered by the person through Hark (PRODUCT.md "Agent harnesses";
@@ -47,25 +49,8 @@ export interface HookDeps {
   /** The same check on the answer to another question (the Stop reply, AskUserQuestion, an
    * elicitation: answers that steer the agent). Undefined only with `--allow-unsigned`. */
   verifyAnswer?: HookDeps['verifyAllow']
-}
-
-/**
- * An allow the person's passkey did not sign: not reported. Said on stderr and in the channel,
- * since from the phone it looked answered. Returns why, for a harness that must say no.
- */
-export async function unsignedAllow(
-  deps: HookDeps,
-  question: Message,
-  answer: unknown,
-  action: { tool: string; input: unknown },
-  askedAt: number,
-): Promise<string | undefined> {
-  if (!deps.verifyAllow) return undefined
-  const check = deps.verifyAllow(question, answer, requestHash(action.tool, action.input), askedAt)
-  if (check.ok) return undefined
-  deps.warn(`the allow is not trusted (${check.reason}): not allowed`)
-  await warnUnsigned(deps.client(), `"${summaryOf(action)}"`, check.reason)
-  return check.reason
+  /** The person's signed rules (src/agent/policy.ts): a covered action is decided here. */
+  policy?: (action: Action, summary: string) => Promise<PolicyDecision | undefined>
 }
 
 /** Input the hook cannot act on: it says so on stderr and decides nothing. */
@@ -200,8 +185,14 @@ async function permissionRequest(event: HookEvent, deps: HookDeps) {
     cwd: str(event, 'cwd'),
     session: str(event, 'session_id'),
     sessionScope: suggestions.length > 0,
+    sessionRules: suggestions
+      .map(suggestionText)
+      .filter((t) => t !== '')
+      .slice(0, 20),
     agent: 'Claude Code',
   }
+  const ruled = await byPolicy(deps, action)
+  if (ruled) return permissionOutput(ruled)
   const askedAt = Date.now()
   const reply = await askTracked(
     event,

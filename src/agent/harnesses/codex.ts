@@ -1,13 +1,9 @@
 import type { ApprovalAnswer } from '../../shared/blocks.ts'
+import { byPolicy } from '../policy.ts'
 import { type Action, approvalBlock, titleOf } from './actions.ts'
-import {
-  BadHookInput,
-  type HookDeps,
-  type HookEvent,
-  type HookOutput,
-  unsignedAllow,
-} from './claude.ts'
+import { BadHookInput, type HookDeps, type HookEvent, type HookOutput } from './claude.ts'
 import { askPerson } from './person.ts'
+import { unsignedAllow } from './unsigned.ts'
 
 /**
  * Codex's hooks (measured with @openai/codex 0.169.0; PRODUCT.md "Agent harnesses"): its
@@ -46,6 +42,9 @@ export async function codexHook(event: HookEvent, deps: HookDeps): Promise<HookO
     session: str(event, 'session_id'),
     agent: 'Codex',
   }
+  const ruled = await byPolicy(deps, action)
+  if (ruled?.behavior === 'deny') return codexDeny(ruled.message)
+  if (ruled) return { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: ruled } }
   const pending = deps.pending(action.session ?? '')
   let id: string | undefined
   deps.onSending()

@@ -11,6 +11,7 @@ import {
 import { codexDeny, codexHook } from '../../agent/harnesses/codex.ts'
 import { pendingApprovals } from '../../agent/harnesses/pending.ts'
 import { withdraw } from '../../agent/harnesses/person.ts'
+import { decideByPolicy } from '../../agent/policy.ts'
 import type { Env } from '../../agent/profiles.ts'
 import { agentClientFor, openSession, profileName } from '../../agent/session.ts'
 import { type AskLedger, askLedger } from '../../agent/trust.ts'
@@ -153,6 +154,9 @@ async function hook(argv: readonly string[], env: Env): Promise<void> {
       asked.track(message)
       ledger.note(message.id)
     },
+    // Policies are always signed (the app signs them with the passkey): no unsigned mode.
+    policy: (action, summary) =>
+      decideByPolicy(connect(), env, profile, action, summary, (line) => warn(line)),
     ...(allowsUnsigned(args.flags.has('allow-unsigned'), env)
       ? {}
       : { verifyAllow: signatureCheck(ledger), verifyAnswer: answerCheck(ledger) }),

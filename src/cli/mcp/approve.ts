@@ -1,6 +1,7 @@
 import * as z from 'zod'
 import { claudeHook, type HookDeps } from '../../agent/harnesses/claude.ts'
 import { type PendingApprovals, pendingApprovals } from '../../agent/harnesses/pending.ts'
+import { decideByPolicy } from '../../agent/policy.ts'
 import { askLedger } from '../../agent/trust.ts'
 import {
   allowsUnsigned,
@@ -59,6 +60,11 @@ export const approve = tool({
         ledger.note(message.id)
         cancel.asked(message.id)
       },
+      // The person's signed rules decide first, as in the hook (src/agent/policy.ts).
+      policy: (action, summary) =>
+        decideByPolicy(client, env, connection.profile, action, summary, (line) =>
+          notes.push(line),
+        ),
       ...(allowsUnsigned(false, env)
         ? {}
         : { verifyAllow: signatureCheck(ledger), verifyAnswer: answerCheck(ledger) }),

@@ -7,7 +7,6 @@ import {
   base64url,
   claimOf,
   claimText,
-  type DecisionClaim,
   secretDecision,
 } from '../../../src/shared/proof.ts'
 import * as client from './client.ts'
@@ -130,18 +129,19 @@ function sign(message: Message, answer: unknown, passkeys: Passkey[]): Promise<A
     request_hash: message.ask?.request_hash as string,
   }
   return assert(
-    (answeredAt) => claimOf(ids, answer, answeredAt, isApproval(message)),
+    (answeredAt) => claimText(claimOf(ids, answer, answeredAt, isApproval(message))),
     message.created_at,
     passkeys,
   )
 }
 
 /**
- * One passkey prompt over the claim `claimAt` makes for the moment of signing (`asked`: when
- * what is answered was asked, on the server's clock).
+ * One passkey prompt over the text `textAt` makes for the moment of signing (`asked`: when
+ * what is answered was asked, on the server's clock): an answer's claim, or a policy's
+ * (lib/policies.ts).
  */
-async function assert(
-  claimAt: (answeredAt: number) => DecisionClaim,
+export async function assert(
+  textAt: (answeredAt: number) => string,
   asked: number,
   passkeys: Passkey[],
 ): Promise<AnswerProof> {
@@ -151,7 +151,7 @@ async function assert(
   // The app's clock, but never before the question: a phone a little behind the server would
   // otherwise sign a time the server and the agent refuse as "before it was asked".
   const answeredAt = Math.max(Date.now(), asked)
-  const challenge = await sha256(claimText(claimAt(answeredAt)))
+  const challenge = await sha256(textAt(answeredAt))
   let credential: PublicKeyCredential | null
   try {
     credential = (await navigator.credentials.get({
@@ -246,7 +246,7 @@ export async function signSecret(
   }
   const decision = secretDecision(hex(await sha256(ciphertext)))
   return assert(
-    (answeredAt) => ({ ...ids, decision, answered_at: answeredAt }),
+    (answeredAt) => claimText({ ...ids, decision, answered_at: answeredAt }),
     record.created_at,
     passkeys,
   )

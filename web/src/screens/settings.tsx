@@ -2,6 +2,7 @@ import { useEffect } from 'preact/hooks'
 import { useSession } from '../lib/session.ts'
 import { AccountSettings } from '../settings/account.tsx'
 import { PasskeySettings } from '../settings/passkeys.tsx'
+import { PolicySettings } from '../settings/policies.tsx'
 import { PushSettings } from '../settings/push.tsx'
 import { InviteSettings, PeopleSettings, RegistrationSettings } from '../settings/server.tsx'
 import { SessionSettings } from '../settings/sessions.tsx'
@@ -39,6 +40,7 @@ export function Settings() {
       <AccountSettings />
       <PushSettings />
       <PasskeySettings />
+      <PolicySettings />
       <SessionSettings />
       <TokenSettings />
       {me.is_owner && <RegistrationSettings />}

@@ -15,6 +15,7 @@ import m013 from './013_server_keys.sql' with { type: 'text' }
 import m014 from './014_instances.sql' with { type: 'text' }
 import m015 from './015_secret_proofs.sql' with { type: 'text' }
 import m016 from './016_pairing_origin.sql' with { type: 'text' }
+import m017 from './017_policies.sql' with { type: 'text' }
 
 // In version order, so a file's place in the list is its version (the number in its name).
 export const migrations: readonly { version: number; sql: string }[] = [
@@ -34,6 +35,7 @@ export const migrations: readonly { version: number; sql: string }[] = [
   m014,
   m015,
   m016,
+  m017,
 ].map((sql, i) => ({ version: i + 1, sql }))
 
 export const latestVersion = migrations.at(-1)?.version ?? 0

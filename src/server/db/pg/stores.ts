@@ -18,6 +18,7 @@ import { pgMessageStore } from '../../../messages/pg-store.ts'
 import { pgSearchStore } from '../../../messages/search/pg-store.ts'
 import { pgSettingsStore } from '../../../people/pg-settings-store.ts'
 import { pgInviteStore, pgUserStore } from '../../../people/pg-store.ts'
+import { pgPolicyStore } from '../../../policies/pg-store.ts'
 import { pgPushStore } from '../../../push/pg-store.ts'
 import type { AsyncStores } from '../async-stores.ts'
 
@@ -50,5 +51,6 @@ export function openPgStores(sql: SQL): PgStores {
     idempotency: pgIdempotencyStore(sql),
     search: pgSearchStore(sql),
     serverKeys: pgServerKeyStore(sql),
+    policies: pgPolicyStore(sql),
   }
 }

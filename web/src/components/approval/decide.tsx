@@ -6,6 +6,7 @@ import type { Block, Message } from '../../lib/types.ts'
 import { useSignedSend } from '../../lib/use-signed-send.ts'
 import { ChangedWarning, SigningNotes, SigningStatus } from '../signing-notes.tsx'
 import { Button, ErrorNote } from '../ui.tsx'
+import { RuleEditor, RuleStarters, Suggestion, useSuggestion } from './rule-editor.tsx'
 
 /**
  * An open approval's buttons: Allow, Allow for this session (only when the agent offered it),
@@ -26,6 +27,9 @@ export function Decide({
   onAnswered: (m: Message) => void
 }) {
   const scopes = Array.isArray(block.scopes) ? (block.scopes as unknown[]) : ['once']
+  const sessionRules = Array.isArray(block.session_rules)
+    ? (block.session_rules as unknown[]).filter((r): r is string => typeof r === 'string')
+    : []
   const {
     passkeys,
     check,
@@ -41,6 +45,10 @@ export function Decide({
     'This approval is closed: it was answered, withdrawn or it expired.',
   )
   const [denying, setDenying] = useState(false)
+  /** "Always allow…" / "Never allow…" open: the rule editor (rule-editor.tsx). */
+  const [rule, setRule] = useState<'allow' | 'deny' | null>(null)
+  /** Allowed the same kind of action 3 times or more: the card offers the rule. */
+  const suggested = useSuggestion(message, block)
   const [reason, setReason] = useState('')
   /** Landed here from a link to Allow: the person taps Allow to sign. */
   const [hint, setHint] = useState(false)
@@ -157,6 +165,31 @@ export function Decide({
           </Button>
         </div>
       )}
+      {!denying && scopes.includes('session') && sessionRules.length > 0 && (
+        <p class="ap-session-rules">
+          Allow for this session remembers:{' '}
+          {sessionRules.map((r, i) => (
+            <span key={r}>
+              {i > 0 && ', '}
+              <code>{r}</code>
+            </span>
+          ))}
+        </p>
+      )}
+      {!denying &&
+        (rule ? (
+          <RuleEditor message={message} block={block} effect={rule} onClose={() => setRule(null)} />
+        ) : (
+          passkeys !== undefined &&
+          passkeys.length > 0 && (
+            <>
+              {suggested > 0 && (
+                <Suggestion count={suggested} block={block} onPick={() => setRule('allow')} />
+              )}
+              <RuleStarters onPick={setRule} />
+            </>
+          )
+        ))}
       {busy && signs && <SigningStatus />}
       {hint && !busy && (
         <p class="sign-hint" role="status">
