@@ -1,11 +1,13 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { pendingApprovals } from '../../src/agent/harnesses/pending.ts'
 import { channelEvent } from '../../src/cli/channel/channel.ts'
 import type { Message } from '../../src/messages/schema.ts'
 import { type ClaudeSandbox, makeClaudeSandbox } from '../harnesses/claude-code.ts'
-import { HARK } from '../harnesses/hark-claude.ts'
+import { HARK, runHark } from '../harnesses/hark-claude.ts'
 import {
   answer,
   denyToAllow,
@@ -39,7 +41,9 @@ let client: Client
 let received: { method: string; params: Record<string, unknown> }[]
 const proxies: Relay[] = []
 
-async function connect(url: string) {
+let stderr = ''
+
+async function connect(url: string, extraEnv: Record<string, string> = {}) {
   client = new Client(
     { name: 'claude-code', version: '2.1.330' },
     { capabilities: { elicitation: { form: {}, url: {} }, roots: { listChanged: true } } },
@@ -48,22 +52,26 @@ async function connect(url: string) {
   client.fallbackNotificationHandler = async (n) => {
     received.push({ method: n.method, params: (n.params ?? {}) as Record<string, unknown> })
   }
-  await client.connect(
-    new StdioClientTransport({
-      command: HARK_MCP.command,
-      args: [...HARK_MCP.args, '--channel'],
-      // As Claude Code starts its MCP servers: the session's id and project in the environment.
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: box.home,
-        HARK_URL: url,
-        HARK_TOKEN: h.env.HARK_TOKEN,
-        CLAUDE_CODE_SESSION_ID: SESSION,
-        CLAUDE_PROJECT_DIR: box.work,
-      },
-      stderr: 'pipe',
-    }),
-  )
+  stderr = ''
+  const transport = new StdioClientTransport({
+    command: HARK_MCP.command,
+    args: [...HARK_MCP.args, '--channel'],
+    // As Claude Code starts its MCP servers: the session's id and project in the environment.
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: box.home,
+      HARK_URL: url,
+      HARK_TOKEN: h.env.HARK_TOKEN,
+      CLAUDE_CODE_SESSION_ID: SESSION,
+      CLAUDE_PROJECT_DIR: box.work,
+      ...extraEnv,
+    },
+    stderr: 'pipe',
+  })
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  await client.connect(transport)
 }
 
 beforeEach(async () => {
@@ -98,7 +106,12 @@ const EVENT = 'notifications/claude/channel'
 /** Claude Code opens its dialog for `touch x` and relays it; the card the person gets. */
 async function prompt(requestId: string): Promise<Message> {
   const before = await openAskIds(h)
-  await client.notification({
+  await relay(requestId)
+  return nextQuestion(h, before, new Promise(() => {}))
+}
+
+const relay = (requestId: string) =>
+  client.notification({
     method: 'notifications/claude/channel/permission_request',
     params: {
       request_id: requestId,
@@ -107,8 +120,6 @@ async function prompt(requestId: string): Promise<Message> {
       input_preview: 'command: touch made-by-hark\ndescription: Make a file',
     },
   })
-  return nextQuestion(h, before, new Promise(() => {}))
-}
 
 describe('hark mcp --channel: the Claude Code channel protocol', () => {
   test('declares claude/channel and claude/channel/permission', async () => {
@@ -129,7 +140,9 @@ describe('hark mcp --channel: the Claude Code channel protocol', () => {
     expect(block?.summary).toBe('touch made-by-hark')
     expect(card.ask?.request_hash).toMatch(/^[0-9a-f]{64}$/)
     // Tracked for the session, so the hooks' PostToolUse withdraws it if the terminal answers.
-    expect(pendingApprovals({ HOME: box.home }, SESSION).list('channel:Bash')).toEqual([card.id])
+    const tracked = () => pendingApprovals({ HOME: box.home }, SESSION).list('channel:Bash')
+    for (let i = 0; i < 400 && tracked().length === 0; i++) await Bun.sleep(25)
+    expect(tracked()).toEqual([card.id])
     await answer(h, card, { decision: 'allow' }, 'signed')
     expect(await notified(PERMISSION)).toEqual({ request_id: 'abcde', behavior: 'allow' })
     expect(await warnings(h)).toEqual([])
@@ -158,6 +171,32 @@ describe('hark mcp --channel: the Claude Code channel protocol', () => {
     expect(record.ask?.status).toBe('cancelled')
     expect(pendingApprovals({ HOME: box.home }, SESSION).list()).toEqual([])
     expect(received.filter((n) => n.method === PERMISSION)).toEqual([])
+  }, 60_000)
+
+  test('hark install claude --channel: the hooks and the channel server, one card per prompt', async () => {
+    const install = await runHark(box, ['install', 'claude', '--channel'], h.env)
+    expect([install.code, install.stderr]).toEqual([0, ''])
+    const state = JSON.parse(readFileSync(join(box.home, '.claude.json'), 'utf8'))
+    expect(state.mcpServers.hark.args.slice(-2)).toEqual(['mcp', '--channel'])
+    expect(state.mcpServers.hark.env).toEqual({ HARK_CHANNEL_HOOKS: '1' })
+    await connect(h.env.HARK_URL, state.mcpServers.hark.env)
+    // The PermissionRequest hook's card for the same prompt, open for the session.
+    const hookCard = await h.s.request('POST', '/v1/messages', {
+      token: h.env.HARK_TOKEN,
+      json: {
+        body: {
+          title: 'the hook asks',
+          blocks: [{ type: 'approval', id: 'approval', tool: 'Bash', input: {}, summary: 'x' }],
+        },
+      },
+    })
+    pendingApprovals({ HOME: box.home }, SESSION).add(hookCard.body.message.id, 'hook-key')
+    const before = await openAskIds(h)
+    await relay('abcdf')
+    const deadline = Date.now() + 20_000
+    while (!stderr.includes('not asked twice') && Date.now() < deadline) await Bun.sleep(20)
+    expect(stderr).toContain('abcdf: the PermissionRequest hook asked the person; not asked twice')
+    expect([...(await openAskIds(h))].filter((id) => !before.has(id))).toEqual([])
   }, 60_000)
 
   test('a deny is relayed, and its signed message reaches the session', async () => {

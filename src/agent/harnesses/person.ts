@@ -19,17 +19,23 @@ export interface AskPersonOptions {
   onOutage?: (line: string) => void
   /** The person signs the answer with a passkey (a question that is not an approval). */
   proof?: boolean
+  /** No answer in time leaves the question open (a deferred action, answered later). */
+  leaveOpen?: boolean
 }
 
 /** Seconds past the wait after which the server expires the question itself (a killed hook). */
 const EXPIRY_MARGIN_S = 30
+/** A deferred action's card stays answerable for a day (the run resumes when it is answered). */
+const DEFERRED_EXPIRY_S = 24 * 3600
 
 export async function askPerson(
   client: AgentClient,
   body: SendRequest['body'],
   options: AskPersonOptions,
 ): Promise<Reply> {
-  const expiresIn = Math.ceil(options.waitMs / 1000) + EXPIRY_MARGIN_S
+  const expiresIn = options.leaveOpen
+    ? DEFERRED_EXPIRY_S
+    : Math.ceil(options.waitMs / 1000) + EXPIRY_MARGIN_S
   const { message } = await client.send({
     body,
     expires_in: expiresIn,
@@ -48,6 +54,7 @@ export async function askPerson(
     { deadline: deadlineAfter(options.waitMs), onOutage: options.onOutage },
   )
   if (settled) return settled as Reply
+  if (options.leaveOpen) return { status: 'timeout', message }
   // No answer in time: withdraw it. An answer that arrived meanwhile still counts (409).
   const late = await withdraw(client, message.id, 'no answer in time')
   return late ?? { status: 'timeout', message }

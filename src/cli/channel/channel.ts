@@ -1,5 +1,5 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { pendingApprovals } from '../../agent/harnesses/pending.ts'
+import { type PendingApprovals, pendingApprovals } from '../../agent/harnesses/pending.ts'
 import { Inbox } from '../../agent/inbox.ts'
 import type { Env } from '../../agent/profiles.ts'
 import type { Session } from '../../agent/session.ts'
@@ -37,6 +37,27 @@ const channelWaitMs = (env: Env) => {
   return (env.HARK_CHANNEL_WAIT && Number.isFinite(n) && n > 0 ? n : DEFAULT_HOOK_WAIT_S) * 1000
 }
 
+/** How long a relayed prompt waits for the hook's card (`HARK_CHANNEL_HOOKS=1`) before its own. */
+const HOOK_CARD_WAIT_MS = 3000
+
+/**
+ * With Hark's hooks installed too (`hark install claude --channel` says so with
+ * HARK_CHANNEL_HOOKS=1), Claude Code runs the PermissionRequest hook and relays the same prompt
+ * here: the hook's card (tracked for the session in the pending store, under a key that is not
+ * the channel's) is the one card. The hook stays the one that also works in \`claude -p\` and when
+ * Claude Code skips the channel.
+ */
+function hookAsked(pending: PendingApprovals, ours: Set<string>): () => Promise<boolean> {
+  return async () => {
+    const deadline = Date.now() + HOOK_CARD_WAIT_MS
+    for (;;) {
+      if (pending.list().some((id) => !ours.has(id))) return true
+      if (Date.now() > deadline) return false
+      await Bun.sleep(50)
+    }
+  }
+}
+
 /** A message of the person as the session reads it: the text, and what is attached. */
 export function channelEvent(m: Message): { content: string; meta: Record<string, string> } {
   const files = (m.body.blocks ?? []).flatMap((b) =>
@@ -68,6 +89,8 @@ export function attachChannel(server: Server, session: Session, env: Env) {
   const sessionId = env.CLAUDE_CODE_SESSION_ID || 'no-session'
   const pending = pendingApprovals(env, sessionId)
   const ledger = askLedger(env, session.profile)
+  // The cards this channel put up; any other open card of the session is a hook's.
+  const ours = new Set<string>()
   const stop = new AbortController()
   const notify = (method: string, params: Record<string, unknown>) =>
     server.notification({ method, params } as Parameters<Server['notification']>[0])
@@ -86,7 +109,11 @@ export function attachChannel(server: Server, session: Session, env: Env) {
       cwd: env.CLAUDE_PROJECT_DIR || undefined,
       session: env.CLAUDE_CODE_SESSION_ID || undefined,
       warn,
-      onAsked: (m) => ledger.note(m.id),
+      onAsked: (m) => {
+        ours.add(m.id)
+        ledger.note(m.id)
+      },
+      ...(env.HARK_CHANNEL_HOOKS === '1' ? { hookAsked: hookAsked(pending, ours) } : {}),
       ...(allowsUnsigned(false, env) ? {} : { verifyAllow: signatureCheck(ledger) }),
       notify,
     }).catch((error) => warn(`relaying ${request.request_id} failed: ${String(error)}`))

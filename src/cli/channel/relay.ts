@@ -53,6 +53,8 @@ export interface RelayDeps {
   onAsked: (message: Message) => void
   /** The signature check of hark hook (undefined only with --allow-unsigned). */
   verifyAllow?: (q: Message, answer: unknown, hash: string, askedAt: number) => ProofCheck
+  /** True when a hook of this session already put this prompt on the phone: one card, not two. */
+  hookAsked?: () => Promise<boolean>
   /** Sends one notification to Claude Code. */
   notify: (method: string, params: Record<string, unknown>) => Promise<void>
 }
@@ -69,6 +71,10 @@ const inputOf = (r: PermissionRequest) => ({
  * relayed and the terminal's dialog stands.
  */
 export async function relayPermission(r: PermissionRequest, deps: RelayDeps): Promise<void> {
+  if (await deps.hookAsked?.()) {
+    deps.warn(`${r.request_id}: the PermissionRequest hook asked the person; not asked twice`)
+    return
+  }
   const input = inputOf(r)
   const action: Action = {
     tool: r.tool_name,
