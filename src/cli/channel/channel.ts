@@ -133,9 +133,9 @@ export function attachChannel(server: Server, session: Session, env: Env) {
       }
       for (const m of messages) {
         if (stop.signal.aborted) return
+        // Not acknowledged here: Claude Code drops the event without a word when it skipped the
+        // channel, so a "seen" from this process could be false. The agent acknowledges.
         await notify(CHANNEL_EVENT, channelEvent(m))
-        // The person sees it reached the session.
-        await client.ack(m.id, 'seen').catch(() => {})
       }
     }
   }

@@ -32,7 +32,8 @@ export interface PermissionRequest {
 export function parsePermissionRequest(params: unknown): PermissionRequest | undefined {
   if (typeof params !== 'object' || params === null) return undefined
   const p = params as Record<string, unknown>
-  if (typeof p.request_id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(p.request_id)) return undefined
+  if (typeof p.request_id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(p.request_id))
+    return undefined
   if (typeof p.tool_name !== 'string' || p.tool_name === '') return undefined
   return {
     request_id: p.request_id,
