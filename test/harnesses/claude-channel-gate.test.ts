@@ -3,8 +3,17 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { claudeBin } from './agent-clis.ts'
 import { type AnthropicStub, startAnthropicStub } from './anthropic-stub.ts'
-import { type ClaudeSandbox, claudeEnv, makeClaudeSandbox } from './claude-code.ts'
-import { HARK } from './hark-claude.ts'
+import { type ClaudeSandbox, claudeEnv, makeClaudeSandbox, runClaude } from './claude-code.ts'
+import { bashTurn, HARK, runHark } from './hark-claude.ts'
+import {
+  answer,
+  channel,
+  hookEnv,
+  nextQuestion,
+  openAskIds,
+  pinKeys,
+  startSignedHark,
+} from './signed.ts'
 
 /**
  * The real Claude Code (2.1.330), interactive under a pseudo-terminal (`script`), loading
@@ -85,5 +94,43 @@ describe('real claude, interactive: the channel gates offline', () => {
     expect(line()).toContain(
       'Channel notifications skipped: channels feature is not currently available',
     )
+  }, 90_000)
+})
+
+describe('real claude -p with hark install claude --channel', () => {
+  test('the hooks decide as before, with the channel server loaded: one signed card, the command runs', async () => {
+    const h = await startSignedHark()
+    box = makeClaudeSandbox()
+    try {
+      const install = await runHark(box, ['install', 'claude', '--channel'], h.env)
+      expect([install.code, install.stderr]).toEqual([0, ''])
+      await pinKeys(h, box)
+      stub = startAnthropicStub([
+        bashTurn('touch made-by-hark && echo hark-ran'),
+        { text: 'finished' },
+      ])
+      const before = await openAskIds(h)
+      const debug = join(box.root, 'debug.log')
+      const running = runClaude({
+        cwd: box.work,
+        home: box.home,
+        baseUrl: stub.baseUrl,
+        args: ['-p', 'do it', '--debug-file', debug],
+        env: hookEnv(h),
+        timeoutMs: 45_000,
+      })
+      const card = await nextQuestion(h, before, running)
+      await answer(h, card, { decision: 'allow' }, 'signed')
+      const run = await running
+      expect([run.exitCode, run.timedOut, run.stdout.trim()]).toEqual([0, false, 'finished'])
+      expect(existsSync(join(box.work, 'made-by-hark'))).toBe(true)
+      // One card for the prompt (in -p Claude Code relays nothing to channels), and the channel
+      // server was up.
+      const approvals = (await channel(h)).filter((m) => m.body.blocks?.[0]?.type === 'approval')
+      expect(approvals.map((m) => m.id)).toEqual([card.id])
+      expect(readFileSync(debug, 'utf8')).toMatch(/MCP server "hark": Successfully connected/)
+    } finally {
+      await h.close()
+    }
   }, 90_000)
 })
