@@ -32,6 +32,7 @@ Usage:
   hark admin ...          operator commands (see: hark admin --help)
   hark install claude     approve Claude Code from your phone (also: hark install codex)
   hark hook claude|codex  the command those hooks run (see: hark hook --help)
+  hark resume claude ID   resume a headless run that deferred an action, once you answered
   hark --version          print the version
 
 Agent commands (hark help COMMAND for each):
@@ -134,6 +135,10 @@ async function main(argv: string[]): Promise<number> {
       // Always 0: in Claude Code's hook protocol exit 2 means "block" (src/cli/harness/hook.ts).
       const { runHook } = await import('./cli/harness/hook.ts')
       return runHook(rest, env)
+    }
+    case 'resume': {
+      const { runResume } = await import('./cli/harness/resume.ts')
+      return runResume(rest, env)
     }
     case 'install': {
       const { runInstall } = await import('./cli/harness/install.ts')

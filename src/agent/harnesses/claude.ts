@@ -117,6 +117,10 @@ function actionKey(tool: string, input: unknown): string {
   return sha256(approvalRequest(tool, asked ?? null))
 }
 
+/** The key of a card the channel relay put up (src/cli/channel/relay.ts): it knows the tool but
+ * only a preview of the input, so a card is withdrawn when any call of its tool has run. */
+export const channelKey = (tool: string) => `channel:${tool}`
+
 /** What a question came to: a reply, or an answer that was not signed (taken as none). */
 type Asked = Reply | { status: 'untrusted'; message: Message; reason: string }
 
@@ -369,7 +373,7 @@ async function withdrawDecided(event: HookEvent, deps: HookDeps) {
   if (!tool) return
   const pending = deps.pending(str(event, 'session_id') ?? '')
   const ids = pending.list(actionKey(tool, event.tool_input ?? null))
-  await withdrawIds(ids, pending, deps)
+  await withdrawIds([...ids, ...pending.list(channelKey(tool))], pending, deps)
 }
 
 async function withdrawAll(event: HookEvent, deps: HookDeps) {

@@ -19,6 +19,8 @@ export interface AskPersonOptions {
   onOutage?: (line: string) => void
   /** The person signs the answer with a passkey (a question that is not an approval). */
   proof?: boolean
+  /** No answer in time leaves the question open (a deferred action, answered later). */
+  leaveOpen?: boolean
 }
 
 /**
@@ -27,6 +29,8 @@ export interface AskPersonOptions {
  * at 600 s, and the default wait is 540.
  */
 const EXPIRY_GRACE_MS = 10_000
+/** A deferred action's card stays answerable for a day (the run resumes when it is answered). */
+const DEFERRED_EXPIRY_S = 24 * 3600
 
 /**
  * The question expires on the server when the wait ends: one moment, measured by one clock,
@@ -40,7 +44,7 @@ export async function askPerson(
 ): Promise<Reply> {
   const { message } = await client.send({
     body,
-    expires_in: Math.ceil(options.waitMs / 1000),
+    expires_in: options.leaveOpen ? DEFERRED_EXPIRY_S : Math.ceil(options.waitMs / 1000),
     ...(options.proof ? { proof: true } : {}),
   })
   options.onAsked?.(message)
@@ -57,6 +61,7 @@ export async function askPerson(
     { deadline: deadlineAfter(options.waitMs + EXPIRY_GRACE_MS), onOutage: options.onOutage },
   )
   if (settled) return settled as Reply
+  if (options.leaveOpen) return { status: 'timeout', message }
   // No answer in time: withdraw it. An answer that arrived meanwhile still counts (409).
   const late = await withdraw(client, message.id, 'no answer in time')
   return late ?? { status: 'timeout', message }

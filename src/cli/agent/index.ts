@@ -29,14 +29,21 @@ import { processIo, stdinHasData } from './io.ts'
 const mcp: AgentCommand = {
   name: 'mcp',
   summary: 'run as an MCP server on stdio (for Claude Code and other MCP clients)',
-  help: `Usage: hark mcp
+  help: `Usage: hark mcp [--channel]
 
 Runs an MCP server on stdin/stdout with the tools notify, ask, wait_for_answer, cancel,
 read_messages, acknowledge, pin, unpin, progress, upload and request_secret, using the profile's connection
-(or HARK_URL and HARK_TOKEN). Claude Code: claude mcp add hark -- hark mcp`,
+(or HARK_URL and HARK_TOKEN). Claude Code: claude mcp add hark -- hark mcp
+
+  --channel  also a Claude Code channel (research preview): what you write to the agent in
+             Hark reaches the running session, and its permission prompts come to your phone
+             (your passkey-signed allow is checked here before it is relayed). Claude Code
+             loads it only when started with --channels server:hark (or, for a server not on
+             Anthropic's allowlist, --dangerously-load-development-channels server:hark).`,
+  booleans: ['channel'],
   async run(c) {
     const { runMcpServer } = await import('../mcp/server.ts')
-    await runMcpServer(c.session(), c.env)
+    await runMcpServer(c.session(), c.env, { channel: c.args.flags.has('channel') })
     return 0
   },
 }

@@ -9,6 +9,7 @@ import {
   type HookOutput,
 } from '../../agent/harnesses/claude.ts'
 import { codexDeny, codexHook } from '../../agent/harnesses/codex.ts'
+import { preToolUse } from '../../agent/harnesses/defer.ts'
 import { pendingApprovals } from '../../agent/harnesses/pending.ts'
 import { withdraw } from '../../agent/harnesses/person.ts'
 import { decideByPolicy } from '../../agent/policy.ts'
@@ -25,7 +26,7 @@ import { flagString, parseArgs } from '../args.ts'
  */
 export const DEFAULT_HOOK_WAIT_S = 540
 
-export const HOOK_HELP = `Usage: hark hook claude [--wait SECONDS] [--reply] [--profile NAME]
+export const HOOK_HELP = `Usage: hark hook claude [--wait SECONDS] [--reply] [--defer-after SECONDS] [--profile NAME]
        hark hook codex  [--wait SECONDS] [--profile NAME]
 
 The command a coding agent's hooks run (written by "hark install claude" / "hark install codex"):
@@ -37,6 +38,10 @@ withdraw an approval decided in the terminal). Codex: PermissionRequest, and its
   --wait SECONDS  how long to wait for the person (env HARK_HOOK_WAIT; default ${DEFAULT_HOOK_WAIT_S}, under
                   Claude Code's 600 s hook limit); the question expires then
   --reply         Stop: ask the person for a reply and continue the session with it
+  --defer-after SECONDS  PreToolUse, for headless runs (claude -p, CI): ask the person, and when
+                  they have not answered within SECONDS, leave the card open and answer
+                  "defer": the run stops cleanly (stop_reason "tool_deferred"); "hark resume
+                  claude SESSION" resumes it once the person has answered
   --allow-unsigned  report an allow that the person's passkey did not sign (weaker: anyone who
                   can answer on the server could allow; env HARK_ALLOW_UNSIGNED=1). Without it,
                   an allow counts only with a valid signature by a key pinned at "hark init",
@@ -117,7 +122,11 @@ function waitSeconds(flag: string | undefined, env: Env): number {
 }
 
 async function hook(argv: readonly string[], env: Env): Promise<void> {
-  const args = parseArgs(argv, ['wait', 'profile'], ['reply', 'help', 'allow-unsigned'])
+  const args = parseArgs(
+    argv,
+    ['wait', 'profile', 'defer-after'],
+    ['reply', 'help', 'allow-unsigned'],
+  )
   const [harness, ...extra] = args.positionals
   if (args.flags.has('help') || harness === undefined) {
     process.stderr.write(`${HOOK_HELP}\n`)
@@ -161,10 +170,38 @@ async function hook(argv: readonly string[], env: Env): Promise<void> {
       ? {}
       : { verifyAllow: signatureCheck(ledger), verifyAnswer: answerCheck(ledger) }),
   }
+  const deferAfter = flagString(args, 'defer-after')
   const output: HookOutput | undefined =
-    harness === 'claude' ? await claudeHook(event, deps) : await codexHook(event, deps)
+    harness === 'codex'
+      ? await codexHook(event, deps)
+      : event.hook_event_name === 'PreToolUse'
+        ? await preToolUse(deferredAction(event), {
+            client: connect,
+            env,
+            profile,
+            deferMs: deferAfter === undefined ? waitMs : waitSeconds(deferAfter, env) * 1000,
+            warn,
+            onAsked: deps.onAsked,
+            verify: deps.verifyAllow !== undefined,
+          })
+        : await claudeHook(event, deps)
   asked.done()
   if (output !== undefined) process.stdout.write(`${JSON.stringify(output)}\n`)
+}
+
+/** PreToolUse's call, as the approval card shows it. */
+function deferredAction(event: HookEvent) {
+  const text = (key: string) => (typeof event[key] === 'string' ? (event[key] as string) : '')
+  if (!text('tool_name') || !text('session_id')) {
+    throw new BadHookInput('PreToolUse needs tool_name and session_id')
+  }
+  return {
+    tool: text('tool_name'),
+    input: event.tool_input ?? null,
+    cwd: text('cwd') || undefined,
+    session: text('session_id'),
+    agent: 'Claude Code',
+  }
 }
 
 function parseEvent(text: string): HookEvent {

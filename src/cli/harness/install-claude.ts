@@ -27,6 +27,8 @@ export interface ClaudeInstall {
   /** `--allow-unsigned`: the hooks and the approve tool take allows no passkey signed. */
   allowUnsigned?: boolean
   remove: boolean
+  /** `--channel`: the MCP server is also a Claude Code channel (\`hark mcp --channel\`). */
+  channel?: boolean
 }
 
 /** Events Hark answers, with the hook's own time limit (explicit, above the wait). */
@@ -141,8 +143,18 @@ export function installClaude(env: Env, o: ClaudeInstall): Change[] {
   const server = {
     type: 'stdio',
     command: o.hark[0],
-    args: [...o.hark.slice(1), 'mcp', ...(o.profile ? ['--profile', o.profile] : [])],
-    env: o.allowUnsigned ? { HARK_ALLOW_UNSIGNED: '1' } : {},
+    args: [
+      ...o.hark.slice(1),
+      'mcp',
+      ...(o.channel ? ['--channel'] : []),
+      ...(o.profile ? ['--profile', o.profile] : []),
+    ],
+    env: {
+      ...(o.allowUnsigned ? { HARK_ALLOW_UNSIGNED: '1' } : {}),
+      // The hooks are installed with it: a prompt their card already put on the phone is not
+      // asked twice (src/cli/channel/channel.ts).
+      ...(o.channel ? { HARK_CHANNEL_HOOKS: '1' } : {}),
+    },
   }
   const nextState = withServer(state, o, dir, o.remove ? undefined : server)
   record(
@@ -150,7 +162,11 @@ export function installClaude(env: Env, o: ClaudeInstall): Change[] {
     mcpFile,
     state,
     nextState,
-    o.remove ? 'removed MCP server "hark"' : 'MCP server "hark"',
+    o.remove
+      ? 'removed MCP server "hark"'
+      : o.channel
+        ? 'MCP server "hark" (a channel: start Claude Code with --dangerously-load-development-channels server:hark)'
+        : 'MCP server "hark"',
   )
   return changes
 }

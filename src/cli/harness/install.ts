@@ -8,7 +8,7 @@ import { DEFAULT_HOOK_WAIT_S } from './hook.ts'
 import { type Change, installClaude, type Scope } from './install-claude.ts'
 import { installCodex } from './install-codex.ts'
 
-export const INSTALL_HELP = `Usage: hark install claude [--scope user|project|local] [--reply] [--remove]
+export const INSTALL_HELP = `Usage: hark install claude [--scope user|project|local] [--reply] [--channel] [--remove]
        hark install codex  [--remove]
 Flags for both: [--wait SECONDS] [--profile NAME] [--allow-unsigned]
 
@@ -24,6 +24,12 @@ Connects a coding agent to Hark, so its approvals and questions come to your pho
           approvals need --approve-for-me.
 
   --reply         Claude Code: when a session stops, wait for your reply and continue with it
+  --channel       Claude Code: the "hark" MCP server is also a channel (research preview): what
+                  you write to the agent in Hark reaches the running session, and permission
+                  prompts relay to your phone. Start Claude Code with
+                  claude --dangerously-load-development-channels server:hark
+                  (the channel needs an Anthropic account with channels enabled). With the hooks
+                  installed too, each prompt gets one card: the hook's.
   --wait SECONDS  how long a hook waits for you (default ${DEFAULT_HOOK_WAIT_S})
   --remove        take out only what hark added; everything else stays
   --allow-unsigned  act on allows and answers the person's passkey did not sign (weaker: for
@@ -49,7 +55,7 @@ function install(argv: readonly string[], env: Env): number {
   const args = parseArgs(
     argv,
     ['scope', 'wait', 'profile'],
-    ['reply', 'remove', 'help', 'allow-unsigned'],
+    ['reply', 'remove', 'help', 'allow-unsigned', 'channel'],
   )
   const [target, ...extra] = args.positionals
   if (args.flags.has('help')) {
@@ -62,8 +68,11 @@ function install(argv: readonly string[], env: Env): number {
   if (extra.length > 0) throw new UsageError(`too many arguments ("${extra[0]}")`)
   const scope = (flagString(args, 'scope') ?? 'user') as Scope
   if (!SCOPES.includes(scope)) throw new UsageError(`--scope must be user, project or local`)
-  if (target === 'codex' && (args.flags.has('scope') || args.flags.has('reply'))) {
-    throw new UsageError('--scope and --reply are for claude only')
+  if (
+    target === 'codex' &&
+    (args.flags.has('scope') || args.flags.has('reply') || args.flags.has('channel'))
+  ) {
+    throw new UsageError('--scope, --reply and --channel are for claude only')
   }
   const rawWait = flagString(args, 'wait')
   const waitSeconds = rawWait === undefined ? DEFAULT_HOOK_WAIT_S : Number(rawWait)
@@ -76,7 +85,13 @@ function install(argv: readonly string[], env: Env): number {
   const common = { hark: harkCommand(), waitSeconds, profile, remove, allowUnsigned }
   const changes: Change[] =
     target === 'claude'
-      ? installClaude(env, { ...common, scope, dir: process.cwd(), reply: args.flags.has('reply') })
+      ? installClaude(env, {
+          ...common,
+          scope,
+          dir: process.cwd(),
+          reply: args.flags.has('reply'),
+          channel: args.flags.has('channel'),
+        })
       : installCodex(env, common)
   for (const c of changes) process.stdout.write(`${c.path}: ${c.what}\n`)
   if (!remove) {

@@ -3,6 +3,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Env } from '../../agent/profiles.ts'
 import type { Session } from '../../agent/session.ts'
 import { VERSION } from '../../core/version.ts'
+import { attachChannel, CHANNEL_CAPABILITIES, CHANNEL_INSTRUCTIONS } from '../channel/channel.ts'
 import { progressEveryMs } from './call.ts'
 import { registerResources } from './resources.ts'
 import { registerTools } from './tool.ts'
@@ -18,8 +19,17 @@ hark://pins and hark://asks show the pinned statuses and the questions still ope
  * `hark mcp`: the agent's client as an MCP server on stdio. stdout carries only the protocol;
  * retries and warnings go to stderr. Ends when the client closes stdin.
  */
-export async function runMcpServer(session: Session, env: Env): Promise<void> {
-  const server = new McpServer({ name: 'hark', version: VERSION }, { instructions: INSTRUCTIONS })
+export async function runMcpServer(
+  session: Session,
+  env: Env,
+  options: { channel?: boolean } = {},
+): Promise<void> {
+  const server = new McpServer(
+    { name: 'hark', version: VERSION },
+    options.channel
+      ? { instructions: INSTRUCTIONS + CHANNEL_INSTRUCTIONS, capabilities: CHANNEL_CAPABILITIES }
+      : { instructions: INSTRUCTIONS },
+  )
   const client = session.client
   const everyMs = progressEveryMs(env)
   registerTools(server, TOOLS, {
@@ -30,6 +40,7 @@ export async function runMcpServer(session: Session, env: Env): Promise<void> {
     progressEveryMs: everyMs,
   })
   registerResources(server, client)
+  const stopChannel = options.channel ? attachChannel(server.server, session, env) : undefined
   const closed = new Promise<void>((resolve) => {
     process.stdin.once('end', resolve)
     process.stdin.once('close', resolve)
@@ -37,5 +48,6 @@ export async function runMcpServer(session: Session, env: Env): Promise<void> {
   })
   await server.connect(new StdioServerTransport())
   await closed
+  await stopChannel?.()
   await server.close()
 }
