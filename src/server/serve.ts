@@ -186,6 +186,7 @@ export async function serve(config: Config, log: Logger): Promise<void> {
   let stopRequested = false
   const stopped = new Promise<void>((resolve) => {
     const onSignal = (signal: string) => {
+      if (stopRequested) return
       log.info(`${signal}: shutting down`)
       stopRequested = true
       if (!running) return resolve()
@@ -196,11 +197,16 @@ export async function serve(config: Config, log: Logger): Promise<void> {
     }
     process.once('SIGTERM', () => onSignal('SIGTERM'))
     process.once('SIGINT', () => onSignal('SIGINT'))
-  })
-  // SIGHUP reloads (the certificate files of --tls-cert) instead of ending the process.
-  process.on('SIGHUP', () => {
-    if (running?.reload) running.reload()
-    else log.info('SIGHUP: nothing to reload (no --tls-cert or --domain)')
+    // SIGHUP reloads the certificate (--tls-cert files, or a --domain renewal) when there is
+    // one, as nginx does. Otherwise, at a terminal, it keeps its old meaning (the terminal hung
+    // up) and the server ends: one started in an SSH session must not outlive it, orphaned and
+    // writing nowhere. Under a service manager (no terminal) `reload` is harmless.
+    const atTerminal = Boolean(process.stdin.isTTY || process.stdout.isTTY)
+    process.on('SIGHUP', () => {
+      if (running?.reload) running.reload()
+      else if (atTerminal) onSignal('SIGHUP')
+      else log.info('SIGHUP: nothing to reload (no --tls-cert or --domain)')
+    })
   })
   const mailer = config.smtpUrl
     ? (await import('../core/mailer.ts')).createSmtpMailer(

@@ -223,7 +223,8 @@ describe('dist/hark startup errors', () => {
   test('at a terminal, a fresh server shows the setup link itself', async () => {
     const dir = tempDir('hark-bin-')
     // `script` runs the server on a pseudo-terminal, as a person starting it by hand would.
-    const command = `${HARK} serve --host 127.0.0.1 --port 0 --data ${dir} --base-url https://hark.example.com`
+    // `exec`: the server is script's child itself, whatever shell `script -c` runs.
+    const command = `exec ${HARK} serve --host 127.0.0.1 --port 0 --data ${dir} --base-url https://hark.example.com`
     const proc = Bun.spawn(['script', '-qfec', command, '/dev/null'], {
       stdout: 'pipe',
       stderr: 'pipe',
@@ -241,6 +242,60 @@ describe('dist/hark startup errors', () => {
     } finally {
       proc.kill('SIGKILL')
       await proc.exited
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('SIGHUP at a terminal is a hang-up: the server ends cleanly, exit 0', async () => {
+    const dir = tempDir('hark-bin-')
+    const command = `exec ${HARK} serve --host 127.0.0.1 --port 0 --data ${dir}`
+    const proc = Bun.spawn(['script', '-qfec', command, '/dev/null'], {
+      stdout: 'pipe',
+      stderr: 'pipe',
+      timeout: 20_000,
+    })
+    try {
+      let out = ''
+      const decoder = new TextDecoder()
+      const reader = proc.stdout.getReader()
+      while (!/listening on/.test(out)) {
+        const { value, done } = await reader.read()
+        if (done) break
+        out += decoder.decode(value)
+      }
+      // script's one child is the server (exec): the hang-up goes to it, not to script.
+      const children = readFileSync(`/proc/${proc.pid}/task/${proc.pid}/children`, 'utf8')
+      const server = Number(children.trim().split(' ')[0])
+      expect(readFileSync(`/proc/${server}/cmdline`, 'utf8')).toContain('serve')
+      process.kill(server, 'SIGHUP')
+      while (!/SIGHUP: shutting down/.test(out)) {
+        const { value, done } = await reader.read()
+        if (done) break
+        out += decoder.decode(value)
+      }
+      reader.releaseLock()
+      expect(out).toContain('SIGHUP: shutting down')
+      expect(await proc.exited).toBe(0)
+      expect(existsSync(`/proc/${server}`)).toBe(false)
+    } finally {
+      proc.kill('SIGKILL')
+      await proc.exited
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('SIGHUP with no terminal and nothing to reload (systemctl reload) keeps serving', async () => {
+    const dir = tempDir('hark-bin-')
+    const served = await startServe(['--data', dir])
+    try {
+      served.proc.kill('SIGHUP')
+      await logged(served, 'SIGHUP: nothing to reload')
+      expect(served.log()).toContain('SIGHUP: nothing to reload (no --tls-cert or --domain)')
+      expect((await fetch(`${served.url}/health`)).status).toBe(200)
+      expect(served.proc.exitCode).toBeNull()
+    } finally {
+      served.proc.kill('SIGTERM')
+      await served.proc.exited
       rmSync(dir, { recursive: true, force: true })
     }
   })

@@ -80,7 +80,8 @@ function decodePrinted(output: string): string | undefined {
 
 /** Runs `hark ...args` at a pseudo-terminal until `done` matches what it printed, then stops it. */
 async function atTerminal(args: string[], done: RegExp): Promise<string> {
-  const command = [HARK, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ')
+  // `exec`: hark is script's child itself, so script's SIGTERM reaches it whatever the shell.
+  const command = `exec ${[HARK, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ')}`
   const proc = Bun.spawn(['script', '-qfec', command, '/dev/null'], {
     env: env(),
     stdin: 'pipe',
