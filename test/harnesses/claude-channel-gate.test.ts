@@ -61,7 +61,7 @@ describe('real claude, interactive: the channel gates offline', () => {
       ...['--mcp-config', config, '--debug-file', debug],
       ...['--dangerously-load-development-channels', 'server:hark'],
     ]
-    proc = Bun.spawn(['script', '-qfc', words.map(quote).join(' '), '/dev/null'], {
+    proc = Bun.spawn(['script', '-qfc', `exec ${words.map(quote).join(' ')}`, '/dev/null'], {
       cwd: box.work,
       env: {
         ...claudeEnv(box.home, stub.baseUrl, { HARK_URL: 'http://127.0.0.1:9', HARK_TOKEN: 'x' }),
