@@ -15,7 +15,17 @@
  * by a signed policy, exec to exit with no question: < 100 ms (see policyBench below).
  */
 import { rmSync } from 'node:fs'
-import { arg, HARK, ms, pct, provision, requireBinary, startHark, tempDataDir } from './lib.ts'
+import {
+  arg,
+  cpuMs,
+  HARK,
+  ms,
+  pct,
+  provision,
+  requireBinary,
+  startHark,
+  tempDataDir,
+} from './lib.ts'
 
 const RUNS = arg('runs', 30)
 const option = (name: string) => {
@@ -221,7 +231,12 @@ async function policyBench() {
     HARK_TOKEN: made.agentTokens[0] as string,
   }
   const decided: number[] = []
+  const hookCpu: number[] = []
+  const warmRead: number[] = []
+  const warmUse: number[] = []
+  let serverCpu = Number.NaN
   try {
+    const serverBefore = cpuMs(pserver.proc.pid)
     for (let i = 0; i < RUNS; i++) {
       const started = performance.now()
       const proc = Bun.spawn([HARK, 'hook', 'claude', '--wait', '30'], {
@@ -236,8 +251,27 @@ async function policyBench() {
         proc.exited,
       ])
       decided.push(performance.now() - started)
+      hookCpu.push(cpuOf(proc.resourceUsage()))
       if (!out.includes('"behavior":"allow"'))
         throw new Error(`not allowed by policy: ${out} ${err}`)
+    }
+    // The server's CPU per decision: reading the policies and recording the use (its quiet line).
+    serverCpu = (cpuMs(pserver.proc.pid) - serverBefore) / RUNS
+    // The hook's two requests from a warm client: what of the wall time is the server's.
+    const agent = { authorization: `Bearer ${made.agentTokens[0]}` }
+    for (let i = 0; i < RUNS; i++) {
+      const g = performance.now()
+      await (await fetch(`${pserver.url}/v1/policies`, { headers: agent })).arrayBuffer()
+      const u = performance.now()
+      await (
+        await fetch(`${pserver.url}/v1/policies/${claim.id}/uses`, {
+          method: 'POST',
+          headers: { ...agent, 'content-type': 'application/json' },
+          body: JSON.stringify({ summary: `make warm-${i}` }),
+        })
+      ).arrayBuffer()
+      warmRead.push(u - g)
+      warmUse.push(performance.now() - u)
     }
     const r = await fetch(`${pserver.url}/v1/app/asks`, {
       headers: { authorization: `Bearer ${made.personToken}` },
@@ -249,6 +283,10 @@ async function policyBench() {
     rmSync(pdir, { recursive: true, force: true })
   }
   line('exec → exit, allowed by a signed policy', decided)
+  line('  the hook process, CPU until its exit', hookCpu)
+  console.log(`${'  the server, CPU per decision (/proc)'.padEnd(44)} ${ms(serverCpu)}`)
+  line('  GET /v1/policies from a warm client', warmRead)
+  line('  POST /v1/policies/ID/uses, warm (durable)', warmUse)
   // What the policy costs beyond starting the binary at all (on a loaded machine the floor
   // alone can pass 100 ms): the medians' difference.
   console.log(

@@ -177,7 +177,7 @@ describe(`real claude -p with approval policies (${HARK.kind})`, () => {
     expect(made('third-file')).toBe(false)
   }, 120_000)
 
-  test('forged, widened, expired, moved, unsigned or signed by an unpinned key: ignored with a warning, the person asked', async () => {
+  test('forged, widened, expired, moved, unsigned, replayed or signed by an unpinned key: ignored with a warning, the person asked', async () => {
     const id = await channelId()
     // Real signed rules the server then tampers with.
     const narrow = await addRule(allowPrefix(id, 'touch never-this'))
@@ -201,6 +201,12 @@ describe(`real claude -p with approval policies (${HARK.kind})`, () => {
     const strangeProof = await signPolicy(stranger, strange, { rpId: h.s.rpId })
     const unsigned = claimOf(allowPrefix(id, 'touch'))
     const widened = { ...narrow.claim, rule: allowPrefix(id, 'touch') }
+    // A real signature of the person's (their answer to an earlier card), replayed as a rule's.
+    const { question } = await runAsked('touch earlier-file')
+    const cardProof = (await channel(h)).find((m) => m.id === question.id)?.ask?.proof as {
+      answered_at: number
+    }
+    const replayed = claimOf(allowPrefix(id, 'touch'), { created_at: cardProof.answered_at })
     const text = policyText
     const forged = [
       { id: widened.id, claim: text(widened), proof: narrow.proof },
@@ -208,6 +214,7 @@ describe(`real claude -p with approval policies (${HARK.kind})`, () => {
       { id: old.id, claim: text(old), proof: oldProof },
       { id: strange.id, claim: text(strange), proof: strangeProof },
       { id: unsigned.id, claim: text(unsigned), proof: null },
+      { id: replayed.id, claim: text(replayed), proof: cardProof },
     ]
     const proxy = startProxy(h.env.HARK_URL, (body) => {
       if (!Array.isArray(body?.policies)) return false
@@ -230,6 +237,7 @@ describe(`real claude -p with approval policies (${HARK.kind})`, () => {
       [old.id, 'it has expired'],
       [strange.id, 'signed by a passkey this agent has not pinned'],
       [unsigned.id, 'it is not signed'],
+      [replayed.id, 'the signature is not over this rule (changed or widened)'],
     ] as const) {
       expect(log).toContain(`hark hook: policy ${p} ignored: ${why}`)
     }

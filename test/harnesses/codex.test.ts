@@ -84,6 +84,26 @@ describe('real codex exec against the loopback stub', () => {
     expect(stub.requests.length).toBe(2)
   })
 
+  test('an allow that carries updatedPermissions (a rule for the session) is refused: Codex offers no session rules to a hook', async () => {
+    // What Claude Code takes to remember a prefix rule for the session (issue 29, item 7).
+    const rule = {
+      type: 'addRules',
+      rules: [{ toolName: 'Bash', ruleContent: 'echo:*' }],
+      behavior: 'allow',
+      destination: 'session',
+    }
+    const { run, stdin, sandbox, stub } = await execWithHook(
+      decision({ behavior: 'allow', updatedPermissions: [rule] }),
+    )
+    // The event suggests nothing to remember, and the answer that tries is not taken: the hook
+    // counts as failed (its schema: "fail closed if this field is present"), the action goes
+    // to Codex's own model reviewer, and nothing runs.
+    expect(stdin.permission_suggestions).toBeUndefined()
+    expect(run.stdout + run.stderr).toContain('hook: PermissionRequest Failed')
+    expect(existsSync(join(sandbox.work, 'out.txt'))).toBe(false)
+    expect(stub.requests.length).toBeGreaterThan(2)
+  })
+
   test('without its hooks.state entry the hook never runs (trust is what enables it)', async () => {
     sandbox = makeCodexSandbox()
     stub = startOpenAIStub([escalatedWrite, { type: 'text', text: 'finished' }])

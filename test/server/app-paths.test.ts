@@ -88,7 +88,14 @@ describe('GET an unknown path', () => {
   })
 
   test("the app's known screens are still 200", async () => {
-    for (const path of ['/', '/settings', `/c/${s.channelId}`, `/c/${s.channelId}/approvals`]) {
+    const screens = [
+      '/',
+      '/settings',
+      '/policies',
+      `/c/${s.channelId}`,
+      `/c/${s.channelId}/approvals`,
+    ]
+    for (const path of screens) {
       expect({ path, status: (await get(path)).status }).toEqual({ path, status: 200 })
     }
   })

@@ -12,8 +12,8 @@ import { type Authenticator, registerPasskey, virtualAuthenticator } from './sig
  * Approval rules on a phone (Chromium, 390 px, a virtual passkey added in Settings): the card's
  * "Always allow…" shows the rule in words, lets the person narrow it (never widen it), and
  * signs it with one passkey prompt; a destructive command's rule is exact and says why; the
- * Approval rules card in Settings lists each rule with its use and revokes it with a signed
- * revocation. What the app signs is checked as the agent checks it, with the keys it pins.
+ * Policies screen (from Settings and from the card) lists each rule with where it applies, its
+ * expiry and use, and revokes it with one tap: a signed revocation. What the app signs is checked as the agent checks it, with the keys it pins.
  */
 const web = webTest({ label: 'Claude Code' })
 let page: Page
@@ -199,28 +199,47 @@ describe('suggestions', () => {
   })
 })
 
-describe('the Approval rules card in Settings', () => {
-  test('lists each rule with its use; Revoke signs a revocation the agent verifies', async () => {
+describe('the Policies screen', () => {
+  test('reached from Settings and from the card; each rule in words, where, expiry, use; Revoke is one tap, signed, verified as the agent verifies it', async () => {
     const [first] = await served()
     await web.server.agent.policyUse(first?.id as string, 'npm test -- --watch')
+    // From Settings: the card says how many rules are in force and leads to the screen.
     await page.goto(`${web.server.url}/settings#policies`)
     const card = page.getByRole('region', { name: 'Approval rules' })
-    const row = card.locator('li', { hasText: 'Bash commands starting `npm test --`' })
+    await card.getByText(/^\d+ rules? in force/).waitFor()
+    await card.getByRole('link', { name: 'Your approval rules' }).click()
+    await page.waitForURL(/\/policies$/)
+    const rules = page.getByRole('list', { name: 'Your rules' })
+    const row = rules.locator('li', { hasText: 'Bash commands starting `npm test --`' })
     await row.getByText(/Used 1 time, last/).waitFor()
-    await screenshot(page, 'policies-settings-phone')
+    expect(await row.locator('.policy-facts').textContent()).toBe(
+      'Applies toClaude Code, in /home/me/app and belowExpiresin 7 daysUseUsed 1 time, last just now',
+    )
+    const deny = rules.locator('li', { hasText: 'Never allow Bash commands starting `git push`' })
+    expect(await deny.locator('.policy-facts').textContent()).toContain(
+      'Applies toAll your agentsMessage to the agent“Open a pull request instead”',
+    )
+    await screenshot(page, 'policies-screen-phone')
+    expect(await overflowing(page)).toEqual([])
     expect(await axeViolations(page)).toEqual([])
     await page.emulateMedia({ colorScheme: 'dark' })
-    await screenshot(page, 'policies-settings-phone-dark')
+    await screenshot(page, 'policies-screen-phone-dark')
     expect(await axeViolations(page)).toEqual([])
     await page.emulateMedia({ colorScheme: 'light' })
-    // Settings scrolls as a page; nothing may be wider than the phone.
     const wide = await page.evaluate(
       () => document.documentElement.scrollWidth > document.documentElement.clientWidth,
     )
     expect(wide).toBe(false)
 
-    await row.getByRole('button', { name: 'Revoke' }).click()
-    await row.getByText(/Revoked/).waitFor()
+    // One tap: one passkey assertion over the revocation, nothing else asked.
+    const before = await authenticator.signCount()
+    await row.getByRole('button', { name: /^Revoke/ }).click()
+    const gone = page
+      .getByRole('list', { name: 'Revoked rules' })
+      .locator('li', { hasText: 'Bash commands starting `npm test --`' })
+    await gone.getByText('Revoked').waitFor()
+    expect(await authenticator.signCount()).toBe(before + 1)
+    expect(await gone.getByRole('button').count()).toBe(0)
     const revoked = (await served()).find((p) => p.id === first?.id)
     const rev = revoked?.revocation as { claim: string; proof: unknown }
     expect(JSON.parse(rev.claim)).toMatchObject({
@@ -228,6 +247,19 @@ describe('the Approval rules card in Settings', () => {
       policy_id: first?.id,
     })
     expect(await agentVerifies(rev)).toMatchObject({ ok: true })
+    await screenshot(page, 'policies-screen-revoked-phone')
+    expect(await axeViolations(page)).toEqual([])
+
+    // From an approval card: "Your rules" beside the starters.
+    await page.goto(`${web.server.url}/c/${web.server.channelId}`)
+    await page.locator('.messages-inner').waitFor()
+    const article = await askApproval('Bash', { command: 'ls -la' })
+    await article.getByRole('link', { name: 'Your rules' }).scrollIntoViewIfNeeded()
+    await screenshot(page, 'policies-card-link-phone')
+    expect(await axeViolations(page)).toEqual([])
+    await article.getByRole('link', { name: 'Your rules' }).click()
+    await page.waitForURL(/\/policies$/)
+    await page.getByRole('heading', { name: 'Approval rules', level: 1 }).waitFor()
     expect(errors).toEqual([])
   })
 })

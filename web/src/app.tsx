@@ -14,6 +14,7 @@ import { JoinInfo } from './screens/join.tsx'
 import { Login } from './screens/login.tsx'
 import { NeedsHttps, needsHttps } from './screens/needs-https.tsx'
 import { Pair } from './screens/pair.tsx'
+import { Policies } from './screens/policies.tsx'
 import { Settings } from './screens/settings.tsx'
 import { Setup } from './screens/setup.tsx'
 import { Sidebar } from './screens/sidebar.tsx'
@@ -131,6 +132,7 @@ function Screen({
   if (!session.me) return <Login />
   if (path === '/pair') return <Pair code={search.get('code') ?? ''} />
   if (path === '/settings') return <Settings />
+  if (path === '/policies') return <Policies />
   // A channel's thread, or (`/approvals`) its approval history.
   const thread = /^\/c\/([^/]+)(\/approvals)?$/.exec(path)
   if (path === '/' || thread) {

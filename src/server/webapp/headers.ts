@@ -16,6 +16,7 @@ export const SPA_ROUTES = [
   '/invite',
   '/enrol',
   '/settings',
+  '/policies',
   '/c/*',
 ] as const
 

@@ -46,7 +46,10 @@ const newPolicyId = () => `pol_${base64url.encode(crypto.getRandomValues(new Uin
 async function signed(textAt: (at: number) => string): Promise<AnswerProof> {
   const passkeys = await myPasskeys()
   if (passkeys.length === 0) {
-    throw new NotSigned('unsupported', 'A rule needs a passkey: add one in Settings.')
+    throw new NotSigned(
+      'unsupported',
+      'Rules and their revocations are signed with a passkey: add one in Settings.',
+    )
   }
   return assert(textAt, 0, passkeys)
 }

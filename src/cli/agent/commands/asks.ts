@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto'
 import { parseBlocks, type QuestionSpec, splitOptions } from '../../../agent/bodies.ts'
 import { CliError, EXIT } from '../../../agent/failures.ts'
+import { summaryOf } from '../../../agent/harnesses/actions.ts'
+import { decideByPolicy } from '../../../agent/policy.ts'
 import { type AskOutcome, askQuestion, waitForAnswer } from '../../../agent/questions.ts'
 import { askLedger, requestHash, warnUnsigned } from '../../../agent/trust.ts'
 import { deadlineAfter } from '../../../agent/waiting.ts'
 import type { MessageBody } from '../../../messages/schema.ts'
-import { isInput } from '../../../shared/blocks.ts'
+import { type ApprovalAnswer, isInput } from '../../../shared/blocks.ts'
 import { questionRequest } from '../../../shared/canonical.ts'
+import { ruleText } from '../../../shared/policy.ts'
 import { flagString, flagStrings } from '../../args.ts'
 import {
   type AgentCommand,
@@ -67,7 +70,10 @@ Flags:
   --silent             no push notification
   --verify             the person signs the answer with a passkey, and it is checked here
                        against the keys pinned at "hark init" (see "hark keys"); an answer
-                       without a valid signature is refused (exit 1), never printed
+                       without a valid signature is refused (exit 1), never printed. With one
+                       approval block (--block '{"type":"approval","tool":..,"input":..}') the
+                       rules the person signed decide first, as in "hark hook": an action a rule
+                       covers is answered at once ("allowed by rule ..." on stderr), no question
 
 ${ANSWER_HELP}`,
   valued: [
@@ -109,6 +115,10 @@ ${ANSWER_HELP}`,
       toggles: flagStrings(args, 'toggle'),
     }
     const verify = args.flags.has('verify')
+    if (verify) {
+      const ruled = await byRule(c, question)
+      if (ruled !== undefined) return ruled
+    }
     let sent: MessageBody | undefined
     const ledger = askLedger(c.env, c.profile)
     const askedAt = Date.now()
@@ -146,6 +156,55 @@ ${ANSWER_HELP}`,
     }
     return report(c, outcome)
   },
+}
+
+/**
+ * `hark ask --verify` with one approval block and nothing else to answer: the person's signed
+ * rules decide first, as in the hooks and the MCP `approve` tool (src/agent/policy.ts). A rule
+ * that covers the action answers it here, with no question: one quiet line in the thread, a note
+ * "allowed by rule …" on stderr, and the answer an approval would have had (`{"decision":
+ * "allow"}`, or a deny with the person's message). Undefined: no rule covers it, ask as before.
+ */
+async function byRule(c: CommandContext, question: QuestionSpec): Promise<number | undefined> {
+  const inputs = (question.blocks ?? []).filter(isInput)
+  const others = [
+    question.choices,
+    question.confirms,
+    question.texts,
+    question.numbers,
+    question.toggles,
+  ].reduce((n, list) => n + (list?.length ?? 0), 0)
+  const approval = inputs[0]
+  if (inputs.length !== 1 || others > 0 || approval?.type !== 'approval') return undefined
+  if (typeof approval.tool !== 'string') return undefined
+  const action = {
+    tool: approval.tool,
+    input: approval.input,
+    ...(typeof approval.cwd === 'string' ? { cwd: approval.cwd } : {}),
+  }
+  const decision = await decideByPolicy(
+    c.session().client,
+    c.env,
+    c.profile,
+    action,
+    summaryOf(action),
+    c.io.note,
+  )
+  if (!decision) return undefined
+  const rule = decision.policy.claim.rule
+  const answer: ApprovalAnswer =
+    decision.effect === 'allow'
+      ? { decision: 'allow' }
+      : {
+          decision: 'deny',
+          message: rule.message?.trim() || `Denied by the person's rule: ${ruleText(rule)}.`,
+        }
+  c.io.note(`${decision.effect === 'allow' ? 'allowed' : 'denied'} by rule “${ruleText(rule)}”`)
+  c.io.result(
+    { id: null, status: 'answered', answer, policy: decision.policy.id },
+    showValue(answer),
+  )
+  return EXIT.ok
 }
 
 export const wait: AgentCommand = {

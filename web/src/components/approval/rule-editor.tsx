@@ -40,6 +40,9 @@ export function RuleStarters({ onPick }: { onPick: (effect: Effect) => void }) {
       <Button variant="quiet" onClick={() => onPick('deny')}>
         Never allow…
       </Button>
+      <a class="ap-rules-link" href="/policies">
+        Your rules
+      </a>
     </div>
   )
 }
@@ -105,7 +108,7 @@ export function RuleEditor({
       <div class="ap-rule" role="status">
         <p>
           Saved and signed: {ruleText(rule)}. It applies from the next request; decide this one
-          above.
+          above. <a href="/policies">See your rules</a>
         </p>
         <Button variant="quiet" onClick={onClose}>
           Close
