@@ -109,6 +109,37 @@ describe('POST /v1/app/answers', () => {
         checkAnswerProof(proof, { ...expected, answer: { decision: 'deny' } }, pinned),
       ).toEqual({ ok: false, reason: 'this answer to this question is not in the signed batch' })
     }
+    // Agent A's second item carries the counter its first moved the pinned one to: taken only
+    // as part of the batch A already took an item of, never for another assertion.
+    const a = agents[0] as { token: string; id: string }
+    const keys = (await s.request('GET', '/v1/channel', { token: a.token })).body.approvers
+    const second = questions[1] as Message
+    const proof = (await s.request('GET', `/v1/asks/${second.id}`, { token: a.token })).body.message
+      .ask.proof
+    const counter = owner.authenticator.counter
+    const expected = {
+      channel_id: a.id,
+      message_id: second.id,
+      request_hash: second.ask?.request_hash as string,
+      answer: ALLOW,
+      approval: true,
+      asked_at: second.created_at,
+      now: Date.now(),
+    }
+    const after = (batches: Record<string, number>) => ({
+      ...keys,
+      counters: { [owner.authenticator.id]: counter },
+      batches,
+    })
+    const first = checkAnswerProof(proof, expected, after({}))
+    expect(first).toEqual({ ok: false, reason: expect.stringContaining('counter went back') })
+    const took = checkAnswerProof(proof, expected, { ...keys })
+    const batch = (took as { batch: string }).batch
+    expect(took.ok).toBe(true)
+    expect(batch).toMatch(/^[0-9a-f]{64}$/)
+    expect(checkAnswerProof(proof, expected, after({ [batch]: Date.now() }))).toMatchObject({
+      ok: true,
+    })
     // Three decisions in the audit log, each by the passkey, each with the whole list.
     const rows = await s.ctx.store.audit.page(0, 10)
     const entries = rows.map((row) => JSON.parse(row.entry))
