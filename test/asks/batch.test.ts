@@ -233,6 +233,35 @@ describe('POST /v1/app/answers', () => {
     await expectNothingWritten([questions[0], questions[2]] as Message[], before)
   })
 
+  test('an item answered elsewhere while the batch is checked: 409 naming it, none settled', async () => {
+    const questions = await three()
+    const body = await signedBody(questions)
+    const late = questions[2] as Message
+    // The race made exact: the third is denied from another device just as the server starts
+    // checking the batch's signature (after every item was found open).
+    const passkeys = s.ctx.store.passkeys
+    const byId = passkeys.byId.bind(passkeys)
+    let raced = false
+    passkeys.byId = async (id: string) => {
+      if (!raced) {
+        raced = true
+        const r = await s.request('POST', `/v1/app/messages/${late.id}/answer`, {
+          cookie: owner.cookie,
+          json: { answer: { decision: 'deny' } },
+        })
+        expect(r.status).toBe(200)
+      }
+      return await byId(id)
+    }
+    const before = await auditCount()
+    const r = await post(body)
+    expect(raced).toBe(true)
+    expect([r.status, r.body.field]).toEqual([409, 'items[2].id'])
+    // The first two, settled in the same unit before the third failed, were rolled back.
+    expect(await openIds()).toEqual(questions.slice(0, 2).map((q) => q.id))
+    expect(await auditCount()).toBe(before + 1) // the deny from the other device only
+  })
+
   test('a question that takes no signed answer is 400 naming it', async () => {
     const [a] = agents as unknown as [{ token: string }]
     const questions = await three()
