@@ -88,7 +88,6 @@ describe('waiting on you: allow several at once', () => {
       message: Message
       answer: unknown
     }>[]
-    const signedBefore = await authenticator.signCount()
     await similar.click()
     expect(await similar.getAttribute('aria-pressed')).toBe('true')
     const allow = page.getByRole('button', { name: 'Allow 3', exact: true })
@@ -103,6 +102,18 @@ describe('waiting on you: allow several at once', () => {
     }
     expect(await overflowing(page)).toEqual([])
     await page.emulateMedia({ colorScheme: 'light' })
+
+    // The prompt closed (or the person not verified): nothing is sent, the selection stays.
+    await authenticator.setVerified(false)
+    await allow.click()
+    const notSent = page.getByRole('alert').filter({ hasText: 'Nothing was sent.' })
+    await notSent.waitFor()
+    expect(await notSent.textContent()).toContain('Tap Allow to try again.')
+    expect([batchPosts, singlePosts]).toEqual([0, 0])
+    expect(await similar.getAttribute('aria-pressed')).toBe('true')
+    await screenshot(page, 'batch-cancelled-phone')
+    await authenticator.setVerified(true)
+    const signedBefore = await authenticator.signCount()
 
     await allow.click()
     await page

@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks'
 import { approvalLine, toolName } from '../../../src/shared/approval-text.ts'
+import { ApiError } from '../lib/api.ts'
 import { useOpenAsks } from '../lib/asks.ts'
 import { allowTogether, batchable, similarKey } from '../lib/batch.ts'
 import { fromNow } from '../lib/format.ts'
-import { useMyPasskeys } from '../lib/signing.ts'
+import { NotSigned, useMyPasskeys } from '../lib/signing.ts'
 import type { ChannelSummary, Message } from '../lib/types.ts'
 import { approvalOf } from './approval/index.tsx'
 import { Button, ErrorNote } from './ui.tsx'
@@ -52,7 +53,7 @@ export function OpenAsks({ channels }: { channels: ChannelSummary[] }) {
       setPicked(new Set())
       setDone(`Allowed ${answered.length}, signed with one passkey.`)
     } catch (e) {
-      setError((e as Error).message)
+      setError(batchError(e))
     } finally {
       setBusy(false)
     }
@@ -151,6 +152,15 @@ export function OpenAsks({ channels }: { channels: ChannelSummary[] }) {
       )}
     </section>
   )
+}
+
+/** Why nothing was allowed, in the person's words: the batch is all or nothing. */
+function batchError(e: unknown): string {
+  if (e instanceof NotSigned) return `Nothing was sent. ${e.message} Tap Allow to try again.`
+  if (e instanceof ApiError && (e.status === 409 || e.status === 404)) {
+    return 'Nothing was allowed: one of them was answered or withdrawn meanwhile. Select again.'
+  }
+  return `Nothing was allowed: ${(e as Error).message}`
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '')
