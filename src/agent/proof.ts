@@ -1,4 +1,5 @@
 import { createHash, createPublicKey, verify } from 'node:crypto'
+import { BATCH_MAX, batchText, isItemHash } from '../shared/batch.ts'
 import { type AnswerProof, base64url, claimOf, claimText } from '../shared/proof.ts'
 
 /**
@@ -23,6 +24,11 @@ export interface PinnedApprovers {
   keys: PinnedKey[]
   /** Highest signature counter seen per credential: it must only go up (0: none kept). */
   counters?: Record<string, number>
+  /**
+   * Batches this agent already took an item of (SHA-256 hex of the batch text → when, ms): a
+   * second item of the same batch carries the same counter, which is then not a step back.
+   */
+  batches?: Record<string, number>
 }
 
 export interface Expected {
@@ -39,7 +45,7 @@ export interface Expected {
 }
 
 export type ProofCheck =
-  | { ok: true; credential_id: string; counter: number }
+  | { ok: true; credential_id: string; counter: number; batch?: string }
   | { ok: false; reason: string }
 
 /** Clock difference allowed between the person's device and the agent's machine. */
@@ -99,17 +105,46 @@ export function checkAnswerProof(
     proof.answered_at,
     expected.approval,
   )
-  const check = checkAssertion(proof, claimText(claim), pinned)
+  const signed = signedTextOf(claimText(claim), proof.batch)
+  if (typeof signed !== 'string') return signed
+  const check = checkAssertion(proof, signed, pinned)
   if (!check.ok) return check
   const last = pinned?.counters?.[check.credential_id] ?? 0
-  if ((check.counter !== 0 || last !== 0) && check.counter <= last) {
+  // A batch's items share one assertion, so one counter: a second item of a batch this agent
+  // already took an item of (the same signed list) is not a step back.
+  const batch = proof.batch === undefined ? undefined : sha256(signed).toString('hex')
+  const sameBatch =
+    batch !== undefined && check.counter === last && pinned?.batches?.[batch] !== undefined
+  if ((check.counter !== 0 || last !== 0) && check.counter <= last && !sameBatch) {
     return no('the signature counter went back (a copied passkey, or a replayed proof)')
   }
   if (proof.answered_at < expected.asked_at - CLOCK_SKEW_MS) {
     return no('signed before the question was asked')
   }
   if (proof.answered_at > expected.now + CLOCK_SKEW_MS) return no('signed in the future')
-  return check
+  return batch === undefined ? check : { ...check, batch }
+}
+
+/**
+ * What the assertion must be over: the claim itself, or, for a batch-signed answer, the list
+ * of claim hashes that holds this claim's hash exactly once (src/shared/batch.ts).
+ */
+function signedTextOf(claim: string, batch: unknown): string | ProofCheck {
+  if (batch === undefined) return claim
+  const items = (batch as { items?: unknown } | null)?.items
+  if (
+    !Array.isArray(items) ||
+    items.length === 0 ||
+    items.length > BATCH_MAX ||
+    !items.every(isItemHash)
+  ) {
+    return no('the batch is malformed')
+  }
+  const mine = sha256(claim).toString('hex')
+  if (items.filter((h) => h === mine).length !== 1) {
+    return no('this answer to this question is not in the signed batch')
+  }
+  return batchText(items)
 }
 
 /**

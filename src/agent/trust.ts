@@ -128,6 +128,13 @@ export function acceptProof(
       counters: { ...latest.counters, [check.credential_id]: check.counter },
       used: { ...Object.fromEntries(kept), [id]: Date.now() },
     }
+    // Kept as long as `used`: the batch's other items arrive within minutes.
+    const batches = Object.entries(latest.batches ?? {}).filter(
+      ([, at]) => at > Date.now() - USED_KEPT_MS,
+    )
+    if (check.batch !== undefined) batches.push([check.batch, Date.now()])
+    if (batches.length > 0) approvers.batches = Object.fromEntries(batches)
+    else delete approvers.batches
     config.profiles[profile] = { ...entry, approvers }
   })
   if (replayed) return { ok: false, reason: 'this signed answer was already acted on (a replay)' }

@@ -13,11 +13,14 @@ import { MessageResponse } from '../messages/schema.ts'
 import { messageOf } from '../messages/service.ts'
 import type { Ctx } from '../server/context.ts'
 import { channelHistory } from './audit/service.ts'
+import { answerBatch } from './batch.ts'
 import {
   AnswerRequest,
   AskQuery,
   AskResponse,
   AsksResponse,
+  BatchAnswerRequest,
+  BatchAnswerResponse,
   CancelRequest,
   HistoryQuery,
   PersonAsksQuery,
@@ -145,6 +148,31 @@ const personSide = (ctx: Ctx) =>
         params: IdParams,
         body: AnswerRequest,
         detail: doc('answerAsk', 'person', 'Answer a question', AskResponse, { errors: [409] }),
+      },
+    )
+    .post(
+      '/answers',
+      async ({ person, body }) => {
+        // One passkey gesture over several claims: only the app (a browser session) signs.
+        if (!person.session) {
+          throw fail.forbidden('proof: signed answers come from the app (a browser session)')
+        }
+        const answers = await answerBatch(ctx, person.user.id, body.items, {
+          via: 'session',
+          device: person.session.user_agent?.slice(0, 200),
+          proof: body.proof,
+        })
+        return { answers }
+      },
+      {
+        body: BatchAnswerRequest,
+        detail: doc(
+          'answerBatch',
+          'person',
+          'Answer several questions with one signature (all or nothing)',
+          BatchAnswerResponse,
+          { session: true, errors: [409] },
+        ),
       },
     )
 

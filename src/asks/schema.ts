@@ -1,6 +1,7 @@
 import { type Static, Type as t } from '@sinclair/typebox'
 import { listResponse } from '../core/docs.ts'
 import { AnswerProof, Message } from '../messages/schema.ts'
+import { BATCH_MAX } from '../shared/batch.ts'
 
 export const AskResponse = t.Object(
   {
@@ -26,6 +27,30 @@ export const AnswerRequest = t.Object(
   },
   { $id: 'AnswerRequest' },
 )
+
+export const BatchAnswerRequest = t.Object(
+  {
+    items: t.Array(
+      t.Object(
+        {
+          id: t.String({ minLength: 1, maxLength: 100, description: "the question's message id" }),
+          answer: t.Unknown({ description: 'as for one question' }),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        minItems: 2,
+        maxItems: BATCH_MAX,
+        description: 'the questions, in the order their claims were signed',
+      },
+    ),
+    proof: AnswerProof,
+  },
+  { $id: 'BatchAnswerRequest', additionalProperties: false },
+)
+export type BatchAnswerRequest = Static<typeof BatchAnswerRequest>
+
+export const BatchAnswerResponse = listResponse('BatchAnswerResponse', 'answers', AskResponse)
 
 export const CancelRequest = t.Object(
   {

@@ -20,7 +20,7 @@ export const askResult = (row: MessageRow): AskResult => ({
 })
 
 /** A question of this channel, or 404. An overdue one is expired on the spot. */
-async function findQuestion(ctx: Ctx, channel: ChannelRow, id: string): Promise<MessageRow> {
+export async function findQuestion(ctx: Ctx, channel: ChannelRow, id: string): Promise<MessageRow> {
   const row = await findMessage(ctx, channel, id)
   if (row.ask_status === null) throw fail.notFound('question')
   return await expireIfDue(ctx, row)
@@ -124,7 +124,7 @@ export async function answerAsk(
   return askResult(await settle(ctx, row, 'answered', value, answerer))
 }
 
-async function settle(
+export async function settle(
   ctx: Ctx,
   row: MessageRow,
   status: 'answered' | 'expired' | 'cancelled',

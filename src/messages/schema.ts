@@ -199,16 +199,34 @@ export type AckState = Static<typeof AckState>
 export const StateRequest = t.Object({ state: AckState }, { $id: 'StateRequest' })
 
 /** The passkey's WebAuthn assertion over an answer's claim (src/shared/proof.ts). */
-export const AnswerProof = t.Object(
+const assertionFields = {
+  credential_id: t.String({ minLength: 1, maxLength: 1024 }),
+  authenticator_data: t.String({ minLength: 1, maxLength: 4096 }),
+  client_data_json: t.String({ minLength: 1, maxLength: 4096 }),
+  signature: t.String({ minLength: 1, maxLength: 2048 }),
+  user_handle: t.Optional(t.String({ maxLength: 1024 })),
+  answered_at: t.Integer({ minimum: 0, description: "the app's clock when signed, ms" }),
+}
+
+export const AnswerProof = t.Object(assertionFields, {
+  $id: 'AnswerProof',
+  additionalProperties: false,
+})
+
+/** A stored answer's proof, as the agent reads it: a batch answer's names the whole list. */
+export const StoredProof = t.Object(
   {
-    credential_id: t.String({ minLength: 1, maxLength: 1024 }),
-    authenticator_data: t.String({ minLength: 1, maxLength: 4096 }),
-    client_data_json: t.String({ minLength: 1, maxLength: 4096 }),
-    signature: t.String({ minLength: 1, maxLength: 2048 }),
-    user_handle: t.Optional(t.String({ maxLength: 1024 })),
-    answered_at: t.Integer({ minimum: 0, description: "the app's clock when signed, ms" }),
+    ...assertionFields,
+    batch: t.Optional(
+      t.Object({
+        items: t.Array(t.String(), {
+          description:
+            'answered with one gesture for several questions: the SHA-256 (hex) of each claim, in the signed order (docs/security.md "Batch answers")',
+        }),
+      }),
+    ),
   },
-  { $id: 'AnswerProof', additionalProperties: false },
+  { $id: 'StoredProof' },
 )
 
 export const AskInfo = t.Object(
@@ -228,7 +246,7 @@ export const AskInfo = t.Object(
       }),
     ),
     reason: t.Optional(t.String({ description: 'why a cancelled question was withdrawn' })),
-    proof: t.Optional(AnswerProof),
+    proof: t.Optional(StoredProof),
   },
   { $id: 'AskInfo' },
 )

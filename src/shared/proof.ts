@@ -30,6 +30,11 @@ export interface AnswerProof {
   user_handle?: string
   /** The `answered_at` of the signed claim (the app's clock, ms). */
   answered_at: number
+  /**
+   * Set when the assertion signed several answers at once (src/shared/batch.ts): the claim
+   * hashes of every item, this one among them. The challenge is then over the list.
+   */
+  batch?: { items: string[] }
 }
 
 /** The text whose SHA-256 is the challenge: absent fields left out, keys sorted, no spaces. */

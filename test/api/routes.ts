@@ -81,6 +81,18 @@ export const PERSON_ROUTES: Route[] = [
   { method: 'GET', path: '/v1/app/channels/ch_x/messages' },
   { method: 'POST', path: '/v1/app/channels/ch_x/messages', json: { body: { text: 'hi' } } },
   { method: 'POST', path: '/v1/app/messages/msg_x/answer', json: { answer: true } },
+  {
+    method: 'POST',
+    path: '/v1/app/answers',
+    json: {
+      items: [
+        { id: 'msg_x', answer: true },
+        { id: 'msg_y', answer: true },
+      ],
+      proof: PROOF,
+    },
+    session: true,
+  },
   { method: 'GET', path: '/v1/app/asks' },
   { method: 'GET', path: '/v1/app/channels/ch_x/approvals' },
   { method: 'GET', path: '/v1/app/channels/ch_x' },

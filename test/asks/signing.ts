@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { SecretRecord } from '../../src/asks/secrets/service.ts'
 import type { Message } from '../../src/messages/schema.ts'
+import { batchText } from '../../src/shared/batch.ts'
 import { secretRequest } from '../../src/shared/canonical.ts'
 import {
   type AnswerProof,
@@ -99,4 +100,42 @@ export async function signText(
     user_handle: assertion.response.userHandle,
     answered_at: signedAt,
   }
+}
+
+/** An item's claim hash, as the app and the agent compute it (src/shared/batch.ts). */
+export function itemHash(question: Message, answer: unknown, answeredAt: number): string {
+  const approval = question.body.blocks?.some((b) => b.type === 'approval') === true
+  const claim = claimOf(
+    {
+      channel_id: question.channel_id,
+      message_id: question.id,
+      request_hash: question.ask?.request_hash as string,
+    },
+    answer,
+    answeredAt,
+    approval,
+  )
+  return createHash('sha256').update(claimText(claim)).digest('hex')
+}
+
+/**
+ * One passkey gesture over several answers, as the app signs a batch: the assertion over the
+ * list of the items' claim hashes. `list` changes the list signed (an item left out, moved,
+ * swapped) for the forgery tests; `hashes` is the list as signed.
+ */
+export async function signBatch(
+  authenticator: SoftwareAuthenticator,
+  items: { question: Message; answer: unknown }[],
+  options: {
+    answeredAt?: number
+    rpId?: string
+    tamper?: Tamper
+    list?: (hashes: string[]) => string[]
+  } = {},
+): Promise<{ proof: AnswerProof; hashes: string[] }> {
+  const answeredAt = options.answeredAt ?? Date.now()
+  const made = items.map((i) => itemHash(i.question, i.answer, answeredAt))
+  const hashes = options.list ? options.list(made) : made
+  const proof = await signText(authenticator, batchText(hashes), answeredAt, options)
+  return { proof, hashes }
 }

@@ -5,7 +5,7 @@ import { GENESIS_HASH } from '../../src/asks/audit/store.ts'
 import type { Block, Message } from '../../src/messages/schema.ts'
 import { addChannel } from '../../src/people/service.ts'
 import { canonicalJson } from '../../src/shared/canonical.ts'
-import { signAnswer } from '../asks/signing.ts'
+import { signAnswer, signBatch } from '../asks/signing.ts'
 import type { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
 import { type FreshServer, startFreshServer } from '../passkeys/fixture.ts'
 
@@ -105,6 +105,45 @@ describe('hark admin audit', () => {
       [3, 'passkey', 'allow'],
     ])
     expect(lines[1].prev_hash).toBe(lines[0].hash)
+  })
+
+  test('verify: decisions signed together (one assertion over the list) check row by row', async () => {
+    const asked: Message[] = []
+    for (const command of ['make a', 'make b']) {
+      const r = await s.request('POST', '/v1/messages', {
+        token: agentToken,
+        json: { body: { blocks: [block(command)] } },
+      })
+      asked.push(r.body.message)
+    }
+    const deny = { decision: 'deny' }
+    const { proof } = await signBatch(
+      owner.authenticator,
+      asked.map((question) => ({ question, answer: deny })),
+    )
+    const r = await s.request('POST', '/v1/app/answers', {
+      cookie: owner.cookie,
+      json: { items: asked.map((q) => ({ id: q.id, answer: deny })), proof },
+    })
+    expect(r.status).toBe(200)
+    const ok = await admin('audit', 'verify')
+    expect(ok.stdout).toContain('2 decisions, 2 signed by a passkey')
+    expect(ok.stdout).toContain('OK: the chain is whole and every signature checks')
+    // The log rewritten (and re-chained) to say the second was allowed: its item is not in
+    // the signed list.
+    tamper(
+      2,
+      (e) => {
+        e.answer = { decision: 'allow' }
+      },
+      true,
+    )
+    const bad = await admin('audit', 'verify')
+    expect(bad.code).toBe(1)
+    expect(bad.stdout).toContain(
+      'row 2: signature: this answer to this question is not in the signed batch',
+    )
+    expect(bad.stdout).not.toContain('row 1')
   })
 
   test('a row changed in the database breaks the chain there', async () => {

@@ -177,6 +177,16 @@ export const answer = (messageId: string, answer: unknown, proof?: AnswerProof) 
     proof ? { answer, proof } : { answer },
   ).then((r) => r.message)
 
+/**
+ * Answers several questions with one passkey assertion over the list of their claims
+ * (lib/batch.ts): all of them, or none (an error names the item at fault).
+ */
+export const answerBatch = (items: { id: string; answer: unknown }[], proof: AnswerProof) =>
+  post<{ answers: { message: Message; answer: unknown }[] }>(`${APP}/answers`, {
+    items,
+    proof,
+  }).then((r) => r.answers.map((a) => a.message))
+
 /** A channel's approval decisions, newest first; `before`: the `seq` of the last one shown. */
 export const approvalHistory = (channelId: string, before?: number, limit = 30) =>
   get<{ approvals: ApprovalRecord[] }>(

@@ -22,11 +22,11 @@ import type { Message, Passkey, SecretRecord } from './types.ts'
 
 const encoder = new TextEncoder()
 
-async function sha256(text: string): Promise<Uint8Array> {
+export async function sha256(text: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(text)))
 }
 
-const hex = (bytes: Uint8Array) =>
+export const hex = (bytes: Uint8Array) =>
   Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
 
 export const isApproval = (message: Message) =>
@@ -141,7 +141,7 @@ function sign(message: Message, answer: unknown, passkeys: Passkey[]): Promise<A
  * (lib/policies.ts).
  */
 export async function assert(
-  textAt: (answeredAt: number) => string,
+  textAt: (answeredAt: number) => string | Promise<string>,
   asked: number,
   passkeys: Passkey[],
 ): Promise<AnswerProof> {
@@ -151,7 +151,7 @@ export async function assert(
   // The app's clock, but never before the question: a phone a little behind the server would
   // otherwise sign a time the server and the agent refuse as "before it was asked".
   const answeredAt = Math.max(Date.now(), asked)
-  const challenge = await sha256(textAt(answeredAt))
+  const challenge = await sha256(await textAt(answeredAt))
   let credential: PublicKeyCredential | null
   try {
     credential = (await navigator.credentials.get({
