@@ -156,6 +156,14 @@ describe('waiting on you: allow several at once', () => {
     // What was done stays said, also once nothing is left to pick.
     expect(await page.getByRole('status').filter({ hasText: 'Allowed 3' }).count()).toBe(1)
     await screenshot(page, 'batch-done-phone')
+    // The approval history says the decision was one signature over several.
+    await page.goto(`${web.server.url}/c/${encodeURIComponent(web.server.channelId)}/approvals`)
+    const by = page.locator('.history-item.allowed .history-by')
+    await by.first().waitFor()
+    expect(await by.count()).toBe(2)
+    for (const text of await by.allTextContents()) {
+      expect(text).toMatch(/^Signed with passkey .*, one signature for 3 approvals$/)
+    }
     expect(errors).toEqual([])
   }, 60_000)
 })

@@ -117,4 +117,6 @@ export interface ApprovalRecord {
   /** The browser's user agent, or the token's label. */
   device?: string
   reason?: string
+  /** Set when one passkey gesture allowed several approvals: the list's item hashes. */
+  proof?: { batch?: { items: string[] } }
 }

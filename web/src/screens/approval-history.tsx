@@ -127,7 +127,9 @@ export function byOf(r: ApprovalRecord, passkeys: Passkey[] | undefined): string
         : passkeys
           ? 'a passkey since removed'
           : 'a passkey'
-      return `Signed with ${name}${browser ? ` in ${browser}` : ''}`
+      const batch = r.proof?.batch?.items.length
+      const together = batch && batch > 1 ? `, one signature for ${batch} approvals` : ''
+      return `Signed with ${name}${browser ? ` in ${browser}` : ''}${together}`
     }
     case 'session':
       return `Unsigned, in ${browser ?? 'a browser'}`
