@@ -17,10 +17,6 @@ import type { SecretRecord } from '../../asks/secrets/service.ts'
 export const offersLinks = (mcp: Server) =>
   mcp.getClientCapabilities()?.elicitation?.url !== undefined
 
-/** The request's page: its message in the agent's thread, the link a push for it opens. */
-export const secretPageUrl = (baseUrl: string, r: SecretRecord) =>
-  `${baseUrl.replace(/\/+$/, '')}/c/${encodeURIComponent(r.channel_id)}#${encodeURIComponent(r.message_id)}`
-
 /**
  * How long the client may hold the link open (its dialog), unanswered. Secret requests do not
  * expire, and the link is offered once per request (not once per 45 s call), so it is given

@@ -10,6 +10,7 @@ import {
   requestSecret,
   type SecretOutcome,
   secretCheck,
+  secretPageUrl,
   waitForSecret,
   writeSecretFile,
 } from '../../agent/secrets.ts'
@@ -19,7 +20,7 @@ import { allowsUnsigned } from '../harness/hook.ts'
 import { approve } from './approve.ts'
 import { blocksArgument } from './blocks.ts'
 import { withdrawOnCancel } from './call.ts'
-import { offerSecretPage, offersLinks, secretPageUrl } from './secret-page.ts'
+import { offerSecretPage, offersLinks } from './secret-page.ts'
 import {
   MAX_TOOL_WAIT_SECONDS,
   type McpTool,
