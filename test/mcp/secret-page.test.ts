@@ -13,7 +13,7 @@ import type { Message } from '../../src/messages/schema.ts'
 import { encryptSecret, fingerprint } from '../../src/shared/secret-crypto.ts'
 import { signSecret } from '../asks/signing.ts'
 import { type ClaudeSandbox, makeClaudeSandbox } from '../harnesses/claude-code.ts'
-import { pinKeys, type SignedHark, startSignedHark } from '../harnesses/signed.ts'
+import { pinKeys, type SignedHark, startProxy, startSignedHark } from '../harnesses/signed.ts'
 import { HARK_MCP } from './live.ts'
 
 /**
@@ -34,7 +34,7 @@ let completed: string[]
 /** What the client answers an elicitation (the person at the terminal). */
 let answer: ElicitResult['action']
 
-async function connect(capabilities: ClientCapabilities) {
+async function connect(capabilities: ClientCapabilities, env: Record<string, string> = {}) {
   client = new Client({ name: 'claude-code', version: '2.1.330' }, { capabilities })
   elicited = []
   completed = []
@@ -52,7 +52,7 @@ async function connect(capabilities: ClientCapabilities) {
   await client.connect(
     new StdioClientTransport({
       ...HARK_MCP,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: box.home, ...h.env },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: box.home, ...h.env, ...env },
       stderr: 'pipe',
     }),
   )
@@ -199,6 +199,23 @@ describe('MCP request_secret through URL-mode elicitation', () => {
     const first = await call({ name: 'NPM_TOKEN', wait_seconds: 0.5 })
     expect(first.json).toMatchObject({ status: 'pending', fingerprint: expect.any(String) })
     expect(elicited).toEqual([])
+  })
+
+  test('a base URL of another origin than HARK_URL (a rewriting proxy) gets no link: request_secret as before', async () => {
+    const proxy = startProxy(h.env.HARK_URL, (body) => {
+      if (typeof body !== 'object' || body === null || !('base_url' in body)) return false
+      ;(body as Record<string, unknown>).base_url = 'https://hark.evil.example'
+      return true
+    })
+    try {
+      await connect(URL_CLIENT, { HARK_URL: proxy.url })
+      const first = await call({ name: 'NPM_TOKEN', wait_seconds: 0.5 })
+      expect(first.json).toMatchObject({ status: 'pending', fingerprint: expect.any(String) })
+      expect(proxy.rewrites).toBe(1)
+      expect(elicited).toEqual([])
+    } finally {
+      proxy.stop()
+    }
   })
 
   test('the server declares no tasks capability: long waits stay ask / wait_for_answer', async () => {

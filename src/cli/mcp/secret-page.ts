@@ -18,6 +18,22 @@ export const offersLinks = (mcp: Server) =>
   mcp.getClientCapabilities()?.elicitation?.url !== undefined
 
 /**
+ * The app's base URL for the link: the server's public one (`/v1/info`), but only when it has the
+ * origin this agent connects to (its HARK_URL), the one address it trusts with its token. A
+ * server or a proxy on the way that answers another base URL would otherwise send the person to a
+ * page of its choosing to type the secret into; then no link is offered (request_secret works
+ * as without elicitation), and the card in the thread stays the way to answer.
+ */
+export async function linkBase(client: AgentClient, agentUrl: string): Promise<string | undefined> {
+  const { base_url } = await client.info()
+  try {
+    return new URL(base_url).origin === new URL(agentUrl).origin ? base_url : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * How long the client may hold the link open (its dialog), unanswered. Secret requests do not
  * expire, and the link is offered once per request (not once per 45 s call), so it is given
  * long; past it the request stays answerable from the thread.

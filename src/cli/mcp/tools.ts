@@ -20,7 +20,7 @@ import { allowsUnsigned } from '../harness/hook.ts'
 import { approve } from './approve.ts'
 import { blocksArgument } from './blocks.ts'
 import { withdrawOnCancel } from './call.ts'
-import { offerSecretPage, offersLinks } from './secret-page.ts'
+import { linkBase, offerSecretPage, offersLinks } from './secret-page.ts'
 import {
   MAX_TOOL_WAIT_SECONDS,
   type McpTool,
@@ -300,8 +300,7 @@ const requestSecretTool = tool({
     if (!name) {
       throw new UsageError('give the name of the secret (or the id of a pending request)')
     }
-    // The page's address is the server's public one (its base URL), not the agent's HARK_URL.
-    const baseUrl = offersLinks(c.mcp) ? (await c.client.info()).base_url : undefined
+    const baseUrl = offersLinks(c.mcp) ? await linkBase(c.client, c.session.url) : undefined
     let asked: string | undefined
     const { pending, outcome } = await closingPageOnError(
       c,
