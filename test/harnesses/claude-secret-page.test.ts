@@ -14,8 +14,8 @@ import {
   settingsPath,
   writeSettings,
 } from './claude-code.ts'
-import { eventually, HARK } from './hark-claude.ts'
-import { pinKeys, type SignedHark, startSignedHark } from './signed.ts'
+import { eventually, HARK, runHark } from './hark-claude.ts'
+import { channel, pinKeys, type SignedHark, startSignedHark } from './signed.ts'
 
 /**
  * The real Claude Code (2.1.330, `-p`, offline against the model stub) calling `hark mcp`'s
@@ -68,7 +68,7 @@ console.log(JSON.stringify({ hookSpecificOutput: { hookEventName: 'Elicitation',
   return out
 }
 
-function startClaude(input: Record<string, string | number>) {
+function startClaude(input: Record<string, string | number>, installed = false) {
   stub = startAnthropicStub([
     { tool_use: { name: 'mcp__hark__request_secret', input } },
     { text: 'finished' },
@@ -80,11 +80,12 @@ function startClaude(input: Record<string, string | number>) {
     args: [
       '-p',
       'do it',
-      '--mcp-config',
-      harkMcpConfig(),
+      ...(installed ? [] : ['--mcp-config', harkMcpConfig()]),
       '--allowedTools',
       'mcp__hark__request_secret',
     ],
+    // As installed, the MCP server and the hooks take the connection from the environment.
+    env: installed ? h.env : {},
     timeoutMs: 90_000,
   })
 }
@@ -148,5 +149,35 @@ describe('real Claude Code: request_secret through URL-mode elicitation', () => 
       reason: 'the person declined at the terminal',
     })
     expect((await record(event.elicitation_id ?? '')).status).toBe('cancelled')
+  }, 120_000)
+
+  test("with Hark's hooks installed: the Elicitation hook steps aside (one card, the request's), and the secret still arrives", async () => {
+    const install = await runHark(box, ['install', 'claude'], h.env)
+    expect([install.code, install.stderr]).toEqual([0, ''])
+    const path = join(box.root, 'npm-token')
+    const running = startClaude({ name: 'NPM_TOKEN', path, wait_seconds: 40 }, true)
+    const card = await eventually(async () =>
+      (await channel(h)).find((m) => m.body.blocks?.[0]?.type === 'secret_request'),
+    )
+    if (!card) throw new Error(`no secret request: ${JSON.stringify(await running)}`)
+    const r = await record(String(card.body.blocks?.[0]?.request_id))
+    const secret = `canary-${crypto.randomUUID()}`
+    const ciphertext = await encryptSecret(r.public_key, r.id, secret)
+    const proof = await signSecret(h.owner.authenticator, r, ciphertext, h.s.rpId)
+    const fulfilled = await h.s.request('POST', `/v1/app/secrets/${r.id}/fulfil`, {
+      cookie: h.owner.cookie,
+      json: { ciphertext, proof },
+    })
+    expect(fulfilled.status).toBe(200)
+    const run = await running
+    if (run.timedOut || run.exitCode !== 0) throw new Error(`claude failed: ${JSON.stringify(run)}`)
+    expect(JSON.parse(stub?.toolResult(0)?.content ?? '{}')).toMatchObject({
+      status: 'received',
+      path,
+    })
+    expect(readFileSync(path, 'utf8')).toBe(secret)
+    // No card linking to the request's own card: the hook left the link to the terminal.
+    const titles = (await channel(h)).map((m) => m.body.title ?? '')
+    expect(titles.filter((t) => t.includes('open a page'))).toEqual([])
   }, 120_000)
 })
