@@ -66,29 +66,6 @@ export const secretCheck =
       asked_at: pending.asked_at,
     })
 
-/**
- * The request's page in the app: its message in the agent's thread, the link a push for it
- * opens. The MCP server offers it through URL-mode elicitation (cli/mcp/secret-page.ts).
- */
-export const secretPageUrl = (baseUrl: string, r: SecretRecord) =>
-  `${baseUrl.replace(/\/+$/, '')}/c/${encodeURIComponent(r.channel_id)}#${encodeURIComponent(r.message_id)}`
-
-/**
- * Whether a URL-mode elicitation is Hark's own offer of a secret request's page (its id is the
- * request's, its URL a thread message's). Hark's Elicitation hook steps aside for it: the phone
- * already has the request's card, so a second card linking to the first would only be noise. A
- * server that imitates it gains nothing: the hook then decides nothing, and the client asks.
- */
-export function isSecretPageOffer(url: string, elicitationId: string | undefined): boolean {
-  if (!elicitationId || !/^sec_[A-Za-z0-9]+$/.test(elicitationId)) return false
-  try {
-    const u = new URL(url)
-    return /^\/c\/[^/]+$/.test(u.pathname) && /^#msg_[A-Za-z0-9]+$/.test(u.hash)
-  } catch {
-    return false
-  }
-}
-
 /** What the person should see, word for word, before typing the secret into the app. */
 export const fingerprintLine = (r: SecretRecord) =>
   `asked for secret "${r.name}" (${r.id}); fingerprint ${r.fingerprint}: enter it in the app only if the app shows the same fingerprint`

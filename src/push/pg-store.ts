@@ -1,7 +1,6 @@
 import type { SQL } from 'bun'
 import { changed, counted, every, first, type PgTwin, rowOf } from '../server/db/pg/twin.ts'
 import type { DueReminder, PushStore, QueuedPush, SubscriptionRow } from './store.ts'
-import type { VapidKeys } from './vapid.ts'
 
 const subscription = rowOf<SubscriptionRow>({ ints: ['created_at', 'last_success_at'] })
 const queued = rowOf<QueuedPush>({ ints: ['id', 'due_at'] })
@@ -175,44 +174,6 @@ export function pgPushStore(sql: SQL): PgTwin<PushStore> {
       return changed(sql`
         INSERT INTO push_reminded (message_id, sent_at) VALUES (${messageId}, ${now})
         ON CONFLICT (message_id) DO NOTHING`)
-    },
-  }
-}
-
-type VapidRow = { public_key: string; private_key: string; created_at: string | number }
-
-/** Bun.sql hands BIGINT back as a string. */
-const fromVapidRow = (row: VapidRow): VapidKeys => ({
-  publicKey: row.public_key,
-  privateKey: row.private_key,
-  created_at: Number(row.created_at),
-})
-
-/**
- * The one `vapid_keys` row (id 1, schema 14) every instance on a Postgres signs pushes with
- * (push/vapid.ts holds it). Postgres only: on SQLite the pair lives in the data directory's
- * vapid.json. `sql` is a pool or a transaction.
- */
-export function pgVapidRow(sql: SQL) {
-  return {
-    /** The stored pair, or undefined when no instance has made one yet. */
-    async read(): Promise<VapidKeys | undefined> {
-      const [row] = await sql<VapidRow[]>`
-        SELECT public_key, private_key, created_at FROM vapid_keys WHERE id = 1`
-      return row ? fromVapidRow(row) : undefined
-    },
-    /** Stores `keys` unless a pair is there already (instances starting together). */
-    async insertIfAbsent(keys: VapidKeys): Promise<void> {
-      await sql`INSERT INTO vapid_keys (id, public_key, private_key, created_at)
-                VALUES (1, ${keys.publicKey}, ${keys.privateKey}, ${keys.created_at})
-                ON CONFLICT (id) DO NOTHING`
-    },
-    /** Stores `keys`, replacing any pair there. */
-    async put(keys: VapidKeys): Promise<void> {
-      await sql`INSERT INTO vapid_keys (id, public_key, private_key, created_at)
-                VALUES (1, ${keys.publicKey}, ${keys.privateKey}, ${keys.created_at})
-                ON CONFLICT (id) DO UPDATE SET public_key = EXCLUDED.public_key,
-                  private_key = EXCLUDED.private_key, created_at = EXCLUDED.created_at`
     },
   }
 }

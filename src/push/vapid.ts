@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import type { SQL } from 'bun'
 import webpush from 'web-push'
 import { randomBase62 } from '../core/ids.ts'
-import { pgVapidRow } from './pg-store.ts'
+import { pgVapidRow, type VapidRow } from './pg-vapid-store.ts'
 
 /**
  * The server's VAPID key pair: it signs every push (push services tie a subscription to the
@@ -95,19 +95,33 @@ export function rotateVapid(dataDir: string): VapidKeys {
 
 // On Postgres: the one `vapid_keys` row (id 1) every instance signs with.
 
+const fromRow = (row: VapidRow): VapidKeys => ({
+  publicKey: row.public_key,
+  privateKey: row.private_key,
+  created_at: row.created_at,
+})
+
+const toRow = (keys: VapidKeys): VapidRow => ({
+  public_key: keys.publicKey,
+  private_key: keys.privateKey,
+  created_at: keys.created_at,
+})
+
 /** The database's keys, or undefined when no instance has made them yet. */
-export const readVapidIn = (sql: SQL): Promise<VapidKeys | undefined> => pgVapidRow(sql).read()
+export async function readVapidIn(sql: SQL): Promise<VapidKeys | undefined> {
+  const row = await pgVapidRow(sql).read()
+  return row ? fromRow(row) : undefined
+}
 
 /**
  * The database's keys, made on first use: a fresh pair is inserted unless the row exists, then
  * the row is read back, so instances starting together all end up with the one that won.
  */
 export async function loadOrCreateVapidIn(sql: SQL): Promise<VapidKeys> {
-  const row = pgVapidRow(sql)
-  const held = await row.read()
+  const held = await readVapidIn(sql)
   if (held) return held
-  await row.insertIfAbsent(generate())
-  const made = await row.read()
+  await pgVapidRow(sql).insertIfAbsent(toRow(generate()))
+  const made = await readVapidIn(sql)
   if (!made) throw new Error('vapid_keys: the row inserted a moment ago is gone')
   return made
 }
@@ -117,7 +131,7 @@ export async function loadOrCreateVapidIn(sql: SQL): Promise<VapidKeys> {
  * `hark admin migrate-to` (the data directory's pair). Pass a transaction to do it with more.
  */
 export async function storeVapidIn(sql: SQL, keys: VapidKeys): Promise<VapidKeys> {
-  await pgVapidRow(sql).put(keys)
+  await pgVapidRow(sql).put(toRow(keys))
   return keys
 }
 

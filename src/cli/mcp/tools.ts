@@ -4,13 +4,13 @@ import { CliError } from '../../agent/failures.ts'
 import { Inbox } from '../../agent/inbox.ts'
 import { ACK_STATES, pinMessage, sendMessage, showProgress } from '../../agent/messages.ts'
 import { askQuestion, waitForAnswer } from '../../agent/questions.ts'
+import { secretPageUrl } from '../../agent/secret-page.ts'
 import {
   type PendingSecret,
   privateSecretPath,
   requestSecret,
   type SecretOutcome,
   secretCheck,
-  secretPageUrl,
   waitForSecret,
   writeSecretFile,
 } from '../../agent/secrets.ts'
