@@ -25,10 +25,12 @@ export const offersLinks = (mcp: Server) =>
  * as without elicitation), and the card in the thread stays the way to answer.
  */
 export async function linkBase(client: AgentClient, agentUrl: string): Promise<string | undefined> {
-  const { base_url } = await client.info()
   try {
+    const { base_url } = await client.info()
     return new URL(base_url).origin === new URL(agentUrl).origin ? base_url : undefined
   } catch {
+    // The link is an extra: without the server's info (an older server, a moment's outage) the
+    // request is made as without elicitation, and its own call reports any outage.
     return undefined
   }
 }
