@@ -1,5 +1,6 @@
 import type { SQL } from 'bun'
 import { rateRefusal, secondsToWait } from '../core/rate-limit.ts'
+import { pgRateBuckets } from './pg-rate-store.ts'
 
 /**
  * The write rate limit kept in Postgres (`rate_buckets`, schema 14; issue 20), for several
@@ -15,9 +16,10 @@ import { rateRefusal, secondsToWait } from '../core/rate-limit.ts'
 export class SharedRateLimiter {
   private takes = 0
   private sweeping = false
+  private readonly buckets: ReturnType<typeof pgRateBuckets>
 
   constructor(
-    private readonly sql: SQL,
+    sql: SQL,
     readonly count: number,
     readonly windowMs: number,
     private readonly now: () => number,
@@ -25,7 +27,9 @@ export class SharedRateLimiter {
     private readonly what: string,
     /** Takes between two sweeps of this instance (see `sweep`). */
     private readonly sweepEvery = 1024,
-  ) {}
+  ) {
+    this.buckets = pgRateBuckets(sql)
+  }
 
   /** Takes one for `key`; rejects with 429 and Retry-After when none is left. */
   async take(key: string): Promise<void> {
@@ -37,51 +41,14 @@ export class SharedRateLimiter {
     // statements of a refusal; then the take is tried again. Twice is plenty: each retry needs
     // another instance to have moved the row in that instant.
     for (let attempt = 0; attempt < 3; attempt++) {
-      if (await this.tryTake(key, now)) return
-      const tokens = await this.stored(key, now)
+      // The take is one statement, race-free across connections and instances (the store says how).
+      if (await this.buckets.take(key, now, this)) return
+      const tokens = await this.buckets.tokens(key, now, this)
       if (tokens !== undefined && tokens < 1) {
         throw rateRefusal(this.what, secondsToWait(tokens, this.count, this.windowMs))
       }
     }
     throw rateRefusal(this.what, 1)
-  }
-
-  /**
-   * The take itself, one statement, so it is race-free across connections and instances: the
-   * upsert locks the key's row, refills it to `now` and takes one only when one is there (the
-   * `WHERE` of `DO UPDATE`), so two takes on one bucket queue on the row lock and the second sees
-   * the first's result. A key without a row is a full bucket (the sweep deletes full ones), so
-   * its first take stores `count - 1`.
-   *
-   * A refusal makes no new row version (the `WHERE` of `DO UPDATE` is false): a client
-   * hammering past its limit costs the database a lookup and a row lock, not an update. Clocks of instances may disagree by a little: the
-   * elapsed time is never negative (a clock behind does not drain the bucket) and `at` never goes
-   * back (a clock ahead is not refilled twice for the same span).
-   */
-  private async tryTake(key: string, now: number): Promise<boolean> {
-    const rows = await this.sql`
-      INSERT INTO rate_buckets AS b (key, tokens, at)
-      VALUES (${key}, ${this.count - 1}::double precision, ${now}::bigint)
-      ON CONFLICT (key) DO UPDATE
-        SET tokens = LEAST(${this.count}::double precision,
-              b.tokens + GREATEST(0, ${now}::bigint - b.at) * ${this.count}::double precision
-                / ${this.windowMs}::double precision) - 1,
-            at = GREATEST(b.at, ${now}::bigint)
-        WHERE LEAST(${this.count}::double precision,
-              b.tokens + GREATEST(0, ${now}::bigint - b.at) * ${this.count}::double precision
-                / ${this.windowMs}::double precision) >= 1
-      RETURNING tokens`
-    return rows.length > 0
-  }
-
-  /** The key's tokens refilled to `now` (without storing them); undefined when it has no row. */
-  private async stored(key: string, now: number): Promise<number | undefined> {
-    const [row] = await this.sql`
-      SELECT LEAST(${this.count}::double precision,
-          tokens + GREATEST(0, ${now}::bigint - at) * ${this.count}::double precision
-            / ${this.windowMs}::double precision) AS tokens
-        FROM rate_buckets WHERE key = ${key}`
-    return row ? Number(row.tokens) : undefined
   }
 
   /**
@@ -92,10 +59,8 @@ export class SharedRateLimiter {
    * (Postgres re-evaluates the WHERE on the newest version), so a bucket in use is never lost.
    * Returns how many rows went.
    */
-  async sweep(now = Math.floor(this.now())): Promise<number> {
-    const rows = await this.sql`
-      DELETE FROM rate_buckets WHERE at <= ${now - this.windowMs}::bigint RETURNING key`
-    return rows.length
+  sweep(now = Math.floor(this.now())): Promise<number> {
+    return this.buckets.sweep(now - this.windowMs)
   }
 
   /**

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import type { SQL } from 'bun'
 import webpush from 'web-push'
 import { randomBase62 } from '../core/ids.ts'
+import { pgVapidRow, type VapidRow } from './pg-vapid-store.ts'
 
 /**
  * The server's VAPID key pair: it signs every push (push services tie a subscription to the
@@ -94,19 +95,21 @@ export function rotateVapid(dataDir: string): VapidKeys {
 
 // On Postgres: the one `vapid_keys` row (id 1) every instance signs with.
 
-type VapidRow = { public_key: string; private_key: string; created_at: string | number }
-
-/** Bun.sql hands BIGINT back as a string. */
 const fromRow = (row: VapidRow): VapidKeys => ({
   publicKey: row.public_key,
   privateKey: row.private_key,
-  created_at: Number(row.created_at),
+  created_at: row.created_at,
+})
+
+const toRow = (keys: VapidKeys): VapidRow => ({
+  public_key: keys.publicKey,
+  private_key: keys.privateKey,
+  created_at: keys.created_at,
 })
 
 /** The database's keys, or undefined when no instance has made them yet. */
 export async function readVapidIn(sql: SQL): Promise<VapidKeys | undefined> {
-  const [row] = await sql<VapidRow[]>`
-    SELECT public_key, private_key, created_at FROM vapid_keys WHERE id = 1`
+  const row = await pgVapidRow(sql).read()
   return row ? fromRow(row) : undefined
 }
 
@@ -117,10 +120,7 @@ export async function readVapidIn(sql: SQL): Promise<VapidKeys | undefined> {
 export async function loadOrCreateVapidIn(sql: SQL): Promise<VapidKeys> {
   const held = await readVapidIn(sql)
   if (held) return held
-  const keys = generate()
-  await sql`INSERT INTO vapid_keys (id, public_key, private_key, created_at)
-            VALUES (1, ${keys.publicKey}, ${keys.privateKey}, ${keys.created_at})
-            ON CONFLICT (id) DO NOTHING`
+  await pgVapidRow(sql).insertIfAbsent(toRow(generate()))
   const made = await readVapidIn(sql)
   if (!made) throw new Error('vapid_keys: the row inserted a moment ago is gone')
   return made
@@ -131,10 +131,7 @@ export async function loadOrCreateVapidIn(sql: SQL): Promise<VapidKeys> {
  * `hark admin migrate-to` (the data directory's pair). Pass a transaction to do it with more.
  */
 export async function storeVapidIn(sql: SQL, keys: VapidKeys): Promise<VapidKeys> {
-  await sql`INSERT INTO vapid_keys (id, public_key, private_key, created_at)
-            VALUES (1, ${keys.publicKey}, ${keys.privateKey}, ${keys.created_at})
-            ON CONFLICT (id) DO UPDATE SET public_key = EXCLUDED.public_key,
-              private_key = EXCLUDED.private_key, created_at = EXCLUDED.created_at`
+  await pgVapidRow(sql).put(toRow(keys))
   return keys
 }
 

@@ -155,6 +155,38 @@ describe('Elicitation', () => {
   })
 })
 
+describe('Elicitation in URL mode', () => {
+  const page = {
+    ...base,
+    hook_event_name: 'Elicitation',
+    mcp_server_name: 'hark',
+    mode: 'url',
+    message: 'The agent asks for the secret "NPM_TOKEN". Open Hark to enter it.',
+    url: 'https://hark.example/c/ch_abc123#msg_def456',
+    elicitation_id: 'sec_ghi789',
+  }
+
+  test("Hark's own secret page (request_secret): the hook steps aside, no second card", async () => {
+    const before = await lastMessage()
+    const ran = await live.cli.run(['hook', 'claude'], {
+      env: live.env,
+      stdin: JSON.stringify(page),
+    })
+    expect([ran.code, ran.stdout, ran.stderr]).toEqual([0, '', ''])
+    expect((await lastMessage()).id).toBe(before.id)
+  })
+
+  test("another server's page still becomes a card with its link; Done → accept", async () => {
+    const other = { ...page, mcp_server_name: 'billing', elicitation_id: 'pay-42' }
+    const { question, output } = await hookAnswered(live, ['claude'], other, true)
+    expect(question.body.title).toBe('billing asks you to open a page')
+    expect(question.body.blocks?.[1]).toMatchObject({ type: 'link', url: page.url })
+    expect(output).toEqual({
+      hookSpecificOutput: { hookEventName: 'Elicitation', action: 'accept' },
+    })
+  })
+})
+
 describe('Notification and Stop', () => {
   test('a notification becomes a message; permission prompts are not repeated', async () => {
     const note = { ...base, hook_event_name: 'Notification', notification_type: 'idle_prompt' }

@@ -5,6 +5,7 @@ import { approvalRequest } from '../../shared/canonical.ts'
 import type { AgentClient } from '../client.ts'
 import { byPolicy, type PolicyDecision } from '../policy.ts'
 import type { ProofCheck } from '../proof.ts'
+import { isSecretPageOffer } from '../secret-page.ts'
 import { questionHash, warnUnsigned } from '../trust.ts'
 import { type Action, approvalBlock, suggestionText, titleOf } from './actions.ts'
 import { elicitationForm, elicitationReply } from './elicitation.ts'
@@ -285,6 +286,7 @@ async function elicitation(event: HookEvent, deps: HookDeps) {
   })
   if (str(event, 'mode') === 'url') {
     const url = need(event, 'url')
+    if (isSecretPageOffer(url, str(event, 'elicitation_id'))) return undefined
     const reply = await askTracked(
       event,
       deps,

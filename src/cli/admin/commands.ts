@@ -9,6 +9,7 @@ import {
   userByEmail,
 } from '../../people/service.ts'
 import type { UserRow } from '../../people/store.ts'
+import { pgPushStore } from '../../push/pg-store.ts'
 import { rotateVapid, rotateVapidIn, VAPID_REFRESH_MS } from '../../push/vapid.ts'
 import { connectPostgres } from '../../server/db/pg/connect.ts'
 import { pgSchemaVersion } from '../../server/db/pg/migrate.ts'
@@ -261,7 +262,7 @@ async function rotateInDatabase(c: AdminContext, url: string): Promise<number> {
     warnRotation(c)
     const dropped = await sql.begin(async (tx) => {
       await rotateVapidIn(tx)
-      return (await tx`DELETE FROM push_subscriptions`).count as number
+      return await pgPushStore(tx).removeAll()
     })
     c.out(
       `Rotated the VAPID keys in ${pg.masked} (vapid_keys); dropped ${dropped} subscriptions. Every instance signs with the new keys within ${VAPID_REFRESH_MS / 1000} seconds.`,

@@ -36,6 +36,7 @@ export async function runMcpServer(
     session,
     client,
     env,
+    mcp: server.server,
     pendingSecrets: new Map(),
     progressEveryMs: everyMs,
   })

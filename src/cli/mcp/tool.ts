@@ -1,3 +1,4 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import * as z from 'zod'
@@ -9,6 +10,7 @@ import type { PendingSecret } from '../../agent/secrets.ts'
 import type { Session } from '../../agent/session.ts'
 import { type ToolCall, toolCall } from './call.ts'
 import { imagesOf } from './images.ts'
+import type { SecretPage } from './secret-page.ts'
 
 /**
  * One MCP tool: its name, what the model reads about it, its arguments, and what it does; the
@@ -32,8 +34,13 @@ export interface ToolContext {
   session: Session
   client: AgentClient
   env: Env
-  /** Secret requests still waiting, with their private keys: only this process can open them. */
-  pendingSecrets: Map<string, { pending: PendingSecret; path?: string }>
+  /** The protocol's server: what the connected client declared, requests to it. */
+  mcp: Server
+  /**
+   * Secret requests still waiting, with their private keys (only this process can open them)
+   * and the link offered to the person, when the client takes links (secret-page.ts).
+   */
+  pendingSecrets: Map<string, { pending: PendingSecret; path?: string; page?: SecretPage }>
   /** How often a waiting tool tells the client it is still waiting (call.ts). */
   progressEveryMs: number
 }

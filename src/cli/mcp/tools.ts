@@ -4,6 +4,7 @@ import { CliError } from '../../agent/failures.ts'
 import { Inbox } from '../../agent/inbox.ts'
 import { ACK_STATES, pinMessage, sendMessage, showProgress } from '../../agent/messages.ts'
 import { askQuestion, waitForAnswer } from '../../agent/questions.ts'
+import { secretPageUrl } from '../../agent/secret-page.ts'
 import {
   type PendingSecret,
   privateSecretPath,
@@ -19,6 +20,7 @@ import { allowsUnsigned } from '../harness/hook.ts'
 import { approve } from './approve.ts'
 import { blocksArgument } from './blocks.ts'
 import { withdrawOnCancel } from './call.ts'
+import { linkBase, offerSecretPage, offersLinks } from './secret-page.ts'
 import {
   MAX_TOOL_WAIT_SECONDS,
   type McpTool,
@@ -227,6 +229,7 @@ function secretResult(
   outcome: SecretOutcome,
   path: string | undefined,
 ) {
+  const page = c.pendingSecrets.get(request.id)?.page
   if (outcome.status === 'timeout') {
     return {
       id: request.id,
@@ -236,15 +239,38 @@ function secretResult(
     }
   }
   c.pendingSecrets.delete(request.id)
-  if (outcome.status === 'cancelled') return { id: request.id, status: 'cancelled' }
+  page?.settle()
+  if (outcome.status === 'cancelled') {
+    return page?.declined
+      ? { id: request.id, status: 'cancelled', reason: 'the person declined at the terminal' }
+      : { id: request.id, status: 'cancelled' }
+  }
   const target = path ?? privateSecretPath(request.name)
   writeSecretFile(target, outcome.value)
   return { id: request.id, status: 'received', name: request.name, path: target }
 }
 
+/**
+ * Runs a secret's wait; when it fails (a ciphertext not signed by the person, one that does not
+ * open) the link offered for it is closed at the client, as for an outcome.
+ */
+async function closingPageOnError<T>(
+  c: ToolContext,
+  id: string | (() => string | undefined),
+  wait: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await wait()
+  } catch (error) {
+    const which = typeof id === 'string' ? id : id()
+    if (which !== undefined) c.pendingSecrets.get(which)?.page?.settle()
+    throw error
+  }
+}
+
 const requestSecretTool = tool({
   name: 'request_secret',
-  description: `Ask the person for a secret (API token, password), end-to-end encrypted: only this process can decrypt it. The secret is written to a file with mode 0600 and only its path is returned — the value never enters this conversation; read the file from the command that needs it (e.g. TOKEN=$(cat PATH) cmd). Tell the person the fingerprint so they can check the app shows the same. Waits up to ${MAX_TOOL_WAIT_SECONDS} s; status "pending" means call request_secret again with the id (same process) to keep waiting.`,
+  description: `Ask the person for a secret (API token, password), end-to-end encrypted: only this process can decrypt it. The secret is written to a file with mode 0600 and only its path is returned — the value never enters this conversation; read the file from the command that needs it (e.g. TOKEN=$(cat PATH) cmd). Tell the person the fingerprint so they can check the app shows the same. A client that can open links (URL elicitation) also offers the person the app's page for it. Waits up to ${MAX_TOOL_WAIT_SECONDS} s; status "pending" means call request_secret again with the id (same process) to keep waiting.`,
   inputSchema: {
     name: z.string().optional().describe('what is needed, e.g. GITHUB_TOKEN (for a new request)'),
     description: z.string().optional().describe('why it is needed, shown to the person'),
@@ -265,18 +291,36 @@ const requestSecretTool = tool({
       if (!entry) {
         throw new CliError(`no pending secret request ${a.id} in this MCP server; ask again`)
       }
-      const outcome = await waitForSecret(c.client, entry.pending, timeoutMs, undefined, verify)
+      const outcome = await closingPageOnError(c, a.id, () =>
+        waitForSecret(c.client, entry.pending, timeoutMs, undefined, verify),
+      )
       return secretResult(c, entry.pending.request, outcome, a.path ?? entry.path)
     }
-    if (!a.name) {
+    const name = a.name
+    if (!name) {
       throw new UsageError('give the name of the secret (or the id of a pending request)')
     }
-    const { pending, outcome } = await requestSecret(c.client, a.name, a.description, {
-      timeoutMs,
-      verify,
-      // Kept before the wait: a later call with the id resumes it with the same private key.
-      onAsked: (asked) => c.pendingSecrets.set(asked.request.id, { pending: asked, path: a.path }),
-    })
+    const baseUrl = offersLinks(c.mcp) ? await linkBase(c.client, c.session.url) : undefined
+    let asked: string | undefined
+    const { pending, outcome } = await closingPageOnError(
+      c,
+      () => asked,
+      () =>
+        requestSecret(c.client, name, a.description, {
+          timeoutMs,
+          verify,
+          // Kept before the wait: a later call with the id resumes it with the same private key.
+          onAsked: (made) => {
+            const { request } = made
+            asked = request.id
+            const page =
+              baseUrl === undefined
+                ? undefined
+                : offerSecretPage(c.mcp, c.client, request, secretPageUrl(baseUrl, request))
+            c.pendingSecrets.set(request.id, { pending: made, path: a.path, page })
+          },
+        }),
+    )
     return secretResult(c, pending.request, outcome, a.path)
   },
 })
