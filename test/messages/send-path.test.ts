@@ -47,4 +47,12 @@ describe('POST /v1/messages: the per-send work Elysia does', () => {
     const id: string = r.body.message.id
     expect(await current(s, id)).toEqual(r.body.message)
   })
+
+  // Every send's unit runs in a savepoint; its sub-journal spilled to a temporary file (~13
+  // pwrite64 calls per send under wrk, bench/README.md) until it was kept in memory.
+  test("the server's connection keeps temporary data, savepoints' sub-journals included, in memory", async () => {
+    s = await startTestServer()
+    const row = s.ctx.db.query<{ temp_store: number }, []>('PRAGMA temp_store').get()
+    expect(row?.temp_store).toBe(2) // MEMORY
+  })
 })
