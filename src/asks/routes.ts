@@ -64,9 +64,9 @@ const agentSide = (ctx: Ctx) =>
     )
     .post(
       '/messages/:id/cancel',
-      async (c) =>
-        await retrySafe(ctx, c, async () => ({
-          message: messageOf(await cancelAsk(ctx, c.agent.channel, c.params.id, c.body.reason)),
+      async ({ agent, request, body, params }) =>
+        await retrySafe(ctx, { agent, request, body }, async () => ({
+          message: messageOf(await cancelAsk(ctx, agent.channel, params.id, body.reason)),
         })),
       {
         params: IdParams,

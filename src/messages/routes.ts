@@ -75,11 +75,11 @@ const agentSide = (ctx: Ctx) =>
   agentRoutes(ctx)
     .post(
       '/messages',
-      async (c) =>
+      async ({ agent, request, body }) =>
         await messageWrite(
           ctx,
-          c,
-          async () => await sendMessage(ctx, c.agent.channel, 'agent', c.body),
+          { agent, request, body },
+          async () => await sendMessage(ctx, agent.channel, 'agent', body),
         ),
       {
         body: SendRequest,
@@ -92,11 +92,11 @@ const agentSide = (ctx: Ctx) =>
     })
     .patch(
       '/messages/:id',
-      async (c) =>
+      async ({ agent, request, body, params }) =>
         await messageWrite(
           ctx,
-          c,
-          async () => await editMessage(ctx, c.agent.channel, c.params.id, c.body),
+          { agent, request, body },
+          async () => await editMessage(ctx, agent.channel, params.id, body),
         ),
       {
         params: IdParams,
@@ -106,11 +106,11 @@ const agentSide = (ctx: Ctx) =>
     )
     .put(
       '/messages/:id',
-      async (c) =>
+      async ({ agent, request, body, params }) =>
         await messageWrite(
           ctx,
-          c,
-          async () => await replaceMessage(ctx, c.agent.channel, c.params.id, c.body.body),
+          { agent, request, body },
+          async () => await replaceMessage(ctx, agent.channel, params.id, body.body),
         ),
       {
         params: IdParams,
@@ -125,11 +125,11 @@ const agentSide = (ctx: Ctx) =>
     )
     .post(
       '/messages/:id/state',
-      async (c) =>
+      async ({ agent, request, body, params }) =>
         await messageWrite(
           ctx,
-          c,
-          async () => await setMessageState(ctx, c.agent.channel, c.params.id, c.body.state),
+          { agent, request, body },
+          async () => await setMessageState(ctx, agent.channel, params.id, body.state),
         ),
       {
         params: IdParams,
@@ -147,9 +147,9 @@ const agentSide = (ctx: Ctx) =>
     })
     .put(
       '/pins/:key',
-      async (c) =>
-        await retrySafe(ctx, c, async () => ({
-          pin: await putPin(ctx, c.agent.channel, c.params.key, c.body),
+      async ({ agent, request, body, params }) =>
+        await retrySafe(ctx, { agent, request, body }, async () => ({
+          pin: await putPin(ctx, agent.channel, params.key, body),
         })),
       {
         params: PinKeyParams,
@@ -159,9 +159,9 @@ const agentSide = (ctx: Ctx) =>
     )
     .patch(
       '/pins/:key',
-      async (c) =>
-        await retrySafe(ctx, c, async () => ({
-          pin: await patchPin(ctx, c.agent.channel, c.params.key, c.body),
+      async ({ agent, request, body, params }) =>
+        await retrySafe(ctx, { agent, request, body }, async () => ({
+          pin: await patchPin(ctx, agent.channel, params.key, body),
         })),
       {
         params: PinKeyParams,

@@ -13,6 +13,7 @@ import { serverKeyStore } from '../access/keys/store.ts'
 import { createLimits, type Limits } from '../access/limits.ts'
 import { challengeStore, passkeyStore } from '../access/passkeys/store.ts'
 import { sessionStore } from '../access/sessions/store.ts'
+import { AgentAuthCache } from '../access/tokens/auth-cache.ts'
 import { tokenStore } from '../access/tokens/store.ts'
 import { auditStore } from '../asks/audit/store.ts'
 import { ExpiryScheduler } from '../asks/expiry.ts'
@@ -104,6 +105,8 @@ export interface Ctx {
   server?: Server<unknown>
   /** When Hark serves HTTPS itself: the end of the certificate served now (ms), for /metrics. */
   tlsNotAfter?: () => number | undefined
+  /** The agent tokens checked lately (SQLite only: there, this process is the one writer). */
+  authCache?: AgentAuthCache
 }
 
 /** A context on the embedded SQLite database (every test's, `hark serve` by default). */
@@ -232,13 +235,33 @@ export async function createContext(
 ): Promise<SqliteCtx> {
   prepareDataDir(config.dataDir, options.log ?? stderrLogger)
   const db = openDatabase(databasePath(config.dataDir))
+  // Each unit runs in a savepoint, and SQLite keeps the pages a savepoint could have to restore
+  // in a sub-journal: at 64 KiB (a send touches ~12 pages the batch already changed) that spills
+  // to a temporary file and stays one for the rest of the batch, ~13 pwrite64 calls per send
+  // under wrk (issue 32). In memory it is truncated at each release. Set after the migrations,
+  // whose index builds may sort more than memory should hold.
+  db.run('PRAGMA temp_store = MEMORY')
   const waiters = new Waiters()
   // One connection: a unit's stores and everyone else's are the same (no routing needed).
-  const store = asyncStores(openStores(db))
+  // The agent tokens checked lately (issue 32): this process is the one writer here, so its
+  // stores' writes to tokens, channels and people empty it (auth-cache.ts).
+  const dataVersion = db.query<{ data_version: number }, []>('PRAGMA data_version')
+  const authCache = new AgentAuthCache({
+    version: () => dataVersion.get()?.data_version ?? 0,
+    inTransaction: () => db.inTransaction,
+  })
+  const stores = openStores(db)
+  const store = asyncStores({
+    ...stores,
+    tokens: authCache.wrap(stores.tokens),
+    channels: authCache.wrap(stores.channels),
+    users: authCache.wrap(stores.users),
+  })
   const writes = new GroupCommit(db, waiters, options.log ?? stderrLogger, store)
   const database = { shared: false, close: () => db.close() }
   const ctx: SqliteCtx = {
     ...assembleContext(config, options, { database, store, writes, waiters }),
+    authCache,
     db,
   }
   await startContext(ctx)

@@ -1,3 +1,4 @@
+import { Database } from 'bun:sqlite'
 import { afterEach, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
@@ -10,6 +11,26 @@ let s: TestServer
 afterEach(() => s?.close())
 
 const call = caller(() => s)
+
+/**
+ * A write to the server's database from another connection, as an operator's `sqlite3` or a
+ * `hark admin` process makes it: the server sees it at once (its agent-token cache is keyed by
+ * `PRAGMA data_version`, which another connection's commit changes). Writes on the server's own
+ * connection go through its stores, which empty that cache (test/api/auth-cache.test.ts).
+ */
+async function operatorWrite(sql: string, ...params: (string | number)[]): Promise<void> {
+  // The server's open batch commits first (it shares this test's thread: waiting for its lock
+  // here would wait for ever).
+  await s.ctx.writes.flush()
+  const db = new Database(join(s.dir, 'hark.db'))
+  try {
+    db.run('PRAGMA busy_timeout = 5000')
+    db.run('PRAGMA foreign_keys = ON')
+    db.query(sql).run(...params)
+  } finally {
+    db.close()
+  }
+}
 
 /** Does the SQLite file (with its WAL and shared memory) contain these bytes anywhere? */
 function databaseContains(dir: string, needle: string): boolean {
@@ -25,7 +46,7 @@ describe('revoked tokens', () => {
     s = await startTestServer()
     const { token } = await s.addChannel('Soon revoked')
     expect((await call({ method: 'GET', path: '/v1/channel' }, `Bearer ${token}`)).status).toBe(200)
-    s.ctx.db.run('UPDATE tokens SET revoked_at = 1')
+    await operatorWrite('UPDATE tokens SET revoked_at = 1')
     for (const route of AGENT_ROUTES) {
       await expectError(await call(route, `Bearer ${token}`), 401, label(route))
     }
@@ -42,7 +63,11 @@ describe('revoked tokens', () => {
     const person = await addPersonToken(s.ctx, { email: s.ownerEmail })
     const route = PERSON_ROUTES[0] as Route
     expect((await call(route, `Bearer ${person.token}`)).status).toBe(200)
-    s.ctx.db.run('UPDATE tokens SET revoked_at = ?1 WHERE id = ?2', [Date.now(), person.row.id])
+    await operatorWrite(
+      'UPDATE tokens SET revoked_at = ?1 WHERE id = ?2',
+      Date.now(),
+      person.row.id,
+    )
     for (const r of PERSON_ROUTES) {
       await expectError(await call(r, `Bearer ${person.token}`), 401, label(r))
     }
@@ -53,7 +78,7 @@ describe('revoked tokens', () => {
   test('revoking one channel token leaves the other channels working', async () => {
     s = await startTestServer()
     const other = await s.addChannel('Other')
-    s.ctx.db.run('UPDATE tokens SET revoked_at = 1 WHERE channel_id = ?1', [s.channelId])
+    await operatorWrite('UPDATE tokens SET revoked_at = 1 WHERE channel_id = ?1', s.channelId)
     expect((await other.agent.channel()).channel.id).toBe(other.channelId)
     expect((await call({ method: 'GET', path: '/v1/channel' })).status).toBe(401)
   })
@@ -61,7 +86,7 @@ describe('revoked tokens', () => {
   test('a token whose channel is gone → 401', async () => {
     s = await startTestServer()
     const other = await s.addChannel('Doomed')
-    s.ctx.db.run('DELETE FROM channels WHERE id = ?1', [other.channelId])
+    await operatorWrite('DELETE FROM channels WHERE id = ?1', other.channelId)
     await expectError(
       await call({ method: 'GET', path: '/v1/channel' }, `Bearer ${other.token}`),
       401,

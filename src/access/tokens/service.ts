@@ -78,9 +78,12 @@ function bearer(header: string | undefined): string {
   return m[1] as string
 }
 
-async function lookup(ctx: Ctx, header: string | undefined, kind: TokenKind): Promise<TokenRow> {
-  const secret = bearer(header)
-  const hash = hashToken(secret)
+async function lookup(
+  ctx: Ctx,
+  header: string | undefined,
+  kind: TokenKind,
+  hash = hashToken(bearer(header)),
+): Promise<TokenRow> {
   const row = await ctx.store.tokens.byHash(hash)
   if (!row || !sameHash(row.hash, hash) || row.revoked_at !== null) {
     throw fail.unauthorized('invalid or revoked token')
@@ -93,17 +96,29 @@ async function lookup(ctx: Ctx, header: string | undefined, kind: TokenKind): Pr
         : "this is an agent token; the person's routes need a person token or a session",
     )
   }
-  const now = ctx.clock.now()
-  if (row.last_used_at === null || now - row.last_used_at > TOUCH_EVERY_MS) {
+  if (touchDue(ctx, row)) {
+    const now = ctx.clock.now()
     await ctx.writes.apply(async (tx) => await tx.store.tokens.touch(row.id, now))
   }
   return row
 }
 
+const touchDue = (ctx: Ctx, row: TokenRow) =>
+  row.last_used_at === null || ctx.clock.now() - row.last_used_at > TOUCH_EVERY_MS
+
 export async function authenticateAgent(ctx: Ctx, header: string | undefined): Promise<AgentAuth> {
-  const token = await lookup(ctx, header, 'agent')
+  const hash = hashToken(bearer(header))
+  const cache = ctx.authCache
+  const mark = cache?.mark()
+  const key = cache ? Buffer.from(hash).toString('base64') : ''
+  const known = mark && cache?.get(key, mark)
+  // Remembered: found good since the last write to tokens, channels or people (auth-cache.ts).
+  // Its last use is still recorded once a minute (that write empties the cache).
+  if (known && !touchDue(ctx, known.token)) return { token: known.token, channel: known.channel }
+  const token = await lookup(ctx, header, 'agent', hash)
   const channel = await ctx.store.channels.byId(token.channel_id as string)
   if (!channel) throw fail.unauthorized('invalid or revoked token')
+  if (mark) cache?.set(key, { token, channel }, mark)
   return { token, channel }
 }
 
