@@ -1,7 +1,7 @@
 /**
  * Held long-polls on one machine (issue 32 item 4), each on its own socket, held by Node client
  * processes (bench/poll-client.mjs via node-polls.ts) connecting from 127.0.0.x source
- * addresses, since one address to one port has only ~28,000 ephemeral ports:
+ * addresses (16 per client), since one address to one port has only ~28,000 ephemeral ports:
  *   1. memory: the servers' RSS before and with `--held` polls parked on one channel → per poll;
  *   2. idle CPU: the servers' CPU time while they are held and nothing happens;
  *   3. the full wait: every poll must be answered `200 { messages: [] }` at `--wait` seconds
@@ -11,6 +11,10 @@
  * Beside each figure, the clients' own CPU (a load generator that ran out would show there).
  *
  *   bun bench/longpolls.ts [--held 50000] [--clients 4] [--instances 1] [--wait 55] [--idle 10]
+ *                          [--rate 2000]
+ *
+ * `--rate`: new connections a second while parking (past the server's accept queue, the kernel
+ * drops them; the kernel's count of such overflows is printed: it must stay 0).
  *
  * `--instances K` (K > 1) serves from K `dist/hark` processes on one port (`--reuse-port`) over
  * a throwaway local Postgres (test/pg/cluster.ts), as a multi-instance deployment on one
@@ -50,6 +54,7 @@ const CLIENTS = arg('clients', 4)
 const INSTANCES = arg('instances', 1)
 const WAIT = arg('wait', 55)
 const IDLE = arg('idle', 10)
+const RATE = arg('rate', 2000)
 const NOFILE = 65_536
 
 const hard = Bun.spawnSync(['bash', '-c', 'ulimit -Hn']).stdout.toString().trim()
@@ -65,6 +70,12 @@ if (Math.ceil(HELD / INSTANCES) * 1.1 + 200 > perProcess) {
 if (Math.ceil(HELD / CLIENTS) + 200 > perProcess) {
   console.error(`${CLIENTS} clients cannot hold ${HELD} sockets: pass more --clients`)
   process.exit(2)
+}
+
+/** The kernel's count of connections dropped at a full accept queue (this network namespace). */
+const overflows = () => {
+  const lines = Bun.spawnSync(['nstat', '-az', 'TcpExtListenOverflows']).stdout.toString()
+  return Number(/TcpExtListenOverflows\s+(\d+)/.exec(lines)?.[1] ?? Number.NaN)
 }
 
 /** A free loopback port for the instances to share. */
@@ -116,7 +127,7 @@ try {
   const authorization = `Bearer ${token}`
   console.log(
     `${INSTANCES} hark process(es) on ${url}${INSTANCES > 1 ? ' (Postgres, --reuse-port)' : ''}; ` +
-      `${HELD} long-polls on one channel from ${CLIENTS} Node clients (127.0.0.2–${1 + CLIENTS}), wait=${WAIT}; ` +
+      `${HELD} long-polls on one channel from ${CLIENTS} Node clients (127.0.0.2–${1 + 16 * CLIENTS}), wait=${WAIT}; ` +
       `open files per process: ${perProcess}; load ${(await Bun.file('/proc/loadavg').text()).split(' ').slice(0, 3).join(' ')}`,
   )
 
@@ -136,10 +147,14 @@ try {
   /** Parks HELD polls; resolves once every client has written every request, plus 2 s. */
   const park = async (marker: string) => {
     const opened = performance.timeOrigin + performance.now()
-    const polls = nodePolls(url, path, authorization, HELD, CLIENTS, marker)
+    const overflow0 = overflows()
+    const polls = nodePolls(url, path, authorization, HELD, CLIENTS, marker, RATE)
     await polls.parked
     const parkedIn = performance.timeOrigin + performance.now() - opened
     await Bun.sleep(2000) // let the servers take every request in
+    const dropped = overflows() - overflow0
+    if (dropped !== 0)
+      console.log(`  accept-queue overflows while parking: ${dropped} (any process here)`)
     return { ...polls, opened, parkedIn }
   }
   const clientCpu = (ps: number[]) => ps.reduce((t, pid) => t + cpuMs(pid), 0)
@@ -177,14 +192,13 @@ try {
 
   // 3. The full wait.
   const ends = await first.ends
-  const heldFor = ends.map((e) => (e.at - first.opened) / 1000).sort((a, b) => a - b)
+  const heldFor = ends.map((e) => (e.at - e.opened) / 1000).sort((a, b) => a - b)
   const empty = ends.filter((e) => e.status === 200 && e.kind === 'e').length
-  // Opened over `parkedIn`: a poll opened last may end that much later than the first opened.
   const early = heldFor.filter((s) => s < WAIT - 0.05).length
   const dropped = ends.filter((e) => e.status === 0).length
   console.log(
-    `full wait: ${empty}/${HELD} answered 200 with no messages; ended ${heldFor[0]?.toFixed(2)} s to ` +
-      `${heldFor.at(-1)?.toFixed(2)} s after the first was opened (wait=${WAIT}); cut early: ${early}; ` +
+    `full wait: ${empty}/${HELD} answered 200 with no messages; each held ${heldFor[0]?.toFixed(2)} s to ` +
+      `${heldFor.at(-1)?.toFixed(2)} s from its connection (wait=${WAIT}); cut early: ${early}; ` +
       `dropped: ${dropped}; other: ${HELD - empty - dropped}; seen by ${ends.length}/${HELD}`,
   )
 
@@ -199,6 +213,14 @@ try {
   const serverCpu = sum(cpuMs) - serverCpu0
   const after = woken.map((e) => e.at - sent).sort((a, b) => a - b)
   const got = woken.filter((e) => e.status === 200 && e.kind === 'w').length
+  const before = woken.filter((e) => e.at < sent)
+  if (before.length > 0) {
+    const h = before.map((e) => (e.at - e.opened) / 1000).sort((a, b) => a - b)
+    console.log(
+      `  ${before.length} ended before the send (kinds ${[...new Set(before.map((e) => e.kind))].join(',')}), ` +
+        `held ${h[0]?.toFixed(2)}–${h.at(-1)?.toFixed(2)} s`,
+    )
+  }
   console.log(
     `one change: ${got}/${HELD} polls answered with the new message; first ${ms(after[0] ?? Number.NaN)}, ` +
       `p50 ${ms(pct(after, 50))}, p99 ${ms(pct(after, 99))}, last ${ms(after.at(-1) ?? Number.NaN)} after the send ` +

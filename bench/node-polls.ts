@@ -10,14 +10,17 @@ import { raiseNofile } from './lib.ts'
 export interface PollEnd {
   status: number
   at: number
+  /** When its connection opened (epoch ms). */
+  opened: number
   /** e: no messages; w: holds the marker; o: anything else; x: no answer. */
   kind: 'e' | 'w' | 'o' | 'x'
 }
 
 /**
  * Holds `n` requests of `path` from `clients` Node processes (bench/poll-client.mjs), client k
- * connecting from 127.0.0.(2+k): each source address has its own ~28,000 ephemeral ports.
- * `parked` resolves once every request is written, `ends` once every poll ended.
+ * connecting from 127.0.0.(2+16k) to 127.0.0.(17+16k): each source address has its own ~28,000
+ * ephemeral ports. `rate`: new connections a second, all clients together. `parked` resolves
+ * once every request is written, `ends` once every poll ended.
  */
 export function nodePolls(
   url: string,
@@ -26,10 +29,13 @@ export function nodePolls(
   n: number,
   clients: number,
   marker: string,
+  rate: number,
 ) {
   const { hostname, port } = new URL(url)
   const procs = Array.from({ length: clients }, (_, k) => {
     const count = Math.floor(n / clients) + (k < n % clients ? 1 : 0)
+    // 16 source addresses each: a bind to a busy address's ports costs the kernel more.
+    const addresses = Array.from({ length: 16 }, (_, a) => `127.0.0.${2 + 16 * k + a}`)
     const cfg = {
       host: hostname,
       port: Number(port),
@@ -37,7 +43,8 @@ export function nodePolls(
       authorization,
       count,
       marker,
-      addresses: [`127.0.0.${2 + k}`],
+      addresses,
+      rate: rate / clients,
     }
     const script = join(import.meta.dir, 'poll-client.mjs')
     const cmd = [
@@ -69,8 +76,14 @@ export function nodePolls(
           cpu.parked += last
           if (--parkedLeft === 0) markParked()
         } else if (f[0] === 'a')
-          ends.push({ status: Number(f[2]), at: Number(f[3]), kind: f[4] as PollEnd['kind'] })
-        else if (f[0] === 'x') ends.push({ status: 0, at: Number(f[2]), kind: 'x' })
+          ends.push({
+            status: Number(f[2]),
+            at: Number(f[3]),
+            kind: f[4] as PollEnd['kind'],
+            opened: Number(f[5]),
+          })
+        else if (f[0] === 'x')
+          ends.push({ status: 0, at: Number(f[2]), kind: 'x', opened: Number(f[3]) })
       }
     }
     cpu.end += last

@@ -6,11 +6,12 @@
  * holding its share, and reads their reports from stdout.
  *
  *   node bench/poll-client.mjs '{"host":"127.0.0.1","port":8080,"path":"/v1/messages?...",
- *     "authorization":"Bearer ...","count":12500,"addresses":["127.0.0.2","127.0.0.3"],"marker":"WAKE"}'
+ *     "authorization":"Bearer ...","count":12500,"rate":500,"addresses":["127.0.0.2","127.0.0.3"],"marker":"WAKE"}'
  *
  * Prints `parked N` once every request is written, then one line per poll as it ends:
- * `a INDEX STATUS AT KIND` (AT: epoch milliseconds, fractional; KIND: e = no messages, w = holds
- * the marker, o = anything else) or `x INDEX AT` (closed or failed without an answer); exits when
+ * `a INDEX STATUS AT KIND OPENED` (AT, OPENED: epoch milliseconds, fractional, of the answer and
+ * of the connection; KIND: e = no messages, w = holds
+ * the marker, o = anything else) or `x INDEX AT OPENED` (closed or failed without an answer); exits when
  * every poll has ended. `cpu MS` (its own CPU time so far) comes before `parked` and last. Plain JavaScript on purpose: Node 20 runs no TypeScript.
  */
 import { connect } from 'node:net'
@@ -49,6 +50,7 @@ function open(i) {
   return new Promise((resolve) => {
     let data = ''
     let done = false
+    let opened = ''
     const finish = (line) => {
       if (done) return
       done = true
@@ -62,6 +64,7 @@ function open(i) {
     })
     socket.setEncoding('latin1')
     socket.on('connect', () => {
+      opened = now()
       socket.write(request)
       resolve()
     })
@@ -75,26 +78,31 @@ function open(i) {
       if (!complete) return
       const status = data.slice(9, 12)
       const kind = body.includes('"messages":[]') ? 'e' : body.includes(cfg.marker) ? 'w' : 'o'
-      finish(`a ${i} ${status} ${now()} ${kind}`)
+      finish(`a ${i} ${status} ${now()} ${kind} ${opened}`)
       socket.destroy()
     })
     socket.on('error', () => {
-      finish(`x ${i} ${now()}`)
+      finish(`x ${i} ${now()} ${opened || now()}`)
       resolve()
     })
     socket.on('close', () => {
-      finish(`x ${i} ${now()}`)
+      finish(`x ${i} ${now()} ${opened || now()}`)
       resolve()
     })
   })
 }
 
-// A few hundred connections in flight at a time: the server's accept queue is bounded.
-const BATCH = 250
+// Paced at `rate` connections a second, 50 at a time: a connection the kernel has completed
+// waits in the server's accept queue (512 for Bun) until the server takes it, and one past a
+// full queue is dropped and later reset (bench/longpolls.ts prints the kernel's overflow count).
+const BATCH = 50
+const started = performance.now()
 for (let i = 0; i < cfg.count; i += BATCH) {
   const batch = []
   for (let j = i; j < Math.min(cfg.count, i + BATCH); j++) batch.push(open(j))
   await Promise.all(batch)
+  const due = ((i + BATCH) / cfg.rate) * 1000 - (performance.now() - started)
+  if (due > 0) await new Promise((r) => setTimeout(r, due))
 }
 report(`cpu ${cpu()}`)
 report(`parked ${cfg.count}`)
