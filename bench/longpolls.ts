@@ -189,6 +189,12 @@ try {
   console.log(
     `memory after ${IDLE} s idle: RSS ${mib(rssSettled)} = ${(((rssSettled - rss0) * 1024) / HELD / 1024).toFixed(2)} KiB per poll`,
   )
+  // A second window: the first may still hold the collection of what parking left behind.
+  const cpu1 = sum(cpuMs)
+  await Bun.sleep(IDLE * 1000)
+  console.log(
+    `idle CPU, the next ${IDLE} s: servers ${(((sum(cpuMs) - cpu1) / (IDLE * 1000)) * 100).toFixed(2)}% of one core`,
+  )
 
   // 3. The full wait.
   const ends = await first.ends
