@@ -11,15 +11,16 @@
  * 10,000 polls (the bare figure comes from the shared yardstick's run, not from here).
  */
 import { rmSync } from 'node:fs'
-import { MAX_HELD_POLLS } from '../src/core/holds.ts'
 import {
   arg,
   cpuMs,
+  endCursor,
+  ensureNofile,
   HARK,
+  HOLDING,
+  holdPolls,
   pct,
   provision,
-  type RawAnswer,
-  raiseNofile,
   rawRequest,
   startListening,
   tempDataDir,
@@ -33,36 +34,23 @@ const option = (name: string) => {
 }
 const BINS = [option('bin') ?? HARK, ...(option('vs') ? [option('vs') as string] : [])]
 const NOFILE = 65_536
-
-const limit = Number(Bun.spawnSync(['bash', '-c', 'ulimit -n']).stdout.toString().trim())
-if (limit < HELD + 1000 && !process.env.HARK_BENCH_REEXEC) {
-  const proc = Bun.spawn(
-    [
-      'bash',
-      '-c',
-      `${raiseNofile(NOFILE)} && exec "$@"`,
-      'bash',
-      process.execPath,
-      ...process.argv.slice(1),
-    ],
-    { env: { ...process.env, HARK_BENCH_REEXEC: '1' }, stdio: ['inherit', 'inherit', 'inherit'] },
-  )
-  process.exit(await proc.exited)
-}
+await ensureNofile(HELD + 1000, NOFILE)
 
 interface Round {
   p50: number
   p99: number
   last: number
   cpuUsPerPoll: number
+  /** Server CPU per poll while they were opened and parked (2 s of idle included). */
+  parkUs: number
   woke: number
 }
 
 async function round(bin: string): Promise<Round> {
   const dir = tempDataDir('hark-fanout-')
   try {
-    const { channelTokens } = await provision(dir, 1, Math.ceil(HELD / MAX_HELD_POLLS))
-    const tokens = channelTokens[0] as string[]
+    const { agentTokens } = await provision(dir, 1)
+    const authorization = `Bearer ${agentTokens[0]}`
     const server = await startListening(
       [
         ...bin.split(' '),
@@ -73,13 +61,12 @@ async function round(bin: string): Promise<Round> {
         '0',
         '--data',
         dir,
-        '--write-limit',
-        '0',
+        ...HOLDING.flags,
       ],
-      { nofile: NOFILE },
+      { nofile: NOFILE, env: HOLDING.env },
     )
     try {
-      const auth = { authorization: `Bearer ${tokens[0]}` }
+      const auth = { authorization }
       const send = (text: string) =>
         rawRequest(
           server.url,
@@ -89,19 +76,18 @@ async function round(bin: string): Promise<Round> {
           JSON.stringify({ body: { text } }),
         )
       for (let i = 0; i < 20; i++) await send(`warm-up ${i}`)
-      const page = await rawRequest(server.url, 'GET', '/v1/messages?since=0&peek=1', auth)
-      const cursor = (JSON.parse(page.body) as { cursor: number }).cursor
-      const polls: Promise<RawAnswer>[] = []
-      for (let i = 0; i < HELD; i++) {
-        polls.push(
-          rawRequest(server.url, 'GET', `/v1/messages?since=${cursor}&wait=55&peek=1`, {
-            authorization: `Bearer ${tokens[i % tokens.length]}`,
-          }),
-        )
-        if (i % 500 === 499) await Bun.sleep(20)
-      }
+      const cursor = await endCursor(server.url, authorization)
+      const cpuPark0 = cpuMs(server.proc.pid)
+      const held = await holdPolls(
+        server.url,
+        `/v1/messages?since=${cursor}&wait=55&peek=1`,
+        authorization,
+        HELD,
+      )
+      const polls = held.map((p) => p.answer)
       await Bun.sleep(2000) // let the server take every request in
       const cpu0 = cpuMs(server.proc.pid)
+      const parkUs = ((cpu0 - cpuPark0) * 1000) / HELD
       const sent = performance.now()
       const reply = await send('wake everyone')
       const answers = await Promise.all(polls)
@@ -113,6 +99,7 @@ async function round(bin: string): Promise<Round> {
         p99: pct(after, 99),
         last: after.at(-1) ?? Number.NaN,
         cpuUsPerPoll: (cpu * 1000) / HELD,
+        parkUs,
         woke: answers.filter((a) => a.status === 200 && a.body.includes(id)).length,
       }
     } finally {
@@ -140,7 +127,7 @@ for (const [b, bin] of BINS.entries()) {
   for (const r of rs) {
     console.log(
       `  woke ${r.woke}/${HELD}  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms  last ${r.last.toFixed(1)} ms  ` +
-        `server CPU ${r.cpuUsPerPoll.toFixed(0)} µs per woken poll`,
+        `server CPU ${r.cpuUsPerPoll.toFixed(0)} µs per woken poll, ${r.parkUs.toFixed(0)} µs per parked poll`,
     )
   }
 }
@@ -150,6 +137,6 @@ if (BINS.length > 1) {
     median(a.map((r, i) => pick(r) / pick(b[i] as Round))).toFixed(2)
   console.log(
     `A/B pair by pair, median: p99 ${ratio((r) => r.p99)}, last ${ratio((r) => r.last)}, ` +
-      `server CPU per poll ${ratio((r) => r.cpuUsPerPoll)}`,
+      `server CPU per woken poll ${ratio((r) => r.cpuUsPerPoll)}, per parked poll ${ratio((r) => r.parkUs)}`,
   )
 }

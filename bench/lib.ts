@@ -295,3 +295,57 @@ export const sendRequest = (url: string, token: string, signal?: AbortSignal) =>
     body: SEND_BODY,
     signal,
   })
+
+/**
+ * Re-runs this bench under a raised open-files limit (`raiseNofile`) when the current one is
+ * below `need`: a bench holding thousands of polls holds a socket for each.
+ */
+export async function ensureNofile(need: number, n = 65_536): Promise<void> {
+  const limit = Number(Bun.spawnSync(['bash', '-c', 'ulimit -n']).stdout.toString().trim())
+  if (limit >= need || process.env.HARK_BENCH_REEXEC) return
+  const argv = [process.execPath, ...process.argv.slice(1)]
+  const proc = Bun.spawn(['bash', '-c', `${raiseNofile(n)} && exec "$@"`, 'bash', ...argv], {
+    env: { ...process.env, HARK_BENCH_REEXEC: '1' },
+    stdio: ['inherit', 'inherit', 'inherit'],
+  })
+  process.exit(await proc.exited)
+}
+
+/**
+ * How a bench holding many polls serves: no write limit, and no bound on the polls one token
+ * holds (the benches hold them all on one token, as the shared yardstick does). The bound is
+ * lifted through the environment, not `--max-held-polls`, so that `--vs` with a build older
+ * than the setting still starts (it ignores the variable, and then answers all but 20 early).
+ */
+export const HOLDING = { flags: ['--write-limit', '0'], env: { HARK_MAX_HELD_POLLS: '0' } }
+
+/** The feed's cursor at its end, followed page by page (`peek`: nothing marked). */
+export async function endCursor(url: string, authorization: string): Promise<number> {
+  let cursor = 0
+  for (;;) {
+    const page = await rawRequest(url, 'GET', `/v1/messages?since=${cursor}&peek=1`, {
+      authorization,
+    })
+    const parsed = JSON.parse(page.body) as { cursor: number; has_more: boolean }
+    cursor = parsed.cursor
+    if (!parsed.has_more) return cursor
+  }
+}
+
+/** Holds `n` requests of `path` (raw sockets from this process), 500 at a time. */
+export async function holdPolls(
+  url: string,
+  path: string,
+  authorization: string,
+  n: number,
+): Promise<{ opened: number; answer: Promise<RawAnswer> }[]> {
+  const polls: { opened: number; answer: Promise<RawAnswer> }[] = []
+  for (let i = 0; i < n; i++) {
+    polls.push({
+      opened: performance.now(),
+      answer: rawRequest(url, 'GET', path, { authorization }),
+    })
+    if (i % 500 === 499) await Bun.sleep(20)
+  }
+  return polls
+}

@@ -1,171 +1,244 @@
 /**
- * Held long-polls on one server (dist/hark), each on its own socket:
- *   1. memory: RSS before and with `--held` polls parked on one channel → bytes per poll;
- *   2. idle CPU: the server's CPU time while they are held and nothing happens;
+ * Held long-polls on one machine (issue 32 item 4), each on its own socket, held by Node client
+ * processes (bench/poll-client.mjs via node-polls.ts) connecting from 127.0.0.x source
+ * addresses (16 per client), since one address to one port has only ~28,000 ephemeral ports:
+ *   1. memory: the servers' RSS before and with `--held` polls parked on one channel → per poll;
+ *   2. idle CPU: the servers' CPU time while they are held and nothing happens;
  *   3. the full wait: every poll must be answered `200 { messages: [] }` at `--wait` seconds
  *      (55: the longest), none cut early, none dropped;
- *   4. one change: the same number of polls parked again, one send → every poll woken; time
- *      from the send to the last answer.
+ *   4. one change: as many polls parked again, one send → every poll woken; from the send to
+ *      the last answer.
+ * Beside each figure, the clients' own CPU (a load generator that ran out would show there).
  *
- *   bun bench/longpolls.ts [--held 10000] [--wait 55] [--idle 10]
+ *   bun bench/longpolls.ts [--held 50000] [--clients 4] [--instances 1] [--wait 55] [--idle 10]
+ *                          [--rate 2000]
  *
- * Targets: < 6 KB per poll, ~0% idle CPU, none cut before 55 s, all woken within 500 ms.
- * Raises the open-files limit (it re-runs itself under `ulimit -n 65536`, or the hard limit
- * when that is lower, when needed): this process holds one socket per poll, so does the server.
+ * `--rate`: new connections a second while parking (past the server's accept queue, the kernel
+ * drops them; the kernel's count of such overflows is printed: it must stay 0).
+ *
+ * `--instances K` (K > 1) serves from K `dist/hark` processes on one port (`--reuse-port`) over
+ * a throwaway local Postgres (test/pg/cluster.ts), as a multi-instance deployment on one
+ * machine would: a process may hold only as many sockets as its open-files limit allows, and a
+ * container may cap that (here at 20,000, and not raisable without CAP_SYS_RESOURCE). Each
+ * process runs under `ulimit -n` raised to 65,536 or the hard limit, whichever is lower.
+ *
+ * Targets: ≤ 6 KB per poll, ~0% idle CPU, none cut before 55 s, all woken within 2 s.
  */
 import { rmSync } from 'node:fs'
-import { MAX_HELD_POLLS } from '../src/core/holds.ts'
+import { createServer } from 'node:net'
+import { withDatabase } from '../src/cli/admin/command.ts'
+import { addChannel, addUser } from '../src/people/service.ts'
+import { type PgCluster, startCluster } from '../test/pg/cluster.ts'
 import {
   arg,
   cpuMs,
+  endCursor,
+  HARK,
+  HOLDING,
   mib,
   ms,
   pct,
   provision,
-  type RawAnswer,
-  raiseNofile,
   rawRequest,
+  requireBinary,
   rssKiB,
-  startHark,
+  type Started,
+  startListening,
   tempDataDir,
   threads,
 } from './lib.ts'
+import { nodePolls, type PollEnd } from './node-polls.ts'
 
-const HELD = arg('held', 10_000)
+const HELD = arg('held', 50_000)
+const CLIENTS = arg('clients', 4)
+const INSTANCES = arg('instances', 1)
 const WAIT = arg('wait', 55)
 const IDLE = arg('idle', 10)
+const RATE = arg('rate', 2000)
 const NOFILE = 65_536
 
-const limit = Number(Bun.spawnSync(['bash', '-c', 'ulimit -n']).stdout.toString().trim())
-if (limit < HELD + 1000 && !process.env.HARK_BENCH_REEXEC) {
-  const proc = Bun.spawn(
-    [
-      'bash',
-      '-c',
-      `${raiseNofile(NOFILE)} && exec "$@"`,
-      'bash',
-      process.execPath,
-      ...process.argv.slice(1),
-    ],
-    { env: { ...process.env, HARK_BENCH_REEXEC: '1' }, stdio: ['inherit', 'inherit', 'inherit'] },
+const hard = Bun.spawnSync(['bash', '-c', 'ulimit -Hn']).stdout.toString().trim()
+const perProcess = hard === 'unlimited' ? NOFILE : Math.min(NOFILE, Number(hard))
+if (Math.ceil(HELD / INSTANCES) * 1.1 + 200 > perProcess) {
+  console.error(
+    `${HELD} polls over ${INSTANCES} server process(es) need more open files each than the ` +
+      `hard limit here (${hard}); pass --instances ${Math.ceil((HELD * 1.1) / (perProcess - 200))} ` +
+      '(Postgres, one port) or fewer --held',
   )
-  process.exit(await proc.exited)
+  process.exit(2)
+}
+if (Math.ceil(HELD / CLIENTS) + 200 > perProcess) {
+  console.error(`${CLIENTS} clients cannot hold ${HELD} sockets: pass more --clients`)
+  process.exit(2)
 }
 
-const dir = tempDataDir('hark-polls-')
+/** The kernel's count of connections dropped at a full accept queue (this network namespace). */
+const overflows = () => {
+  const lines = Bun.spawnSync(['nstat', '-az', 'TcpExtListenOverflows']).stdout.toString()
+  return Number(/TcpExtListenOverflows\s+(\d+)/.exec(lines)?.[1] ?? Number.NaN)
+}
+
+/** A free loopback port for the instances to share. */
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number }
+      s.close(() => resolve(port))
+    })
+  })
+
+const dirs: string[] = []
+let cluster: PgCluster | undefined
+const servers: Started[] = []
 try {
-  // One channel, as many of its agents' tokens as the held polls need (MAX_HELD_POLLS each).
-  const { channelTokens } = await provision(dir, 1, Math.ceil(HELD / MAX_HELD_POLLS))
-  const tokens = channelTokens[0] as string[]
-  const token = tokens[0] as string
-  const server = await startHark(dir, ['--write-limit', '0'], { nofile: NOFILE })
-  const pid = server.proc.pid
-  const auth = { authorization: `Bearer ${token}` }
-  console.log(`hark on ${server.url}; ${HELD} long-polls on one channel, wait=${WAIT}`)
+  requireBinary()
+  let token: string
+  let env: Record<string, string> = { ...HOLDING.env }
+  if (INSTANCES === 1) {
+    dirs.push(tempDataDir('hark-polls-'))
+    token = (await provision(dirs[0] as string, 1)).agentTokens[0] as string
+  } else {
+    cluster = await startCluster()
+    const url = await cluster.database('polls')
+    dirs.push(tempDataDir('hark-polls-admin-'))
+    token = await withDatabase(
+      dirs[0] as string,
+      async (p) => {
+        await addUser(p, { email: 'bench@example.com', owner: true })
+        return (await addChannel(p, { email: 'bench@example.com', label: 'polls' })).token
+      },
+      url,
+    )
+    env = { ...env, HARK_DATABASE_URL: url }
+  }
+  const port = await freePort()
+  for (let i = 0; i < INSTANCES; i++) {
+    const dir = INSTANCES === 1 ? (dirs[0] as string) : tempDataDir('hark-polls-')
+    if (INSTANCES > 1) dirs.push(dir)
+    const flags = ['--host', '127.0.0.1', '--port', String(port), '--data', dir]
+    if (INSTANCES > 1) flags.push('--reuse-port')
+    servers.push(
+      await startListening([HARK, 'serve', ...flags, ...HOLDING.flags], { nofile: NOFILE, env }),
+    )
+  }
+  const url = `http://127.0.0.1:${port}`
+  const pids = servers.map((s) => s.proc.pid)
+  const sum = (f: (pid: number) => number) => pids.reduce((t, pid) => t + f(pid), 0)
+  const authorization = `Bearer ${token}`
+  console.log(
+    `${INSTANCES} hark process(es) on ${url}${INSTANCES > 1 ? ' (Postgres, --reuse-port)' : ''}; ` +
+      `${HELD} long-polls on one channel from ${CLIENTS} Node clients (127.0.0.2–${1 + 16 * CLIENTS}), wait=${WAIT}; ` +
+      `open files per process: ${perProcess}; load ${(await Bun.file('/proc/loadavg').text()).split(' ').slice(0, 3).join(' ')}`,
+  )
 
   const send = (text: string) =>
     rawRequest(
-      server.url,
+      url,
       'POST',
       '/v1/messages',
-      { ...auth, 'content-type': 'application/json' },
+      { authorization, 'content-type': 'application/json' },
       JSON.stringify({ body: { text } }),
     )
-  // Warm up the paths the polls and the send use, and find the cursor.
   for (let i = 0; i < 50; i++) await send(`warm-up ${i}`)
-  let cursor = 0
-  for (;;) {
-    const page = await rawRequest(server.url, 'GET', `/v1/messages?since=${cursor}&peek=1`, auth)
-    const parsed = JSON.parse(page.body) as { cursor: number; has_more: boolean }
-    cursor = parsed.cursor
-    if (!parsed.has_more) break
-  }
+  const cursor = await endCursor(url, authorization)
+  const path = `/v1/messages?since=${cursor}&wait=${WAIT}&peek=1`
   await Bun.sleep(1000)
 
-  /** Parks `n` polls, a thousand connections at a time; resolves when all are sent. */
-  const park = async (n: number) => {
-    const polls: { opened: number; answer: Promise<RawAnswer> }[] = []
-    for (let i = 0; i < n; i++) {
-      polls.push({
-        opened: performance.now(),
-        answer: rawRequest(server.url, 'GET', `/v1/messages?since=${cursor}&wait=${WAIT}&peek=1`, {
-          authorization: `Bearer ${tokens[i % tokens.length]}`,
-        }),
-      })
-      if (i % 500 === 499) await Bun.sleep(20)
-    }
-    await Bun.sleep(2000) // let the server take every request in
-    return polls
+  /** Parks HELD polls; resolves once every client has written every request, plus 2 s. */
+  const park = async (marker: string) => {
+    const opened = performance.timeOrigin + performance.now()
+    const overflow0 = overflows()
+    const polls = nodePolls(url, path, authorization, HELD, CLIENTS, marker, RATE)
+    await polls.parked
+    const parkedIn = performance.timeOrigin + performance.now() - opened
+    await Bun.sleep(2000) // let the servers take every request in
+    const dropped = overflows() - overflow0
+    if (dropped !== 0)
+      console.log(`  accept-queue overflows while parking: ${dropped} (any process here)`)
+    return { ...polls, opened, parkedIn }
   }
+  const clientCpu = (ps: number[]) => ps.reduce((t, pid) => t + cpuMs(pid), 0)
 
   // 1–2. Memory and idle CPU (with nothing held first, for comparison).
-  const base0 = cpuMs(pid)
+  const base0 = sum(cpuMs)
   await Bun.sleep(IDLE * 1000)
-  const cpuBase = ((cpuMs(pid) - base0) / (IDLE * 1000)) * 100
-  const rss0 = rssKiB(pid)
-  const opened = performance.now()
-  const first = await park(HELD)
-  const rss1 = rssKiB(pid)
-  const perPoll = ((rss1 - rss0) * 1024) / HELD
+  const cpuBase = ((sum(cpuMs) - base0) / (IDLE * 1000)) * 100
+  const rss0 = sum(rssKiB)
+  const park0 = sum(cpuMs)
+  const first = await park('never')
+  const parkCpu = sum(cpuMs) - park0
+  const rss1 = sum(rssKiB)
   console.log(
-    `memory: RSS ${mib(rss0)} idle → ${mib(rss1)} with ${HELD} polls held = ${(perPoll / 1024).toFixed(2)} KiB per poll ` +
-      `(target < 6 KB) [${threads(pid)} threads]`,
+    `parked ${HELD} in ${(first.parkedIn / 1000).toFixed(1)} s: server CPU ${((parkCpu * 1000) / HELD).toFixed(0)} µs per poll ` +
+      `(opening, reading, parking; 2 s idle included), clients ${((first.cpu.parked * 1000) / HELD).toFixed(0)} µs per poll`,
   )
-  const cpu0 = cpuMs(pid)
-  await Bun.sleep(IDLE * 1000)
-  const cpuIdle = ((cpuMs(pid) - cpu0) / (IDLE * 1000)) * 100
-  const rssSettled = rssKiB(pid)
   console.log(
-    `idle CPU with ${HELD} polls held: ${cpuIdle.toFixed(2)}% of one core over ${IDLE} s ` +
-      `(${cpuBase.toFixed(2)}% with none held; target ~0%)`,
+    `memory: RSS ${mib(rss0)} idle → ${mib(rss1)} with ${HELD} polls held = ` +
+      `${(((rss1 - rss0) * 1024) / HELD / 1024).toFixed(2)} KiB per poll (target ≤ 6 KB) ` +
+      `[${sum(threads)} threads]`,
+  )
+  const cpu0 = sum(cpuMs)
+  const cc0 = clientCpu(first.pids)
+  await Bun.sleep(IDLE * 1000)
+  const cpuIdle = ((sum(cpuMs) - cpu0) / (IDLE * 1000)) * 100
+  const rssSettled = sum(rssKiB)
+  console.log(
+    `idle CPU with ${HELD} polls held: servers ${cpuIdle.toFixed(2)}% of one core over ${IDLE} s ` +
+      `(${cpuBase.toFixed(2)}% with none held; target ~0%); clients ${(((clientCpu(first.pids) - cc0) / (IDLE * 1000)) * 100).toFixed(2)}%`,
   )
   console.log(
     `memory after ${IDLE} s idle: RSS ${mib(rssSettled)} = ${(((rssSettled - rss0) * 1024) / HELD / 1024).toFixed(2)} KiB per poll`,
   )
+  // A second window: the first may still hold the collection of what parking left behind.
+  const cpu1 = sum(cpuMs)
+  await Bun.sleep(IDLE * 1000)
+  console.log(
+    `idle CPU, the next ${IDLE} s: servers ${(((sum(cpuMs) - cpu1) / (IDLE * 1000)) * 100).toFixed(2)}% of one core`,
+  )
 
   // 3. The full wait.
-  const answers = await Promise.all(first.map((p) => p.answer))
-  const held = answers
-    .map((a, i) => (a.at - (first[i]?.opened as number)) / 1000)
-    .sort((a, b) => a - b)
-  const empty = answers.filter((a) => a.status === 200 && a.body.includes('"messages":[]')).length
-  const early = held.filter((s) => s < WAIT - 0.05).length
-  const dropped = answers.filter((a) => a.status === 0).length
+  const ends = await first.ends
+  const heldFor = ends.map((e) => (e.at - e.opened) / 1000).sort((a, b) => a - b)
+  const empty = ends.filter((e) => e.status === 200 && e.kind === 'e').length
+  const early = heldFor.filter((s) => s < WAIT - 0.05).length
+  const dropped = ends.filter((e) => e.status === 0).length
   console.log(
-    `full wait: ${empty}/${HELD} answered 200 with no messages; held ${held[0]?.toFixed(2)} s to ` +
-      `${held.at(-1)?.toFixed(2)} s (wait=${WAIT}); cut early: ${early}; dropped: ${dropped}; ` +
-      `other statuses: ${HELD - empty - dropped}` +
-      ` (opened over ${((first.at(-1)?.opened as number) - opened).toFixed(0)} ms)`,
+    `full wait: ${empty}/${HELD} answered 200 with no messages; each held ${heldFor[0]?.toFixed(2)} s to ` +
+      `${heldFor.at(-1)?.toFixed(2)} s from its connection (wait=${WAIT}); cut early: ${early}; ` +
+      `dropped: ${dropped}; other: ${HELD - empty - dropped}; seen by ${ends.length}/${HELD}`,
   )
 
   // 4. One change wakes them all.
-  const second = await park(HELD)
-  const rss2 = rssKiB(pid)
-  const serverCpu0 = cpuMs(pid)
-  const clientCpu0 = process.cpuUsage()
-  const sent = performance.now()
-  const reply = await send('wake everyone')
-  const woken = await Promise.all(second.map((p) => p.answer))
-  const serverCpu = cpuMs(pid) - serverCpu0
-  const clientUsage = process.cpuUsage(clientCpu0)
-  const clientCpu = (clientUsage.user + clientUsage.system) / 1000
-  const after = woken.map((a) => a.at - sent).sort((a, b) => a - b)
-  const id = (JSON.parse(reply.body) as { message: { id: string } }).message.id
-  const got = woken.filter((a) => a.status === 200 && a.body.includes(id)).length
+  const marker = `wake-${crypto.randomUUID()}`
+  const second = await park(marker)
+  const rss2 = sum(rssKiB)
+  const serverCpu0 = sum(cpuMs)
+  const sent = performance.timeOrigin + performance.now()
+  await send(marker)
+  const woken: PollEnd[] = await second.ends
+  const serverCpu = sum(cpuMs) - serverCpu0
+  const after = woken.map((e) => e.at - sent).sort((a, b) => a - b)
+  const got = woken.filter((e) => e.status === 200 && e.kind === 'w').length
+  const before = woken.filter((e) => e.at < sent)
+  if (before.length > 0) {
+    const h = before.map((e) => (e.at - e.opened) / 1000).sort((a, b) => a - b)
+    console.log(
+      `  ${before.length} ended before the send (kinds ${[...new Set(before.map((e) => e.kind))].join(',')}), ` +
+        `held ${h[0]?.toFixed(2)}–${h.at(-1)?.toFixed(2)} s`,
+    )
+  }
   console.log(
     `one change: ${got}/${HELD} polls answered with the new message; first ${ms(after[0] ?? Number.NaN)}, ` +
       `p50 ${ms(pct(after, 50))}, p99 ${ms(pct(after, 99))}, last ${ms(after.at(-1) ?? Number.NaN)} after the send ` +
-      `(target: all within 500 ms); dropped ${woken.filter((a) => a.status === 0).length}`,
+      `(target: all within 2 s); dropped ${woken.filter((e) => e.status === 0).length}`,
   )
   console.log(
-    `  CPU spent meanwhile: server ${serverCpu.toFixed(0)} ms, this load generator ${clientCpu.toFixed(0)} ms ` +
-      `(2 cores shared)`,
+    `  CPU meanwhile: servers ${serverCpu.toFixed(0)} ms (${((serverCpu * 1000) / HELD).toFixed(0)} µs per woken poll), ` +
+      `clients ${(second.cpu.end - second.cpu.parked).toFixed(0)} ms (2 cores shared)`,
   )
-  await Bun.sleep(1000)
-  console.log(
-    `RSS: ${mib(rss2)} with the second set held, ${mib(rssKiB(pid))} after it was answered`,
-  )
-  await server.stop()
+  console.log(`RSS: ${mib(rss2)} with the second set held, ${mib(sum(rssKiB))} after`)
 } finally {
-  rmSync(dir, { recursive: true, force: true })
+  for (const s of servers) await s.stop()
+  await cluster?.close()
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
 }

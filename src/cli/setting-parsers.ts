@@ -30,7 +30,9 @@ export interface Setting<K extends keyof Config = keyof Config> {
 export const setting = <K extends keyof Config>(s: Setting<K>) => s as unknown as Setting
 
 /** What a setting with its default in DEFAULTS has: its variable HARK_FLAG, the default's text. */
-const fromDefaults = <K extends 'port' | 'writeLimit' | 'trustProxy' | 'metrics' | 'reusePort'>(
+const fromDefaults = <
+  K extends 'port' | 'writeLimit' | 'maxHeldPolls' | 'trustProxy' | 'metrics' | 'reusePort',
+>(
   key: K,
   flag: string,
   help: string,
@@ -44,7 +46,12 @@ const fromDefaults = <K extends 'port' | 'writeLimit' | 'trustProxy' | 'metrics'
 })
 
 /** A whole-number setting from 0 to `max`. */
-export const wholeNumber = (key: 'port' | 'writeLimit', flag: string, help: string, max: number) =>
+export const wholeNumber = (
+  key: 'port' | 'writeLimit' | 'maxHeldPolls',
+  flag: string,
+  help: string,
+  max: number,
+) =>
   setting({
     ...fromDefaults(key, flag, help),
     parse: (raw, name) => integer(name, raw, 0, max),

@@ -64,6 +64,12 @@ export const SETTINGS: readonly Setting[] = [
     fallback: (c) => defaultBaseUrl(c.domains, c.tlsCert, c.port),
   }),
   wholeNumber('writeLimit', 'write-limit', 'agent writes/minute/channel, 0 = off', 1e9),
+  wholeNumber(
+    'maxHeldPolls',
+    'max-held-polls',
+    'long-polls held at once per token or browser session, 0 = no bound',
+    1e9,
+  ),
   setting({
     key: 'maxFileSize',
     flag: 'max-file-size',

@@ -1,6 +1,6 @@
 import type { Abortable } from './waiters.ts'
 
-/** Long-polls one token (or one browser session) may hold at once. */
+/** Long-polls one token (or one browser session) may hold at once, by default (`--max-held-polls`). */
 export const MAX_HELD_POLLS = 20
 
 /**
@@ -29,7 +29,9 @@ export class PollSignal implements Abortable {
 
   addEventListener(type: 'abort', listener: EventListenerOrEventListenerObject): void {
     this.listener = listener
-    this.request.addEventListener(type, listener, { once: true })
+    // No `{ once: true }`: the options dictionary costs more than the registration itself
+    // (bench/README.md), and the waiter removes its listener as it settles anyway.
+    this.request.addEventListener(type, listener)
   }
 
   removeEventListener(type: 'abort', listener: EventListenerOrEventListenerObject): void {
@@ -63,7 +65,14 @@ export class HeldPolls {
   /** Per holder, its polls oldest first (a Set keeps insertion order). */
   private readonly held = new Map<string, Set<PollSignal>>()
 
-  constructor(private readonly max = MAX_HELD_POLLS) {}
+  /**
+   * `max` 0: no bound (`--max-held-polls 0`, for a benchmark that holds thousands on one
+   * token). `atBound` hears of each poll ended early, so the log can say why.
+   */
+  constructor(
+    private readonly max = MAX_HELD_POLLS,
+    private readonly atBound: (holder: string) => void = () => {},
+  ) {}
 
   /** Counts one more poll for `holder`, ending its oldest when at the bound. */
   take(holder: string, request: AbortSignal): PollSignal {
@@ -72,10 +81,11 @@ export class HeldPolls {
       polls = new Set()
       this.held.set(holder, polls)
     }
-    if (polls.size >= this.max) {
+    if (this.max > 0 && polls.size >= this.max) {
       const oldest = polls.values().next().value as PollSignal
       polls.delete(oldest)
       oldest.evict()
+      this.atBound(holder)
     }
     const poll = new PollSignal(request, this, holder)
     polls.add(poll)

@@ -75,9 +75,10 @@ export class Waiters {
   }
 
   /**
-   * Parks a waiter on `key` now (synchronously) and answers its outcome and a way to let it go:
-   * a long-poll parks before it reads (an async read), so a wake that lands while the read is
-   * under way is not lost (docs/scaling.md, "Wake-ups across instances").
+   * Parks a waiter on `key` now (synchronously) and answers its outcome and a way to let it go.
+   * A long-poll parks in the same turn as a read that found nothing, or before its read when a
+   * wake raced the last one (`pollFor`), so a wake that lands while an async read is under way
+   * is not lost (docs/scaling.md, "Wake-ups across instances").
    */
   park(key: string, ms: number, signal?: Abortable): Parked {
     if (this.closed) return settledAs('closed')
@@ -253,6 +254,12 @@ export const userKey = (userId: string) => `user:${userId}`
  * Runs `read` until it returns something or `waitMs` has passed, parking on `key` in between.
  * A wake that turns out to be irrelevant (another sender's message, say) parks again for the
  * time that is left, so the caller's deadline holds.
+ *
+ * No change may be missed between a read and the park after it. A read that finds something
+ * (every poll a change woke, by the thousand) parks nothing: the park comes after a read that
+ * found nothing, in the same turn, when no wake happened since the read began (`wakes` counts
+ * every wake, local or from another instance). When one did, the next read is parked for
+ * before it starts, so a server woken without pause cannot keep a poll re-reading.
  */
 export async function pollFor<T>(
   waiters: Waiters,
@@ -262,21 +269,30 @@ export async function pollFor<T>(
   read: () => Promise<T | undefined> | T | undefined,
 ): Promise<T | undefined> {
   const deadline = performance.now() + waitMs
+  let parkFirst = false
   for (;;) {
-    // Parked before the read: a change committed while the read is under way wakes it.
-    const parked = waiters.park(key, deadline - performance.now(), signal)
+    const wakes = waiters.wakes
+    let parked = parkFirst ? waiters.park(key, deadline - performance.now(), signal) : undefined
     let result: T | undefined
     try {
       result = await read()
     } catch (error) {
-      parked.cancel()
+      parked?.cancel()
       throw error
     }
     if (result !== undefined) {
-      parked.cancel()
+      parked?.cancel()
       return result
     }
+    if (!parked) {
+      if (waiters.wakes !== wakes) {
+        parkFirst = true
+        continue
+      }
+      parked = waiters.park(key, deadline - performance.now(), signal)
+    }
     if ((await parked.outcome) !== 'woken') return undefined
+    parkFirst = false
   }
 }
 

@@ -11,6 +11,11 @@ export interface Config {
   baseUrl: string
   /** Agent writes per minute per channel; 0 turns the limit off. */
   writeLimit: number
+  /**
+   * Long-polls one token or browser session holds at once; at the bound its oldest is answered
+   * early (core/holds.ts). 0 turns the bound off. Unset: MAX_HELD_POLLS (20).
+   */
+  maxHeldPolls?: number
   /** Largest upload, in bytes. */
   maxFileSize: number
   /**
@@ -81,6 +86,7 @@ export const DEFAULTS = {
   host: '0.0.0.0',
   port: 8080,
   writeLimit: 120,
+  maxHeldPolls: 20,
   maxFileSize: 25 * 1024 * 1024,
   trustProxy: false,
   metrics: false,

@@ -20,7 +20,7 @@ import { ExpiryScheduler } from '../asks/expiry.ts'
 import { secretStore } from '../asks/secrets/store.ts'
 import { channelStore } from '../channels/store.ts'
 import { type Clock, systemClock } from '../core/clock.ts'
-import { HeldPolls } from '../core/holds.ts'
+import { HeldPolls, MAX_HELD_POLLS } from '../core/holds.ts'
 import { type Logger, stderrLogger } from '../core/log.ts'
 import type { Mailer } from '../core/mailer.ts'
 import { Waiters } from '../core/waiters.ts'
@@ -176,6 +176,27 @@ export interface Engine {
   push?: PushWorker
 }
 
+/**
+ * Says in the log when a holder's oldest poll is ended early by the bound of held polls, at
+ * most once a minute (with how many since): an operator (or a benchmark holding thousands of
+ * polls on one token) sees why answers came back empty before their wait.
+ */
+function boundLogger(config: Config, clock: Clock, log: Logger): (holder: string) => void {
+  let next = 0
+  let ended = 0
+  return (holder) => {
+    ended++
+    const now = clock.now()
+    if (now < next) return
+    next = now + 60_000
+    log.warn(
+      `${holder} holds ${config.maxHeldPolls ?? MAX_HELD_POLLS} long-polls (--max-held-polls): ` +
+        `its oldest was answered early, empty (${ended} so ended since the last such line)`,
+    )
+    ended = 0
+  }
+}
+
 /** The context around an engine's stores and write path; nothing started yet. */
 export function assembleContext(config: Config, options: ContextOptions, engine: Engine): Ctx {
   const clock = options.clock ?? systemClock
@@ -191,7 +212,7 @@ export function assembleContext(config: Config, options: ContextOptions, engine:
     waiters,
     writes,
     metrics: new ServerMetrics(),
-    holds: new HeldPolls(),
+    holds: new HeldPolls(config.maxHeldPolls ?? MAX_HELD_POLLS, boundLogger(config, clock, log)),
     limits: engine.limits ?? createLimits(config, () => clock.now()),
     keys: new ServerKeys(store.serverKeys, writes, clock, log),
     idempotency: new KeyedWrites(),

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { askKey, channelKey, pollFor, Waiters, type WaitOutcome } from '../../src/core/waiters.ts'
-import { sleep } from '../harness.ts'
+import { sleep, until } from '../harness.ts'
 import { timed, track } from './fixtures.ts'
 
 describe('Waiters', () => {
@@ -159,11 +159,57 @@ describe('pollFor', () => {
     const w = new Waiters()
     let value: string | undefined
     const poll = pollFor(w, 'k', 10_000, undefined, () => value)
-    expect(w.size).toBe(1)
+    await until(() => w.size === 1)
     value = 'changed'
     w.wake('k')
     expect(await poll).toBe('changed')
     expect(w.size).toBe(0)
+  })
+
+  test('a change and its wake landing while a read is under way are not lost', async () => {
+    // The read parks nothing before it; a wake of any key during it means: read again.
+    const w = new Waiters()
+    let value: string | undefined
+    const started = Promise.withResolvers<void>()
+    const finish = Promise.withResolvers<void>()
+    let reads = 0
+    const poll = pollFor(w, 'k', 60_000, undefined, async () => {
+      reads++
+      if (reads === 1) {
+        started.resolve()
+        await finish.promise // the first read saw nothing; the change commits meanwhile
+        return undefined
+      }
+      return value
+    })
+    await started.promise
+    value = 'changed'
+    w.wake('k')
+    finish.resolve()
+    expect(await poll).toBe('changed')
+    expect(reads).toBe(2)
+    expect(w.size).toBe(0)
+  })
+
+  test('a wake of another key during the read parks before the next read', async () => {
+    // Under wakes without pause a poll must not re-read forever: after a raced read the next
+    // is parked for first, and then only its own key wakes it.
+    const w = new Waiters()
+    let reads = 0
+    const poll = pollFor(w, 'k', 60_000, undefined, async () => {
+      reads++
+      if (reads === 1) w.wake('other')
+      return undefined
+    })
+    await until(() => w.size === 1)
+    expect(reads).toBe(2)
+    w.wake('other')
+    await sleep(20)
+    expect(reads).toBe(2)
+    w.wake('k')
+    await until(() => reads === 3)
+    w.close()
+    expect(await poll).toBeUndefined()
   })
 
   test('an irrelevant wake parks again, and the deadline still holds', async () => {
@@ -215,7 +261,7 @@ describe('pollFor', () => {
       if (gone) throw new Error('deleted')
       return undefined
     })
-    expect(w.size).toBe(1)
+    await until(() => w.size === 1)
     gone = true
     w.wake('k')
     await expect(poll).rejects.toThrow('deleted')

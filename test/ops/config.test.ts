@@ -124,3 +124,11 @@ test('dist/hark serve --print-config reads a config file', async () => {
   expect(typo.stderr).toContain('unknown setting PORT')
   expect(HARK).toBeTruthy()
 })
+
+test('--max-held-polls: flag or HARK_MAX_HELD_POLLS, 0 turns the bound off, default 20', () => {
+  expect(resolveConfig(args(), {}, NO_FILE).config.maxHeldPolls).toBe(20)
+  expect(resolveConfig(args('--max-held-polls', '0'), {}, NO_FILE).config.maxHeldPolls).toBe(0)
+  const env = resolveConfig(args(), { HARK_MAX_HELD_POLLS: '5000' }, NO_FILE)
+  expect([env.config.maxHeldPolls, env.sources.maxHeldPolls]).toEqual([5000, 'env'])
+  expect(() => resolveConfig(args('--max-held-polls', '-1'), {}, NO_FILE)).toThrow(UsageError)
+})

@@ -103,3 +103,53 @@ test('a poll that ends by waking releases its place', async () => {
     expect(s.ctx.waiters.size).toBe(0)
   }
 })
+
+/**
+ * The bound is a setting (`--max-held-polls`, HARK_MAX_HELD_POLLS): the shared fan-out yardstick
+ * holds thousands of polls on one token, which the default bound would answer early, empty
+ * (its wake figures then measured the bound, not the wake-up).
+ */
+test('--max-held-polls 0: one token holds more than the default bound, none ended early, one send wakes all', async () => {
+  s = await startTestServer({ maxHeldPolls: 0 })
+  const { cursor } = await s.agent.feed({ since: 0, peek: true })
+  const n = MAX_HELD_POLLS * 3
+  let settled = 0
+  const polls = Array.from({ length: n }, () =>
+    s.agent.feed({ since: cursor, wait: 30, peek: true }).then((answer) => {
+      settled++
+      return answer
+    }),
+  )
+  await until(() => s.ctx.waiters.size === n)
+  expect(settled).toBe(0)
+  const { message } = await s.agent.send({ body: { text: 'wake' } })
+  for (const answer of await Promise.all(polls)) {
+    expect(answer.messages.map((m) => m.id)).toEqual([message.id])
+  }
+})
+
+test('--max-held-polls 3: the fourth ends the oldest, and the log says why', async () => {
+  const lines: string[] = []
+  const log = {
+    info: () => {},
+    warn: (line: string) => lines.push(line),
+    error: () => {},
+  }
+  s = await startTestServer({ maxHeldPolls: 3, log })
+  const { cursor } = await s.agent.feed({ since: 0, peek: true })
+  const polls = []
+  for (let i = 0; i < 3; i++) {
+    polls.push(s.agent.feed({ since: cursor, wait: 30, peek: true }))
+    await until(() => s.ctx.waiters.size === i + 1)
+  }
+  expect(lines).toEqual([])
+  const fourth = s.agent.feed({ since: cursor, wait: 30, peek: true })
+  expect(await polls[0]).toEqual({ messages: [], cursor, has_more: false })
+  expect(s.ctx.waiters.size).toBe(3)
+  expect(lines).toHaveLength(1)
+  expect(lines[0]).toContain('holds 3 long-polls (--max-held-polls)')
+  await s.agent.send({ body: { text: 'wake' } })
+  for (const answer of await Promise.all([...polls.slice(1), fourth])) {
+    expect(answer.messages).toHaveLength(1)
+  }
+})

@@ -21,8 +21,9 @@ import type { Waiters } from '../../../core/waiters.ts'
  * listener's notifications in commit order, so the ping coming back proves everything committed
  * before it arrived too; when it does not come back in time while nothing else arrives either,
  * every local waiter reads again. A lost notification costs latency (until the reconnect or the
- * next check), never a change, provided a poll parks before it reads: with an async store, a
- * wake that lands during the read must still find it parked (test/pg/wake-bus.test.ts `poll`).
+ * next check), never a change, provided a wake that lands during a poll's async read is not
+ * lost: it parks before it reads, or (`pollFor`) reads again when any wake came during the
+ * read (test/pg/wake-bus.test.ts `poll`, test/asks/waiters.test.ts).
  */
 
 /** The channel every instance of one database listens on (NOTIFY is per database). */
