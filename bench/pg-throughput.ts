@@ -15,20 +15,21 @@
  * SQLite is provisioned as compare.ts does (lib.ts `provision`), Postgres the way an operator
  * would (`withDatabase` over the URL, `addUser`, `addChannel`).
  *
- * The test cluster starts with fsync off; with --pg-fsync 1 (the default) it is restarted with
+ * The test cluster runs with fsync off; with --pg-fsync 1 (the default) it is started with
  * fsync on (and full_page_writes at its default, on), so that a COMMIT waits for its WAL flush
  * as SQLite's synchronous=FULL waits for its fsync: both durable. --pg-fsync 0 keeps it off.
+ * (It was restarted with `pg_ctl restart` until the cluster stopped using pg_ctl, which then
+ * failed: started durable, the settings are the same.)
  *
  * Postgres runs on this same machine and shares its cores with Hark and the load generator; a
  * real deployment puts it on its own machine. Needs dist/hark (`bun run build`) and postgresql.
  */
 import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
-import { dirname, join } from 'node:path'
 import { SQL } from 'bun'
 import { withDatabase } from '../src/cli/admin/command.ts'
 import { addChannel, addUser } from '../src/people/service.ts'
-import { type PgCluster, postgresBin, startCluster } from '../test/pg/cluster.ts'
+import { type PgCluster, startCluster } from '../test/pg/cluster.ts'
 import {
   arg,
   closedLoop,
@@ -97,50 +98,15 @@ async function start(data: string, env?: Record<string, string>): Promise<Starte
   return server
 }
 
-/**
- * Restarts the cluster with fsync on: cluster.ts passes fsync=off on the command line, which
- * no ALTER SYSTEM overrides. Same data directory, port and socket, so `cluster.close()` still
- * stops it and removes it.
- */
-async function restartDurable(url: string): Promise<void> {
-  const bin = postgresBin() as string
-  const admin = new SQL(url, { max: 1 })
-  const [row] =
-    await admin`SELECT current_setting('data_directory') AS data, current_setting('port') AS port,
-    current_setting('unix_socket_directories') AS socket`
-  await admin.close()
-  const { data, port, socket } = row as { data: string; port: string; socket: string }
-  const options = `-p ${port} -k ${socket} -c listen_addresses=127.0.0.1 -c fsync=on`
-  const argv = [
-    join(bin, 'pg_ctl'),
-    '-D',
-    data,
-    '-l',
-    join(dirname(data), 'log'),
-    '-w',
-    '-m',
-    'fast',
-    '-o',
-    options,
-    'restart',
-  ]
-  const proc = Bun.spawn(
-    process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...argv] : argv,
-    {
-      stdin: 'ignore',
-      stdout: 'ignore',
-      stderr: 'ignore',
-      timeout: 60_000,
-    },
-  )
-  if ((await proc.exited) !== 0) throw new Error(`pg_ctl restart failed (exit ${proc.exitCode})`)
-}
-
 interface Measured extends LoadResult {
   /** Hark's CPU (all its instances) per second of the run, in % of one core. */
   harkCpu: number
   /** Postgres' CPU (the postmaster's children: backends, WAL writer, ...), the same way. */
   pgCpu?: number
+  /** This process's CPU (the load generator), the same way: near 100% it is the bottleneck. */
+  loadCpu: number
+  /** Hark's CPU per answered send, in µs. */
+  harkUsPerSend: number
   /** The whole machine's busy share (/proc/stat), in % of all cores. */
   busy: number
   /**
@@ -214,13 +180,17 @@ async function measure(
   const cpu0 = servers.reduce((n, s) => n + cpuMs(s.proc.pid), 0)
   const pg0 = stats ? pgCpuMs() : 0
   const m0 = machineTicks()
+  const load0 = cpuMs(process.pid)
   const r = await closedLoop(SECONDS, CONCURRENCY, request)
+  const load1 = cpuMs(process.pid)
   const m1 = machineTicks()
   const pg1 = stats ? pgCpuMs() : 0
   const cpu1 = servers.reduce((n, s) => n + cpuMs(s.proc.pid), 0)
   const m: Measured = {
     ...r,
     harkCpu: (cpu1 - cpu0) / 10 / r.seconds,
+    loadCpu: (load1 - load0) / 10 / r.seconds,
+    harkUsPerSend: ((cpu1 - cpu0) * 1000) / Math.max(1, r.ok),
     busy: ((m1.busy - m0.busy) / (m1.total - m0.total)) * 100,
   }
   if (stats) m.pgCpu = (pg1 - pg0) / 10 / r.seconds
@@ -243,7 +213,8 @@ function line(m: Measured): string {
       : `  WAL syncs/1k sends ${m.walSyncs.toFixed(0)}  tx/send ${m.commits?.toFixed(2)}`
   return (
     `${m.perSecond.toFixed(0).padStart(6)} msg/s  p50 ${ms(pct(m.latencies, 50))}  ` +
-    `p99 ${ms(pct(m.latencies, 99))}  errors ${m.errors}  hark CPU ${m.harkCpu.toFixed(0)}%` +
+    `p99 ${ms(pct(m.latencies, 99))}  errors ${m.errors}  hark CPU ${m.harkCpu.toFixed(0)}% ` +
+    `(${m.harkUsPerSend.toFixed(0)} µs/send)  load generator CPU ${m.loadCpu.toFixed(0)}%` +
     `${m.pgCpu === undefined ? '' : `  postgres CPU ${m.pgCpu.toFixed(0)}%`}  machine busy ${m.busy.toFixed(0)}%${pg}`
   )
 }
@@ -259,9 +230,8 @@ try {
   const sqliteDir = dir('hark-pgtp-sqlite-')
   const sqliteTokens = (await provision(sqliteDir, CHANNELS)).agentTokens
 
-  cluster = await startCluster()
+  cluster = await startCluster({ durable: PG_FSYNC })
   const url = await cluster.database('bench')
-  if (PG_FSYNC) await restartDurable(url)
   const pgTokens = await withDatabase(
     dir('hark-pgtp-admin-'),
     async (p) => {
@@ -325,7 +295,7 @@ try {
 
   console.log(`median of ${ROUNDS} rounds (load now ${loadAvg()}):`)
   console.log(
-    '  contender  msg/s   p50 ms   p99 ms  hark CPU  pg CPU  machine  WAL syncs/1k  tx/send  errors',
+    '  contender  msg/s   p50 ms   p99 ms  hark CPU  µs/send  load CPU  pg CPU  machine  WAL syncs/1k  tx/send  errors',
   )
   const sqliteMedian = median(results.sqlite.map((m) => m.perSecond))
   for (const [name, ms_] of Object.entries(results)) {
@@ -342,6 +312,10 @@ try {
           .toFixed(2)
           .padStart(8)} ` +
         `${`${median(ms_.map((m) => m.harkCpu)).toFixed(0)}%`.padStart(9)} ` +
+        `${median(ms_.map((m) => m.harkUsPerSend))
+          .toFixed(0)
+          .padStart(8)} ` +
+        `${`${median(ms_.map((m) => m.loadCpu)).toFixed(0)}%`.padStart(9)} ` +
         `${(pgCpus.length ? `${median(pgCpus).toFixed(0)}%` : '-').padStart(7)} ` +
         `${`${median(ms_.map((m) => m.busy)).toFixed(0)}%`.padStart(8)} ` +
         `${(walSyncs.length ? median(walSyncs).toFixed(0) : '-').padStart(13)} ` +

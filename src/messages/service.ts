@@ -105,8 +105,14 @@ export async function sendMessage(
     // The channel exists: the insert would have failed without it (a foreign key).
     await announce(tx, inserted, channel.user_id)
     return inserted
-  })
+  }, personBatch(channel))
 }
+
+/**
+ * One person's sends may share a transaction (on Postgres: one hold of their row's lock, one
+ * COMMIT; core/write-path.ts `RunOptions`), keyed by the channel's person.
+ */
+export const personBatch = (channel: Pick<ChannelRow, 'user_id'>) => ({ batch: channel.user_id })
 
 export async function findMessage(ctx: Ctx, channel: ChannelRow, id: string): Promise<MessageRow> {
   const row = await ctx.store.messages.byId(id)
