@@ -194,15 +194,14 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
     const again: Queued<S>[] = []
     try {
       await this.sql.begin(async (txSql) => {
+        const store = this.open(txSql)
+        const sent: Promise<unknown>[] = []
         for (const item of items) {
-          let effects = new UnitEffects(this.open(txSql))
+          const effects = new UnitEffects(store)
           try {
             const value = lone
               ? await this.within(txSql, item.unit, effects)
-              : await txSql.savepoint((sp) => {
-                  effects = new UnitEffects(this.open(sp))
-                  return this.within(sp, item.unit, effects)
-                })
+              : await this.savepointed(txSql, item.unit, effects, sent)
             done.push({ item, value, effects })
           } catch (error) {
             if (lone) throw error
@@ -212,6 +211,9 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
             else failed.push({ item, error })
           }
         }
+        // Answered by now (they were sent before the last unit's statements); a failure of
+        // one fails the transaction.
+        await Promise.all(sent)
         const wakes = done.flatMap((d) => d.effects.wakes)
         if (this.bus && wakes.length > 0) await this.bus.notify(txSql, wakes)
       })
@@ -232,6 +234,36 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
     for (const { item, value } of done) item.resolve(value)
     for (const { item, error } of failed) item.reject(error)
     return again
+  }
+
+  /**
+   * `unit` in a savepoint of a batch's transaction. SAVEPOINT and RELEASE are sent without
+   * waiting for their answers: they go down the connection ahead of the unit's first statement
+   * and the next unit's (pipelined), two round trips fewer per unit while the person's lock is
+   * held (Bun's `savepoint()` awaits both). Their answers are in `sent`, awaited before the
+   * COMMIT. A unit that fails is rolled back to its savepoint before the next one starts.
+   */
+  private async savepointed<T>(
+    txSql: TransactionSQL,
+    unit: Unit<S, T>,
+    effects: UnitEffects<S>,
+    sent: Promise<unknown>[],
+  ): Promise<T> {
+    const send = (statement: string) => {
+      const answer = txSql.unsafe(statement).execute()
+      answer.catch(() => {}) // awaited with the others before the COMMIT
+      sent.push(answer)
+    }
+    send('SAVEPOINT hark_unit')
+    try {
+      const value = await this.within(txSql, unit, effects)
+      send('RELEASE SAVEPOINT hark_unit')
+      return value
+    } catch (error) {
+      await txSql.unsafe('ROLLBACK TO SAVEPOINT hark_unit')
+      await txSql.unsafe('RELEASE SAVEPOINT hark_unit')
+      throw error
+    }
   }
 
   /** Whether a unit the database aborted runs again (counted, and said in the log). */
