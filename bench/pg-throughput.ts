@@ -4,7 +4,7 @@
  * alternating rounds so that drift of the machine hits every contender alike.
  *
  *   bun bench/pg-throughput.ts [--seconds 5] [--rounds 3] [--concurrency 32] [--channels 64]
- *                              [--people 1] [--pg-fsync 1]
+ *                              [--people 1] [--pg-fsync 1] [--baseline PATH]
  *
  * Three contenders, each with --write-limit 0:
  *   - sqlite: one instance on its data directory's SQLite (bench/compare.ts's Hark);
@@ -12,6 +12,9 @@
  *     --data directory, HARK_DATABASE_URL the cluster's database;
  *   - pg×2: two instances on that same database, the closed loop's workers split between them
  *     (half each), as behind a load balancer.
+ * With `--baseline PATH` (another build of hark, e.g. the commit before a change), a fourth,
+ * `pg-base`: that binary as one instance on the same database, in the same rounds, so that a
+ * change is measured against what it replaced under the same load of the machine.
  * SQLite is provisioned as compare.ts does (lib.ts `provision`), Postgres the way an operator
  * would (`withDatabase` over the URL, `addUser`, `addChannel`).
  *
@@ -41,6 +44,7 @@ import {
   type Started,
   sendRequest,
   startHark,
+  startListening,
   tempDataDir,
 } from './lib.ts'
 
@@ -55,6 +59,10 @@ const CHANNELS = arg('channels', 64)
  */
 const PEOPLE = Math.max(1, Math.min(arg('people', 1), CHANNELS))
 const PG_FSYNC = arg('pg-fsync', 1) !== 0
+const BASELINE = (() => {
+  const i = process.argv.indexOf('--baseline')
+  return i > 0 ? process.argv[i + 1] : undefined
+})()
 /** A request unanswered this long counts as an error (closedLoop has no timeout of its own). */
 const REQUEST_TIMEOUT_MS = 10_000
 
@@ -92,8 +100,28 @@ function dir(prefix: string): string {
   return d
 }
 
-async function start(data: string, env?: Record<string, string>): Promise<Started> {
-  const server = await startHark(data, ['--write-limit', '0'], env ? { env } : {})
+async function start(
+  data: string,
+  env?: Record<string, string>,
+  binary?: string,
+): Promise<Started> {
+  const server = binary
+    ? await startListening(
+        [
+          binary,
+          'serve',
+          '--host',
+          '127.0.0.1',
+          '--port',
+          '0',
+          '--data',
+          data,
+          '--write-limit',
+          '0',
+        ],
+        env ? { env } : {},
+      )
+    : await startHark(data, ['--write-limit', '0'], env ? { env } : {})
   running.add(server)
   return server
 }
@@ -271,7 +299,13 @@ try {
       `(of ${PEOPLE} ${PEOPLE === 1 ? 'person' : 'people'} on Postgres), ` +
       `${SECONDS} s × ${ROUNDS} rounds each (alternating), --write-limit 0`,
   )
-  const results: Record<'sqlite' | 'pg' | 'pg×2', Measured[]> = { sqlite: [], pg: [], 'pg×2': [] }
+  const results: {
+    sqlite: Measured[]
+    pg: Measured[]
+    'pg×2': Measured[]
+    'pg-base'?: Measured[]
+  } = { sqlite: [], pg: [], 'pg×2': [] }
+  if (BASELINE) results['pg-base'] = []
   for (let round = 1; round <= ROUNDS; round++) {
     console.log(`round ${round} (load ${loadAvg()})`)
     try {
@@ -284,6 +318,14 @@ try {
       results.pg.push(await measure('pg', [one], pgTokens, stats))
     } finally {
       await stopAll()
+    }
+    if (BASELINE) {
+      try {
+        const base = await start(pgDirs[0] as string, pgEnv, BASELINE)
+        results['pg-base']?.push(await measure('pg-base', [base], pgTokens, stats))
+      } finally {
+        await stopAll()
+      }
     }
     try {
       const two = [await start(pgDirs[0] as string, pgEnv), await start(pgDirs[1] as string, pgEnv)]

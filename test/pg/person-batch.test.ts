@@ -209,7 +209,19 @@ describe.skipIf(skip)('a person’s units batched on Postgres', () => {
       // A statement the database refuses (a duplicate id): the transaction would be aborted
       // without the savepoint, and every sibling with it.
       path.run((tx) => tx.store.messages.insert(message('kept-1', 'c2')), { batch: 'ann' }),
-      path.run((tx) => tx.store.messages.insert(message('kept-2', 'c2')), { batch: 'ann' }),
+      // Its nested unit fails (a savepoint inside the unit's): the unit goes on and commits.
+      path.run(
+        async (tx) => {
+          await path
+            .run(async (t) => {
+              await t.store.messages.insert(message('nested', 'c2'))
+              throw new Error('nested')
+            })
+            .catch(() => {})
+          await tx.store.messages.insert(message('kept-2', 'c2'))
+        },
+        { batch: 'ann' },
+      ),
     ].map((p) =>
       p.then(
         () => 'ok',
