@@ -172,22 +172,37 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
 
   /** Transactions for `batch` one after another, while units wait for one. Never rejects. */
   private async drain(batch: string): Promise<void> {
+    const waiting = this.batches.get(batch) as Queued<S>[]
+    // The transaction before, committing while the next one runs its units: the next one's
+    // first write waits in the database for its lock and goes on the moment it is released,
+    // not a round trip through this process later. At most one commits while one runs.
+    let committing: Promise<void> = Promise.resolve()
     for (;;) {
-      const waiting = this.batches.get(batch) as Queued<S>[]
       if (waiting.length === 0) {
+        await committing
+        if (waiting.length > 0) continue
         this.batches.delete(batch)
         return
       }
-      const again = await this.together(waiting.splice(0, BATCH_MAX))
-      waiting.unshift(...again)
+      let ran = () => {}
+      const running = new Promise<void>((resolve) => {
+        ran = resolve
+      })
+      const settled = this.together(waiting.splice(0, BATCH_MAX), ran)
+      await running
+      await committing
+      committing = settled.then((again) => {
+        waiting.unshift(...again)
+      })
     }
   }
 
   /**
    * One transaction for `items`, each unit in a savepoint (a lone unit needs none: its failure
-   * is the transaction's). Settles every unit but those to run again, which it returns.
+   * is the transaction's). `ran` is called once its units have run (its COMMIT on its way) or
+   * it failed before. Settles every unit but those to run again, which it returns.
    */
-  private async together(items: Queued<S>[]): Promise<Queued<S>[]> {
+  private async together(items: Queued<S>[], ran: () => void): Promise<Queued<S>[]> {
     const lone = items.length === 1
     const done: { item: Queued<S>; value: unknown; effects: UnitEffects<S> }[] = []
     const failed: { item: Queued<S>; error: unknown }[] = []
@@ -211,6 +226,7 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
             else failed.push({ item, error })
           }
         }
+        ran()
         // Answered by now (they were sent before the last unit's statements); a failure of
         // one fails the transaction.
         await Promise.all(sent)
@@ -226,6 +242,7 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
       }
       done.length = 0
     }
+    ran()
     if (done.length > 0) {
       this.writes += done.length
       this.commits++
@@ -352,9 +369,11 @@ interface Queued<S> {
 
 /**
  * Units in one batch's transaction, at most: the lock is held while they run one after
- * another, and another instance's writes for the person wait that long.
+ * another, and another instance's writes for the person wait that long. And each writing
+ * savepoint is a subtransaction: past 64 in one transaction a backend's cache of them
+ * overflows, and every snapshot taken in the database then looks them up in pg_subtrans.
  */
-const BATCH_MAX = 64
+const BATCH_MAX = 32
 
 export interface PgWritePathOptions<S> {
   /** Sends the keys to the other instances; without it, only this instance's are woken. */
