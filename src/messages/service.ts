@@ -88,9 +88,10 @@ export async function sendMessage(
   const expiresAt = req.expires_in === undefined ? null : now + Math.round(req.expires_in * 1000)
   const pushed = sender === 'agent' && req.silent !== true
   return await ctx.writes.apply(async (tx) => {
-    // The push devices are asked beside the insert, not after it: on Postgres both statements
+    // The push devices are asked beside the insert, not after it: on Postgres the statements
     // go down the connection together, one round trip fewer while the person's row is locked
-    // (docs/decisions.md, "One person's sends on Postgres").
+    // (docs/decisions.md, "One person's sends on Postgres"). The insert is started first, so
+    // it runs first: the person's row lock before the devices' lock, as before.
     const [inserted, devices] = await Promise.all([
       tx.store.messages.insert({
         id: newId('msg'),
