@@ -4,7 +4,7 @@
  * alternating rounds so that drift of the machine hits every contender alike.
  *
  *   bun bench/pg-throughput.ts [--seconds 5] [--rounds 3] [--concurrency 32] [--channels 64]
- *                              [--people 1] [--pg-fsync 1]
+ *                              [--people 1] [--pg-fsync 1] [--baseline PATH]
  *
  * Three contenders, each with --write-limit 0:
  *   - sqlite: one instance on its data directory's SQLite (bench/compare.ts's Hark);
@@ -12,23 +12,27 @@
  *     --data directory, HARK_DATABASE_URL the cluster's database;
  *   - pg×2: two instances on that same database, the closed loop's workers split between them
  *     (half each), as behind a load balancer.
+ * With `--baseline PATH` (another build of hark, e.g. the commit before a change), a fourth,
+ * `pg-base`: that binary as one instance on the same database, in the same rounds, so that a
+ * change is measured against what it replaced under the same load of the machine.
  * SQLite is provisioned as compare.ts does (lib.ts `provision`), Postgres the way an operator
  * would (`withDatabase` over the URL, `addUser`, `addChannel`).
  *
- * The test cluster starts with fsync off; with --pg-fsync 1 (the default) it is restarted with
+ * The test cluster runs with fsync off; with --pg-fsync 1 (the default) it is started with
  * fsync on (and full_page_writes at its default, on), so that a COMMIT waits for its WAL flush
  * as SQLite's synchronous=FULL waits for its fsync: both durable. --pg-fsync 0 keeps it off.
+ * (It was restarted with `pg_ctl restart` until the cluster stopped using pg_ctl, which then
+ * failed: started durable, the settings are the same.)
  *
  * Postgres runs on this same machine and shares its cores with Hark and the load generator; a
  * real deployment puts it on its own machine. Needs dist/hark (`bun run build`) and postgresql.
  */
 import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
-import { dirname, join } from 'node:path'
 import { SQL } from 'bun'
 import { withDatabase } from '../src/cli/admin/command.ts'
 import { addChannel, addUser } from '../src/people/service.ts'
-import { type PgCluster, postgresBin, startCluster } from '../test/pg/cluster.ts'
+import { type PgCluster, startCluster } from '../test/pg/cluster.ts'
 import {
   arg,
   closedLoop,
@@ -40,6 +44,7 @@ import {
   type Started,
   sendRequest,
   startHark,
+  startListening,
   tempDataDir,
 } from './lib.ts'
 
@@ -54,6 +59,10 @@ const CHANNELS = arg('channels', 64)
  */
 const PEOPLE = Math.max(1, Math.min(arg('people', 1), CHANNELS))
 const PG_FSYNC = arg('pg-fsync', 1) !== 0
+const BASELINE = (() => {
+  const i = process.argv.indexOf('--baseline')
+  return i > 0 ? process.argv[i + 1] : undefined
+})()
 /** A request unanswered this long counts as an error (closedLoop has no timeout of its own). */
 const REQUEST_TIMEOUT_MS = 10_000
 
@@ -91,49 +100,30 @@ function dir(prefix: string): string {
   return d
 }
 
-async function start(data: string, env?: Record<string, string>): Promise<Started> {
-  const server = await startHark(data, ['--write-limit', '0'], env ? { env } : {})
+async function start(
+  data: string,
+  env?: Record<string, string>,
+  binary?: string,
+): Promise<Started> {
+  const server = binary
+    ? await startListening(
+        [
+          binary,
+          'serve',
+          '--host',
+          '127.0.0.1',
+          '--port',
+          '0',
+          '--data',
+          data,
+          '--write-limit',
+          '0',
+        ],
+        env ? { env } : {},
+      )
+    : await startHark(data, ['--write-limit', '0'], env ? { env } : {})
   running.add(server)
   return server
-}
-
-/**
- * Restarts the cluster with fsync on: cluster.ts passes fsync=off on the command line, which
- * no ALTER SYSTEM overrides. Same data directory, port and socket, so `cluster.close()` still
- * stops it and removes it.
- */
-async function restartDurable(url: string): Promise<void> {
-  const bin = postgresBin() as string
-  const admin = new SQL(url, { max: 1 })
-  const [row] =
-    await admin`SELECT current_setting('data_directory') AS data, current_setting('port') AS port,
-    current_setting('unix_socket_directories') AS socket`
-  await admin.close()
-  const { data, port, socket } = row as { data: string; port: string; socket: string }
-  const options = `-p ${port} -k ${socket} -c listen_addresses=127.0.0.1 -c fsync=on`
-  const argv = [
-    join(bin, 'pg_ctl'),
-    '-D',
-    data,
-    '-l',
-    join(dirname(data), 'log'),
-    '-w',
-    '-m',
-    'fast',
-    '-o',
-    options,
-    'restart',
-  ]
-  const proc = Bun.spawn(
-    process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...argv] : argv,
-    {
-      stdin: 'ignore',
-      stdout: 'ignore',
-      stderr: 'ignore',
-      timeout: 60_000,
-    },
-  )
-  if ((await proc.exited) !== 0) throw new Error(`pg_ctl restart failed (exit ${proc.exitCode})`)
 }
 
 interface Measured extends LoadResult {
@@ -141,6 +131,10 @@ interface Measured extends LoadResult {
   harkCpu: number
   /** Postgres' CPU (the postmaster's children: backends, WAL writer, ...), the same way. */
   pgCpu?: number
+  /** This process's CPU (the load generator), the same way: near 100% it is the bottleneck. */
+  loadCpu: number
+  /** Hark's CPU per answered send, in µs. */
+  harkUsPerSend: number
   /** The whole machine's busy share (/proc/stat), in % of all cores. */
   busy: number
   /**
@@ -214,13 +208,17 @@ async function measure(
   const cpu0 = servers.reduce((n, s) => n + cpuMs(s.proc.pid), 0)
   const pg0 = stats ? pgCpuMs() : 0
   const m0 = machineTicks()
+  const load0 = cpuMs(process.pid)
   const r = await closedLoop(SECONDS, CONCURRENCY, request)
+  const load1 = cpuMs(process.pid)
   const m1 = machineTicks()
   const pg1 = stats ? pgCpuMs() : 0
   const cpu1 = servers.reduce((n, s) => n + cpuMs(s.proc.pid), 0)
   const m: Measured = {
     ...r,
     harkCpu: (cpu1 - cpu0) / 10 / r.seconds,
+    loadCpu: (load1 - load0) / 10 / r.seconds,
+    harkUsPerSend: ((cpu1 - cpu0) * 1000) / Math.max(1, r.ok),
     busy: ((m1.busy - m0.busy) / (m1.total - m0.total)) * 100,
   }
   if (stats) m.pgCpu = (pg1 - pg0) / 10 / r.seconds
@@ -243,7 +241,8 @@ function line(m: Measured): string {
       : `  WAL syncs/1k sends ${m.walSyncs.toFixed(0)}  tx/send ${m.commits?.toFixed(2)}`
   return (
     `${m.perSecond.toFixed(0).padStart(6)} msg/s  p50 ${ms(pct(m.latencies, 50))}  ` +
-    `p99 ${ms(pct(m.latencies, 99))}  errors ${m.errors}  hark CPU ${m.harkCpu.toFixed(0)}%` +
+    `p99 ${ms(pct(m.latencies, 99))}  errors ${m.errors}  hark CPU ${m.harkCpu.toFixed(0)}% ` +
+    `(${m.harkUsPerSend.toFixed(0)} µs/send)  load generator CPU ${m.loadCpu.toFixed(0)}%` +
     `${m.pgCpu === undefined ? '' : `  postgres CPU ${m.pgCpu.toFixed(0)}%`}  machine busy ${m.busy.toFixed(0)}%${pg}`
   )
 }
@@ -259,9 +258,8 @@ try {
   const sqliteDir = dir('hark-pgtp-sqlite-')
   const sqliteTokens = (await provision(sqliteDir, CHANNELS)).agentTokens
 
-  cluster = await startCluster()
+  cluster = await startCluster({ durable: PG_FSYNC })
   const url = await cluster.database('bench')
-  if (PG_FSYNC) await restartDurable(url)
   const pgTokens = await withDatabase(
     dir('hark-pgtp-admin-'),
     async (p) => {
@@ -301,7 +299,13 @@ try {
       `(of ${PEOPLE} ${PEOPLE === 1 ? 'person' : 'people'} on Postgres), ` +
       `${SECONDS} s × ${ROUNDS} rounds each (alternating), --write-limit 0`,
   )
-  const results: Record<'sqlite' | 'pg' | 'pg×2', Measured[]> = { sqlite: [], pg: [], 'pg×2': [] }
+  const results: {
+    sqlite: Measured[]
+    pg: Measured[]
+    'pg×2': Measured[]
+    'pg-base'?: Measured[]
+  } = { sqlite: [], pg: [], 'pg×2': [] }
+  if (BASELINE) results['pg-base'] = []
   for (let round = 1; round <= ROUNDS; round++) {
     console.log(`round ${round} (load ${loadAvg()})`)
     try {
@@ -315,6 +319,14 @@ try {
     } finally {
       await stopAll()
     }
+    if (BASELINE) {
+      try {
+        const base = await start(pgDirs[0] as string, pgEnv, BASELINE)
+        results['pg-base']?.push(await measure('pg-base', [base], pgTokens, stats))
+      } finally {
+        await stopAll()
+      }
+    }
     try {
       const two = [await start(pgDirs[0] as string, pgEnv), await start(pgDirs[1] as string, pgEnv)]
       results['pg×2'].push(await measure('pg×2', two, pgTokens, stats))
@@ -325,7 +337,7 @@ try {
 
   console.log(`median of ${ROUNDS} rounds (load now ${loadAvg()}):`)
   console.log(
-    '  contender  msg/s   p50 ms   p99 ms  hark CPU  pg CPU  machine  WAL syncs/1k  tx/send  errors',
+    '  contender  msg/s   p50 ms   p99 ms  hark CPU  µs/send  load CPU  pg CPU  machine  WAL syncs/1k  tx/send  errors',
   )
   const sqliteMedian = median(results.sqlite.map((m) => m.perSecond))
   for (const [name, ms_] of Object.entries(results)) {
@@ -342,6 +354,10 @@ try {
           .toFixed(2)
           .padStart(8)} ` +
         `${`${median(ms_.map((m) => m.harkCpu)).toFixed(0)}%`.padStart(9)} ` +
+        `${median(ms_.map((m) => m.harkUsPerSend))
+          .toFixed(0)
+          .padStart(8)} ` +
+        `${`${median(ms_.map((m) => m.loadCpu)).toFixed(0)}%`.padStart(9)} ` +
         `${(pgCpus.length ? `${median(pgCpus).toFixed(0)}%` : '-').padStart(7)} ` +
         `${`${median(ms_.map((m) => m.busy)).toFixed(0)}%`.padStart(8)} ` +
         `${(walSyncs.length ? median(walSyncs).toFixed(0) : '-').padStart(13)} ` +

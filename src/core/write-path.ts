@@ -26,14 +26,14 @@
  */
 export interface WritePath<S = unknown> {
   /** Runs `unit` in the current batch and resolves with its value once that is durable. */
-  run<T>(unit: Unit<S, T>): Promise<T>
+  run<T>(unit: Unit<S, T>, options?: RunOptions): Promise<T>
   /**
    * Runs `unit` in the current batch and resolves with its value once it ran, durable with the
    * batch (see `settled`). Called from inside a unit's own call chain, joins it (a nested
    * savepoint): a unit may call services that write. Called from anywhere else (another
    * request's code running while a unit awaits), it is a unit of its own, queued.
    */
-  apply<T>(unit: Unit<S, T>): Promise<T>
+  apply<T>(unit: Unit<S, T>, options?: RunOptions): Promise<T>
   /**
    * Settles once everything written so far is durable (rejects if it could not be made so);
    * undefined when it already is, which costs nothing.
@@ -51,6 +51,17 @@ export interface WritePath<S = unknown> {
   close(): void
   /** Writes (units) committed and syncs made for them so far, for `/metrics`. */
   stats(): { writes: number; flushes: number }
+}
+
+/** What a caller may tell the write path about a unit; an engine that has no use for it ignores it. */
+export interface RunOptions {
+  /**
+   * Units given the same `batch` may run in one transaction, each in its own savepoint (all or
+   * nothing still, alone in failing): on Postgres, one person's units under one hold of their
+   * row's lock (server/db/pg/write-path.ts). Units with different ones, or none, never share a
+   * transaction there. SQLite's group commit batches every unit of a moment anyway.
+   */
+  batch?: string
 }
 
 /** A unit of work: reads and writes through `tx.store`, synchronous or async. */

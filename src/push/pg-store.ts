@@ -55,8 +55,15 @@ export function pgPushStore(sql: SQL): PgTwin<PushStore> {
       // An advisory lock rather than the person's row: outside a transaction (a read of the
       // count) it is dropped at once and writes nothing, and it does not wait on the person's
       // message writes, which hold their row for its change counter.
-      await sql`SELECT pg_advisory_xact_lock(${DEVICES_LOCK}::int, hashtext(${userId}))`
-      return counted(sql`SELECT count(*) AS n FROM push_subscriptions WHERE user_id = ${userId}`)
+      // Both sent at once (pipelined: one round trip, and a send asks this while its person's
+      // row is locked). In a transaction they run in order on its one connection, so the
+      // count's snapshot is still taken after the lock is granted. Both are handed to
+      // Promise.all unawaited: it starts them in this order, after any statement the caller
+      // started before calling (a send's insert: the person's row lock comes first, as before).
+      const lock = sql`SELECT pg_advisory_xact_lock(${DEVICES_LOCK}::int, hashtext(${userId}))`
+      const count = sql`SELECT count(*) AS n FROM push_subscriptions WHERE user_id = ${userId}`
+      const [, rows] = await Promise.all([lock, count])
+      return Number((rows[0] as { n?: unknown } | undefined)?.n ?? 0)
     },
     async remove(id) {
       await sql`DELETE FROM push_subscriptions WHERE id = ${id}`

@@ -117,8 +117,12 @@ async function ready(data: string, wrapper: Subprocess): Promise<boolean> {
   return false
 }
 
-/** Starts a cluster; throws if postgres is missing (check `skipWithoutPostgres` first). */
-export async function startCluster(): Promise<PgCluster> {
+/**
+ * Starts a cluster; throws if postgres is missing (check `skipWithoutPostgres` first).
+ * `durable`: fsync and full_page_writes at their defaults (on), so a COMMIT waits for its WAL
+ * flush, for benches (bench/pg-throughput.ts); the tests' clusters skip the syncs.
+ */
+export async function startCluster(options: { durable?: boolean } = {}): Promise<PgCluster> {
   const bin = postgresBin()
   if (!bin) throw new Error('postgresql is missing: apt-get install -y postgresql (.ci/run does)')
   const dir = mkdtempSync(join(tmpdir(), 'hark-pg-'))
@@ -167,10 +171,7 @@ export async function startCluster(): Promise<PgCluster> {
         dir,
         '-c',
         'listen_addresses=127.0.0.1',
-        '-c',
-        'fsync=off',
-        '-c',
-        'full_page_writes=off',
+        ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'full_page_writes=off']),
       ])
       wrapper = Bun.spawn(
         ['setpriv', '--pdeathsig=TERM', '--', 'sh', '-c', WRAPPER, 'sh', dir, ...server],

@@ -268,12 +268,15 @@ describe.skipIf(skip)('write path on Postgres', () => {
       unit(2, 1, first.b, first.a.wait),
     ])
     expect(results).toHaveLength(2)
-    expect(runs).toBe(3)
+    // Usually 3 runs: the victim's once more. On a loaded machine its re-run can take row 1
+    // again before the survivor, woken by the victim's end, has re-locked it: a second
+    // deadlock, and a third run (the write path allows five). Each re-run is logged.
+    expect(runs).toBeGreaterThanOrEqual(3)
     expect(await sql`SELECT id, v FROM pair ORDER BY id`).toEqual([
       { id: 1, v: 2 },
       { id: 2, v: 2 },
     ])
-    expect(logged.filter((m) => m.includes('running it again'))).toHaveLength(1)
+    expect(logged.filter((m) => m.includes('running it again'))).toHaveLength(runs - 2)
     expect(path.stats().writes).toBe(2)
   }, 30_000)
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { fail } from '../../core/errors.ts'
 import { stallGuarded } from '../../core/http/stalls.ts'
+import { personBatch } from '../../messages/service.ts'
 import type { Ctx, Tx } from '../../server/context.ts'
 import type { AgentAuth } from '../tokens/service.ts'
 import {
@@ -80,6 +81,7 @@ async function keyed<T extends object>(
   const release = ctx.idempotency.hold(writeId(channelId, key))
   try {
     // One unit: the lookup, the write and its key; durable together, or none of it is.
+    // Batched as the write it wraps (a send: the channel's person's batch on Postgres).
     const done = await ctx.writes.run(async (tx): Promise<KeyRow | string> => {
       const found = await find(ctx, tx, channelId, key)
       if (found) return found
@@ -92,7 +94,7 @@ async function keyed<T extends object>(
         response: text,
       })
       return text
-    })
+    }, personBatch(call.agent.channel))
     return typeof done === 'string' ? answerOf(200, done) : replay(done, hash)
   } finally {
     release()
