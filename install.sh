@@ -592,6 +592,10 @@ HARK_PORT=8080
 # Agent writes per minute per channel (0 = off).
 #HARK_WRITE_LIMIT=120
 
+# Long-polls one token or browser session holds at once; at the bound its oldest is answered
+# early, empty (0 = no bound: only for a benchmark holding thousands of polls on one token).
+#HARK_MAX_HELD_POLLS=20
+
 # Largest upload (26214400, 512k, 25MiB). Keep the proxy's body limit above it.
 #HARK_MAX_FILE_SIZE=25MiB
 
