@@ -1,8 +1,7 @@
 import { describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import { createEnrolmentClient } from '../../src/agent/client.ts'
+import { axeViolations } from './axe-check.ts'
 import { sendEveryBlock } from './fixtures.ts'
 import { DESKTOP, PHONE, screenshot, webTest } from './harness.ts'
 
@@ -11,40 +10,10 @@ import { DESKTOP, PHONE, screenshot, webTest } from './harness.ts'
  * and dark: no serious or critical violation of WCAG 2.1 A/AA, contrast included. A violation is
  * reported with its rule, impact and the first elements it names, so a failure says what to fix.
  */
-const AXE = readFileSync(join(import.meta.dir, '../../node_modules/axe-core/axe.min.js'), 'utf8')
-
 const web = webTest({ label: 'Release bot' })
 
-interface Violation {
-  id: string
-  impact: string | null
-  help: string
-  nodes: { target: string[] }[]
-}
-
-async function violations(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol: the app's CSP (script-src 'self') stays as it is.
-  await page.evaluate(AXE)
-  const found = (await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(o: object): Promise<{ violations: unknown }> } })
-      .axe
-    const result = await axe.run({
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
-      // The html embed's frame is the agent's content, not the app's (it has its own host page).
-      exclude: [['iframe']],
-    })
-    return result.violations
-  })) as Violation[]
-  return found
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-          .slice(0, 3)
-          .map((n) => n.target.join(' '))
-          .join(', ')}`,
-    )
-}
+/** The app's own screens: the html embed's frame is the agent's content (it has its own host page). */
+const violations = (page: Page) => axeViolations(page, { exclude: [['iframe']] })
 
 async function check(
   path: string,
