@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import { UsageError } from '../core/errors.ts'
 import { type Config, DEFAULTS } from '../server/config.ts'
 
@@ -44,6 +45,26 @@ const fromDefaults = <
   defaultText: String(DEFAULTS[key]),
   fallback: () => DEFAULTS[key],
 })
+
+/**
+ * A PEM file the server reads, unset by default: its variable HARK_FLAG, the path made absolute
+ * (the server may be started from anywhere; `--print-config` shows where it will look).
+ */
+export const pemFile = (
+  key: 'acmeCa' | 'tlsCert' | 'tlsKey',
+  flag: string,
+  help: string,
+  defaultText = '(none)',
+) =>
+  setting({
+    key,
+    flag,
+    env: `HARK_${flag.toUpperCase().replaceAll('-', '_')}`,
+    help,
+    defaultText,
+    parse: (raw) => resolve(raw.trim()),
+    fallback: () => undefined,
+  })
 
 /** A whole-number setting from 0 to `max`. */
 export const wholeNumber = (

@@ -333,31 +333,23 @@ function defaultBaseUrl(
   return `http://localhost:${port ?? DEFAULTS.port}`
 }
 
-/**
- * The S3 URL alone: `hark admin backup` must know the files are not in the data directory.
- * Undefined when files are on disk.
- */
-export function s3UrlFrom(
-  args: ParsedArgs,
-  env: Env,
-  options: LoadOptions = {},
-): string | undefined {
-  const raw = settingReader(args, env, options)('s3-url', 'HARK_S3_URL')
-  return raw === undefined ? undefined : s3Url(raw, 's3-url')
-}
+/** An optional setting read alone, checked as `hark serve` checks it; undefined when none is set. */
+const optionalAlone =
+  <T>(flag: string, name: string, check: (raw: string, flag: string) => T) =>
+  (args: ParsedArgs, env: Env, options: LoadOptions = {}): T | undefined => {
+    const raw = settingReader(args, env, options)(flag, name)
+    return raw === undefined ? undefined : check(raw, flag)
+  }
 
-/**
- * The Postgres URL alone (`hark admin migrate-to`), checked like every setting. Undefined when
- * none is set.
- */
-export function databaseUrlFrom(
-  args: ParsedArgs,
-  env: Env,
-  options: LoadOptions = {},
-): string | undefined {
-  const raw = settingReader(args, env, options)('database-url', 'HARK_DATABASE_URL')
-  return raw === undefined ? undefined : databaseUrlSetting(raw, 'database-url')
-}
+/** The S3 URL alone: `hark admin backup` must know the files are not in the data directory. */
+export const s3UrlFrom = optionalAlone('s3-url', 'HARK_S3_URL', s3Url)
+
+/** The Postgres URL alone (`hark admin migrate-to`). */
+export const databaseUrlFrom = optionalAlone(
+  'database-url',
+  'HARK_DATABASE_URL',
+  databaseUrlSetting,
+)
 
 const show = (s: Setting, value: unknown): string => {
   if (s.secret && value !== undefined && value !== '') return '********'

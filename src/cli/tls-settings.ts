@@ -1,8 +1,7 @@
-import { resolve } from 'node:path'
 import { UsageError } from '../core/errors.ts'
 import type { Config } from '../server/config.ts'
 import { LETS_ENCRYPT } from '../tls/acme-directory.ts'
-import { integer, type Setting, setting } from './setting-parsers.ts'
+import { integer, pemFile, type Setting, setting } from './setting-parsers.ts'
 
 /**
  * The HTTPS settings of `hark serve` (docs/operations.md "HTTPS"): `--domain` obtains and renews
@@ -49,33 +48,18 @@ export const TLS_SETTINGS: readonly Setting[] = [
     },
     fallback: () => undefined,
   }),
-  setting({
-    key: 'acmeCa',
-    flag: 'acme-ca',
-    env: 'HARK_ACME_CA',
-    help: 'CA certificate (PEM file) to trust for the ACME directory (a private CA)',
-    defaultText: "(the system's)",
-    parse: (raw) => resolve(raw.trim()),
-    fallback: () => undefined,
-  }),
-  setting({
-    key: 'tlsCert',
-    flag: 'tls-cert',
-    env: 'HARK_TLS_CERT',
-    help: 'serve HTTPS with this certificate chain (PEM file; reloaded when it changes)',
-    defaultText: '(none)',
-    parse: (raw) => resolve(raw.trim()),
-    fallback: () => undefined,
-  }),
-  setting({
-    key: 'tlsKey',
-    flag: 'tls-key',
-    env: 'HARK_TLS_KEY',
-    help: 'the private key of --tls-cert (PEM file)',
-    defaultText: '(none)',
-    parse: (raw) => resolve(raw.trim()),
-    fallback: () => undefined,
-  }),
+  pemFile(
+    'acmeCa',
+    'acme-ca',
+    'CA certificate (PEM file) to trust for the ACME directory (a private CA)',
+    "(the system's)",
+  ),
+  pemFile(
+    'tlsCert',
+    'tls-cert',
+    'serve HTTPS with this certificate chain (PEM file; reloaded when it changes)',
+  ),
+  pemFile('tlsKey', 'tls-key', 'the private key of --tls-cert (PEM file)'),
 ]
 
 /** `--port`'s default: 443 when Hark serves HTTPS itself, else 8080. */

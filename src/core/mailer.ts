@@ -1,4 +1,5 @@
 import { createTransport } from 'nodemailer'
+import { serviceUrl } from './service-url.ts'
 
 /** Outgoing email, as the services see it; `createSmtpMailer` (nodemailer) is the real one. */
 export interface OutgoingMail {
@@ -19,16 +20,13 @@ export interface Mailer {
  * query options (`?tls.rejectUnauthorized=false`, `?requireTLS=true`) pass through.
  */
 export function createSmtpMailer(url: string, from: string): Mailer {
-  let parsed: URL
   try {
-    parsed = new URL(url)
-  } catch {
-    throw new Error('the SMTP URL must look like smtp://user:pass@host:587 or smtps://host:465')
+    serviceUrl(url, ['smtp', 'smtps'])
+  } catch (error) {
+    throw new Error(
+      `the SMTP URL (smtp://user:pass@host:587 or smtps://host:465): ${(error as Error).message}`,
+    )
   }
-  if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') {
-    throw new Error(`the SMTP URL must start with smtp:// or smtps:// (got ${parsed.protocol}//)`)
-  }
-  if (!parsed.hostname) throw new Error('the SMTP URL names no host')
   const transport = createTransport({
     url,
     // nodemailer waits minutes by default; a stuck server should fail a sign-up in seconds.

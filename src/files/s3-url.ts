@@ -10,6 +10,7 @@
  * here (no Bun, no I/O), so `hark serve` can refuse a bad URL before opening anything.
  */
 import { UsageError } from '../core/errors.ts'
+import { serviceUrl } from '../core/service-url.ts'
 
 export interface S3Location {
   endpoint: string
@@ -26,14 +27,7 @@ export const S3_URL_FORM =
 
 /** Throws an `Error` saying what is wrong; the message never repeats the secret. */
 export function parseS3Url(raw: string): S3Location {
-  let url: URL
-  try {
-    url = new URL(raw.trim())
-  } catch {
-    throw new Error('it is not a URL')
-  }
-  if (url.protocol !== 's3:') throw new Error(`it must start with s3:// (got ${url.protocol}//)`)
-  if (url.hostname === '') throw new Error('it names no host')
+  const url = serviceUrl(raw, ['s3'])
   const [bucket = '', ...rest] = url.pathname.replace(/^\/+/, '').split('/')
   // S3's own bucket naming rule: 3 to 63 lower-case letters, digits, dots and hyphens.
   if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {

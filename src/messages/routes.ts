@@ -12,7 +12,7 @@ import { parseChoice, parseCursor, parseFlag, parseLimit, parseWait } from '../c
 import type { Ctx } from '../server/context.ts'
 import { readFeed, readPersonFeed, readTail } from './feed.ts'
 import { LIMITS } from './limits.ts'
-import { PinKeyParams, PinResponse, PinsResponse, PutPinRequest } from './pin-schema.ts'
+import { type Pin, PinKeyParams, PinResponse, PinsResponse, PutPinRequest } from './pin-schema.ts'
 import { deletePin, listPins, patchPin, putPin } from './pins.ts'
 import {
   EditRequest,
@@ -42,6 +42,10 @@ const answer = (row: MessageRow) => ({ message: messageOf(row) })
 /** An agent's write to a message, safe to retry with its key, answered with the message. */
 const messageWrite = async (ctx: Ctx, call: KeyedCall, write: () => Promise<MessageRow>) =>
   await retrySafe(ctx, call, async () => answer(await write()))
+
+/** An agent's write to a pin, safe to retry with its key, answered with the pin. */
+const pinWrite = async (ctx: Ctx, call: KeyedCall, write: () => Promise<Pin>) =>
+  await retrySafe(ctx, call, async () => ({ pin: await write() }))
 
 /**
  * `GET /v1/messages`: the agent's change feed. Served by this route and by the lean path in
@@ -148,9 +152,11 @@ const agentSide = (ctx: Ctx) =>
     .put(
       '/pins/:key',
       async ({ agent, request, body, params }) =>
-        await retrySafe(ctx, { agent, request, body }, async () => ({
-          pin: await putPin(ctx, agent.channel, params.key, body),
-        })),
+        await pinWrite(
+          ctx,
+          { agent, request, body },
+          async () => await putPin(ctx, agent.channel, params.key, body),
+        ),
       {
         params: PinKeyParams,
         body: PutPinRequest,
@@ -160,9 +166,11 @@ const agentSide = (ctx: Ctx) =>
     .patch(
       '/pins/:key',
       async ({ agent, request, body, params }) =>
-        await retrySafe(ctx, { agent, request, body }, async () => ({
-          pin: await patchPin(ctx, agent.channel, params.key, body),
-        })),
+        await pinWrite(
+          ctx,
+          { agent, request, body },
+          async () => await patchPin(ctx, agent.channel, params.key, body),
+        ),
       {
         params: PinKeyParams,
         body: EditRequest,

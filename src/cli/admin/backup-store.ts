@@ -31,6 +31,16 @@ function using<T>(db: Database, work: (db: Database) => T): T {
   }
 }
 
+/** Opens a copy for writing and runs `work` on it if it has `table` (an older schema may not). */
+function changeTable(path: string, table: string, work: (db: Database) => void): void {
+  using(openCopy(path, true), (db) => {
+    const found = db
+      .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1")
+      .get(table)
+    if (found) work(db)
+  })
+}
+
 /** A consistent copy of the live database at `into`, made inside one read transaction. */
 export function snapshotInto(livePath: string, into: string): void {
   using(openDatabase(livePath), (db) => db.query('VACUUM INTO ?').run(into))
@@ -63,11 +73,7 @@ export function fileRecords(path: string): FileRecord[] {
  * left in the copy's free space or in a journal file beside it.
  */
 export function dropServerKeys(path: string): void {
-  using(openCopy(path, true), (db) => {
-    const table = db
-      .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'server_keys'")
-      .get()
-    if (!table) return
+  changeTable(path, 'server_keys', (db) => {
     db.run('PRAGMA journal_mode = MEMORY')
     db.transaction(() => {
       db.run('UPDATE server_keys SET key = zeroblob(length(key))')
@@ -78,11 +84,7 @@ export function dropServerKeys(path: string): void {
 
 /** Deletes a copy's push subscriptions (a schema too old to have them has none). */
 export function dropSubscriptions(path: string): void {
-  using(openCopy(path, true), (db) => {
-    const table = db
-      .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'push_subscriptions'")
-      .get()
-    if (!table) return
+  changeTable(path, 'push_subscriptions', (db) => {
     db.run('PRAGMA foreign_keys = ON')
     db.run('DELETE FROM push_subscriptions')
   })

@@ -91,27 +91,21 @@ export async function runHook(argv: readonly string[], env: Env): Promise<number
 export const allowsUnsigned = (flag: boolean, env: Env) =>
   flag || env.HARK_ALLOW_UNSIGNED === '1' || env.HARK_ALLOW_UNSIGNED === 'true'
 
-/** An allow's signature, checked against the keys pinned in `profile` (src/agent/trust.ts). */
-export const signatureCheck =
+/**
+ * A signed answer's check against the keys pinned in `profile` (src/agent/trust.ts); the claim
+ * it checks names whether the answer is an approval's, so one kind cannot stand in for the other.
+ */
+const ledgerCheck =
+  (approval: boolean) =>
   (ledger: AskLedger): NonNullable<HookDeps['verifyAllow']> =>
   (question, answer, requestHash, askedAt) =>
-    ledger.verify(question, {
-      request_hash: requestHash,
-      answer,
-      approval: true,
-      asked_at: askedAt,
-    })
+    ledger.verify(question, { request_hash: requestHash, answer, approval, asked_at: askedAt })
 
-/** A signature on the answer to another question (not an approval): the same check. */
-export const answerCheck =
-  (ledger: AskLedger): NonNullable<HookDeps['verifyAnswer']> =>
-  (question, answer, requestHash, askedAt) =>
-    ledger.verify(question, {
-      request_hash: requestHash,
-      answer,
-      approval: false,
-      asked_at: askedAt,
-    })
+/** An allow's signature. */
+export const signatureCheck = ledgerCheck(true)
+
+/** A signature on the answer to another question (not an approval). */
+export const answerCheck = ledgerCheck(false)
 
 function waitSeconds(flag: string | undefined, env: Env): number {
   const raw = flag ?? env.HARK_HOOK_WAIT

@@ -1,7 +1,7 @@
-import { useEffect, useState } from 'preact/hooks'
 import * as client from './client.ts'
 import { pollSignal, waitToRetry } from './connection.ts'
 import { saveChannels, savedChannels } from './offline-store.ts'
+import { sharedLive } from './shared-live.ts'
 import type { ChannelSummary } from './types.ts'
 
 /**
@@ -13,25 +13,19 @@ import type { ChannelSummary } from './types.ts'
  */
 const WAIT_SECONDS = 25
 
-let channels: ChannelSummary[] | null = null
-const subscribers = new Set<(c: ChannelSummary[] | null) => void>()
+const channels = sharedLive<ChannelSummary[]>(follow)
 /** Numbers each read, so an answer that arrives after a newer one's is dropped. */
 let reads = 0
-let live: AbortController | undefined
 
 function publish(next: ChannelSummary[]) {
-  channels = next
-  for (const s of subscribers) s(channels)
+  channels.set(next)
   void saveChannels(next)
 }
 
 /** The saved list, shown when the first read fails (offline), unless one came meanwhile. */
 async function showSaved() {
   const list = await savedChannels<ChannelSummary>()
-  if (list && channels === null) {
-    channels = list
-    for (const s of subscribers) s(channels)
-  }
+  if (list && channels.value === null) channels.set(list)
 }
 
 /**
@@ -51,11 +45,11 @@ export async function refreshChannels(): Promise<number | undefined> {
 
 /** One channel changed (read, renamed): fold it in without a round trip. */
 export function updateChannel(channel: ChannelSummary) {
-  if (channels) publish(channels.map((c) => (c.id === channel.id ? channel : c)))
+  if (channels.value) publish(channels.value.map((c) => (c.id === channel.id ? channel : c)))
 }
 
 export function forgetChannel(id: string) {
-  if (channels) publish(channels.filter((c) => c.id !== id))
+  if (channels.value) publish(channels.value.filter((c) => c.id !== id))
 }
 
 export const markRead = (id: string) =>
@@ -96,27 +90,7 @@ async function follow(signal: AbortSignal) {
 
 document.addEventListener('visibilitychange', () => {
   // A phone may have frozen the long-poll in the background: catch up on coming back.
-  if (document.visibilityState === 'visible' && subscribers.size > 0) void refreshChannels()
+  if (document.visibilityState === 'visible' && channels.watched) void refreshChannels()
 })
 
-export function useChannels(): ChannelSummary[] | null {
-  const [value, setValue] = useState(channels)
-  useEffect(() => {
-    subscribers.add(setValue)
-    setValue(channels)
-    if (!live) {
-      live = new AbortController()
-      void follow(live.signal)
-    }
-    return () => {
-      subscribers.delete(setValue)
-      // Moving from the list to a thread unmounts one reader as the next mounts: keep the poll.
-      setTimeout(() => {
-        if (subscribers.size > 0) return
-        live?.abort()
-        live = undefined
-      })
-    }
-  }, [])
-  return value
-}
+export const useChannels = (): ChannelSummary[] | null => channels.use()

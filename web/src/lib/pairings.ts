@@ -1,7 +1,7 @@
-import { useEffect, useState } from 'preact/hooks'
 import { ApiError } from './api.ts'
 import * as client from './client.ts'
 import { pollSignal, waitToRetry } from './connection.ts'
+import { sharedLive } from './shared-live.ts'
 import type { Pairing } from './types.ts'
 
 /**
@@ -13,14 +13,7 @@ import type { Pairing } from './types.ts'
  */
 const WAIT_SECONDS = 25
 
-let pairings: Pairing[] | null = null
-const subscribers = new Set<(p: Pairing[] | null) => void>()
-let live: AbortController | undefined
-
-function publish(next: Pairing[]) {
-  pairings = next
-  for (const s of subscribers) s(pairings)
-}
+const pairings = sharedLive<Pairing[]>(follow)
 
 async function follow(signal: AbortSignal) {
   let version: string | undefined
@@ -36,7 +29,7 @@ async function follow(signal: AbortSignal) {
       )
       failures = 0
       version = page.version
-      publish(page.pairings)
+      pairings.set(page.pairings)
     } catch (error) {
       if (signal.aborted) return
       if ((error as Error).name === 'AbortError') continue // back online: poll again at once
@@ -51,29 +44,8 @@ async function follow(signal: AbortSignal) {
 
 /** Forgets a pairing answered here, before the server's next list says so. */
 export function dropPairing(code: string) {
-  if (pairings) publish(pairings.filter((p) => p.user_code !== code))
+  if (pairings.value) pairings.set(pairings.value.filter((p) => p.user_code !== code))
 }
 
 /** The pending pairings while `enabled` (the owner), else null; live. */
-export function usePendingPairings(enabled: boolean): Pairing[] | null {
-  const [value, setValue] = useState(enabled ? pairings : null)
-  useEffect(() => {
-    if (!enabled) return
-    subscribers.add(setValue)
-    setValue(pairings)
-    if (!live) {
-      live = new AbortController()
-      void follow(live.signal)
-    }
-    return () => {
-      subscribers.delete(setValue)
-      // Moving between screens that both show it unmounts one as the next mounts: keep it.
-      setTimeout(() => {
-        if (subscribers.size > 0) return
-        live?.abort()
-        live = undefined
-      })
-    }
-  }, [enabled])
-  return enabled ? value : null
-}
+export const usePendingPairings = (enabled: boolean): Pairing[] | null => pairings.use(enabled)

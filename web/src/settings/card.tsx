@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact'
+import { Button } from '../components/ui.tsx'
 
 /** One card of the settings page: its heading names it, and `id` is its link (`#id`). */
 export function SettingsCard({
@@ -36,5 +37,25 @@ export function ListRow({
       </div>
       {children}
     </li>
+  )
+}
+
+/**
+ * One of a row's buttons: the verb shown, and for a screen reader the verb and the row's name
+ * ("Remove Pixel 8"), since every row has the same buttons.
+ */
+export function RowAction({
+  verb,
+  of,
+  onClick,
+}: {
+  verb: string
+  of: string
+  onClick: () => void
+}) {
+  return (
+    <Button variant="quiet" onClick={onClick} aria-label={`${verb} ${of}`}>
+      {verb}
+    </Button>
   )
 }

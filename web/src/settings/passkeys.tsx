@@ -4,7 +4,7 @@ import { fromNow } from '../lib/format.ts'
 import { addPasskey } from '../lib/passkey.ts'
 import { passkeysChanged } from '../lib/signing.ts'
 import type { Passkey } from '../lib/types.ts'
-import { ListRow, SettingsCard } from './card.tsx'
+import { ListRow, RowAction, SettingsCard } from './card.tsx'
 import { useList } from './use-list.ts'
 
 /**
@@ -62,12 +62,8 @@ export function PasskeySettings() {
             }
           >
             <div class="row">
-              <Button variant="quiet" onClick={() => rename(p)} aria-label={`Rename ${p.name}`}>
-                Rename
-              </Button>
-              <Button variant="quiet" onClick={() => remove(p)} aria-label={`Remove ${p.name}`}>
-                Remove
-              </Button>
+              <RowAction verb="Rename" of={p.name} onClick={() => rename(p)} />
+              <RowAction verb="Remove" of={p.name} onClick={() => remove(p)} />
             </div>
           </ListRow>
         ))}

@@ -7,7 +7,7 @@ import { fromNow } from '../lib/format.ts'
 import { deviceName } from '../lib/passkey.ts'
 import { useSession } from '../lib/session.ts'
 import type { PushDevice } from '../lib/types.ts'
-import { ListRow, SettingsCard } from './card.tsx'
+import { ListRow, RowAction, SettingsCard } from './card.tsx'
 import { InstallSteps, iosNeedsInstall, TestNotification, testTapped } from './phone-setup.tsx'
 import { useList } from './use-list.ts'
 
@@ -181,20 +181,8 @@ export function PushSettings() {
             }
           >
             <div class="row">
-              <Button
-                variant="quiet"
-                onClick={() => test(d)}
-                aria-label={`Test ${d.name ?? d.browser}`}
-              >
-                Test
-              </Button>
-              <Button
-                variant="quiet"
-                onClick={() => remove(d)}
-                aria-label={`Remove ${d.name ?? d.browser}`}
-              >
-                Remove
-              </Button>
+              <RowAction verb="Test" of={d.name ?? d.browser} onClick={() => test(d)} />
+              <RowAction verb="Remove" of={d.name ?? d.browser} onClick={() => remove(d)} />
             </div>
           </ListRow>
         ))}

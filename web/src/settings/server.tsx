@@ -5,7 +5,7 @@ import * as client from '../lib/client.ts'
 import { fromNow } from '../lib/format.ts'
 import { useSession } from '../lib/session.ts'
 import type { Invite, Person, RegistrationMode } from '../lib/types.ts'
-import { ListRow, SettingsCard } from './card.tsx'
+import { ListRow, RowAction, SettingsCard } from './card.tsx'
 import { useList } from './use-list.ts'
 
 /** The owner's registration mode and people; invites for whoever may invite. */
@@ -62,11 +62,7 @@ export function PeopleSettings() {
               </>
             }
           >
-            {!p.is_owner && (
-              <Button variant="quiet" onClick={() => remove(p)} aria-label={`Remove ${p.email}`}>
-                Remove
-              </Button>
-            )}
+            {!p.is_owner && <RowAction verb="Remove" of={p.email} onClick={() => remove(p)} />}
           </ListRow>
         ))}
       </ul>

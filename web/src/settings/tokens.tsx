@@ -1,11 +1,11 @@
 import { useState } from 'preact/hooks'
 import { InlineForm } from '../components/form.tsx'
-import { Button, CopyText, ErrorNote, useAction } from '../components/ui.tsx'
+import { CopyText, ErrorNote, useAction } from '../components/ui.tsx'
 import { useChannels } from '../lib/channels.ts'
 import * as client from '../lib/client.ts'
 import { fromNow } from '../lib/format.ts'
 import type { TokenInfo } from '../lib/types.ts'
-import { ListRow, SettingsCard } from './card.tsx'
+import { ListRow, RowAction, SettingsCard } from './card.tsx'
 import { useList } from './use-list.ts'
 
 /**
@@ -61,12 +61,8 @@ export function TokenSettings() {
             }
           >
             <div class="row">
-              <Button variant="quiet" onClick={() => rotate(t)} aria-label={`Rotate ${name(t)}`}>
-                Rotate
-              </Button>
-              <Button variant="quiet" onClick={() => revoke(t)} aria-label={`Revoke ${name(t)}`}>
-                Revoke
-              </Button>
+              <RowAction verb="Rotate" of={name(t)} onClick={() => rotate(t)} />
+              <RowAction verb="Revoke" of={name(t)} onClick={() => revoke(t)} />
             </div>
           </ListRow>
         ))}

@@ -7,6 +7,7 @@
  * opened, and errors and reports show the URL with its password masked.
  */
 import { UsageError } from '../../../core/errors.ts'
+import { serviceUrl } from '../../../core/service-url.ts'
 
 export interface PostgresLocation {
   /** The URL as given (trimmed): what the client connects with. */
@@ -24,16 +25,7 @@ const SSL_MODES = new Set(['disable', 'allow', 'prefer', 'require', 'verify-ca',
 /** Throws an `Error` saying what is wrong; the message never repeats the password. */
 export function parsePostgresUrl(raw: string): PostgresLocation {
   const text = raw.trim()
-  let url: URL
-  try {
-    url = new URL(text)
-  } catch {
-    throw new Error('it is not a URL')
-  }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new Error(`it must start with postgres:// (got ${url.protocol}//)`)
-  }
-  if (url.hostname === '') throw new Error('it names no host')
+  const url = serviceUrl(text, ['postgres', 'postgresql'])
   const database = decodeURIComponent(url.pathname.replace(/^\//, ''))
   if (database === '' || database.includes('/')) throw new Error('it names no database')
   for (const [key, value] of url.searchParams) {
