@@ -1,6 +1,6 @@
 import { auditDeleted, auditSettled } from '../asks/audit/service.ts'
-import { pushCreated } from '../push/service.ts'
 import { typed } from '../core/events.ts'
+import { pushCreated } from '../push/service.ts'
 import type { Ctx, HarkEvent, Tx } from './context.ts'
 
 /**
