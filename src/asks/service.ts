@@ -6,7 +6,7 @@ import { announce, findMessage, messageOf } from '../messages/service.ts'
 import type { MessageRow } from '../messages/store.ts'
 import type { Ctx } from '../server/context.ts'
 import { defaultsAnswer, validateAnswer } from './answers.ts'
-import { type Answerer, appendDecision } from './audit/service.ts'
+import type { Answerer } from './audit/service.ts'
 import { checkProof } from './proof.ts'
 
 export interface AskResult {
@@ -149,8 +149,7 @@ export async function settle(
     // Settled meanwhile (the callers checked, but on several instances another may have won):
     // the unit is rolled back, the change number with it.
     if (!settled) throw new AlreadySettled((await tx.store.messages.byId(row.id)) ?? row)
-    const owner = (await tx.store.channels.byId(row.channel_id))?.user_id
-    if (owner) await appendDecision(tx, settled, owner, by)
+    await tx.emit({ type: 'ask.settled', message: settled, by })
     await announce(tx, settled)
     return settled
   })

@@ -1,3 +1,5 @@
+import type { Event, Reactions } from './events.ts'
+
 /**
  * The one way anything is written (docs/architecture.md, "The write path"). Services hand it
  * units: functions that read and write through the stores the write path hands them
@@ -24,16 +26,16 @@
  *   `settled()` before it answers (server/app.ts), so a write made on the way by a read (an
  *   overdue question expired, the person's messages marked seen) may use `apply`.
  */
-export interface WritePath<S = unknown> {
+export interface WritePath<S = unknown, E extends Event = Event> {
   /** Runs `unit` in the current batch and resolves with its value once that is durable. */
-  run<T>(unit: Unit<S, T>, options?: RunOptions): Promise<T>
+  run<T>(unit: Unit<S, T, E>, options?: RunOptions): Promise<T>
   /**
    * Runs `unit` in the current batch and resolves with its value once it ran, durable with the
    * batch (see `settled`). Called from inside a unit's own call chain, joins it (a nested
    * savepoint): a unit may call services that write. Called from anywhere else (another
    * request's code running while a unit awaits), it is a unit of its own, queued.
    */
-  apply<T>(unit: Unit<S, T>, options?: RunOptions): Promise<T>
+  apply<T>(unit: Unit<S, T, E>, options?: RunOptions): Promise<T>
   /**
    * Settles once everything written so far is durable (rejects if it could not be made so);
    * undefined when it already is, which costs nothing.
@@ -51,6 +53,12 @@ export interface WritePath<S = unknown> {
   close(): void
   /** Writes (units) committed and syncs made for them so far, for `/metrics`. */
   stats(): { writes: number; flushes: number }
+  /**
+   * Who reacts to the events units emit (`tx.emit`): empty until the assembly registers its
+   * reactions (server/reactions.ts), once, as the context is built. Untyped here: an engine's
+   * write path knows no events; the assembly registers them typed (`typed`, core/events.ts).
+   */
+  readonly reactions: Reactions
 }
 
 /** What a caller may tell the write path about a unit; an engine that has no use for it ignores it. */
@@ -65,14 +73,20 @@ export interface RunOptions {
 }
 
 /** A unit of work: reads and writes through `tx.store`, synchronous or async. */
-export type Unit<S, T> = (tx: WriteTx<S>) => T | Promise<T>
+export type Unit<S, T, E extends Event = Event> = (tx: WriteTx<S, E>) => T | Promise<T>
 
 /** What a unit can ask of the write path besides writing. */
-export interface WriteTx<S = unknown> {
+export interface WriteTx<S = unknown, E extends Event = Event> {
   /** The stores this unit must read and write through (its transaction's). */
   readonly store: S
   /** Wake the waiters under these keys once the batch is durable (once per key per batch). */
   wake(...keys: string[]): void
   /** Run `effect` once the batch is durable (a timer to re-arm, a worker to kick). */
   after(effect: () => void): void
+  /**
+   * Tells the house what this unit did (core/events.ts): its reactions run now, in this unit
+   * and its transaction, and settle with the returned promise, which the unit awaits (a
+   * reaction that fails fails the unit). Rolled back, the unit leaves no trace of them.
+   */
+  emit(event: E): Promise<void>
 }

@@ -1,11 +1,9 @@
 import { approvalOf, requestHashOf } from '../asks/approval.ts'
-import { appendDeletion } from '../asks/audit/service.ts'
 import { expireIfDue } from '../asks/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
 import { fail } from '../core/errors.ts'
 import { newId } from '../core/ids.ts'
 import { askKey, channelKey, userKey } from '../core/waiters.ts'
-import { enqueueMessagePush } from '../push/service.ts'
 import type { Ctx, Tx } from '../server/context.ts'
 import { type BlockRules, inputBlocks, validateBody } from './blocks.ts'
 import { toRecord } from './records.ts'
@@ -86,29 +84,28 @@ export async function sendMessage(
   }
   const now = ctx.clock.now()
   const expiresAt = req.expires_in === undefined ? null : now + Math.round(req.expires_in * 1000)
-  const pushed = sender === 'agent' && req.silent !== true
   return await ctx.writes.apply(async (tx) => {
-    // The push devices are asked beside the insert, not after it: on Postgres the statements
-    // go down the connection together, one round trip fewer while the person's row is locked
-    // (docs/decisions.md, "One person's sends on Postgres"). The insert is started first, so
-    // it runs first: the person's row lock before the devices' lock, as before.
-    const [inserted, devices] = await Promise.all([
-      tx.store.messages.insert({
-        id: newId('msg'),
-        channel_id: channel.id,
-        sender,
-        body: JSON.stringify(req.body),
-        silent: req.silent === true,
-        pin_key: pinKey,
-        ask_status: isQuestion ? 'open' : null,
-        ask_expires_at: expiresAt,
-        ask_request_hash: isQuestion ? requestHashOf(req.body, req.proof === true) : null,
-        created_at: now,
-      }),
-      pushed ? tx.store.push.countByUser(channel.user_id) : 0,
+    const message = {
+      id: newId('msg'),
+      channel_id: channel.id,
+      sender,
+      body: JSON.stringify(req.body),
+      silent: req.silent === true,
+      pin_key: pinKey,
+      ask_status: isQuestion ? ('open' as const) : null,
+      ask_expires_at: expiresAt,
+      ask_request_hash: isQuestion ? requestHashOf(req.body, req.proof === true) : null,
+      created_at: now,
+    }
+    // Emitted as the insert is sent, in the same transaction: a message that exists has its
+    // reactions' writes (its pushes queued), even after a crash, and one that does not has
+    // none. Their reads go down the connection with the insert, after it (on Postgres one round
+    // trip fewer while the person's row is locked: docs/decisions.md, "One person's sends on
+    // Postgres"; the insert first, so the person's row lock comes before any other, as before).
+    const [inserted] = await Promise.all([
+      tx.store.messages.insert(message),
+      tx.emit({ type: 'message.created', channel, message }),
     ])
-    // In the same transaction: a message that exists has its pushes queued, even after a crash.
-    if (pushed) await enqueueMessagePush(ctx, tx, channel, inserted, devices)
     if (expiresAt !== null) tx.after(() => ctx.expiry.noteExpiry(ctx, expiresAt))
     // The channel exists: the insert would have failed without it (a foreign key).
     await announce(tx, inserted, channel.user_id)
@@ -297,12 +294,7 @@ export async function deleteRow(ctx: Ctx, row: MessageRow): Promise<void> {
       throw fail.notFound(row.pin_key === null ? 'message' : 'pin')
     }
     const deleted = await tx.store.messages.markDeleted(current.rid, ctx.clock.now())
-    // An approval's deletion is on the record: withdrawn if it was open, and the history's line
-    // for its decision (the log's, not the message's) stays.
-    if (current.ask_request_hash !== null) {
-      const owner = (await tx.store.channels.byId(current.channel_id))?.user_id
-      if (owner) await appendDeletion(tx, current, owner, deleted.updated_at)
-    }
+    await tx.emit({ type: 'message.deleted', message: current, at: deleted.updated_at })
     await announce(tx, deleted)
   })
 }

@@ -104,7 +104,10 @@ function approvalText(body: MessageBody, approval: Block): { title: string; text
   }
 }
 
-export function messagePayload(channel: ChannelRow, row: MessageRow): PushPayload {
+export function messagePayload(
+  channel: ChannelRow,
+  row: Pick<MessageRow, 'id' | 'body' | 'ask_status' | 'ask_request_hash'>,
+): PushPayload {
   const body = JSON.parse(row.body as string) as MessageBody
   const approval = body.blocks?.find((b) => b.type === 'approval')
   const { title, text } = approval

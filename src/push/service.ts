@@ -2,6 +2,7 @@ import { type AskResult, answerAsk, expireIfDue } from '../asks/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
 import { fail, HarkError } from '../core/errors.ts'
 import { hashToken, randomBase62 } from '../core/ids.ts'
+import type { MessageCreated } from '../messages/events.ts'
 import type { MessageRow } from '../messages/store.ts'
 import type { Ctx, Tx } from '../server/context.ts'
 import { deviceLabel } from '../shared/device.ts'
@@ -133,30 +134,27 @@ export async function sendTestToAll(
 }
 
 /**
- * Queues one push per device of the channel's person. Called inside the transaction that
- * writes the message, so a push is queued exactly when its message exists; the worker sends
- * it after the commit, off the agent's request.
+ * A message was created (`message.created`, in its unit's transaction): one push is queued per
+ * device of the channel's person, so a push is queued exactly when its message exists; the
+ * worker sends it after the commit, off the agent's request. The person's own messages and an
+ * agent's silent ones are not pushed.
  */
-export async function enqueueMessagePush(
-  ctx: Ctx,
-  tx: Tx,
-  channel: ChannelRow,
-  row: MessageRow,
-  /** The person's devices, when the caller already asked (`countByUser`). */
-  devices?: number,
-): Promise<void> {
+export async function pushCreated(ctx: Ctx, tx: Tx, event: MessageCreated): Promise<void> {
+  const { channel, message } = event
+  if (message.sender !== 'agent' || message.silent) return
   // No device, no push: most sends go to a person without one (or with the app open). Asked
   // first, a read by the index: building the payload and the INSERT ... SELECT that queues
   // nothing were ~15% of a send's time on the event loop's thread (bench/README.md, "The send
   // path").
-  if ((devices ?? (await tx.store.push.countByUser(channel.user_id))) === 0) return
-  const payload = JSON.stringify(messagePayload(channel, row))
+  if ((await tx.store.push.countByUser(channel.user_id)) === 0) return
+  const payload = JSON.stringify(messagePayload(channel, message))
   if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
-    ctx.log.warn(`push payload of ${row.id} is too large; not sent`)
+    ctx.log.warn(`push payload of ${message.id} is too large; not sent`)
     return
   }
   // The worker reads the queue once it is durable: no push for a message a crash takes back.
-  if ((await tx.store.push.enqueueForUser(channel.user_id, row.id, payload, ctx.clock.now())) > 0) {
+  const now = ctx.clock.now()
+  if ((await tx.store.push.enqueueForUser(channel.user_id, message.id, payload, now)) > 0) {
     tx.after(() => ctx.push.kick())
   }
 }

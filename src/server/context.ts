@@ -16,6 +16,7 @@ import { sessionStore } from '../access/sessions/store.ts'
 import { AgentAuthCache } from '../access/tokens/auth-cache.ts'
 import { tokenStore } from '../access/tokens/store.ts'
 import { auditStore } from '../asks/audit/store.ts'
+import type { AskEvent } from '../asks/events.ts'
 import { ExpiryScheduler } from '../asks/expiry.ts'
 import { secretStore } from '../asks/secrets/store.ts'
 import { channelStore } from '../channels/store.ts'
@@ -31,6 +32,7 @@ import { S3Blobs } from '../files/s3-blobs.ts'
 import { parseS3Url } from '../files/s3-url.ts'
 import { sweepFiles } from '../files/service.ts'
 import { fileStore } from '../files/store.ts'
+import type { MessageEvent } from '../messages/events.ts'
 import { SharedPages } from '../messages/feed.ts'
 import { searchStore } from '../messages/search/store.ts'
 import { messageStore } from '../messages/store.ts'
@@ -47,6 +49,7 @@ import { openDatabase } from './db/database.ts'
 import { GroupCommit } from './db/group-commit.ts'
 import type { WakeBusStats } from './db/pg/wake-bus.ts'
 import { ServerMetrics } from './metrics.ts'
+import { react } from './reactions.ts'
 
 /**
  * Everything the services need, built once from the configuration. Services are plain
@@ -69,7 +72,7 @@ export interface Ctx {
   log: Logger
   waiters: Waiters
   /** The one way anything is written: units batched into group commits (core/write-path.ts). */
-  writes: WritePath<AsyncStores>
+  writes: WritePath<AsyncStores, HarkEvent>
   /** Requests counted for `/metrics`, and the route each matched (for the log too). */
   metrics: ServerMetrics
   /** Long-polls held right now, by token or session (capped). */
@@ -114,8 +117,11 @@ export interface SqliteCtx extends Ctx {
   db: Database
 }
 
-/** What a unit of the server's write path gets: its stores (`tx.store`), wakes, effects. */
-export type Tx = WriteTx<AsyncStores>
+/** What a unit of the server's write path gets: its stores (`tx.store`), wakes, effects, events. */
+export type Tx = WriteTx<AsyncStores, HarkEvent>
+
+/** Every event a unit may emit (core/events.ts); who reacts to each: reactions.ts. */
+export type HarkEvent = MessageEvent | AskEvent
 
 export function openStores(db: Database) {
   return {
@@ -169,7 +175,7 @@ export interface ContextOptions {
 export interface Engine {
   database: Ctx['database']
   store: AsyncStores
-  writes: WritePath<AsyncStores>
+  writes: WritePath<AsyncStores, HarkEvent>
   waiters: Waiters
   /** Limits kept where every instance sees them (Postgres); default: in this process. */
   limits?: Limits
@@ -236,6 +242,8 @@ export async function startContext(
   ctx: Ctx,
   sweep: (ctx: Ctx) => Promise<void> = sweepFiles,
 ): Promise<void> {
+  // Before anything is written: starting may settle questions that expired while down.
+  react(ctx)
   ctx.filesSwept = sweep(ctx).catch((error) => {
     // Orphans cost only space: a sweep that failed (S3 down a moment) is retried next start.
     ctx.log.error(`sweeping orphan files in ${ctx.blobs.where} failed: ${error}`)

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto'
+import type { MessageDeleted } from '../../messages/events.ts'
 import type { Block, MessageBody } from '../../messages/schema.ts'
 import type { MessageRow } from '../../messages/store.ts'
 import type { Ctx, Tx } from '../../server/context.ts'
 import { approvalLine } from '../../shared/approval-text.ts'
 import { canonicalJson } from '../../shared/canonical.ts'
 import type { AnswerProof } from '../../shared/proof.ts'
+import type { AskSettled } from '../events.ts'
 import type { AuditRow } from './store.ts'
 
 /**
@@ -51,6 +53,26 @@ export interface Answerer {
 
 export const chainHash = (prevHash: string, entry: string) =>
   createHash('sha256').update(`${prevHash}\n${entry}`).digest('hex')
+
+/** A question was settled (`ask.settled`, in its unit): its decision goes on the record. */
+export async function auditSettled(tx: Tx, event: AskSettled): Promise<void> {
+  const row = event.message
+  if (row.ask_request_hash === null) return
+  const owner = (await tx.store.channels.byId(row.channel_id))?.user_id
+  if (owner) await appendDecision(tx, row, owner, event.by)
+}
+
+/**
+ * A message was deleted (`message.deleted`, in its unit): an approval's deletion is on the
+ * record, withdrawn if it was open, and the history's line for its decision (the log's, not
+ * the message's) stays.
+ */
+export async function auditDeleted(tx: Tx, event: MessageDeleted): Promise<void> {
+  const row = event.message
+  if (row.ask_request_hash === null) return
+  const owner = (await tx.store.channels.byId(row.channel_id))?.user_id
+  if (owner) await appendDeletion(tx, row, owner, event.at)
+}
 
 /** Appends the decision on `row` (already settled); call inside the settling transaction. */
 export async function appendDecision(

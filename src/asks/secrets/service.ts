@@ -7,7 +7,6 @@ import { type Abortable, waitWhilePending } from '../../core/waiters.ts'
 import type { Block, MessageBody } from '../../messages/schema.ts'
 import { announce } from '../../messages/service.ts'
 import type { MessageRow } from '../../messages/store.ts'
-import { enqueueMessagePush } from '../../push/service.ts'
 import type { Ctx } from '../../server/context.ts'
 import { secretRequest } from '../../shared/canonical.ts'
 import { type AnswerProof, secretDecision } from '../../shared/proof.ts'
@@ -129,7 +128,7 @@ export async function recordSecret(
       created_at: now,
     })
     // A secret request waits on the person: tell their devices, like any message.
-    await enqueueMessagePush(ctx, tx, channel, message)
+    await tx.emit({ type: 'message.created', channel, message })
     await announce(tx, message)
     return secret
   })

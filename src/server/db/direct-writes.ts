@@ -46,6 +46,7 @@ export function directWrites<S>(db: Database, store: S): WritePath<S> {
     close: async () => {
       await units.drained()
     },
+    reactions: units.reactions,
   }
 }
 

@@ -1,9 +1,10 @@
 import type { Database } from 'bun:sqlite'
 import { closeSync, fdatasync, fdatasyncSync, fstatSync, openSync, statSync } from 'node:fs'
 import { HarkError } from '../../core/errors.ts'
+import type { Event, Reactions } from '../../core/events.ts'
 import type { Logger } from '../../core/log.ts'
 import type { Waiters } from '../../core/waiters.ts'
-import type { Unit, WritePath } from '../../core/write-path.ts'
+import type { Unit, WritePath, WriteTx } from '../../core/write-path.ts'
 import { Batch, journalOf, type Ran, storageFailed } from './batch.ts'
 import { type UnitEffects, UnitQueue } from './units.ts'
 
@@ -72,6 +73,11 @@ export class GroupCommit<S> implements WritePath<S> {
     // checkpointed a quarter as often, for far fewer page writes where a batch touches index
     // pages all over (bench/fsyncs.ts).
     db.run(`PRAGMA wal_autocheckpoint = ${CHECKPOINT_PAGES}`)
+  }
+
+  /** Who reacts to the events units emit (core/events.ts): the queue's, one per write path. */
+  get reactions(): Reactions<Event, WriteTx<S>> {
+    return this.units.reactions
   }
 
   run<T>(unit: Unit<S, T>): Promise<T> {

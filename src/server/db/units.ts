@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { AsyncLocalStorage } from 'node:async_hooks'
+import { type Event, Reactions } from '../../core/events.ts'
 import type { Unit, WriteTx } from '../../core/write-path.ts'
 
 /**
@@ -24,11 +25,13 @@ export class UnitQueue<S> {
   constructor(
     private readonly db: Database,
     private readonly store: S,
+    /** Who reacts to the events its units emit (the write path's). */
+    readonly reactions: Reactions<Event, WriteTx<S>> = new Reactions(),
   ) {}
 
   /** Effects for a new top-level unit, over this queue's stores. */
   effects(): UnitEffects<S> {
-    return new UnitEffects(this.store)
+    return new UnitEffects(this.store, this.reactions)
   }
 
   /** The unit this async call chain is running in, while it runs. */
@@ -60,7 +63,7 @@ export class UnitQueue<S> {
    */
   nested<T>(parent: Level<S>, unit: Unit<S, T>): Promise<T> {
     const run = async () => {
-      const child = new UnitEffects(this.store)
+      const child = new UnitEffects(this.store, this.reactions)
       const value = await this.savepoint(unit, child)
       parent.effects.absorb(child)
       return value
@@ -134,12 +137,22 @@ interface Level<S> extends Nesting {
   effects: UnitEffects<S>
 }
 
-/** What one unit asked for besides its writes. */
+/**
+ * What one unit asked for besides its writes. Its events are not kept: their reactions run as
+ * they are emitted, in the unit (core/events.ts), and what they ask for lands here too.
+ */
 export class UnitEffects<S> implements WriteTx<S> {
   wakes: string[] = []
   effects: (() => void)[] = []
 
-  constructor(readonly store: S) {}
+  constructor(
+    readonly store: S,
+    private readonly reactions: Pick<Reactions<Event, WriteTx<S>>, 'dispatch'>,
+  ) {}
+
+  emit(event: Event): Promise<void> {
+    return this.reactions.dispatch(this, event)
+  }
 
   wake(...keys: string[]): void {
     this.wakes.push(...keys)

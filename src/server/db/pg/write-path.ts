@@ -1,8 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { SQL, TransactionSQL } from 'bun'
+import { type Event, Reactions } from '../../../core/events.ts'
 import type { Logger } from '../../../core/log.ts'
 import type { Waiters } from '../../../core/waiters.ts'
-import type { RunOptions, Unit, WritePath } from '../../../core/write-path.ts'
+import type { RunOptions, Unit, WritePath, WriteTx } from '../../../core/write-path.ts'
 import type { AsyncStores } from '../async-stores.ts'
 import { shuttingDown } from '../group-commit.ts'
 import { afterSiblings, type Nesting, runLevel, UnitEffects } from '../units.ts'
@@ -59,6 +60,8 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
   private readonly open: (sql: SQL) => S
   private readonly bus: Pick<WakeBus, 'notify'> | undefined
   private readonly attempts: number
+  /** Who reacts to the events units emit (core/events.ts): registered by the assembly. */
+  readonly reactions = new Reactions<Event, WriteTx<S>>()
 
   constructor(
     private readonly sql: SQL,
@@ -127,7 +130,7 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
   private async once<T>(unit: Unit<S, T>): Promise<T> {
     let effects: UnitEffects<S> | undefined
     const value = (await this.sql.begin(async (txSql) => {
-      effects = new UnitEffects(this.open(txSql))
+      effects = new UnitEffects(this.open(txSql), this.reactions)
       const value = await this.within(txSql, unit, effects)
       if (this.bus && effects.wakes.length > 0) await this.bus.notify(txSql, effects.wakes)
       return value
@@ -212,7 +215,7 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
         const store = this.open(txSql)
         const sent: Promise<unknown>[] = []
         for (const item of items) {
-          const effects = new UnitEffects(store)
+          const effects = new UnitEffects(store, this.reactions)
           try {
             const value = lone
               ? await this.within(txSql, item.unit, effects)
@@ -314,7 +317,7 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
     const run = async () => {
       let child: UnitEffects<S> | undefined
       const value = (await parent.txSql.savepoint(async (sp) => {
-        child = new UnitEffects(this.open(sp))
+        child = new UnitEffects(this.open(sp), this.reactions)
         return this.within(sp, unit, child)
       })) as T
       if (child) parent.effects.absorb(child)
