@@ -13,7 +13,6 @@ import type {
   SendRequest,
 } from '../messages/schema.ts'
 import type { Info } from '../server/public-routes.ts'
-import type { ServedPolicy } from './policy.ts'
 import {
   boundedFetch,
   boundFor,
@@ -176,6 +175,15 @@ const hasKey = (headers: Record<string, string>) =>
   Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key')
 
 export type { PairingStart }
+
+/** A policy as the server hands it over: verified by the agent (src/agent/policy.ts). */
+export interface ServedPolicy {
+  id: string
+  /** The signed claim, canonical JSON, as the app signed it. */
+  claim: string
+  proof: unknown
+  revocation?: { claim: string; proof: unknown }
+}
 
 export interface IssuedToken {
   token: string

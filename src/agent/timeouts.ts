@@ -1,5 +1,4 @@
 import { UsageError } from '../core/errors.ts'
-import type { Env } from './profiles.ts'
 
 /**
  * Every request the agent's client makes is bounded (issue 16, defect 6): a server (or a proxy)
@@ -100,7 +99,7 @@ export const timeoutOf = (request: Request, timeoutMs: number) =>
   new RequestTimeoutError(request.method, new URL(request.url).pathname, timeoutMs)
 
 /** `HARK_REQUEST_TIMEOUT` (seconds) as milliseconds; the default without it. */
-export function requestTimeoutMs(env: Env): number {
+export function requestTimeoutMs(env: Record<string, string | undefined>): number {
   const raw = env.HARK_REQUEST_TIMEOUT
   if (raw === undefined || raw === '') return DEFAULT_TIMEOUT_MS
   const s = Number(raw)
