@@ -1,4 +1,5 @@
 import type { Static } from '@sinclair/typebox'
+import { newKey } from '../../sdk/typescript/src/http.ts'
 import type { PairingStart } from '../access/enrol/pairing.ts'
 import type { SecretRead, SecretRecord } from '../asks/secrets/service.ts'
 import type { AgentChannelResponse, AgentResponse, ChannelsResponse } from '../channels/schema.ts'
@@ -126,7 +127,7 @@ export function createTransport(options: ClientOptions) {
     if (options.token) headers.authorization = `Bearer ${options.token}`
     // One key per logical call: retries copy the request, so they carry the same one.
     if (options.idempotencyKeys && KEYED.has(method) && !hasKey(headers)) {
-      headers['idempotency-key'] = crypto.randomUUID()
+      headers['idempotency-key'] = newKey()
     }
     let body = o.body
     if (o.json !== undefined) {
