@@ -57,8 +57,11 @@ export interface TransportOptions {
   headers?: Record<string, string>
 }
 
+/** A request's query: `undefined` values are left out. */
+export type Query = Record<string, string | number | boolean | undefined>
+
 export interface RequestOptions {
-  query?: Record<string, string | number | boolean | undefined>
+  query?: Query
   json?: unknown
   body?: Blob | ArrayBuffer | Uint8Array | string
   headers?: Record<string, string>
@@ -270,12 +273,8 @@ export class Transport {
     this.headers = o.headers ?? {}
   }
 
-  url(path: string, query: RequestOptions['query'] = {}): string {
-    const u = new URL(this.base + path)
-    for (const [k, v] of Object.entries(query)) {
-      if (v !== undefined) u.searchParams.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : `${v}`)
-    }
-    return u.href
+  url(path: string, query: Query = {}): string {
+    return urlOf(this.base, path, query)
   }
 
   /** The JSON answer of a request, or a `HarkError`. */
@@ -304,7 +303,7 @@ export class Transport {
       body = JSON.stringify(o.json)
     }
     const url = this.url(path, o.query)
-    const boundMs = this.timeoutMs + (o.holdSeconds ?? 0) * 1000
+    const boundMs = boundFor(this.timeoutMs, o.holdSeconds, body)
     const retryable: Retryable = {
       failure: (e) => (e instanceof HarkError && e.kind === 'network' ? e.message : undefined),
       gateway: true,
@@ -343,20 +342,42 @@ export class Transport {
   }
 }
 
-/** The `HarkError` of an error answer: the server's `{ error, field }`. */
-export async function errorOf(response: Response): Promise<HarkError> {
-  const text = await response.text().catch(() => '')
+/**
+ * The server's `{ error, field }` from an error answer's text; the text itself (or the status
+ * text) when it is not that JSON. The server's message already names the field
+ * ("body.blocks[0].id: is required").
+ */
+export function errorFields(
+  text: string,
+  statusText: string,
+): { error: string; field: string | undefined } {
   let data: { error?: unknown; field?: unknown } = {}
   try {
     data = JSON.parse(text)
   } catch {}
-  const error = typeof data?.error === 'string' ? data.error : text || response.statusText
-  const field = typeof data?.field === 'string' ? data.field : undefined
-  // The server's message already names the field ("body.blocks[0].id: is required").
+  return {
+    error: typeof data?.error === 'string' ? data.error : text || statusText,
+    field: typeof data?.field === 'string' ? data.field : undefined,
+  }
+}
+
+/** The `HarkError` of an error answer: the server's `{ error, field }`. */
+export async function errorOf(response: Response): Promise<HarkError> {
+  const text = await response.text().catch(() => '')
+  const { error, field } = errorFields(text, response.statusText)
   return new HarkError(`${response.status}: ${error}`, {
     status: response.status,
     field,
     kind: 'http',
     retryAfterMs: response.status === 429 ? retryAfter(response.headers) : undefined,
   })
+}
+
+/** `base` + `path` with the query's defined values (a boolean as 1 or 0). */
+export function urlOf(base: string, path: string, query: Query = {}): string {
+  const u = new URL(base + path)
+  for (const [k, v] of Object.entries(query)) {
+    if (v !== undefined) u.searchParams.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : `${v}`)
+  }
+  return u.href
 }
