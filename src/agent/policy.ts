@@ -6,8 +6,8 @@ import {
   policyText,
   ruleText,
 } from '../shared/policy.ts'
+import { type Action, summaryOf } from './actions.ts'
 import { type AgentClient, HarkApiError, type ServedPolicy } from './client.ts'
-import { type Action, summaryOf } from './harnesses/actions.ts'
 import { type Env, updateConfig } from './profiles.ts'
 import { CLOCK_SKEW_MS, checkAssertion } from './proof.ts'
 import { type Pinned, pinnedApprovers } from './trust.ts'

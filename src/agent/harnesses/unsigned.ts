@@ -1,6 +1,6 @@
 import type { Message } from '../../messages/schema.ts'
+import { summaryOf } from '../actions.ts'
 import { requestHash, warnUnsigned } from '../trust.ts'
-import { summaryOf } from './actions.ts'
 import type { HookDeps } from './deps.ts'
 
 /**
