@@ -1,4 +1,12 @@
 import type { Static } from '@sinclair/typebox'
+import {
+  errorFields,
+  HarkError,
+  newKey,
+  type Query,
+  retryAfter,
+  urlOf,
+} from '../../sdk/typescript/src/http.ts'
 import type { PairingStart } from '../access/enrol/pairing.ts'
 import type { SecretRead, SecretRecord } from '../asks/secrets/service.ts'
 import type { AgentChannelResponse, AgentResponse, ChannelsResponse } from '../channels/schema.ts'
@@ -13,7 +21,6 @@ import type {
   SendRequest,
 } from '../messages/schema.ts'
 import type { Info } from '../server/public-routes.ts'
-import type { ServedPolicy } from './policy.ts'
 import {
   boundedFetch,
   boundFor,
@@ -24,17 +31,25 @@ import {
 } from './timeouts.ts'
 
 /**
- * The one typed HTTP client of the API: the CLI, the MCP server and the tests all use it.
- * Every non-2xx answer becomes a `HarkApiError` carrying the server's `error` and `field`.
+ * The binary's typed HTTP client of the API: the CLI, the MCP server, the hooks and the tests
+ * use it. Its transport is the SDK's (sdk/typescript/src/http.ts: retries, bounds, idempotency
+ * keys, URLs, error answers); this file adds the server's own types, and the person's and
+ * enrolment calls the SDK does not make. Every non-2xx answer becomes a `HarkApiError`: the
+ * SDK's `HarkError` with the server's `error` and the answer's headers.
  */
-export class HarkApiError extends Error {
+export class HarkApiError extends HarkError {
   constructor(
-    readonly status: number,
+    status: number,
     readonly error: string,
-    readonly field: string | undefined,
+    field: string | undefined,
     readonly headers: Headers,
   ) {
-    super(`${status}: ${error}`)
+    super(`${status}: ${error}`, {
+      status,
+      field,
+      kind: 'http',
+      retryAfterMs: status === 429 ? retryAfter(headers) : undefined,
+    })
   }
 }
 
@@ -46,21 +61,8 @@ export type Fetch = (request: Request, exchange?: Exchange) => Promise<Response>
 
 /** The `HarkApiError` of a non-2xx response (its body is read), for callers of `raw`. */
 export async function apiError(response: Response): Promise<HarkApiError> {
-  const text = await response.text()
-  let data: unknown
-  try {
-    data = text ? JSON.parse(text) : undefined
-  } catch {}
-  const e = (typeof data === 'object' && data !== null ? data : {}) as {
-    error?: string
-    field?: string
-  }
-  return new HarkApiError(
-    response.status,
-    e.error ?? (text || response.statusText),
-    e.field,
-    response.headers,
-  )
+  const { error, field } = errorFields(await response.text(), response.statusText)
+  return new HarkApiError(response.status, error, field, response.headers)
 }
 
 export interface ClientOptions {
@@ -94,8 +96,6 @@ export interface FeedParams {
   limit?: number
 }
 
-type Query = Record<string, string | number | boolean | undefined>
-
 interface RequestOptions {
   query?: Query
   json?: unknown
@@ -112,14 +112,7 @@ export function createTransport(options: ClientOptions) {
   const doFetch: Fetch = options.fetch ?? boundedFetch
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
 
-  function url(path: string, query?: Query): string {
-    const u = new URL(base + path)
-    for (const [k, v] of Object.entries(query ?? {})) {
-      if (v !== undefined)
-        u.searchParams.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : String(v))
-    }
-    return u.href
-  }
+  const url = (path: string, query?: Query) => urlOf(base, path, query)
 
   /** The request a call sends, and how long it may take. */
   function prepare(method: string, path: string, o: RequestOptions) {
@@ -127,7 +120,7 @@ export function createTransport(options: ClientOptions) {
     if (options.token) headers.authorization = `Bearer ${options.token}`
     // One key per logical call: retries copy the request, so they carry the same one.
     if (options.idempotencyKeys && KEYED.has(method) && !hasKey(headers)) {
-      headers['idempotency-key'] = crypto.randomUUID()
+      headers['idempotency-key'] = newKey()
     }
     let body = o.body
     if (o.json !== undefined) {
@@ -176,6 +169,15 @@ const hasKey = (headers: Record<string, string>) =>
   Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key')
 
 export type { PairingStart }
+
+/** A policy as the server hands it over: verified by the agent (src/agent/policy.ts). */
+export interface ServedPolicy {
+  id: string
+  /** The signed claim, canonical JSON, as the app signed it. */
+  claim: string
+  proof: unknown
+  revocation?: { claim: string; proof: unknown }
+}
 
 export interface IssuedToken {
   token: string

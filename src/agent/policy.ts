@@ -6,9 +6,8 @@ import {
   policyText,
   ruleText,
 } from '../shared/policy.ts'
-import { type AgentClient, HarkApiError } from './client.ts'
-import { type Action, summaryOf } from './harnesses/actions.ts'
-import type { HookDeps } from './harnesses/claude.ts'
+import { type Action, summaryOf } from './actions.ts'
+import { type AgentClient, HarkApiError, type ServedPolicy } from './client.ts'
 import { type Env, updateConfig } from './profiles.ts'
 import { CLOCK_SKEW_MS, checkAssertion } from './proof.ts'
 import { type Pinned, pinnedApprovers } from './trust.ts'
@@ -21,18 +20,15 @@ import { type Pinned, pinnedApprovers } from './trust.ts'
  * warning; a revocation the person signed is remembered in the profile, so a server that later
  * hands the policy back without it gets nothing.
  */
-export interface ServedPolicy {
-  id: string
-  /** The signed claim, canonical JSON, as the app signed it. */
-  claim: string
-  proof: unknown
-  revocation?: { claim: string; proof: unknown }
-}
+export type { ServedPolicy }
 
 export interface TrustedPolicy {
   id: string
   claim: PolicyClaim
 }
+
+/** How a hook asks the person's signed rules about an action (`HookDeps.policy`). */
+export type PolicyLookup = (action: Action, summary: string) => Promise<PolicyDecision | undefined>
 
 export interface PolicyDecision {
   effect: 'allow' | 'deny'
@@ -218,7 +214,7 @@ export async function decideByPolicy(
 
 /** The hook's answer when a policy decided, or undefined when none covers the action. */
 export async function byPolicy(
-  deps: Pick<HookDeps, 'policy'>,
+  deps: { policy?: PolicyLookup },
   action: Action,
 ): Promise<{ behavior: 'allow' } | { behavior: 'deny'; message: string } | undefined> {
   const decision = await deps.policy?.(action, summaryOf(action))

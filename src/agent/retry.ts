@@ -1,3 +1,4 @@
+import { type RetryPolicy, retryAfter, sleep, withRetries } from '../../sdk/typescript/src/http.ts'
 import type { Fetch } from './client.ts'
 import type { Exchange } from './timeouts.ts'
 
@@ -11,17 +12,7 @@ import type { Exchange } from './timeouts.ts'
  * server answers a repeat with the first result and writes nothing, so repeating it is safe.
  * A request that timed out (`RequestTimeoutError`) is not repeated: the bound is the caller's.
  */
-export interface RetryPolicy {
-  /** Attempts in all, the first included. */
-  attempts: number
-  /** The first pause; it doubles on each retry up to `maxDelayMs`. */
-  baseDelayMs: number
-  maxDelayMs: number
-  /** The longest `Retry-After` honoured; a longer one is handed back as the 429. */
-  maxRetryAfterMs: number
-  /** Told before each pause (the CLI prints it on stderr). */
-  onRetry?: (reason: string, delayMs: number, attempt: number) => void
-}
+export type { RetryPolicy }
 
 export const DEFAULT_RETRY: RetryPolicy = {
   attempts: 5,
@@ -41,7 +32,6 @@ const NOT_CONNECTED = new Set([
   'ENETUNREACH',
   'FailedToOpenSocket',
 ])
-const GATEWAY = new Set([502, 503, 504])
 
 /** A failure to talk to the server at all (as opposed to an answer, or our own abort). */
 export function isNetworkError(error: unknown): boolean {
@@ -78,63 +68,26 @@ export function cannotReach(error: unknown, url?: string): string {
 }
 
 /** Resolves after `ms`, or rejects at once with the signal's reason when it aborts. */
-export function pause(ms: number, signal?: AbortSignal | null): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason)
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    const onAbort = () => {
-      clearTimeout(timer)
-      reject(signal?.reason)
-    }
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
-}
+export const pause = sleep
 
-/** `Retry-After` in whole seconds (what Hark sends) or an HTTP date; undefined when absent. */
-export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
-  const raw = headers.get('retry-after')
-  if (raw === null) return undefined
-  if (/^\d+$/.test(raw.trim())) return Number(raw) * 1000
-  const at = Date.parse(raw)
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now)
-}
+/** `Retry-After` in whole seconds or an HTTP date, in ms; undefined when absent. */
+export const retryAfterMs = retryAfter
 
 export function retryingFetch(inner: Fetch, policy: RetryPolicy = DEFAULT_RETRY): Fetch {
-  const backoff = (attempt: number) =>
-    Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1))
-  return async (request, exchange?: Exchange) => {
+  return (request, exchange?: Exchange) => {
     const idempotent = IDEMPOTENT.has(request.method) || request.headers.has('idempotency-key')
-    for (let attempt = 1; ; attempt++) {
-      const last = attempt >= policy.attempts
-      // Each attempt sends a copy: a body can be read once. The last sends the original. The
-      // copy keeps the headers: a write's retries carry its one idempotency key. Each attempt
-      // has the whole bound (`exchange`): a pause for a 429 does not eat into the next one.
-      const sent = last ? request : request.clone()
-      let response: Response
-      try {
-        response = await inner(sent, exchange)
-      } catch (error) {
+    const retryable = {
+      failure: (error: unknown) => {
         const safe = idempotent || NOT_CONNECTED.has(networkErrorCode(error))
-        if (last || !isNetworkError(error) || !safe) throw error
-        const delay = backoff(attempt)
-        policy.onRetry?.(cannotReach(error, request.url), delay, attempt)
-        await pause(delay, request.signal)
-        continue
-      }
-      let delay: number | undefined
-      if (response.status === 429) {
-        const asked = retryAfterMs(response.headers) ?? backoff(attempt)
-        if (asked <= policy.maxRetryAfterMs) delay = asked
-      } else if (idempotent && GATEWAY.has(response.status)) {
-        delay = backoff(attempt)
-      }
-      if (last || delay === undefined) return response
-      await response.body?.cancel()
-      policy.onRetry?.(`the server answered ${response.status}`, delay, attempt)
-      await pause(delay, request.signal)
+        return isNetworkError(error) && safe ? cannotReach(error, request.url) : undefined
+      },
+      gateway: idempotent,
     }
+    // Each attempt sends a copy: a body can be read once. The last sends the original. The
+    // copy keeps the headers: a write's retries carry its one idempotency key. Each attempt
+    // has the whole bound (`exchange`): a pause for a 429 does not eat into the next one.
+    return withRetries(policy, retryable, request.signal, (last) =>
+      inner(last ? request : request.clone(), exchange),
+    )
   }
 }

@@ -1,5 +1,5 @@
+import { bounded, boundFor } from '../../sdk/typescript/src/http.ts'
 import { UsageError } from '../core/errors.ts'
-import type { Env } from './profiles.ts'
 
 /**
  * Every request the agent's client makes is bounded (issue 16, defect 6): a server (or a proxy)
@@ -9,13 +9,6 @@ import type { Env } from './profiles.ts'
 
 /** A plain request's bound; long-polls get their wait on top (`boundFor`). */
 export const DEFAULT_TIMEOUT_MS = 30_000
-/**
- * The slowest upload that still counts as moving: a body's bound grows by a second per 64 KiB,
- * so a large file on a slow link is not cut, and a stuck one still ends (a JSON body's few
- * kilobytes add some milliseconds).
- */
-const UPLOAD_BYTES_PER_SECOND = 64 * 1024
-
 /** What one HTTP exchange may take: past it the request is aborted. */
 export interface Exchange {
   timeoutMs: number
@@ -39,18 +32,7 @@ export class RequestTimeoutError extends Error {
 const seconds = (ms: number) => `${Number((ms / 1000).toFixed(1))} s`
 
 /** How long a request may take: `timeoutMs`, plus a long-poll's wait, plus an upload's time. */
-export function boundFor(timeoutMs: number, waitSeconds: unknown, body: unknown): number {
-  const wait = typeof waitSeconds === 'number' && waitSeconds > 0 ? waitSeconds * 1000 : 0
-  return timeoutMs + wait + Math.floor((sizeOf(body) * 1000) / UPLOAD_BYTES_PER_SECOND)
-}
-
-/** A body's size when it is known before sending (a stream's is not: it gets the plain bound). */
-function sizeOf(body: unknown): number {
-  if (body instanceof Blob) return body.size
-  if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return body.byteLength
-  if (typeof body === 'string') return body.length
-  return 0
-}
+export { boundFor }
 
 /**
  * The global `fetch`, bounded: the answer must begin within `exchange.timeoutMs`, and its body
@@ -58,49 +40,22 @@ function sizeOf(body: unknown): number {
  * download on a slow link is not cut; a server that stops half-way is). A timeout becomes a
  * `RequestTimeoutError`; the caller's own abort (the request's signal) stays what it was.
  */
-export async function boundedFetch(request: Request, exchange?: Exchange): Promise<Response> {
+export function boundedFetch(request: Request, exchange?: Exchange): Promise<Response> {
   if (!exchange) return fetch(request)
   const ms = exchange.timeoutMs
-  const expired = new AbortController()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const arm = () => {
-    clearTimeout(timer)
-    timer = setTimeout(() => expired.abort(timeoutOf(request, ms)), ms)
-    // A timer must not keep a finished command alive (a body nobody reads to the end).
-    timer.unref?.()
-  }
-  arm()
-  let response: Response
-  try {
-    response = await fetch(request, { signal: AbortSignal.any([request.signal, expired.signal]) })
-  } catch (error) {
-    clearTimeout(timer)
-    if (expired.signal.aborted && !request.signal.aborted) throw timeoutOf(request, ms)
-    throw error
-  }
-  if (!response.body) {
-    clearTimeout(timer)
-    return response
-  }
-  arm()
-  const watched = response.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, out) {
-        arm()
-        out.enqueue(chunk)
-      },
-      flush: () => clearTimeout(timer),
-    }),
+  return bounded(
+    (signal) => fetch(request, { signal }),
+    ms,
+    request.signal,
+    () => timeoutOf(request, ms),
   )
-  const { status, statusText, headers } = response
-  return new Response(watched, { status, statusText, headers })
 }
 
 export const timeoutOf = (request: Request, timeoutMs: number) =>
   new RequestTimeoutError(request.method, new URL(request.url).pathname, timeoutMs)
 
 /** `HARK_REQUEST_TIMEOUT` (seconds) as milliseconds; the default without it. */
-export function requestTimeoutMs(env: Env): number {
+export function requestTimeoutMs(env: Record<string, string | undefined>): number {
   const raw = env.HARK_REQUEST_TIMEOUT
   if (raw === undefined || raw === '') return DEFAULT_TIMEOUT_MS
   const s = Number(raw)

@@ -3,7 +3,7 @@ import type { Message, MessageBody } from '../messages/schema.ts'
 import { isInput } from '../shared/blocks.ts'
 import { approvalRequest, questionRequest } from '../shared/canonical.ts'
 import type { AgentClient } from './client.ts'
-import { askPerson } from './harnesses/person.ts'
+import { askPerson } from './person.ts'
 import { type Env, loadConfig, updateConfig } from './profiles.ts'
 import {
   checkAnswerProof,

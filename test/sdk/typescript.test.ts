@@ -294,6 +294,37 @@ describe('TypeScript SDK: idempotency keys and retries (a recording server)', ()
   })
 })
 
+describe('TypeScript SDK: bounds (the transport the binary shares)', () => {
+  test('an answer whose body stops half-way is a timeout, not a hang', async () => {
+    let requests = 0
+    const stalling = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch() {
+        requests++
+        // The head and the first bytes come at once; the rest never does.
+        const body = new ReadableStream<Uint8Array>({
+          start(out) {
+            out.enqueue(new TextEncoder().encode('{"channel":'))
+          },
+        })
+        return new Response(body, { headers: { 'content-type': 'application/json' } })
+      },
+    })
+    try {
+      const c = new Hark({ url: `http://127.0.0.1:${stalling.port}`, token: 't', timeoutMs: 300 })
+      const error = await c.channel().catch((e) => e)
+      expect(error).toBeInstanceOf(HarkError)
+      expect(error.kind).toBe('timeout')
+      expect(error.status).toBe(0)
+      // A timeout is the caller's bound: it is not repeated.
+      expect(requests).toBe(1)
+    } finally {
+      stalling.stop(true)
+    }
+  }, 10_000)
+})
+
 describe('TypeScript SDK: types and other runtimes', () => {
   test('type-checks on its own (no Bun or Node types) and builds for Node', async () => {
     const check = Bun.spawn([TSC, '--noEmit', '-p', SDK], { stdout: 'pipe', stderr: 'pipe' })

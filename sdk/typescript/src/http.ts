@@ -57,8 +57,11 @@ export interface TransportOptions {
   headers?: Record<string, string>
 }
 
+/** A request's query: `undefined` values are left out. */
+export type Query = Record<string, string | number | boolean | undefined>
+
 export interface RequestOptions {
-  query?: Record<string, string | number | boolean | undefined>
+  query?: Query
   json?: unknown
   body?: Blob | ArrayBuffer | Uint8Array | string
   headers?: Record<string, string>
@@ -74,7 +77,7 @@ const GATEWAY = new Set([502, 503, 504])
 const MAX_DELAY_MS = 4000
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason)
     const onAbort = () => {
@@ -89,19 +92,161 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   })
 }
 
-/** `Retry-After` in seconds or as an HTTP date. */
-function retryAfter(headers: Headers): number | undefined {
+/** `Retry-After` in whole seconds (what Hark sends) or an HTTP date; undefined when absent. */
+export function retryAfter(headers: Headers, now = Date.now()): number | undefined {
   const raw = headers.get('retry-after')?.trim()
   if (!raw) return undefined
   if (/^\d+$/.test(raw)) return Number(raw) * 1000
   const at = Date.parse(raw)
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now)
 }
 
-function newKey(): string {
+/**
+ * A fresh `Idempotency-Key`: one per logical write, the same on each of its retries, so the
+ * server applies the write once however often it arrives.
+ */
+export function newKey(): string {
   const c = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto
   if (c?.randomUUID) return c.randomUUID()
   return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}-${Math.random().toString(36).slice(2)}`
+}
+
+/**
+ * How often and how patiently a request is repeated. The one retry of Hark's clients: this
+ * SDK's `Transport` and the `hark` binary's client (src/agent/retry.ts) both run `withRetries`.
+ */
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  attempts: number
+  /** The first pause; it doubles on each retry up to `maxDelayMs`. */
+  baseDelayMs: number
+  maxDelayMs: number
+  /** The longest `Retry-After` honoured; a longer one is handed back as the 429. */
+  maxRetryAfterMs: number
+  /** Told before each pause (the CLI prints it on stderr). */
+  onRetry?: (reason: string, delayMs: number, attempt: number) => void
+}
+
+/** What may be repeated: the caller's judgement of a failure, and of a 502/503/504. */
+export interface Retryable {
+  /** Why a thrown failure may be retried (said to `onRetry`), or undefined when it may not. */
+  failure: (error: unknown) => string | undefined
+  /** Whether a 502/503/504 from a proxy is retried (only where a repeat cannot apply twice). */
+  gateway: boolean
+}
+
+/**
+ * Sends a request (`send`, told whether this is the last attempt) until it gets an answer not
+ * worth repeating, and returns that answer, whatever its status: a failure `retryable.failure`
+ * accepts, a 502/503/504 when `retryable.gateway`, and a 429 once its `Retry-After` (at most
+ * `maxRetryAfterMs`) has passed are repeated, up to `attempts` in all, with a doubling pause.
+ * The caller's abort (`signal`) ends a pause at once.
+ */
+export async function withRetries(
+  policy: RetryPolicy,
+  retryable: Retryable,
+  signal: AbortSignal | null | undefined,
+  send: (last: boolean) => Promise<Response>,
+): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    const last = attempt >= policy.attempts
+    const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1))
+    let response: Response
+    try {
+      response = await send(last)
+    } catch (error) {
+      const why = last ? undefined : retryable.failure(error)
+      if (why === undefined) throw error
+      policy.onRetry?.(why, backoff, attempt)
+      await sleep(backoff, signal)
+      continue
+    }
+    let delay: number | undefined
+    if (response.status === 429) {
+      const asked = retryAfter(response.headers) ?? backoff
+      if (asked <= policy.maxRetryAfterMs) delay = asked
+    } else if (retryable.gateway && GATEWAY.has(response.status)) {
+      delay = backoff
+    }
+    if (last || delay === undefined) return response
+    await response.body?.cancel().catch(() => {})
+    policy.onRetry?.(`the server answered ${response.status}`, delay, attempt)
+    await sleep(delay, signal)
+  }
+}
+
+/**
+ * A request's bound: `timeoutMs`, plus the seconds a long-poll may be held, plus a second per
+ * 64 KiB of a body whose size is known (a large upload on a slow link is not cut).
+ */
+export function boundFor(timeoutMs: number, holdSeconds: unknown, body: unknown): number {
+  const hold = typeof holdSeconds === 'number' && holdSeconds > 0 ? holdSeconds * 1000 : 0
+  return timeoutMs + hold + Math.floor((sizeOf(body) * 1000) / UPLOAD_BYTES_PER_SECOND)
+}
+
+/** The slowest upload that still counts as moving. */
+const UPLOAD_BYTES_PER_SECOND = 64 * 1024
+
+/** A body's size when it is known before sending (a stream's is not: it gets the plain bound). */
+function sizeOf(body: unknown): number {
+  if (typeof Blob !== 'undefined' && body instanceof Blob) return body.size
+  if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return body.byteLength
+  if (typeof body === 'string') return body.length
+  return 0
+}
+
+/**
+ * One exchange, bounded: the answer must begin within `ms`, and its body may then take as long
+ * as it keeps coming, with no silence longer than `ms` (a large download is not cut; a server
+ * that stops half-way is). Past the bound the exchange is aborted with `timedOut()`; the
+ * caller's own abort (`signal`) stays what it was. The one timeout of Hark's clients.
+ */
+export async function bounded(
+  send: (signal: AbortSignal) => Promise<Response>,
+  ms: number,
+  signal: AbortSignal | null | undefined,
+  timedOut: () => Error,
+): Promise<Response> {
+  if (signal?.aborted) throw signal.reason
+  const controller = new AbortController()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const arm = () => {
+    clearTimeout(timer)
+    timer = setTimeout(() => controller.abort(timedOut()), ms)
+    // A timer must not keep a finished program alive (a body nobody reads to the end).
+    ;(timer as { unref?: () => void }).unref?.()
+  }
+  const onAbort = () => controller.abort(signal?.reason)
+  signal?.addEventListener('abort', onAbort, { once: true })
+  const done = () => {
+    clearTimeout(timer)
+    signal?.removeEventListener('abort', onAbort)
+  }
+  arm()
+  let response: Response
+  try {
+    response = await send(controller.signal)
+  } catch (error) {
+    done()
+    if (controller.signal.aborted && !signal?.aborted) throw timedOut()
+    throw error
+  }
+  if (!response.body) {
+    done()
+    return response
+  }
+  arm()
+  const watched = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, out) {
+        arm()
+        out.enqueue(chunk)
+      },
+      flush: done,
+    }),
+  )
+  const { status, statusText, headers } = response
+  return new Response(watched, { status, statusText, headers })
 }
 
 export class Transport {
@@ -109,9 +254,7 @@ export class Transport {
   private readonly token: string
   private readonly doFetch: FetchLike
   private readonly timeoutMs: number
-  private readonly attempts: number
-  private readonly baseDelayMs: number
-  private readonly maxRetryAfterMs: number
+  private readonly policy: RetryPolicy
   private readonly headers: Record<string, string>
 
   constructor(o: TransportOptions) {
@@ -121,18 +264,17 @@ export class Transport {
     this.token = o.token
     this.doFetch = o.fetch ?? ((input, init) => fetch(input, init))
     this.timeoutMs = o.timeoutMs ?? 30_000
-    this.attempts = Math.max(1, o.retry?.attempts ?? 4)
-    this.baseDelayMs = o.retry?.baseDelayMs ?? 250
-    this.maxRetryAfterMs = o.retry?.maxRetryAfterMs ?? 60_000
+    this.policy = {
+      attempts: Math.max(1, o.retry?.attempts ?? 4),
+      baseDelayMs: o.retry?.baseDelayMs ?? 250,
+      maxDelayMs: MAX_DELAY_MS,
+      maxRetryAfterMs: o.retry?.maxRetryAfterMs ?? 60_000,
+    }
     this.headers = o.headers ?? {}
   }
 
-  url(path: string, query: RequestOptions['query'] = {}): string {
-    const u = new URL(this.base + path)
-    for (const [k, v] of Object.entries(query)) {
-      if (v !== undefined) u.searchParams.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : `${v}`)
-    }
-    return u.href
+  url(path: string, query: Query = {}): string {
+    return urlOf(this.base, path, query)
   }
 
   /** The JSON answer of a request, or a `HarkError`. */
@@ -161,82 +303,81 @@ export class Transport {
       body = JSON.stringify(o.json)
     }
     const url = this.url(path, o.query)
-    const boundMs = this.timeoutMs + (o.holdSeconds ?? 0) * 1000
-    for (let attempt = 1; ; attempt++) {
-      const last = attempt >= this.attempts
-      const backoff = Math.min(MAX_DELAY_MS, this.baseDelayMs * 2 ** (attempt - 1))
-      let response: Response
-      try {
-        response = await this.once(url, { method, headers, body }, boundMs, o.signal)
-      } catch (error) {
-        if (o.signal?.aborted) throw o.signal.reason
-        if (last || (error as HarkError).kind !== 'network') throw error
-        await sleep(backoff, o.signal)
-        continue
-      }
-      if (response.ok) return response
-      let delay: number | undefined
-      if (response.status === 429) {
-        const asked = retryAfter(response.headers) ?? backoff
-        if (asked <= this.maxRetryAfterMs) delay = asked
-      } else if (GATEWAY.has(response.status)) {
-        delay = backoff
-      }
-      if (last || delay === undefined) throw await errorOf(response)
-      await response.body?.cancel().catch(() => {})
-      await sleep(delay, o.signal)
+    const boundMs = boundFor(this.timeoutMs, o.holdSeconds, body)
+    const retryable: Retryable = {
+      failure: (e) => (e instanceof HarkError && e.kind === 'network' ? e.message : undefined),
+      gateway: true,
     }
+    const response = await withRetries(this.policy, retryable, o.signal, () =>
+      this.once(url, { method, headers, body }, boundMs, o.signal),
+    )
+    if (response.ok) return response
+    throw await errorOf(response)
   }
 
-  /** One attempt, aborted after `boundMs` (the answer's head must come within it). */
+  /** One attempt, bounded by `boundMs`; its failures as `HarkError`s. */
   private async once(
     url: string,
     init: RequestInit,
     boundMs: number,
     signal?: AbortSignal,
   ): Promise<Response> {
-    if (signal?.aborted) throw signal.reason
-    const controller = new AbortController()
-    let timedOut = false
-    const timer = setTimeout(() => {
-      timedOut = true
-      controller.abort()
-    }, boundMs)
-    const onAbort = () => controller.abort(signal?.reason)
-    signal?.addEventListener('abort', onAbort, { once: true })
+    const timedOut = () =>
+      new HarkError(`no answer from ${this.base} within ${Math.round(boundMs / 1000)} s`, {
+        kind: 'timeout',
+      })
     try {
-      return await this.doFetch(url, { ...init, signal: controller.signal })
+      return await bounded(
+        (s) => this.doFetch(url, { ...init, signal: s }),
+        boundMs,
+        signal,
+        timedOut,
+      )
     } catch (error) {
       if (signal?.aborted) throw signal.reason
-      if (timedOut) {
-        throw new HarkError(`no answer from ${this.base} within ${Math.round(boundMs / 1000)} s`, {
-          kind: 'timeout',
-          cause: error,
-        })
-      }
+      if (error instanceof HarkError) throw error
       const why = (error as { cause?: { code?: string } })?.cause?.code ?? (error as Error)?.message
       throw new HarkError(`cannot reach ${this.base} (${why})`, { kind: 'network', cause: error })
-    } finally {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', onAbort)
     }
+  }
+}
+
+/**
+ * The server's `{ error, field }` from an error answer's text; the text itself (or the status
+ * text) when it is not that JSON. The server's message already names the field
+ * ("body.blocks[0].id: is required").
+ */
+export function errorFields(
+  text: string,
+  statusText: string,
+): { error: string; field: string | undefined } {
+  let data: { error?: unknown; field?: unknown } = {}
+  try {
+    data = JSON.parse(text)
+  } catch {}
+  return {
+    error: typeof data?.error === 'string' ? data.error : text || statusText,
+    field: typeof data?.field === 'string' ? data.field : undefined,
   }
 }
 
 /** The `HarkError` of an error answer: the server's `{ error, field }`. */
 export async function errorOf(response: Response): Promise<HarkError> {
   const text = await response.text().catch(() => '')
-  let data: { error?: unknown; field?: unknown } = {}
-  try {
-    data = JSON.parse(text)
-  } catch {}
-  const error = typeof data?.error === 'string' ? data.error : text || response.statusText
-  const field = typeof data?.field === 'string' ? data.field : undefined
-  // The server's message already names the field ("body.blocks[0].id: is required").
+  const { error, field } = errorFields(text, response.statusText)
   return new HarkError(`${response.status}: ${error}`, {
     status: response.status,
     field,
     kind: 'http',
     retryAfterMs: response.status === 429 ? retryAfter(response.headers) : undefined,
   })
+}
+
+/** `base` + `path` with the query's defined values (a boolean as 1 or 0). */
+export function urlOf(base: string, path: string, query: Query = {}): string {
+  const u = new URL(base + path)
+  for (const [k, v] of Object.entries(query)) {
+    if (v !== undefined) u.searchParams.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : `${v}`)
+  }
+  return u.href
 }

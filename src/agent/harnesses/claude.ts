@@ -2,15 +2,14 @@ import { createHash } from 'node:crypto'
 import type { Block, Message } from '../../messages/schema.ts'
 import type { ApprovalAnswer } from '../../shared/blocks.ts'
 import { approvalRequest } from '../../shared/canonical.ts'
-import type { AgentClient } from '../client.ts'
-import { byPolicy, type PolicyDecision } from '../policy.ts'
-import type { ProofCheck } from '../proof.ts'
+import { type Action, approvalBlock, suggestionText, titleOf } from '../actions.ts'
+import { askPerson, type Reply, withdraw } from '../person.ts'
+import { byPolicy } from '../policy.ts'
 import { isSecretPageOffer } from '../secret-page.ts'
 import { questionHash, warnUnsigned } from '../trust.ts'
-import { type Action, approvalBlock, suggestionText, titleOf } from './actions.ts'
+import type { HookDeps, HookEvent, HookOutput } from './deps.ts'
 import { elicitationForm, elicitationReply } from './elicitation.ts'
 import type { PendingApprovals } from './pending.ts'
-import { askPerson, type Reply, withdraw } from './person.ts'
 import { unsignedAllow } from './unsigned.ts'
 
 /**
@@ -20,39 +19,7 @@ import { unsignedAllow } from './unsigned.ts'
  * Code then decides as it would without the hook (its own prompt). Never an allow without the
  * person's answer.
  */
-export type HookEvent = Record<string, unknown>
-export type HookOutput = Record<string, unknown>
-
-export interface HookDeps {
-  /** The connected client; called only when the event needs the server. */
-  client: () => AgentClient
-  /** The session's open approvals on the phone (see pending.ts). */
-  pending: (session: string) => PendingApprovals
-  waitMs: number
-  /** `--reply`: a Stop waits for the person's text and continues the session with it. */
-  reply: boolean
-  warn: (line: string) => void
-  /** Told before a question is sent, and with it once it is on the server: to withdraw it if
-   * the hook is terminated meanwhile. */
-  onSending: () => void
-  onAsked: (message: Message) => void
-  /**
-   * Checks the person's signature on an allow before it is reported (src/agent/trust.ts): the
-   * answered question, the request hash computed here from the action, and when it was asked.
-   * Undefined only with `--allow-unsigned`.
-   */
-  verifyAllow?: (
-    question: Message,
-    answer: unknown,
-    requestHash: string,
-    askedAt: number,
-  ) => ProofCheck
-  /** The same check on the answer to another question (the Stop reply, AskUserQuestion, an
-   * elicitation: answers that steer the agent). Undefined only with `--allow-unsigned`. */
-  verifyAnswer?: HookDeps['verifyAllow']
-  /** The person's signed rules (src/agent/policy.ts): a covered action is decided here. */
-  policy?: (action: Action, summary: string) => Promise<PolicyDecision | undefined>
-}
+export type { HookDeps, HookEvent, HookOutput }
 
 /** Input the hook cannot act on: it says so on stderr and decides nothing. */
 export class BadHookInput extends Error {}

@@ -1,8 +1,8 @@
 import type { ApprovalAnswer } from '../../shared/blocks.ts'
+import { type Action, approvalBlock, titleOf } from '../actions.ts'
+import { askPerson } from '../person.ts'
 import { byPolicy } from '../policy.ts'
-import { type Action, approvalBlock, titleOf } from './actions.ts'
 import { BadHookInput, type HookDeps, type HookEvent, type HookOutput } from './claude.ts'
-import { askPerson } from './person.ts'
 import { unsignedAllow } from './unsigned.ts'
 
 /**

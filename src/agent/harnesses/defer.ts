@@ -3,12 +3,12 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path'
 import type { Message } from '../../messages/schema.ts'
 import type { ApprovalAnswer } from '../../shared/blocks.ts'
+import { type Action, approvalBlock, summaryOf, titleOf } from '../actions.ts'
 import type { AgentClient } from '../client.ts'
+import { askPerson, type Reply } from '../person.ts'
 import type { Env } from '../profiles.ts'
 import { requestHash, verifyAnswer, warnUnsigned } from '../trust.ts'
-import { type Action, approvalBlock, summaryOf, titleOf } from './actions.ts'
 import { stateDir } from './pending.ts'
-import { askPerson, type Reply } from './person.ts'
 
 /**
  * Headless runs (`claude -p`, CI): `hark hook claude --defer-after SECONDS` on PreToolUse. Claude

@@ -1,7 +1,7 @@
 import type { Message } from '../../messages/schema.ts'
+import { summaryOf } from '../actions.ts'
 import { requestHash, warnUnsigned } from '../trust.ts'
-import { summaryOf } from './actions.ts'
-import type { HookDeps } from './claude.ts'
+import type { HookDeps } from './deps.ts'
 
 /**
  * An allow the person's passkey did not sign: not reported. Said on stderr and in the channel,

@@ -11,7 +11,7 @@ import {
 import { codexDeny, codexHook } from '../../agent/harnesses/codex.ts'
 import { preToolUse } from '../../agent/harnesses/defer.ts'
 import { pendingApprovals } from '../../agent/harnesses/pending.ts'
-import { withdraw } from '../../agent/harnesses/person.ts'
+import { withdraw } from '../../agent/person.ts'
 import { decideByPolicy } from '../../agent/policy.ts'
 import type { Env } from '../../agent/profiles.ts'
 import { agentClientFor, openSession, profileName } from '../../agent/session.ts'
@@ -21,7 +21,7 @@ import { flagString, parseArgs } from '../args.ts'
 
 /**
  * How long a hook waits for the person: under Claude Code's 600 s hook limit. The question
- * expires on the server at the same moment (src/agent/harnesses/person.ts), so the card's
+ * expires on the server at the same moment (src/agent/person.ts), so the card's
  * "Expires in 9 minutes" and the README's "No answer within 9 minutes" are this one number.
  */
 export const DEFAULT_HOOK_WAIT_S = 540

@@ -1,7 +1,7 @@
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { AgentClient } from '../../agent/client.ts'
-import { withdraw } from '../../agent/harnesses/person.ts'
+import { withdraw } from '../../agent/person.ts'
 import type { Env } from '../../agent/profiles.ts'
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
+import { summaryOf } from '../../../agent/actions.ts'
 import { parseBlocks, type QuestionSpec, splitOptions } from '../../../agent/bodies.ts'
 import { CliError, EXIT } from '../../../agent/failures.ts'
-import { summaryOf } from '../../../agent/harnesses/actions.ts'
 import { decideByPolicy } from '../../../agent/policy.ts'
 import { type AskOutcome, askQuestion, waitForAnswer } from '../../../agent/questions.ts'
 import { askLedger, requestHash, warnUnsigned } from '../../../agent/trust.ts'

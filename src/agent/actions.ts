@@ -1,6 +1,6 @@
-import type { Block } from '../../messages/schema.ts'
-import { approvalLine, commandOf as shellCommand, toolName } from '../../shared/approval-text.ts'
-import { isDangerousCommand } from '../../shared/policy.ts'
+import type { Block } from '../messages/schema.ts'
+import { approvalLine, commandOf as shellCommand, toolName } from '../shared/approval-text.ts'
+import { isDangerousCommand } from '../shared/policy.ts'
 
 /**
  * An action a coding agent asks to be allowed (a tool and its input), as the person reads it on

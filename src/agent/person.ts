@@ -1,6 +1,6 @@
-import type { Message, SendRequest } from '../../messages/schema.ts'
-import { type AgentClient, HarkApiError } from '../client.ts'
-import { deadlineAfter, pollUntil } from '../waiting.ts'
+import type { Message, SendRequest } from '../messages/schema.ts'
+import { type AgentClient, HarkApiError } from './client.ts'
+import { deadlineAfter, pollUntil } from './waiting.ts'
 
 /**
  * Asking the person on behalf of a coding agent's harness, bounded by the harness's own time
