@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { createAgentClient } from '../../src/agent/client.ts'
 import { addPersonToken } from '../../src/people/service.ts'
-import { startTestServer } from '../harness.ts'
+import { startTestServer, TestClock } from '../harness.ts'
 import { connectedEnv, liveCli } from './live.ts'
 
 const live = liveCli()
@@ -76,7 +76,10 @@ describe('outages', () => {
 
 describe('rate limits', () => {
   test('a 429 is retried after its Retry-After', async () => {
-    const limited = await startTestServer({ listen: true, writeLimit: 60 })
+    // The server's clock stands still until the command has met the limit: the bucket refills a
+    // token a second, and a command slow to start on a loaded machine used to find one there.
+    const clock = new TestClock()
+    const limited = await startTestServer({ listen: true, writeLimit: 60, clock })
     try {
       const agent = createAgentClient({ baseUrl: limited.url, token: limited.agentToken })
       // The bucket holds a minute's worth: empty it.
@@ -84,9 +87,13 @@ describe('rate limits', () => {
       while (status !== 429) {
         status = (await agent.raw('POST', '/v1/messages', { json: { body: { text: 'x' } } })).status
       }
-      const out = await live.cli.run(['send', 'after the limit', '--json'], {
+      const run = live.cli.spawn(['send', 'after the limit', '--json'], {
         env: connectedEnv(limited),
       })
+      await run.stderrMatch(/the server answered 429/, 20_000)
+      // Its Retry-After passes (the next try finds a token in the bucket).
+      clock.advance(60_000)
+      const out = await run.finished()
       expect(out.code).toBe(0)
       expect(out.stderr).toContain('the server answered 429')
       expect(out.json()).toMatchObject({ message: { body: { text: 'after the limit' } } })
