@@ -3,9 +3,9 @@
 --
 -- The insert trigger of migration 012 wrote each new message into FTS5 in its own statement,
 -- inside the unit's savepoint: ~35-50 µs of a send's CPU (the largest single cost of the send's
--- SQL), because FTS5 writes its pending terms out as a new segment at each savepoint and
--- statement boundary. The same rows indexed by one statement for the whole batch cost ~5 µs a
--- message (bench/README.md). So a new message's row is noted here by the trigger (a plain
+-- SQL). An INSERT into FTS5 costs most per statement, not per row: on a bare FTS5 table,
+-- 19-22 µs a row one statement each, 26-28 inside a savepoint, 4-6 µs a row 32 rows to a
+-- statement, with the same index pages written either way (bench/README.md). So a new message's row is noted here by the trigger (a plain
 -- b-tree insert: nothing can forget to note it, whatever path inserted the message), and the
 -- writer indexes every noted row in one statement, in the same transaction, just before its
 -- COMMIT (`searchIndexer` in src/messages/search/store.ts, called by the group commit and by

@@ -13,7 +13,7 @@ import instances from './014_instances.pg.sql' with { type: 'text' }
 
 // 18: SQLite's full-text index is written once per commit (a note per new message, indexed
 // before COMMIT). Postgres keeps its trigger of 012: a tsvector row per message in the insert's
-// own statement (no savepoint flush to save), in the index when the send commits.
+// own statement (a GIN insert, without FTS5's cost per statement), in the index at its commit.
 const searchAsWritten = '-- Hark schema, version 18: nothing on Postgres (see index.ts).'
 
 /**
