@@ -34,7 +34,7 @@ import { sweepFiles } from '../files/service.ts'
 import { fileStore } from '../files/store.ts'
 import type { MessageEvent } from '../messages/events.ts'
 import { SharedPages } from '../messages/feed.ts'
-import { searchStore } from '../messages/search/store.ts'
+import { searchIndexer, searchStore } from '../messages/search/store.ts'
 import { messageStore } from '../messages/store.ts'
 import { settingsStore } from '../people/settings-store.ts'
 import { inviteStore, userStore } from '../people/store.ts'
@@ -286,7 +286,18 @@ export async function createContext(
     channels: authCache.wrap(stores.channels),
     users: authCache.wrap(stores.users),
   })
-  const writes = new GroupCommit(db, waiters, options.log ?? stderrLogger, store)
+  // New messages are indexed for search once per batch, just before its COMMIT (migration
+  // 018); notes another process left unindexed are indexed now, before anything is served.
+  const indexNoted = searchIndexer(db)
+  db.transaction(indexNoted)()
+  const writes = new GroupCommit(
+    db,
+    waiters,
+    options.log ?? stderrLogger,
+    store,
+    undefined,
+    indexNoted,
+  )
   const database = { shared: false, close: () => db.close() }
   const ctx: SqliteCtx = {
     ...assembleContext(config, options, { database, store, writes, waiters }),

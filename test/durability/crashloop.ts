@@ -178,6 +178,18 @@ function checkDatabase(dir: string, acked: Acked, failures: string[], round: num
     if (verdict !== 'ok') failures.push(`round ${round}: integrity_check: ${verdict}`)
     const fk = db.query('PRAGMA foreign_key_check').all()
     if (fk.length > 0) failures.push(`round ${round}: foreign_key_check: ${JSON.stringify(fk)}`)
+    // Search (migration 018): every commit indexed what it noted, so no note is left and every
+    // live message the view indexes is in the index, however the server was killed.
+    const unindexed = db
+      .query<{ notes: number; missing: number }, []>(
+        `SELECT (SELECT count(*) FROM message_fts_pending) AS notes,
+           (SELECT count(*) FROM message_search_text s
+            WHERE s.rid NOT IN (SELECT rowid FROM message_fts)) AS missing`,
+      )
+      .get()
+    if (unindexed?.notes || unindexed?.missing) {
+      failures.push(`round ${round}: search index behind: ${JSON.stringify(unindexed)}`)
+    }
     const message = db.query<
       { body: string | null; ask_status: string | null; answer: string | null },
       [string]

@@ -50,6 +50,7 @@ const SQLITE_ONLY = [
   'message_fts_data',
   'message_fts_docsize',
   'message_fts_idx',
+  'message_fts_pending', // the notes of messages to index at commit (migration 018)
 ]
 // - `rate_buckets`, `vapid_keys` (pg migration 014): what several instances share, kept in
 //   memory (the write limit) and in the data directory (vapid.json) by one embedded server.

@@ -5,6 +5,7 @@ import { afterEach, beforeAll, beforeEach, describe } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
+import { searchIndexer } from '../../src/messages/search/store.ts'
 import { openDatabase } from '../../src/server/db/database.ts'
 import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
 import type { PgTwin } from '../../src/server/db/pg/twin.ts'
@@ -64,6 +65,9 @@ function sqliteEngine<S>(make: StorePair<S>['sqlite']): StoreEngine<S> & { close
   const db = openDatabase(join(dir, 'hark.db'))
   db.run('PRAGMA synchronous = OFF') // a throwaway file: no need to survive a power cut
   const store = make(db)
+  // Every SQLite writer indexes the messages its transaction noted for search just before its
+  // COMMIT (migration 018; the group commit and the direct write path do): so do these.
+  const indexNoted = searchIndexer(db)
   // One writer at a time, as SQLite allows and the write path arranges: a transaction's
   // awaits must not let another begin on the same connection.
   let queue: Promise<unknown> = Promise.resolve()
@@ -74,6 +78,7 @@ function sqliteEngine<S>(make: StorePair<S>['sqlite']): StoreEngine<S> & { close
         db.run('BEGIN IMMEDIATE')
         try {
           const value = await work(store)
+          indexNoted()
           db.run('COMMIT')
           return value
         } catch (error) {
@@ -95,6 +100,7 @@ function sqliteEngine<S>(make: StorePair<S>['sqlite']): StoreEngine<S> & { close
             `INSERT INTO "${table}" (${keys.map((k) => `"${k}"`).join(', ')}) VALUES (${keys.map(() => '?').join(', ')})`,
           ).run(...(Object.values(row) as never[]))
         }
+        indexNoted()
       })()
     },
     async rows(query, ...params) {

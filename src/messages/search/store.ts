@@ -97,3 +97,29 @@ export function searchStore(db: Database) {
 }
 
 export type SearchStore = ReturnType<typeof searchStore>
+
+/**
+ * Indexes every message noted since the last commit (migration 018) in one statement, then
+ * drops the notes: the writer calls it in its transaction, just before COMMIT, so a message is
+ * in the index when its write commits. One statement for a batch instead of one per message:
+ * an FTS5 insert costs most per statement (a fifth as much a row, 32 rows to a statement).
+ * With nothing noted (a batch of answers, acks, reads) it costs one index probe.
+ */
+export function searchIndexer(db: Database): () => void {
+  const noted = db.query<{ n: number }, []>(
+    'SELECT EXISTS (SELECT 1 FROM message_fts_pending) AS n',
+  )
+  // CROSS JOIN keeps the notes outside: each looks its message up by rid (a plain JOIN may
+  // scan every message, as the planner cannot tell the notes are few).
+  const index = db.query<null, []>(
+    `INSERT INTO message_fts (rowid, title, body)
+       SELECT s.rid, s.title, s.body FROM message_fts_pending p
+         CROSS JOIN message_search_text s ON s.rid = p.rid`,
+  )
+  const clear = db.query<null, []>('DELETE FROM message_fts_pending')
+  return () => {
+    if (noted.get()?.n !== 1) return
+    index.run()
+    clear.run()
+  }
+}

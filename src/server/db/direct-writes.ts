@@ -1,6 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import { type Clock, systemClock } from '../../core/clock.ts'
 import type { Unit, WritePath } from '../../core/write-path.ts'
+import { searchIndexer } from '../../messages/search/store.ts'
 import { openStores } from '../context.ts'
 import { asyncStores } from './async-stores.ts'
 import { UnitQueue } from './units.ts'
@@ -12,7 +13,12 @@ import { UnitQueue } from './units.ts'
  * Units queue one at a time as on the server (`UnitQueue`), so the same async services run
  * over it as over the server's group commit.
  */
-export function directWrites<S>(db: Database, store: S): WritePath<S> {
+export function directWrites<S>(
+  db: Database,
+  store: S,
+  /** Run in each transaction just before its COMMIT (the search index's catch-up). */
+  beforeCommit: () => void = () => {},
+): WritePath<S> {
   const units = new UnitQueue(db, store)
   let writes = 0
   const alone = async <T>(unit: Unit<S, T>): Promise<T> => {
@@ -21,6 +27,7 @@ export function directWrites<S>(db: Database, store: S): WritePath<S> {
     let value: T
     try {
       value = await units.savepoint(unit, tx)
+      beforeCommit()
       db.query('COMMIT').run()
     } catch (error) {
       if (db.inTransaction) db.query('ROLLBACK').run()
@@ -56,5 +63,5 @@ export function directWrites<S>(db: Database, store: S): WritePath<S> {
  */
 export function directProvisioning(db: Database, clock: Clock = systemClock) {
   const store = asyncStores(openStores(db))
-  return { db, store, writes: directWrites(db, store), clock }
+  return { db, store, writes: directWrites(db, store, searchIndexer(db)), clock }
 }

@@ -16,6 +16,7 @@ import m014 from './014_instances.sql' with { type: 'text' }
 import m015 from './015_secret_proofs.sql' with { type: 'text' }
 import m016 from './016_pairing_origin.sql' with { type: 'text' }
 import m017 from './017_policies.sql' with { type: 'text' }
+import m018 from './018_search_pending.sql' with { type: 'text' }
 
 // In version order, so a file's place in the list is its version (the number in its name).
 export const migrations: readonly { version: number; sql: string }[] = [
@@ -36,6 +37,7 @@ export const migrations: readonly { version: number; sql: string }[] = [
   m015,
   m016,
   m017,
+  m018,
 ].map((sql, i) => ({ version: i + 1, sql }))
 
 export const latestVersion = migrations.at(-1)?.version ?? 0

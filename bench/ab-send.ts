@@ -1,0 +1,87 @@
+/**
+ * Two builds of Hark under the same wrk send load, alternating, each on a fresh copy of the
+ * same provisioned data directory: server CPU per send (utime + stime from /proc) and the rate,
+ * round by round. The figure that holds on a loaded machine is the CPU per send.
+ *
+ *   bun bench/ab-send.ts --vs OLD_BINARY [--rounds 3] [--seconds 6] [--channels 1]
+ *                        [--old-schema 17]
+ *
+ * `--old-schema N`: the older build understands schema N only; the copy it runs on is taken
+ * back to N first (today: 18 → 17, migration 018's search triggers undone, see `down`).
+ * Needs dist/hark and Debian's wrk.
+ */
+import { Database } from 'bun:sqlite'
+import { cpSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { arg, provision, startHark, startListening, tempDataDir } from './lib.ts'
+import { runWrk, WRK_SEND_BODY } from './wrk.ts'
+
+const ROUNDS = arg('rounds', 3)
+const SECONDS = arg('seconds', 6)
+const CHANNELS = arg('channels', 1)
+const OLD_SCHEMA = arg('old-schema', 0)
+const vsFlag = process.argv.indexOf('--vs')
+const VS = vsFlag === -1 ? undefined : process.argv[vsFlag + 1]
+if (!VS) throw new Error('--vs OLD_BINARY')
+
+/** Schema 18 → 17: the FTS5 triggers of migration 012 back, the notes' table gone. */
+function down(dir: string): void {
+  const db = new Database(join(dir, 'hark.db'))
+  db.run(`DROP TRIGGER message_fts_insert; DROP TRIGGER message_fts_update;
+    DROP TRIGGER message_fts_delete; DROP TABLE message_fts_pending;
+    CREATE TRIGGER message_fts_insert AFTER INSERT ON messages WHEN NEW.body IS NOT NULL
+    BEGIN INSERT INTO message_fts (rowid, title, body)
+      SELECT rid, title, body FROM message_search_text WHERE rid = NEW.rid; END;
+    CREATE TRIGGER message_fts_update AFTER UPDATE OF body, answer, deleted_at ON messages
+    BEGIN DELETE FROM message_fts WHERE rowid = OLD.rid; INSERT INTO message_fts (rowid, title, body)
+      SELECT rid, title, body FROM message_search_text WHERE rid = NEW.rid; END;
+    CREATE TRIGGER message_fts_delete AFTER DELETE ON messages
+    BEGIN DELETE FROM message_fts WHERE rowid = OLD.rid; END;
+    PRAGMA user_version = 17;`)
+  db.close()
+}
+
+const base = tempDataDir('hark-ab-')
+const tokens = (await provision(base, CHANNELS)).agentTokens
+const request = { method: 'POST' as const, path: '/v1/messages', tokens, body: WRK_SEND_BODY }
+const results: Record<string, number[]> = { new: [], old: [] }
+try {
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const which of round % 2 === 1 ? ['new', 'old'] : ['old', 'new']) {
+      const dir = tempDataDir('hark-ab-run-')
+      cpSync(base, dir, { recursive: true })
+      if (which === 'old' && OLD_SCHEMA === 17) down(dir)
+      const server =
+        which === 'new'
+          ? await startHark(dir, ['--write-limit', '0'])
+          : await startListening([
+              VS,
+              'serve',
+              '--host',
+              '127.0.0.1',
+              '--port',
+              '0',
+              '--data',
+              dir,
+              '--write-limit',
+              '0',
+            ])
+      try {
+        await runWrk(server.url, server.proc.pid, request, 2, 32)
+        const r = await runWrk(server.url, server.proc.pid, request, SECONDS, 32)
+        const us = (r.serverCpuMs * 1000) / r.requests
+        results[which]?.push(us)
+        console.log(
+          `round ${round} ${which}: ${r.perSecond.toFixed(0)}/s, ${us.toFixed(0)} µs server CPU per send, ${r.errors} errors`,
+        )
+      } finally {
+        await server.stop()
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }
+  }
+  const pairs = results.new?.map((n, i) => (n / (results.old?.[i] ?? Number.NaN)).toFixed(2))
+  console.log(`new / old CPU per send, round by round: ${pairs?.join(', ')}`)
+} finally {
+  rmSync(base, { recursive: true, force: true })
+}
