@@ -1,12 +1,12 @@
 import type { SQL } from 'bun'
-import { first, inserted, type PgTwin, rowOf } from '../server/db/pg/twin.ts'
+import { first, inserted, type PgTwin, rowOf } from '../db/pg/twin.ts'
 import type { PolicyRow, PolicyStore } from './store.ts'
 
 const row = rowOf<PolicyRow>({
   ints: ['created_at', 'expires_at', 'revoked_at', 'uses', 'last_used_at'],
 })
 
-/** policies/store.ts on Postgres (see server/db/pg/twin.ts); `sql` is a transaction. */
+/** policies/store.ts on Postgres (see db/pg/twin.ts); `sql` is a transaction. */
 export function pgPolicyStore(sql: SQL): PgTwin<PolicyStore> {
   return {
     insert: (p) => inserted(sql, 'policies', { ...p, uses: 0 }, row),

@@ -49,7 +49,7 @@ export interface Config {
    */
   s3Url?: string
   /**
-   * A Postgres database (`postgres://...`, src/server/db/pg/url.ts): read by
+   * A Postgres database (`postgres://...`, src/db/pg/url.ts): read by
    * `hark admin migrate-to`; `hark serve` refuses it until its stores run on Postgres.
    */
   databaseUrl?: string

@@ -223,7 +223,7 @@ export async function serve(config: Config, log: Logger): Promise<void> {
   }
   // Postgres when a database URL is set (docs/scaling.md), else the embedded SQLite file.
   const ctx = config.databaseUrl
-    ? await (await import('./db/pg/context.ts')).createPgContext(config, { log, mailer, blobs })
+    ? await (await import('../db/pg/context.ts')).createPgContext(config, { log, mailer, blobs })
     : await createContext(config, { log, mailer, blobs })
   // Orphans are gone before the first request (uploads would wait for them anyway).
   await ctx.filesSwept

@@ -1,9 +1,9 @@
 import { expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { SQL } from 'bun'
+import { openDatabase } from '../../src/db/database.ts'
+import { openPgStores } from '../../src/db/pg/stores.ts'
 import { openStores } from '../../src/server/context.ts'
-import { openDatabase } from '../../src/server/db/database.ts'
-import { openPgStores } from '../../src/server/db/pg/stores.ts'
 import { tempDir } from '../harness.ts'
 
 // The compiler holds every twin to its store's methods (PgStores); this holds the running

@@ -1,11 +1,11 @@
 import type { SQL } from 'bun'
-import { changed, every, first, inserted, type PgTwin, rowOf } from '../../server/db/pg/twin.ts'
+import { changed, every, first, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
 import type { JoinLinkRow, JoinLinkStore } from './join-store.ts'
 import type { SignInLinkRow, SignInLinkStore } from './sign-in-store.ts'
 import type { PairingRow, PairingStore } from './store.ts'
 
 /**
- * The enrolment stores on Postgres (see server/db/pg/twin.ts): pairings, join links and
+ * The enrolment stores on Postgres (see db/pg/twin.ts): pairings, join links and
  * sign-in links. Each "exactly once" step is one conditional UPDATE, as on SQLite: on
  * Postgres a second instance's UPDATE waits on the first's row lock, then re-checks the
  * condition against the committed row and changes nothing.

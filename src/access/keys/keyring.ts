@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv } from 'node:crypto'
 import type { Clock } from '../../core/clock.ts'
 import type { Logger } from '../../core/log.ts'
 import type { WritePath } from '../../core/write-path.ts'
-import type { AsyncStore } from '../../server/db/async-stores.ts'
+import type { AsyncStore } from '../../db/async-stores.ts'
 import type { ServerKeyStore } from './store.ts'
 
 /**

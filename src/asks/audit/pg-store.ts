@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import { every, inserted, type PgTwin, rowOf } from '../../server/db/pg/twin.ts'
+import { every, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
 import { type AuditRow, type AuditStore, GENESIS_HASH } from './store.ts'
 
 const row = rowOf<AuditRow>({ ints: ['seq', 'at'] })
@@ -11,7 +11,7 @@ const row = rowOf<AuditRow>({ ints: ['seq', 'at'] })
 const CHAIN_LOCK = 0x61756474
 
 /**
- * asks/audit/store.ts on Postgres (see server/db/pg/twin.ts); `sql` is a transaction.
+ * asks/audit/store.ts on Postgres (see db/pg/twin.ts); `sql` is a transaction.
  * `seq` is an identity column there, handed out at insert.
  */
 export function pgAuditStore(sql: SQL): PgTwin<AuditStore> {

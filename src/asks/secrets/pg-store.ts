@@ -1,10 +1,10 @@
 import type { SQL } from 'bun'
-import { first, inserted, type PgTwin, rowOf } from '../../server/db/pg/twin.ts'
+import { first, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
 import type { SecretRow, SecretStore } from './store.ts'
 
 const row = rowOf<SecretRow>({ ints: ['created_at', 'updated_at'] })
 
-/** asks/secrets/store.ts on Postgres (see server/db/pg/twin.ts); `sql` is a transaction. */
+/** asks/secrets/store.ts on Postgres (see db/pg/twin.ts); `sql` is a transaction. */
 export function pgSecretStore(sql: SQL): PgTwin<SecretStore> {
   return {
     insert: (s) =>

@@ -2,6 +2,11 @@ import type { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { FatalError, UsageError } from '../../core/errors.ts'
+import { openDatabase } from '../../db/database.ts'
+import { connectPostgres } from '../../db/pg/connect.ts'
+import { copyToPostgres } from '../../db/pg/copy.ts'
+import { migratePostgres } from '../../db/pg/migrate.ts'
+import { POSTGRES_URL_FORM, type PostgresLocation, parsePostgresUrl } from '../../db/pg/url.ts'
 import { copyFiles } from '../../files/copy.ts'
 import { DiskBlobs } from '../../files/disk-blobs.ts'
 import { S3Blobs } from '../../files/s3-blobs.ts'
@@ -9,15 +14,6 @@ import { parseS3Url } from '../../files/s3-url.ts'
 import { fileStore } from '../../files/store.ts'
 import { readVapid, vapidFile } from '../../push/vapid.ts'
 import { databasePath } from '../../server/context.ts'
-import { openDatabase } from '../../server/db/database.ts'
-import { connectPostgres } from '../../server/db/pg/connect.ts'
-import { copyToPostgres } from '../../server/db/pg/copy.ts'
-import { migratePostgres } from '../../server/db/pg/migrate.ts'
-import {
-  POSTGRES_URL_FORM,
-  type PostgresLocation,
-  parsePostgresUrl,
-} from '../../server/db/pg/url.ts'
 import { databaseUrlFrom, s3UrlFrom } from '../settings.ts'
 import type { AdminCommand, AdminContext } from './command.ts'
 

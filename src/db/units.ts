@@ -1,6 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { Unit, WriteTx } from '../../core/write-path.ts'
+import type { Unit, WriteTx } from '../core/write-path.ts'
 
 /**
  * Units one at a time on one SQLite connection (the write path's queue, shared by the group

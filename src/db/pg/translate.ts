@@ -142,7 +142,7 @@ export function translateMigration(sqlite: string, version = 0): string {
       if (pattern.test(translated))
         throw new Error(
           `migration ${version}: SQLite-only ${what} in "${line.trim()}": ` +
-            'give this version a Postgres override (src/server/db/pg/migrations/index.ts)',
+            'give this version a Postgres override (src/db/pg/migrations/index.ts)',
         )
     }
     out.push(translated + comment)

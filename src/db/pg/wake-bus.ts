@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { SQL } from 'bun'
-import type { Waiters } from '../../../core/waiters.ts'
+import type { Waiters } from '../../core/waiters.ts'
 
 /**
  * Wake-ups across instances (issue 20; not wired into `hark serve` yet: there is no Postgres

@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite'
-import { type Clock, systemClock } from '../../core/clock.ts'
-import type { Unit, WritePath } from '../../core/write-path.ts'
-import { openStores } from '../context.ts'
+import { type Clock, systemClock } from '../core/clock.ts'
+import type { Unit, WritePath } from '../core/write-path.ts'
+import { openStores } from '../server/context.ts'
 import { asyncStores } from './async-stores.ts'
 import { UnitQueue } from './units.ts'
 

@@ -1,6 +1,6 @@
 import { Database } from 'bun:sqlite'
 import { chmodSync, closeSync, openSync, statSync } from 'node:fs'
-import { FatalError } from '../../core/errors.ts'
+import { FatalError } from '../core/errors.ts'
 import { latestVersion, migrations } from './migrations/index.ts'
 
 export class SchemaTooNewError extends FatalError {

@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import type { SQL } from 'bun'
-import { FatalError } from '../../../core/errors.ts'
-import { storeVapidIn, type VapidKeys } from '../../../push/vapid.ts'
+import { FatalError } from '../../core/errors.ts'
+import { storeVapidIn, type VapidKeys } from '../../push/vapid.ts'
 
 /**
  * Copies every record of a SQLite database into an empty Postgres database of the same schema

@@ -1,5 +1,5 @@
 import { SQL } from 'bun'
-import { FatalError } from '../../../core/errors.ts'
+import { FatalError } from '../../core/errors.ts'
 import type { PostgresLocation } from './url.ts'
 
 const CONNECT_SECONDS = 10

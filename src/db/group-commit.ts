@@ -1,9 +1,9 @@
 import type { Database } from 'bun:sqlite'
 import { closeSync, fdatasync, fdatasyncSync, fstatSync, openSync, statSync } from 'node:fs'
-import { HarkError } from '../../core/errors.ts'
-import type { Logger } from '../../core/log.ts'
-import type { Waiters } from '../../core/waiters.ts'
-import type { Unit, WritePath } from '../../core/write-path.ts'
+import { HarkError } from '../core/errors.ts'
+import type { Logger } from '../core/log.ts'
+import type { Waiters } from '../core/waiters.ts'
+import type { Unit, WritePath } from '../core/write-path.ts'
 import { Batch, journalOf, type Ran, storageFailed } from './batch.ts'
 import { type UnitEffects, UnitQueue } from './units.ts'
 

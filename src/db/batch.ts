@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { HarkError } from '../../core/errors.ts'
+import { HarkError } from '../core/errors.ts'
 import type { UnitEffects } from './units.ts'
 
 /** The units of one transaction and the promise they resolve on. */

@@ -1,15 +1,20 @@
 import { SQL } from 'bun'
-import { createLimits } from '../../../access/limits.ts'
-import { systemClock } from '../../../core/clock.ts'
-import { FatalError } from '../../../core/errors.ts'
-import { stderrLogger } from '../../../core/log.ts'
-import { Waiters } from '../../../core/waiters.ts'
-import { sweepFiles } from '../../../files/service.ts'
-import { VapidHolder } from '../../../push/vapid.ts'
-import { PushWorker } from '../../../push/worker.ts'
-import type { Config } from '../../config.ts'
-import { assembleContext, type ContextOptions, type Ctx, startContext } from '../../context.ts'
-import { prepareDataDir } from '../../data-dir.ts'
+import { createLimits } from '../../access/limits.ts'
+import { systemClock } from '../../core/clock.ts'
+import { FatalError } from '../../core/errors.ts'
+import { stderrLogger } from '../../core/log.ts'
+import { Waiters } from '../../core/waiters.ts'
+import { sweepFiles } from '../../files/service.ts'
+import { VapidHolder } from '../../push/vapid.ts'
+import { PushWorker } from '../../push/worker.ts'
+import type { Config } from '../../server/config.ts'
+import {
+  assembleContext,
+  type ContextOptions,
+  type Ctx,
+  startContext,
+} from '../../server/context.ts'
+import { prepareDataDir } from '../../server/data-dir.ts'
 import { routedStores } from '../async-stores.ts'
 import { connectPostgres } from './connect.ts'
 import { migratePostgres } from './migrate.ts'

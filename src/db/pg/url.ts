@@ -6,7 +6,7 @@
  * Only the parsing lives here (no Bun, no I/O), so a bad URL is refused before anything is
  * opened, and errors and reports show the URL with its password masked.
  */
-import { UsageError } from '../../../core/errors.ts'
+import { UsageError } from '../../core/errors.ts'
 
 export interface PostgresLocation {
   /** The URL as given (trimmed): what the client connects with. */

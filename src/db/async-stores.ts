@@ -1,4 +1,4 @@
-import type { Stores } from '../context.ts'
+import type { Stores } from '../server/context.ts'
 
 /**
  * A store's operations as the services call them: each answers a promise of its value, so one
