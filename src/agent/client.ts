@@ -1,8 +1,8 @@
 import type { Static } from '@sinclair/typebox'
 import type { PairingStart } from '../access/enrol/pairing.ts'
-import type { SecretRead, SecretRecord } from '../asks/secrets/service.ts'
 import type { AgentChannelResponse, AgentResponse, ChannelsResponse } from '../channels/schema.ts'
 import type { FileInfo } from '../files/schema.ts'
+import type { SecretRead, SecretRecord } from '../messages/asks/secrets/service.ts'
 import type { Pin, PutPinRequest } from '../messages/pin-schema.ts'
 import type {
   AckState,

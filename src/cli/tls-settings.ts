@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { UsageError } from '../core/errors.ts'
 import type { Config } from '../server/config.ts'
-import { LETS_ENCRYPT } from '../tls/acme-directory.ts'
+import { LETS_ENCRYPT } from '../server/tls/acme-directory.ts'
 import { integer, type Setting, setting } from './setting-parsers.ts'
 
 /**

@@ -1,9 +1,9 @@
 import { Elysia, t } from 'elysia'
 import { personAuth } from '../access/guards.ts'
 import { requireSession } from '../access/sessions/service.ts'
-import { AskResponse } from '../asks/schema.ts'
 import { doc } from '../core/docs.ts'
 import { done } from '../core/http/ok.ts'
+import { AskResponse } from '../messages/asks/schema.ts'
 import type { Ctx } from '../server/context.ts'
 import {
   AnswerByCapability,

@@ -1,7 +1,7 @@
-import { type AskResult, answerAsk, expireIfDue } from '../asks/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
 import { fail, HarkError } from '../core/errors.ts'
 import { hashToken, randomBase62 } from '../core/ids.ts'
+import { type AskResult, answerAsk, expireIfDue } from '../messages/asks/service.ts'
 import type { MessageRow } from '../messages/store.ts'
 import type { Ctx, Tx } from '../server/context.ts'
 import { deviceLabel } from '../shared/device.ts'

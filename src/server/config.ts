@@ -58,7 +58,7 @@ export interface Config {
   /**
    * `--domain`: the names to obtain a certificate for from an ACME CA and serve over HTTPS on
    * `port` (443), with `httpPort` (80) answering the CA's challenges and redirecting
-   * (src/tls/, docs/operations.md "HTTPS").
+   * (src/server/tls/, docs/operations.md "HTTPS").
    */
   domains?: string[]
   /** The ACME directory (Let's Encrypt's by default). */
@@ -74,7 +74,7 @@ export interface Config {
   httpPort?: number
   /**
    * Not flags: how long before the end a certificate is renewed, how often own files are
-   * checked, how long a replaced listener drains (src/tls/listener.ts).
+   * checked, how long a replaced listener drains (src/server/tls/listener.ts).
    */
   acmeRenewBeforeMs?: number
   tlsCheckMs?: number

@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs'
 import type { Server } from 'bun'
-import type { Challenges } from '../tls/acme.ts'
-import { orderCertificate } from '../tls/acme.ts'
-import type { Certificate } from '../tls/certificate.ts'
-import { challengeAndRedirect, SwappingServer } from '../tls/listener.ts'
-import { OwnCertificate } from '../tls/own-files.ts'
-import { Renewal } from '../tls/renewal.ts'
-import { certificateFiles } from '../tls/store.ts'
 import { type Ctx, closeContext } from './context.ts'
 import { listenOn, type Running, StartupError, serveOptions, stopper } from './serve.ts'
+import type { Challenges } from './tls/acme.ts'
+import { orderCertificate } from './tls/acme.ts'
+import type { Certificate } from './tls/certificate.ts'
+import { challengeAndRedirect, SwappingServer } from './tls/listener.ts'
+import { OwnCertificate } from './tls/own-files.ts'
+import { Renewal } from './tls/renewal.ts'
+import { certificateFiles } from './tls/store.ts'
 
 /**
  * Linux resets the connections still queued on a listener when it closes, unless

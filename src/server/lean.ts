@@ -1,5 +1,5 @@
 import { type AgentAuth, authenticateAgent } from '../access/tokens/service.ts'
-import { agentAsk } from '../asks/routes.ts'
+import { agentAsk } from '../messages/asks/routes.ts'
 import { agentFeed } from '../messages/routes.ts'
 import type { Ctx } from './context.ts'
 import { whenDurable } from './durable.ts'

@@ -32,7 +32,7 @@ export class StartupError extends FatalError {}
 const BUN_BODY_CAP = Number.MAX_SAFE_INTEGER
 
 /**
- * What every listener of the server is made with (plain HTTP, or HTTPS in src/tls): the one
+ * What every listener of the server is made with (plain HTTP, or HTTPS in src/server/tls): the one
  * request path and error answer. Bun's idle timeout stays short for ordinary requests;
  * long-polls extend their own (see `holdOpen` in core/longpoll.ts).
  */

@@ -7,7 +7,7 @@ export interface AuditRow {
   user_id: string
   channel_id: string
   message_id: string
-  /** Canonical JSON of the decision (src/asks/audit/service.ts). */
+  /** Canonical JSON of the decision (src/messages/asks/audit/service.ts). */
   entry: string
   prev_hash: string
   hash: string

@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import { every, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
+import { every, inserted, type PgTwin, rowOf } from '../../../db/pg/twin.ts'
 import { type AuditRow, type AuditStore, GENESIS_HASH } from './store.ts'
 
 const row = rowOf<AuditRow>({ ints: ['seq', 'at'] })

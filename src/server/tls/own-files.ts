@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs'
-import type { Logger } from '../core/log.ts'
+import type { Logger } from '../../core/log.ts'
 import { type Certificate, CertificateError, readCertificate } from './certificate.ts'
 
 /**

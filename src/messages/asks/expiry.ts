@@ -1,4 +1,4 @@
-import type { Ctx } from '../server/context.ts'
+import type { Ctx } from '../../server/context.ts'
 import { expireDue } from './service.ts'
 
 /** setTimeout's longest delay; later expiries re-arm when it fires. */

@@ -1,18 +1,18 @@
 import type { Static } from 'elysia'
-import { checkSignedText } from '../asks/proof.ts'
-import { personChannel } from '../channels/service.ts'
-import type { ChannelRow } from '../channels/store.ts'
-import { fail } from '../core/errors.ts'
-import { sendMessage } from '../messages/service.ts'
-import type { Ctx } from '../server/context.ts'
+import { personChannel } from '../../../channels/service.ts'
+import type { ChannelRow } from '../../../channels/store.ts'
+import { fail } from '../../../core/errors.ts'
+import type { Ctx } from '../../../server/context.ts'
 import {
   MAX_POLICY_MS,
   type PolicyClaim,
   policyText,
   type RevocationClaim,
   ruleText,
-} from '../shared/policy.ts'
-import type { AnswerProof } from '../shared/proof.ts'
+} from '../../../shared/policy.ts'
+import type { AnswerProof } from '../../../shared/proof.ts'
+import { sendMessage } from '../../service.ts'
+import { checkSignedText } from '../proof.ts'
 import type { PolicyRecord } from './schema.ts'
 import type { PolicyRow } from './store.ts'
 

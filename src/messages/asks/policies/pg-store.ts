@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import { first, inserted, type PgTwin, rowOf } from '../db/pg/twin.ts'
+import { first, inserted, type PgTwin, rowOf } from '../../../db/pg/twin.ts'
 import type { PolicyRow, PolicyStore } from './store.ts'
 
 const row = rowOf<PolicyRow>({

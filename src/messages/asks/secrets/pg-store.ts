@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import { first, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
+import { first, inserted, type PgTwin, rowOf } from '../../../db/pg/twin.ts'
 import type { SecretRow, SecretStore } from './store.ts'
 
 const row = rowOf<SecretRow>({ ints: ['created_at', 'updated_at'] })

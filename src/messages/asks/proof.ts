@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto'
-import { verifyAssertion } from '../access/passkeys/ceremony.ts'
-import type { ChannelRow } from '../channels/store.ts'
-import { fail, HarkError } from '../core/errors.ts'
-import type { MessageRow } from '../messages/store.ts'
-import type { Ctx } from '../server/context.ts'
+import { verifyAssertion } from '../../access/passkeys/ceremony.ts'
+import type { ChannelRow } from '../../channels/store.ts'
+import { fail, HarkError } from '../../core/errors.ts'
+import type { Ctx } from '../../server/context.ts'
 import {
   type AnswerProof,
   base64url,
   claimOf,
   claimText,
   type DecisionClaim,
-} from '../shared/proof.ts'
+} from '../../shared/proof.ts'
+import type { MessageRow } from '../store.ts'
 
 /**
  * The server's own check of a signed answer before storing it: the passkey is the person's, the

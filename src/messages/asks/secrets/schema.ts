@@ -1,6 +1,6 @@
 import { Type as t } from '@sinclair/typebox'
-import { AnswerProof } from '../../messages/schema.ts'
-import { MAX_CIPHERTEXT_CHARS, PUBLIC_KEY_CHARS } from '../../shared/secret-crypto.ts'
+import { MAX_CIPHERTEXT_CHARS, PUBLIC_KEY_CHARS } from '../../../shared/secret-crypto.ts'
+import { AnswerProof } from '../../schema.ts'
 
 /** What the agent asks for: a name the person recognises, and the key only it can open with. */
 export const CreateSecretRequest = t.Object(

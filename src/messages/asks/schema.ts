@@ -1,7 +1,7 @@
 import { type Static, Type as t } from '@sinclair/typebox'
-import { listResponse } from '../core/docs.ts'
-import { AnswerProof, Message } from '../messages/schema.ts'
-import { BATCH_MAX } from '../shared/batch.ts'
+import { listResponse } from '../../core/docs.ts'
+import { BATCH_MAX } from '../../shared/batch.ts'
+import { AnswerProof, Message } from '../schema.ts'
 
 export const AskResponse = t.Object(
   {

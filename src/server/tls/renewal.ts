@@ -1,5 +1,5 @@
-import type { Clock } from '../core/clock.ts'
-import type { Logger } from '../core/log.ts'
+import type { Clock } from '../../core/clock.ts'
+import type { Logger } from '../../core/log.ts'
 import { OrderError } from './acme.ts'
 import { type Certificate, covers, renewalTime } from './certificate.ts'
 import type { CertificateFiles } from './store.ts'

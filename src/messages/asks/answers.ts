@@ -1,8 +1,8 @@
-import { fail } from '../core/errors.ts'
-import { inputBlocks, optionValue } from '../messages/blocks.ts'
-import { LIMITS } from '../messages/limits.ts'
-import type { Block, MessageBody } from '../messages/schema.ts'
-import type { ApprovalAnswer } from '../shared/blocks.ts'
+import { fail } from '../../core/errors.ts'
+import type { ApprovalAnswer } from '../../shared/blocks.ts'
+import { inputBlocks, optionValue } from '../blocks.ts'
+import { LIMITS } from '../limits.ts'
+import type { Block, MessageBody } from '../schema.ts'
 
 /**
  * Answers, as PRODUCT.md shapes them: one input block → that input's value; several → an

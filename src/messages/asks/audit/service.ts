@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
-import type { Block, MessageBody } from '../../messages/schema.ts'
-import type { MessageRow } from '../../messages/store.ts'
-import type { Ctx, Tx } from '../../server/context.ts'
-import { approvalLine } from '../../shared/approval-text.ts'
-import { canonicalJson } from '../../shared/canonical.ts'
-import type { AnswerProof } from '../../shared/proof.ts'
+import type { Ctx, Tx } from '../../../server/context.ts'
+import { approvalLine } from '../../../shared/approval-text.ts'
+import { canonicalJson } from '../../../shared/canonical.ts'
+import type { AnswerProof } from '../../../shared/proof.ts'
+import type { Block, MessageBody } from '../../schema.ts'
+import type { MessageRow } from '../../store.ts'
 import type { AuditRow } from './store.ts'
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
-import { inputBlocks } from '../messages/blocks.ts'
-import type { Block, MessageBody } from '../messages/schema.ts'
-import { approvalRequest, questionRequest } from '../shared/canonical.ts'
+import { approvalRequest, questionRequest } from '../../shared/canonical.ts'
+import { inputBlocks } from '../blocks.ts'
+import type { Block, MessageBody } from '../schema.ts'
 
 /** The approval block of a body, if it has one (it is then the body's only input). */
 export const approvalOf = (body: MessageBody): Block | undefined =>

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { AnswerProof } from '../messages/schema.ts'
+import { AnswerProof } from '../../schema.ts'
 
 /** The TypeBox of a policy's claim (src/shared/policy.ts), checked before anything is stored. */
 const text = (max: number) => t.String({ minLength: 1, maxLength: max })
