@@ -1,9 +1,9 @@
 import { Elysia } from 'elysia'
 import { requestIp } from '../core/client-address.ts'
+import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
 import { pathOf } from '../core/http/front-door.ts'
 import type { RateLimiter } from '../core/rate-limit.ts'
-import type { Ctx } from '../server/context.ts'
 import { checkOrigin, sessionFromCookie } from './sessions/service.ts'
 import {
   type AgentAuth,

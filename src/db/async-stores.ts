@@ -1,16 +1,4 @@
-import type { Stores } from '../server/context.ts'
-
-/**
- * A store's operations as the services call them: each answers a promise of its value, so one
- * service runs on either engine (issue 20): SQLite's stores through `asyncStores`, Postgres'
- * twins (db/pg/) natively.
- */
-export type AsyncStore<S> = {
-  [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never
-}
-
-/** Every store, async, by the name `ctx.store` gives it. */
-export type AsyncStores = { [K in keyof Stores]: AsyncStore<Stores[K]> }
+import type { AsyncStores, Stores } from '../core/context.ts'
 
 type Operation = (...args: unknown[]) => unknown
 

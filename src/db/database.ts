@@ -1,5 +1,6 @@
 import { Database } from 'bun:sqlite'
 import { chmodSync, closeSync, openSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import { FatalError } from '../core/errors.ts'
 import { latestVersion, migrations } from './migrations/index.ts'
 
@@ -76,3 +77,6 @@ export function migrate(db: Database): void {
   })
   apply.immediate()
 }
+
+/** The SQLite file in a data directory. */
+export const databasePath = (dataDir: string) => join(dataDir, 'hark.db')

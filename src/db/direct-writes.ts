@@ -1,8 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { type Clock, systemClock } from '../core/clock.ts'
 import type { Unit, WritePath } from '../core/write-path.ts'
-import { openStores } from '../server/context.ts'
-import { asyncStores } from './async-stores.ts'
 import { UnitQueue } from './units.ts'
 
 /**
@@ -47,13 +44,4 @@ export function directWrites<S>(db: Database, store: S): WritePath<S> {
       await units.drained()
     },
   }
-}
-
-/**
- * What the people service needs, over `db` outside the server (`hark admin`, provisioning in
- * tests and benchmarks): the async stores and a direct write path over them.
- */
-export function directProvisioning(db: Database, clock: Clock = systemClock) {
-  const store = asyncStores(openStores(db))
-  return { db, store, writes: directWrites(db, store), clock }
 }

@@ -1,6 +1,6 @@
+import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
 import { hashToken, newId } from '../core/ids.ts'
-import type { Ctx } from '../server/context.ts'
 import { registrationMode } from './settings.ts'
 import { checkSetupToken, finishSetup, SETUP_KEY } from './setup.ts'
 import type { InviteRow, UserRow } from './store.ts'

@@ -21,3 +21,10 @@ export function settingsStore(db: Database) {
 }
 
 export type SettingsStore = ReturnType<typeof settingsStore>
+
+/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
+declare module '../core/context.ts' {
+  interface Stores {
+    settings: ReturnType<typeof settingsStore>
+  }
+}

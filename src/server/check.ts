@@ -1,11 +1,10 @@
 import { Database } from 'bun:sqlite'
 import { accessSync, constants, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import type { Config } from '../core/config.ts'
 import { FatalError } from '../core/errors.ts'
-import { openDatabase, SchemaTooNewError, schemaVersion } from '../db/database.ts'
+import { databasePath, openDatabase, SchemaTooNewError, schemaVersion } from '../db/database.ts'
 import { latestVersion } from '../db/migrations/index.ts'
-import type { Config } from './config.ts'
-import { databasePath } from './context.ts'
 
 /**
  * `hark serve --check`: would this binary start on these settings and this data? The config has

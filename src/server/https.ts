@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import type { Server } from 'bun'
-import { type Ctx, closeContext } from './context.ts'
+import type { Ctx } from '../core/context.ts'
+import { closeContext } from './context.ts'
 import { listenOn, type Running, StartupError, serveOptions, stopper } from './serve.ts'
 import type { Challenges } from './tls/acme.ts'
 import { orderCertificate } from './tls/acme.ts'

@@ -1,5 +1,7 @@
 import type { Serve, Server } from 'bun'
 import { clientIp } from '../core/client-address.ts'
+import type { Config } from '../core/config.ts'
+import type { Ctx } from '../core/context.ts'
 import { errorResponse, FatalError } from '../core/errors.ts'
 import { refuseOversizedBody } from '../core/http/body-limit.ts'
 import { admitHost, pathOf } from '../core/http/front-door.ts'
@@ -7,8 +9,7 @@ import type { Logger, RequestEntry } from '../core/log.ts'
 import { loopbackLink, terminalQr } from '../core/terminal-qr.ts'
 import { issueSetupToken, setupTokenFile } from '../people/setup.ts'
 import { buildApp, handlerOf } from './app.ts'
-import type { Config } from './config.ts'
-import { type Ctx, closeContext, createContext, openBlobs } from './context.ts'
+import { closeContext, createContext, openBlobs } from './context.ts'
 
 export interface Running {
   ctx: Ctx
@@ -223,7 +224,7 @@ export async function serve(config: Config, log: Logger): Promise<void> {
   }
   // Postgres when a database URL is set (docs/scaling.md), else the embedded SQLite file.
   const ctx = config.databaseUrl
-    ? await (await import('../db/pg/context.ts')).createPgContext(config, { log, mailer, blobs })
+    ? await (await import('./pg/context.ts')).createPgContext(config, { log, mailer, blobs })
     : await createContext(config, { log, mailer, blobs })
   // Orphans are gone before the first request (uploads would wait for them anyway).
   await ctx.filesSwept

@@ -14,8 +14,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { openDatabase } from '../../src/db/database.ts'
-import { directProvisioning } from '../../src/db/direct-writes.ts'
 import { addChannel, addPersonToken, addUser } from '../../src/people/service.ts'
+import { directProvisioning } from '../../src/server/context.ts'
 import { HARK, requireBinary } from '../binary/process.ts'
 
 export interface CrashOptions {

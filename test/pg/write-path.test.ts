@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
+import type { AsyncStores } from '../../src/core/context.ts'
 import { HarkError } from '../../src/core/errors.ts'
 import type { Logger } from '../../src/core/log.ts'
 import { Waiters } from '../../src/core/waiters.ts'
-import { type AsyncStores, routedStores } from '../../src/db/async-stores.ts'
+import { routedStores } from '../../src/db/async-stores.ts'
 import { migratePostgres } from '../../src/db/pg/migrate.ts'
-import { openPgStores } from '../../src/db/pg/stores.ts'
 import { WakeBus } from '../../src/db/pg/wake-bus.ts'
 import { PgWritePath } from '../../src/db/pg/write-path.ts'
+import { openPgStores } from '../../src/server/pg/stores.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
 // The write path on Postgres (issue 20): each unit a transaction of its own on a fresh,

@@ -1,9 +1,9 @@
+import type { Ctx } from '../../core/context.ts'
 import { fail, HarkError } from '../../core/errors.ts'
 import { randomBase62, sameHash } from '../../core/ids.ts'
 import type { Mailer, OutgoingMail } from '../../core/mailer.ts'
 import { type Admission, admit, cleanEmail, createAdmittedPerson } from '../../people/admission.ts'
 import type { UserRow } from '../../people/store.ts'
-import type { Ctx } from '../../server/context.ts'
 import { startSession } from '../sessions/service.ts'
 import { codeMail } from './code-mail.ts'
 import {

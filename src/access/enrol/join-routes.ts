@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
+import type { Ctx } from '../../core/context.ts'
 import { doc } from '../../core/docs.ts'
-import type { Ctx } from '../../server/context.ts'
 import { limitedByAddress, personAuth } from '../guards.ts'
 import { createJoinLink, redeemJoinLink } from './join.ts'
 

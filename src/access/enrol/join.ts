@@ -1,10 +1,10 @@
 import { personChannel } from '../../channels/service.ts'
+import type { Ctx } from '../../core/context.ts'
 import { fail } from '../../core/errors.ts'
 import { hashToken, newId, newSecret } from '../../core/ids.ts'
 import { cleanLabel } from '../../core/labels.ts'
 import { channelsChanged } from '../../messages/feed.ts'
 import { newChannel } from '../../people/service.ts'
-import type { Ctx } from '../../server/context.ts'
 import { requireSession } from '../sessions/service.ts'
 import { issueToken, type PersonAuth } from '../tokens/service.ts'
 

@@ -1,10 +1,10 @@
 import { Elysia, t } from 'elysia'
 import { requestIp } from '../../core/client-address.ts'
+import type { Ctx } from '../../core/context.ts'
 import { doc } from '../../core/docs.ts'
 import { holderOf } from '../../core/holds.ts'
 import { holdOpen, longPoll } from '../../core/longpoll.ts'
 import { parseWait } from '../../core/query.ts'
-import type { Ctx } from '../../server/context.ts'
 import { limitedByAddress, personAuth } from '../guards.ts'
 import type { PersonAuth } from '../tokens/service.ts'
 import {

@@ -1,8 +1,8 @@
+import type { Ctx } from '../../core/context.ts'
 import { fail } from '../../core/errors.ts'
 import { hashToken, newId, newSecret } from '../../core/ids.ts'
 import type { Provisioning } from '../../people/service.ts'
 import type { UserRow } from '../../people/store.ts'
-import type { Ctx } from '../../server/context.ts'
 import { registrationOptions } from '../passkeys/ceremony.ts'
 import { type NewPasskeyRequest, signInWithNewPasskey } from '../passkeys/service.ts'
 

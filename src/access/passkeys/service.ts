@@ -1,10 +1,10 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { fingerprint } from '../../agent/proof.ts'
+import type { Ctx } from '../../core/context.ts'
 import { fail } from '../../core/errors.ts'
 import { cleanLabel } from '../../core/labels.ts'
 import { type Admission, admit, cleanEmail, createAdmittedPerson } from '../../people/admission.ts'
 import type { UserRow } from '../../people/store.ts'
-import type { Ctx } from '../../server/context.ts'
 import { startSession } from '../sessions/service.ts'
 import {
   authenticationOptions,

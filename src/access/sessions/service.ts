@@ -1,7 +1,7 @@
+import type { Ctx } from '../../core/context.ts'
 import { fail } from '../../core/errors.ts'
 import { hashToken, newId, newSecret } from '../../core/ids.ts'
 import type { UserRow } from '../../people/store.ts'
-import type { Ctx } from '../../server/context.ts'
 import type { PersonAuth } from '../tokens/service.ts'
 import type { SessionRow } from './store.ts'
 

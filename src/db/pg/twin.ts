@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import type { AsyncStore } from '../async-stores.ts'
+import type { AsyncStore } from '../../core/context.ts'
 
 /**
  * What a store's Postgres twin is (issue 20): the same operations as its SQLite store, each

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { SQL } from 'bun'
+import type { WakeBusStats } from '../../core/context.ts'
 import type { Waiters } from '../../core/waiters.ts'
 
 /**
@@ -132,24 +133,6 @@ export interface WakeBusOptions {
 }
 
 export type WakeAllReason = 'reconnected' | 'self-check' | 'unreadable'
-
-export interface WakeBusStats {
-  /** Notifications this instance sent (inside transactions: a rolled-back one counts too). */
-  sent: number
-  /** Other instances' notifications received (each may carry many keys). */
-  received: number
-  /** This instance's own notifications received back and skipped (its write path woke them). */
-  own: number
-  /** Times the listening connection came back after a drop. */
-  reconnects: number
-  /** Self-checks done, and those whose ping did not come back in time. */
-  checks: number
-  missedChecks: number
-  /** Ping timeouts waited out because other notifications were still arriving. */
-  lateChecks: number
-  /** Times every local waiter was woken by the safety net. */
-  wakeAlls: number
-}
 
 export class WakeBus {
   /** This instance's id in payloads, and in the connections' `application_name`. */

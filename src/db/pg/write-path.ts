@@ -1,12 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { SQL, TransactionSQL } from 'bun'
+import type { AsyncStores } from '../../core/context.ts'
 import type { Logger } from '../../core/log.ts'
 import type { Waiters } from '../../core/waiters.ts'
 import type { RunOptions, Unit, WritePath } from '../../core/write-path.ts'
-import type { AsyncStores } from '../async-stores.ts'
 import { shuttingDown } from '../group-commit.ts'
 import { afterSiblings, type Nesting, runLevel, UnitEffects } from '../units.ts'
-import { openPgStores } from './stores.ts'
 import type { WakeBus } from './wake-bus.ts'
 
 /**
@@ -65,10 +64,9 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
     /** This instance's waiters, woken after each commit. */
     private readonly waiters: Pick<Waiters, 'wake'>,
     private readonly log: Logger,
-    options: PgWritePathOptions<S> = {},
+    options: PgWritePathOptions<S>,
   ) {
-    // The twins unless told otherwise (tests add a raw handle to take row locks with).
-    this.open = options.stores ?? (openPgStores as unknown as (sql: SQL) => S)
+    this.open = options.stores
     this.bus = options.bus
     this.attempts = options.attempts ?? ATTEMPTS
   }
@@ -380,8 +378,11 @@ export interface PgWritePathOptions<S> {
   bus?: Pick<WakeBus, 'notify'>
   /** Runs of a unit Postgres aborted for a serialization failure or deadlock, at most. */
   attempts?: number
-  /** The stores a unit gets over its transaction (default: every twin, `openPgStores`). */
-  stores?: (sql: SQL) => S
+  /**
+   * The stores a unit gets over its transaction: every twin (`openPgStores`, handed in by the
+   * server, which knows the domains; tests add a raw handle to take row locks with).
+   */
+  stores: (sql: SQL) => S
 }
 
 /** Runs of a unit the database aborted (serialization failure, deadlock), at most. */

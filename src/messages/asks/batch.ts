@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { ChannelRow } from '../../channels/store.ts'
+import type { Ctx } from '../../core/context.ts'
 import { fail, HarkError } from '../../core/errors.ts'
-import type { Ctx } from '../../server/context.ts'
 import { batchText } from '../../shared/batch.ts'
 import { type AnswerProof, claimOf, claimText } from '../../shared/proof.ts'
 import type { MessageBody } from '../schema.ts'

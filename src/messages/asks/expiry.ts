@@ -1,4 +1,4 @@
-import type { Ctx } from '../../server/context.ts'
+import type { Ctx } from '../../core/context.ts'
 import { expireDue } from './service.ts'
 
 /** setTimeout's longest delay; later expiries re-arm when it fires. */
@@ -69,5 +69,12 @@ export class ExpiryScheduler {
     this.armedFor = next
     const delay = Math.min(Math.max(next - ctx.clock.now(), 0), MAX_DELAY)
     this.timer = setTimeout(() => void this.run(ctx), delay)
+  }
+}
+
+/** What this domain adds to the services' context (built in server/context.ts). */
+declare module '../../core/context.ts' {
+  interface Ctx {
+    expiry: ExpiryScheduler
   }
 }

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { verifyAssertion } from '../../access/passkeys/ceremony.ts'
 import type { ChannelRow } from '../../channels/store.ts'
+import type { Ctx } from '../../core/context.ts'
 import { fail, HarkError } from '../../core/errors.ts'
-import type { Ctx } from '../../server/context.ts'
 import {
   type AnswerProof,
   base64url,

@@ -1,7 +1,7 @@
 import type { ChannelRow } from '../../channels/store.ts'
+import type { Ctx } from '../../core/context.ts'
 import { fail, HarkError } from '../../core/errors.ts'
 import { type Abortable, askKey, waitWhilePending } from '../../core/waiters.ts'
-import type { Ctx } from '../../server/context.ts'
 import type { Message, MessageBody } from '../schema.ts'
 import { announce, findMessage, messageOf } from '../service.ts'
 import type { MessageRow } from '../store.ts'

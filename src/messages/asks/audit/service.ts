@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { Ctx, Tx } from '../../../server/context.ts'
+import type { Ctx, Tx } from '../../../core/context.ts'
 import { approvalLine } from '../../../shared/approval-text.ts'
 import { canonicalJson } from '../../../shared/canonical.ts'
 import type { AnswerProof } from '../../../shared/proof.ts'

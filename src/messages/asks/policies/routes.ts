@@ -1,9 +1,9 @@
 import { Elysia, t } from 'elysia'
 import { agentRoutes, personRoutes } from '../../../access/guards.ts'
 import { retrySafe } from '../../../access/idempotency/service.ts'
+import type { Ctx } from '../../../core/context.ts'
 import { doc } from '../../../core/docs.ts'
 import { fail } from '../../../core/errors.ts'
-import type { Ctx } from '../../../server/context.ts'
 import {
   CreatePolicyRequest,
   PoliciesResponse,

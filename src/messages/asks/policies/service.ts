@@ -1,8 +1,8 @@
 import type { Static } from 'elysia'
 import { personChannel } from '../../../channels/service.ts'
 import type { ChannelRow } from '../../../channels/store.ts'
+import type { Ctx } from '../../../core/context.ts'
 import { fail } from '../../../core/errors.ts'
-import type { Ctx } from '../../../server/context.ts'
 import {
   MAX_POLICY_MS,
   type PolicyClaim,

@@ -1,12 +1,12 @@
 import { Elysia, t } from 'elysia'
 import { agentAuth, personAuth } from '../../../access/guards.ts'
 import { retrySafe } from '../../../access/idempotency/service.ts'
+import type { Ctx } from '../../../core/context.ts'
 import { doc } from '../../../core/docs.ts'
 import { fail } from '../../../core/errors.ts'
 import { holderOf } from '../../../core/holds.ts'
 import { longPoll } from '../../../core/longpoll.ts'
 import { parseWait } from '../../../core/query.ts'
-import type { Ctx } from '../../../server/context.ts'
 import { CreateSecretRequest, FulfilRequest, SecretQuery, SecretResponse } from './schema.ts'
 import {
   cancelSecret,

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
 import type { Static } from '@sinclair/typebox'
 import type { ChannelRow } from '../../../channels/store.ts'
+import type { Ctx } from '../../../core/context.ts'
 import { fail } from '../../../core/errors.ts'
 import { newId } from '../../../core/ids.ts'
 import { type Abortable, waitWhilePending } from '../../../core/waiters.ts'
 import { enqueueMessagePush } from '../../../push/service.ts'
-import type { Ctx } from '../../../server/context.ts'
 import { secretRequest } from '../../../shared/canonical.ts'
 import { type AnswerProof, secretDecision } from '../../../shared/proof.ts'
 import {

@@ -7,6 +7,7 @@ import { pgChallengeStore, pgPasskeyStore } from '../../access/passkeys/pg-store
 import { pgSessionStore } from '../../access/sessions/pg-store.ts'
 import { pgTokenStore } from '../../access/tokens/pg-store.ts'
 import { pgChannelStore } from '../../channels/pg-store.ts'
+import type { AsyncStores } from '../../core/context.ts'
 import { pgFileStore } from '../../files/pg-store.ts'
 import { pgAuditStore } from '../../messages/asks/audit/pg-store.ts'
 import { pgPolicyStore } from '../../messages/asks/policies/pg-store.ts'
@@ -16,7 +17,6 @@ import { pgSearchStore } from '../../messages/search/pg-store.ts'
 import { pgSettingsStore } from '../../people/pg-settings-store.ts'
 import { pgInviteStore, pgUserStore } from '../../people/pg-store.ts'
 import { pgPushStore } from '../../push/pg-store.ts'
-import type { AsyncStores } from '../async-stores.ts'
 
 /** Every store's Postgres twin, by the name `ctx.store` gives it on SQLite (the one interface). */
 export type PgStores = AsyncStores

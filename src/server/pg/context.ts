@@ -1,27 +1,23 @@
 import { SQL } from 'bun'
 import { createLimits } from '../../access/limits.ts'
 import { systemClock } from '../../core/clock.ts'
+import type { Config } from '../../core/config.ts'
+import type { Ctx } from '../../core/context.ts'
 import { FatalError } from '../../core/errors.ts'
 import { stderrLogger } from '../../core/log.ts'
 import { Waiters } from '../../core/waiters.ts'
+import { routedStores } from '../../db/async-stores.ts'
+import { connectPostgres } from '../../db/pg/connect.ts'
+import { migratePostgres } from '../../db/pg/migrate.ts'
+import { parsePostgresUrl } from '../../db/pg/url.ts'
+import { WakeBus } from '../../db/pg/wake-bus.ts'
+import { PgWritePath } from '../../db/pg/write-path.ts'
 import { sweepFiles } from '../../files/service.ts'
 import { VapidHolder } from '../../push/vapid.ts'
 import { PushWorker } from '../../push/worker.ts'
-import type { Config } from '../../server/config.ts'
-import {
-  assembleContext,
-  type ContextOptions,
-  type Ctx,
-  startContext,
-} from '../../server/context.ts'
-import { prepareDataDir } from '../../server/data-dir.ts'
-import { routedStores } from '../async-stores.ts'
-import { connectPostgres } from './connect.ts'
-import { migratePostgres } from './migrate.ts'
+import { assembleContext, type ContextOptions, startContext } from '../context.ts'
+import { prepareDataDir } from '../data-dir.ts'
 import { openPgStores } from './stores.ts'
-import { parsePostgresUrl } from './url.ts'
-import { WakeBus } from './wake-bus.ts'
-import { PgWritePath } from './write-path.ts'
 
 /**
  * Connections in this instance's pool. A long-poll holds none (it waits on a waiter, then
@@ -64,7 +60,7 @@ export async function createPgContext(config: Config, options: ContextOptions = 
       onWakeAll: (reason) =>
         log.warn(`wake-ups may have been missed (${reason}): every poll reads again`),
     })
-    const writes = new PgWritePath(sql, waiters, log, { bus })
+    const writes = new PgWritePath(sql, waiters, log, { bus, stores: openPgStores })
     const store = routedStores(openPgStores(sql), writes)
     const shut = bus
     const database = {
