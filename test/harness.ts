@@ -19,7 +19,8 @@ import type { UserRow } from '../src/people/store.ts'
 import type { Resolver } from '../src/push/endpoint.ts'
 import { type App, buildApp, handlerOf } from '../src/server/app.ts'
 import { closeContext, createContext, type SqliteCtx } from '../src/server/context.ts'
-import { type Running, startServer } from '../src/server/serve.ts'
+import type { Running } from '../src/server/listen.ts'
+import { startServer } from '../src/server/serve.ts'
 import type { MailTrap } from './email/mail-trap.ts'
 
 /**

@@ -1,5 +1,4 @@
-import { requireSession } from '../access/sessions/service.ts'
-import type { PersonAuth } from '../access/tokens/service.ts'
+import { type PersonAuth, requireSession } from '../access/person.ts'
 import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
 import { newId, newSecret } from '../core/ids.ts'

@@ -1,7 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { personAuth } from '../access/guards.ts'
-import { requireSession } from '../access/sessions/service.ts'
-import type { PersonAuth } from '../access/tokens/service.ts'
+import { type PersonAuth, requireSession } from '../access/person.ts'
 import { channelsGone, heldKeys } from '../channels/service.ts'
 import type { Ctx } from '../core/context.ts'
 import { doc } from '../core/docs.ts'

@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { personAuth } from '../access/guards.ts'
-import { requireSession } from '../access/sessions/service.ts'
+import { requireSession } from '../access/person.ts'
 import type { Ctx } from '../core/context.ts'
 import { doc } from '../core/docs.ts'
 import { done } from '../core/http/ok.ts'

@@ -5,8 +5,8 @@ import { hashToken, newId, newSecret } from '../../core/ids.ts'
 import { cleanLabel } from '../../core/labels.ts'
 import { channelsChanged } from '../../messages/feed.ts'
 import { newChannel } from '../../people/service.ts'
-import { requireSession } from '../sessions/service.ts'
-import { issueToken, type PersonAuth } from '../tokens/service.ts'
+import { type PersonAuth, requireSession } from '../person.ts'
+import { issueToken } from '../tokens/service.ts'
 
 /**
  * Join links behind `hark join LINK`: the person makes a single-use link that lives 15 minutes;

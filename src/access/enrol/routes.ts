@@ -6,7 +6,7 @@ import { holderOf } from '../../core/holds.ts'
 import { holdOpen, longPoll } from '../../core/longpoll.ts'
 import { parseWait } from '../../core/query.ts'
 import { limitedByAddress, personAuth } from '../guards.ts'
-import type { PersonAuth } from '../tokens/service.ts'
+import type { PersonAuth } from '../person.ts'
 import {
   approvePairing,
   denyPairing,

@@ -9,7 +9,8 @@ import { signedIn, signInDoc } from '../../people/schema.ts'
 import type { UserRow } from '../../people/store.ts'
 import { signInLinkOptions, signInWithLink } from '../enrol/sign-in-links.ts'
 import { limitedByAddress, personAuth } from '../guards.ts'
-import { checkOrigin, requireSession } from '../sessions/service.ts'
+import { requireSession } from '../person.ts'
+import { checkOrigin } from '../sessions/service.ts'
 import {
   CeremonyOptions,
   LoginVerifyRequest,
