@@ -59,10 +59,3 @@ export function channelStore(db: Database) {
 }
 
 export type ChannelStore = ReturnType<typeof channelStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../core/context.ts' {
-  interface Stores {
-    channels: ReturnType<typeof channelStore>
-  }
-}

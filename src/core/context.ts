@@ -10,16 +10,16 @@ import type { WritePath, WriteTx } from './write-path.ts'
 /**
  * What the services are handed: `Ctx` and `Tx` as types only, so a domain names them without
  * importing the server (which builds the real context, server/context.ts) and this kernel
- * names no domain. A domain adds what it owns by module augmentation, beside its definition:
- * its stores to `Stores` (in its store.ts), its long-lived parts (a worker, a cache) to `Ctx`.
- * Nothing here exists at run time.
+ * names no domain. What a domain owns is added by module augmentation: its long-lived parts (a
+ * worker, a cache) to `Ctx`, beside their class; every store to `Stores`, by the assembly that
+ * opens them (server/context.ts). Nothing here exists at run time.
  */
 
 /**
- * Every store, synchronous (SQLite's), by the name `ctx.store` gives it. Empty here: each
- * domain's store.ts adds its own (`declare module '../core/context.ts' { interface Stores ... }`).
+ * Every store, synchronous (SQLite's), by the name `ctx.store` gives it. Empty here: the server,
+ * which opens them all (`openStores`), fills it (`declare module '../core/context.ts'`).
  */
-// biome-ignore lint/suspicious/noEmptyInterface: filled by the domains' module augmentation
+// biome-ignore lint/suspicious/noEmptyInterface: filled by module augmentation in server/context.ts
 export interface Stores {}
 
 /**

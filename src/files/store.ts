@@ -48,10 +48,3 @@ export function fileStore(db: Database) {
 }
 
 export type FileStore = ReturnType<typeof fileStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../core/context.ts' {
-  interface Stores {
-    files: ReturnType<typeof fileStore>
-  }
-}

@@ -255,10 +255,3 @@ export function messageStore(db: Database) {
 }
 
 export type MessageStore = ReturnType<typeof messageStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../core/context.ts' {
-  interface Stores {
-    messages: ReturnType<typeof messageStore>
-  }
-}

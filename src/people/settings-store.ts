@@ -21,10 +21,3 @@ export function settingsStore(db: Database) {
 }
 
 export type SettingsStore = ReturnType<typeof settingsStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../core/context.ts' {
-  interface Stores {
-    settings: ReturnType<typeof settingsStore>
-  }
-}

@@ -92,11 +92,3 @@ export function inviteStore(db: Database) {
 }
 
 export type InviteStore = ReturnType<typeof inviteStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../core/context.ts' {
-  interface Stores {
-    users: ReturnType<typeof userStore>
-    invites: ReturnType<typeof inviteStore>
-  }
-}

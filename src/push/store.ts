@@ -209,10 +209,3 @@ export function pushStore(db: Database) {
 }
 
 export type PushStore = ReturnType<typeof pushStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../core/context.ts' {
-  interface Stores {
-    push: ReturnType<typeof pushStore>
-  }
-}

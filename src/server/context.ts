@@ -17,7 +17,7 @@ import { tokenStore } from '../access/tokens/store.ts'
 import { channelStore } from '../channels/store.ts'
 import { type Clock, systemClock } from '../core/clock.ts'
 import type { Config } from '../core/config.ts'
-import type { AsyncStores, Ctx, Stores } from '../core/context.ts'
+import type { AsyncStores, Ctx } from '../core/context.ts'
 import { HeldPolls, MAX_HELD_POLLS } from '../core/holds.ts'
 import { type Logger, stderrLogger } from '../core/log.ts'
 import type { Mailer } from '../core/mailer.ts'
@@ -54,7 +54,7 @@ export interface SqliteCtx extends Ctx {
 }
 
 /** Every store on SQLite, as `ctx.store` holds them (their Postgres twins: server/pg/stores.ts). */
-export function openStores(db: Database): Stores {
+export function openStores(db: Database) {
   return {
     messages: messageStore(db),
     channels: channelStore(db),
@@ -79,6 +79,15 @@ export function openStores(db: Database): Stores {
     policies: policyStore(db),
   }
 }
+
+/**
+ * The kernel's `Stores` (core/context.ts) is what the server opens: named here, where every
+ * domain's store is known, so neither the kernel nor a domain names another domain's store.
+ */
+declare module '../core/context.ts' {
+  interface Stores extends OpenedStores {}
+}
+type OpenedStores = ReturnType<typeof openStores>
 
 /**
  * What the people service needs, over `db` outside the server (`hark admin`, provisioning in

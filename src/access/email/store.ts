@@ -79,10 +79,3 @@ export function emailCodeStore(db: Database) {
 }
 
 export type EmailCodeStore = ReturnType<typeof emailCodeStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../../core/context.ts' {
-  interface Stores {
-    emailCodes: ReturnType<typeof emailCodeStore>
-  }
-}

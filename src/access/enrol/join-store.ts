@@ -43,10 +43,3 @@ export function joinLinkStore(db: Database) {
 }
 
 export type JoinLinkStore = ReturnType<typeof joinLinkStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../../core/context.ts' {
-  interface Stores {
-    joinLinks: ReturnType<typeof joinLinkStore>
-  }
-}

@@ -35,10 +35,3 @@ export function signInLinkStore(db: Database) {
 }
 
 export type SignInLinkStore = ReturnType<typeof signInLinkStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../../core/context.ts' {
-  interface Stores {
-    signInLinks: ReturnType<typeof signInLinkStore>
-  }
-}

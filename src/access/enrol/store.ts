@@ -86,10 +86,3 @@ export function pairingStore(db: Database) {
 }
 
 export type PairingStore = ReturnType<typeof pairingStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../../core/context.ts' {
-  interface Stores {
-    pairings: ReturnType<typeof pairingStore>
-  }
-}

@@ -49,10 +49,3 @@ export function idempotencyStore(db: Database) {
 }
 
 export type IdempotencyStore = ReturnType<typeof idempotencyStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../../core/context.ts' {
-  interface Stores {
-    idempotency: ReturnType<typeof idempotencyStore>
-  }
-}

@@ -52,10 +52,3 @@ export function serverKeyStore(db: Database) {
 }
 
 export type ServerKeyStore = ReturnType<typeof serverKeyStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../../core/context.ts' {
-  interface Stores {
-    serverKeys: ReturnType<typeof serverKeyStore>
-  }
-}

@@ -121,11 +121,3 @@ export function challengeStore(db: Database) {
 }
 
 export type ChallengeStore = ReturnType<typeof challengeStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../../core/context.ts' {
-  interface Stores {
-    passkeys: ReturnType<typeof passkeyStore>
-    challenges: ReturnType<typeof challengeStore>
-  }
-}

@@ -44,10 +44,3 @@ export function sessionStore(db: Database) {
 }
 
 export type SessionStore = ReturnType<typeof sessionStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../../core/context.ts' {
-  interface Stores {
-    sessions: ReturnType<typeof sessionStore>
-  }
-}

@@ -69,10 +69,3 @@ export function tokenStore(db: Database) {
 }
 
 export type TokenStore = ReturnType<typeof tokenStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../../core/context.ts' {
-  interface Stores {
-    tokens: ReturnType<typeof tokenStore>
-  }
-}

@@ -97,10 +97,3 @@ export function searchStore(db: Database) {
 }
 
 export type SearchStore = ReturnType<typeof searchStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../../core/context.ts' {
-  interface Stores {
-    search: ReturnType<typeof searchStore>
-  }
-}

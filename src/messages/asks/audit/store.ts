@@ -51,10 +51,3 @@ export function auditStore(db: Database) {
 }
 
 export type AuditStore = ReturnType<typeof auditStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../../../core/context.ts' {
-  interface Stores {
-    audit: ReturnType<typeof auditStore>
-  }
-}

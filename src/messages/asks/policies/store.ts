@@ -78,10 +78,3 @@ export function policyStore(db: Database) {
 }
 
 export type PolicyStore = ReturnType<typeof policyStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../../../core/context.ts' {
-  interface Stores {
-    policies: ReturnType<typeof policyStore>
-  }
-}

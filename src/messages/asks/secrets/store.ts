@@ -73,10 +73,3 @@ export function secretStore(db: Database) {
 }
 
 export type SecretStore = ReturnType<typeof secretStore>
-
-/** This domain's stores in `ctx.store` (the kernel's `Stores`, filled by each domain). */
-declare module '../../../core/context.ts' {
-  interface Stores {
-    secrets: ReturnType<typeof secretStore>
-  }
-}
