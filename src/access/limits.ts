@@ -1,8 +1,8 @@
 import type { SQL } from 'bun'
 import type { Config } from '../core/config.ts'
 import { RateLimiter } from '../core/rate-limit.ts'
-import { EmailLimits } from './email/limits.ts'
-import { PairingCodeGuard } from './enrol/pairing-limits.ts'
+import { EmailLimits } from './email-limits.ts'
+import { PairingCodeGuard } from './pairing-limits.ts'
 import { PASSKEY_LIMITS } from './passkeys/ceremony.ts'
 import { SharedRateLimiter } from './shared-limit.ts'
 

@@ -1,5 +1,4 @@
 import type { Static } from '@sinclair/typebox'
-import type { PairingStart } from '../access/enrol/pairing.ts'
 import type { AgentChannelResponse, AgentResponse, ChannelsResponse } from '../channels/schema.ts'
 import type { FileInfo } from '../files/schema.ts'
 import type { SecretRead, SecretRecord } from '../messages/asks/secrets/service.ts'
@@ -12,6 +11,7 @@ import type {
   MessageBody,
   SendRequest,
 } from '../messages/schema.ts'
+import type { PairingStart } from '../people/enrol/pairing.ts'
 import type { Info } from '../server/public-routes.ts'
 import type { ServedPolicy } from './policy.ts'
 import {

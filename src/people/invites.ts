@@ -2,7 +2,7 @@ import { type PersonAuth, requireSession } from '../access/person.ts'
 import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
 import { newId, newSecret } from '../core/ids.ts'
-import { cleanEmail } from './admission.ts'
+import { cleanEmail } from './enrol/admission.ts'
 import { registrationMode } from './settings.ts'
 import type { InviteRow } from './store.ts'
 

@@ -1,9 +1,9 @@
-import { issueSignInLink } from '../../access/enrol/sign-in-links.ts'
 import { FatalError, UsageError } from '../../core/errors.ts'
 import { terminalQr, wantsQr } from '../../core/terminal-qr.ts'
 import { connectPostgres } from '../../db/pg/connect.ts'
 import { pgSchemaVersion } from '../../db/pg/migrate.ts'
 import { parsePostgresUrl } from '../../db/pg/url.ts'
+import { issueSignInLink } from '../../people/enrol/sign-in-links.ts'
 import {
   addChannel,
   addPersonToken,

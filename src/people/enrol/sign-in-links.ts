@@ -1,10 +1,10 @@
+import { registrationOptions } from '../../access/passkeys/ceremony.ts'
 import type { Ctx } from '../../core/context.ts'
 import { fail } from '../../core/errors.ts'
 import { hashToken, newId, newSecret } from '../../core/ids.ts'
-import type { Provisioning } from '../../people/service.ts'
-import type { UserRow } from '../../people/store.ts'
-import { registrationOptions } from '../passkeys/ceremony.ts'
-import { type NewPasskeyRequest, signInWithNewPasskey } from '../passkeys/service.ts'
+import type { Provisioning } from '../service.ts'
+import type { UserRow } from '../store.ts'
+import { type NewPasskeyRequest, signInWithNewPasskey } from './passkeys/service.ts'
 
 /**
  * Sign-in links: how a person made on the command line (`hark admin user add`, a server without

@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import { changed, every, type PgTwin, rowOf } from '../../db/pg/twin.ts'
+import { changed, every, type PgTwin, rowOf } from '../../../db/pg/twin.ts'
 import type { EmailCodeRow, EmailCodeStore } from './store.ts'
 
 const row = rowOf<EmailCodeRow>({
@@ -8,7 +8,7 @@ const row = rowOf<EmailCodeRow>({
 })
 
 /**
- * access/email/store.ts on Postgres (see db/pg/twin.ts); writes in a transaction.
+ * people/enrol/email/store.ts on Postgres (see db/pg/twin.ts); writes in a transaction.
  * `email` is CITEXT there (NOCASE on SQLite): an address is found whatever its case.
  */
 export function pgEmailCodeStore(sql: SQL): PgTwin<EmailCodeStore> {

@@ -1,9 +1,9 @@
-import type { Ctx } from '../core/context.ts'
-import { fail } from '../core/errors.ts'
-import { hashToken, newId } from '../core/ids.ts'
-import { registrationMode } from './settings.ts'
-import { checkSetupToken, finishSetup, SETUP_KEY } from './setup.ts'
-import type { InviteRow, UserRow } from './store.ts'
+import type { Ctx } from '../../core/context.ts'
+import { fail } from '../../core/errors.ts'
+import { hashToken, newId } from '../../core/ids.ts'
+import { registrationMode } from '../settings.ts'
+import { checkSetupToken, finishSetup, SETUP_KEY } from '../setup.ts'
+import type { InviteRow, UserRow } from '../store.ts'
 
 /** What a sign-up presents to be let in: the setup token (first run) or an invite. */
 export interface Admission {

@@ -1,11 +1,4 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
-import { fingerprint } from '../../agent/proof.ts'
-import type { Ctx } from '../../core/context.ts'
-import { fail } from '../../core/errors.ts'
-import { cleanLabel } from '../../core/labels.ts'
-import { type Admission, admit, cleanEmail, createAdmittedPerson } from '../../people/admission.ts'
-import type { UserRow } from '../../people/store.ts'
-import { startSession } from '../sessions/service.ts'
 import {
   authenticationOptions,
   type NewCredential,
@@ -13,14 +6,21 @@ import {
   takeChallenge,
   verifyAssertion,
   verifyNewCredential,
-} from './ceremony.ts'
-import { approverKey } from './keys.ts'
-import type { Passkey } from './schema.ts'
-import type { ChallengePurpose, PasskeyRow } from './store.ts'
+} from '../../../access/passkeys/ceremony.ts'
+import { approverKey } from '../../../access/passkeys/keys.ts'
+import type { Passkey } from '../../../access/passkeys/schema.ts'
+import type { ChallengePurpose, PasskeyRow } from '../../../access/passkeys/store.ts'
+import { startSession } from '../../../access/sessions/service.ts'
+import { fingerprint } from '../../../agent/proof.ts'
+import type { Ctx } from '../../../core/context.ts'
+import { fail } from '../../../core/errors.ts'
+import { cleanLabel } from '../../../core/labels.ts'
+import type { UserRow } from '../../store.ts'
+import { type Admission, admit, cleanEmail, createAdmittedPerson } from '../admission.ts'
 
 /**
  * Passkeys: signing up with one (first-run setup, invites, open mode), logging in with one,
- * and the person managing theirs. Admission rules live in `people/admission.ts`.
+ * and the person managing theirs. Admission rules live in `people/enrol/admission.ts`.
  */
 
 const DEFAULT_NAME = 'Passkey'

@@ -1,5 +1,5 @@
-import { HarkError } from '../../core/errors.ts'
-import { RateLimiter } from '../../core/rate-limit.ts'
+import { HarkError } from '../core/errors.ts'
+import { RateLimiter } from '../core/rate-limit.ts'
 
 /**
  * Misses allowed per 10 minutes when looking up, approving or denying a pairing by its user code:

@@ -1,10 +1,11 @@
-import type { Ctx } from '../../core/context.ts'
-import { fail, HarkError } from '../../core/errors.ts'
-import { randomBase62, sameHash } from '../../core/ids.ts'
-import type { Mailer, OutgoingMail } from '../../core/mailer.ts'
-import { type Admission, admit, cleanEmail, createAdmittedPerson } from '../../people/admission.ts'
-import type { UserRow } from '../../people/store.ts'
-import { startSession } from '../sessions/service.ts'
+import type { EmailLimits } from '../../../access/email-limits.ts'
+import { startSession } from '../../../access/sessions/service.ts'
+import type { Ctx } from '../../../core/context.ts'
+import { fail, HarkError } from '../../../core/errors.ts'
+import { randomBase62, sameHash } from '../../../core/ids.ts'
+import type { Mailer, OutgoingMail } from '../../../core/mailer.ts'
+import type { UserRow } from '../../store.ts'
+import { type Admission, admit, cleanEmail, createAdmittedPerson } from '../admission.ts'
 import { codeMail } from './code-mail.ts'
 import {
   askerTag,
@@ -20,7 +21,6 @@ import {
   type Purpose,
   parsePurpose,
 } from './codes.ts'
-import type { EmailLimits } from './limits.ts'
 import type { StartRequest, StartResponse, VerifyRequest } from './schema.ts'
 import type { EmailCodeRow } from './store.ts'
 

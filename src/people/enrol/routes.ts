@@ -1,12 +1,12 @@
 import { Elysia, t } from 'elysia'
+import { limitedByAddress, personAuth } from '../../access/guards.ts'
+import type { PersonAuth } from '../../access/person.ts'
 import { requestIp } from '../../core/client-address.ts'
 import type { Ctx } from '../../core/context.ts'
 import { doc } from '../../core/docs.ts'
 import { holderOf } from '../../core/holds.ts'
 import { holdOpen, longPoll } from '../../core/longpoll.ts'
 import { parseWait } from '../../core/query.ts'
-import { limitedByAddress, personAuth } from '../guards.ts'
-import type { PersonAuth } from '../person.ts'
 import {
   approvePairing,
   denyPairing,

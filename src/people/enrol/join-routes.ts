@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
+import { limitedByAddress, personAuth } from '../../access/guards.ts'
 import type { Ctx } from '../../core/context.ts'
 import { doc } from '../../core/docs.ts'
-import { limitedByAddress, personAuth } from '../guards.ts'
 import { createJoinLink, redeemJoinLink } from './join.ts'
 
 /** Join links: the person makes one; `hark join` redeems it for a token. */

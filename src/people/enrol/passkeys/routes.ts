@@ -1,16 +1,7 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import type { Static } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import type { Ctx } from '../../core/context.ts'
-import { type DocOptions, doc } from '../../core/docs.ts'
-import { done } from '../../core/http/ok.ts'
-import { Ok } from '../../messages/schema.ts'
-import { signedIn, signInDoc } from '../../people/schema.ts'
-import type { UserRow } from '../../people/store.ts'
-import { signInLinkOptions, signInWithLink } from '../enrol/sign-in-links.ts'
-import { limitedByAddress, personAuth } from '../guards.ts'
-import { requireSession } from '../person.ts'
-import { checkOrigin } from '../sessions/service.ts'
+import { limitedByAddress, personAuth } from '../../../access/guards.ts'
 import {
   CeremonyOptions,
   LoginVerifyRequest,
@@ -21,7 +12,16 @@ import {
   RenamePasskeyRequest,
   SignInLinkOptionsRequest,
   SignUpOptionsRequest,
-} from './schema.ts'
+} from '../../../access/passkeys/schema.ts'
+import { requireSession } from '../../../access/person.ts'
+import { checkOrigin } from '../../../access/sessions/service.ts'
+import type { Ctx } from '../../../core/context.ts'
+import { type DocOptions, doc } from '../../../core/docs.ts'
+import { done } from '../../../core/http/ok.ts'
+import { Ok } from '../../../messages/schema.ts'
+import { signedIn, signInDoc } from '../../schema.ts'
+import type { UserRow } from '../../store.ts'
+import { signInLinkOptions, signInWithLink } from '../sign-in-links.ts'
 import {
   addPasskey,
   addPasskeyOptions,

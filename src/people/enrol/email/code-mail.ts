@@ -1,5 +1,5 @@
-import type { Ctx } from '../../core/context.ts'
-import type { OutgoingMail } from '../../core/mailer.ts'
+import type { Ctx } from '../../../core/context.ts'
+import type { OutgoingMail } from '../../../core/mailer.ts'
 import { CODE_TTL_MS } from './codes.ts'
 
 /** What the code completes, in the mail's words. */

@@ -1,4 +1,4 @@
-import { RateLimiter } from '../../core/rate-limit.ts'
+import { RateLimiter } from '../core/rate-limit.ts'
 
 const QUARTER_HOUR = 15 * 60 * 1000
 const HOUR = 60 * 60 * 1000

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
-import { fail } from '../../core/errors.ts'
-import { sameHash } from '../../core/ids.ts'
+import { fail } from '../../../core/errors.ts'
+import { sameHash } from '../../../core/ids.ts'
 
 /** What an emailed code proves: that the person reads this address, to log in or to sign up. */
 export const PURPOSES = ['login', 'signup'] as const
