@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { randomBase62 } from '../src/core/ids.ts'
-import { openDatabase } from '../src/server/db/database.ts'
+import { openDatabase } from '../src/db/database.ts'
 
 const flag = (name: string) => {
   const i = process.argv.indexOf(`--${name}`)

@@ -17,7 +17,7 @@
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBase62 } from '../src/core/ids.ts'
-import { openDatabase } from '../src/server/db/database.ts'
+import { openDatabase } from '../src/db/database.ts'
 import { arg, ms, pct, provision, startHark, tempDataDir } from './lib.ts'
 
 const MESSAGES = arg('messages', 1_000_000)

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
 import { issueToken } from '../src/access/tokens/service.ts'
+import { openDatabase } from '../src/db/database.ts'
 import { addChannel, addPersonToken, addUser } from '../src/people/service.ts'
-import { openDatabase } from '../src/server/db/database.ts'
-import { directProvisioning } from '../src/server/db/direct-writes.ts'
+import { directProvisioning } from '../src/server/context.ts'
 import { HARK, requireBinary } from '../test/binary/process.ts'
 
 export { HARK, requireBinary }

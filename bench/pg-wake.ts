@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto'
 import { loadavg } from 'node:os'
 import { SQL } from 'bun'
 import { Waiters } from '../src/core/waiters.ts'
-import { WakeBus } from '../src/server/db/pg/wake-bus.ts'
+import { WakeBus } from '../src/db/pg/wake-bus.ts'
 import { startCluster } from '../test/pg/cluster.ts'
 import { arg, ms, pct } from './lib.ts'
 

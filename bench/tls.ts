@@ -12,8 +12,8 @@
  *   bun bench/tls.ts [--runs 5] [--seconds 10]
  */
 
+import { DEFAULTS } from '../src/core/config.ts'
 import { silentLogger } from '../src/core/log.ts'
-import { DEFAULTS } from '../src/server/config.ts'
 import { createContext } from '../src/server/context.ts'
 import { startHttps } from '../src/server/https.ts'
 import { freePort, startPebble } from '../test/tls/pebble.ts'

@@ -305,7 +305,7 @@ export function renderApiDoc(spec: OpenApiSpec): string {
 
 /** The document the server serves, from an app built on a throw-away data directory. */
 export async function openApiSpec(): Promise<OpenApiSpec> {
-  const { DEFAULTS } = await import('../src/server/config.ts')
+  const { DEFAULTS } = await import('../src/core/config.ts')
   const { createContext, closeContext } = await import('../src/server/context.ts')
   const { buildApp } = await import('../src/server/app.ts')
   const { silentLogger } = await import('../src/core/log.ts')

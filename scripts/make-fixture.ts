@@ -13,7 +13,7 @@ import { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { migrations } from '../src/server/db/migrations/index.ts'
+import { migrations } from '../src/db/migrations/index.ts'
 
 export interface FixtureExpectations {
   version: number

@@ -10,16 +10,17 @@ import {
   type PersonClient,
 } from '../src/agent/client.ts'
 import type { Clock } from '../src/core/clock.ts'
+import { type Config, DEFAULTS } from '../src/core/config.ts'
 import { type Logger, silentLogger, stderrLogger as stderrLoggerForTests } from '../src/core/log.ts'
 import { createSmtpMailer, type Mailer } from '../src/core/mailer.ts'
+import { databasePath, openDatabase } from '../src/db/database.ts'
 import { addChannel, addPersonToken, addUser } from '../src/people/service.ts'
 import type { UserRow } from '../src/people/store.ts'
 import type { Resolver } from '../src/push/endpoint.ts'
 import { type App, buildApp, handlerOf } from '../src/server/app.ts'
-import { type Config, DEFAULTS } from '../src/server/config.ts'
-import { closeContext, createContext, databasePath, type SqliteCtx } from '../src/server/context.ts'
-import { openDatabase } from '../src/server/db/database.ts'
-import { type Running, startServer } from '../src/server/serve.ts'
+import { closeContext, createContext, type SqliteCtx } from '../src/server/context.ts'
+import type { Running } from '../src/server/listen.ts'
+import { startServer } from '../src/server/serve.ts'
 import type { MailTrap } from './email/mail-trap.ts'
 
 /**

@@ -1,16 +1,12 @@
 import { Elysia } from 'elysia'
 import { requestIp } from '../core/client-address.ts'
+import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
 import { pathOf } from '../core/http/front-door.ts'
 import type { RateLimiter } from '../core/rate-limit.ts'
-import type { Ctx } from '../server/context.ts'
+import type { PersonAuth } from './person.ts'
 import { checkOrigin, sessionFromCookie } from './sessions/service.ts'
-import {
-  type AgentAuth,
-  authenticateAgent,
-  authenticatePerson,
-  type PersonAuth,
-} from './tokens/service.ts'
+import { type AgentAuth, authenticateAgent, authenticatePerson } from './tokens/service.ts'
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 

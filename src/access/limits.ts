@@ -1,8 +1,8 @@
 import type { SQL } from 'bun'
+import type { Config } from '../core/config.ts'
 import { RateLimiter } from '../core/rate-limit.ts'
-import type { Config } from '../server/config.ts'
-import { EmailLimits } from './email/limits.ts'
-import { PairingCodeGuard } from './enrol/pairing-limits.ts'
+import { EmailLimits } from './email-limits.ts'
+import { PairingCodeGuard } from './pairing-limits.ts'
 import { PASSKEY_LIMITS } from './passkeys/ceremony.ts'
 import { SharedRateLimiter } from './shared-limit.ts'
 
@@ -55,3 +55,11 @@ export function createLimits(config: Pick<Config, 'writeLimit'>, now: () => numb
 }
 
 export type Limits = ReturnType<typeof createLimits>
+
+/** What this domain adds to the services' context (built in server/context.ts). */
+declare module '../core/context.ts' {
+  interface Ctx {
+    /** Every rate limit (docs/security.md). */
+    limits: Limits
+  }
+}

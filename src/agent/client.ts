@@ -7,10 +7,9 @@ import {
   retryAfter,
   urlOf,
 } from '../../sdk/typescript/src/http.ts'
-import type { PairingStart } from '../access/enrol/pairing.ts'
-import type { SecretRead, SecretRecord } from '../asks/secrets/service.ts'
 import type { AgentChannelResponse, AgentResponse, ChannelsResponse } from '../channels/schema.ts'
 import type { FileInfo } from '../files/schema.ts'
+import type { SecretRead, SecretRecord } from '../messages/asks/secrets/service.ts'
 import type { Pin, PutPinRequest } from '../messages/pin-schema.ts'
 import type {
   AckState,
@@ -20,6 +19,7 @@ import type {
   MessageBody,
   SendRequest,
 } from '../messages/schema.ts'
+import type { PairingStart } from '../people/enrol/pairing.ts'
 import type { Info } from '../server/public-routes.ts'
 import {
   boundedFetch,

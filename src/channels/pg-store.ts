@@ -1,10 +1,10 @@
 import type { SQL } from 'bun'
-import { counted, every, first, one, type PgTwin, rowOf } from '../server/db/pg/twin.ts'
+import { counted, every, first, one, type PgTwin, rowOf } from '../db/pg/twin.ts'
 import type { ChannelRow, ChannelStore } from './store.ts'
 
 const row = rowOf<ChannelRow>({ ints: ['created_at', 'updated_at', 'read_rid'] })
 
-/** channels/store.ts on Postgres (see server/db/pg/twin.ts); `sql` is a transaction. */
+/** channels/store.ts on Postgres (see db/pg/twin.ts); `sql` is a transaction. */
 export function pgChannelStore(sql: SQL): PgTwin<ChannelStore> {
   return {
     async insert(id, userId, label, now, max) {

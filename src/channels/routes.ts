@@ -2,9 +2,9 @@ import { Elysia, t } from 'elysia'
 import { agentRoutes, personRoutes } from '../access/guards.ts'
 import { retrySafe } from '../access/idempotency/service.ts'
 import { approvers } from '../access/passkeys/keys.ts'
+import type { Ctx } from '../core/context.ts'
 import { doc } from '../core/docs.ts'
 import { done } from '../core/http/ok.ts'
-import type { Ctx } from '../server/context.ts'
 import { AgentChannelResponse, AgentResponse, ChannelsResponse, RenameRequest } from './schema.ts'
 import {
   channelDetails,

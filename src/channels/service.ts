@@ -1,3 +1,4 @@
+import type { Ctx, Tx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
 import { cleanLabel } from '../core/labels.ts'
 import { askKey, channelKey, userKey } from '../core/waiters.ts'
@@ -5,7 +6,6 @@ import { channelsChanged } from '../messages/feed.ts'
 import { toRecord } from '../messages/records.ts'
 import type { Message } from '../messages/schema.ts'
 import { pushDevices } from '../push/service.ts'
-import type { Ctx, Tx } from '../server/context.ts'
 import type { Channel, ChannelSummary } from './schema.ts'
 import type { ChannelRow } from './store.ts'
 

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
+import { type Config, DEFAULTS } from '../core/config.ts'
 import { UsageError } from '../core/errors.ts'
-import { type Config, DEFAULTS } from '../server/config.ts'
 
 /** The parts `SETTINGS` (settings.ts) is made of: a setting's shape and the parsers of its values. */
 export type Env = Record<string, string | undefined>

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { type Config, DEFAULTS } from '../core/config.ts'
 import { UsageError } from '../core/errors.ts'
+import { databaseUrlSetting } from '../db/pg/url.ts'
 import { s3UrlSetting as s3Url } from '../files/s3-url.ts'
-import { type Config, DEFAULTS } from '../server/config.ts'
-import { databaseUrlSetting } from '../server/db/pg/url.ts'
 import { flagString, type ParsedArgs } from './args.ts'
 import {
   baseUrl,

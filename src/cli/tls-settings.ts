@@ -1,6 +1,6 @@
+import type { Config } from '../core/config.ts'
 import { UsageError } from '../core/errors.ts'
-import type { Config } from '../server/config.ts'
-import { LETS_ENCRYPT } from '../tls/acme-directory.ts'
+import { LETS_ENCRYPT } from '../server/tls/acme-directory.ts'
 import { integer, pemFile, type Setting, setting } from './setting-parsers.ts'
 
 /**

@@ -66,7 +66,7 @@ export interface RunOptions {
   /**
    * Units given the same `batch` may run in one transaction, each in its own savepoint (all or
    * nothing still, alone in failing): on Postgres, one person's units under one hold of their
-   * row's lock (server/db/pg/write-path.ts). Units with different ones, or none, never share a
+   * row's lock (db/pg/write-path.ts). Units with different ones, or none, never share a
    * transaction there. SQLite's group commit batches every unit of a moment anyway.
    */
   batch?: string

@@ -96,3 +96,14 @@ export async function streamChecked(
   if (options.sha256 !== undefined && options.sha256 !== sha256) throw new BlobMismatchError(key)
   return { size, sha256 }
 }
+
+/** What this domain adds to the services' context (built in server/context.ts). */
+declare module '../core/context.ts' {
+  interface Ctx {
+    filesDir: string
+    /** Where files' bytes live: `filesDir` (default) or an S3 bucket (`--s3-url`). */
+    blobs: BlobStore
+    /** Settles once the start-up sweep of orphan files is done; uploads wait for it. */
+    filesSwept: Promise<void>
+  }
+}

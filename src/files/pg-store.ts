@@ -1,12 +1,12 @@
 import type { SQL } from 'bun'
-import { every, first, inserted, type PgTwin, rowOf } from '../server/db/pg/twin.ts'
+import { every, first, inserted, type PgTwin, rowOf } from '../db/pg/twin.ts'
 import type { FileRow, FileStore, FileSum } from './store.ts'
 
 const row = rowOf<FileRow>({ ints: ['size', 'created_at'] })
 const sum = rowOf<FileSum>({ ints: ['size'] })
 
 /**
- * files/store.ts on Postgres (see server/db/pg/twin.ts); `sql` is a transaction for writes.
+ * files/store.ts on Postgres (see db/pg/twin.ts); `sql` is a transaction for writes.
  */
 export function pgFileStore(sql: SQL): PgTwin<FileStore> {
   return {

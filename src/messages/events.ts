@@ -7,6 +7,12 @@ import type { MessageRow } from './store.ts'
  */
 export type MessageEvent = MessageCreated | MessageDeleted
 
+declare module '../core/context.ts' {
+  interface Events {
+    message: MessageEvent
+  }
+}
+
 /**
  * A message was written into `channel`: emitted as its insert is sent, not after its answer,
  * so a reaction's reads go down the connection with it (on Postgres, no round trip more while

@@ -1,7 +1,7 @@
 import type { ChannelRow } from '../channels/store.ts'
+import type { Ctx, Tx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
 import { type Abortable, channelKey, pollFor, userKey } from '../core/waiters.ts'
-import type { Ctx, Tx } from '../server/context.ts'
 import { feedJson, toRecord } from './records.ts'
 import type { DeletedMessage, FeedResponse, Message } from './schema.ts'
 import type { Sender } from './service.ts'
@@ -224,3 +224,11 @@ export function readFeed(ctx: Ctx, channel: ChannelRow, opts: FeedOptions): Prom
 }
 
 /** A live message of this channel, or 404 (another channel's ids do not exist here). */
+
+/** What this domain adds to the services' context (built in server/context.ts). */
+declare module '../core/context.ts' {
+  interface Ctx {
+    /** Feed pages shared by the polls one change wakes. */
+    feedPages: SharedPages
+  }
+}

@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import { counted, every, first, one, type PgTwin, rowOf } from '../server/db/pg/twin.ts'
+import { counted, every, first, one, type PgTwin, rowOf } from '../db/pg/twin.ts'
 import type { MessageRow, MessageStore } from './store.ts'
 
 const row = rowOf<MessageRow>({
@@ -21,7 +21,7 @@ function taken(found: { value: string | number } | undefined): number {
 }
 
 /**
- * messages/store.ts on Postgres (see server/db/pg/twin.ts); `sql` is a transaction for writes.
+ * messages/store.ts on Postgres (see db/pg/twin.ts); `sql` is a transaction for writes.
  *
  * The change sequence (pg migration 006's note, docs/scaling.md "Why seq needs no Postgres
  * sequence"): every write takes its number from the person's row with `UPDATE users ...

@@ -1,6 +1,6 @@
 import type { ChannelRow } from '../channels/store.ts'
+import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
-import type { Ctx } from '../server/context.ts'
 import { LIMITS } from './limits.ts'
 import type { Pin, PutPinRequest } from './pin-schema.ts'
 import type { EditRequest } from './schema.ts'

@@ -1,9 +1,8 @@
-import { requireSession } from '../access/sessions/service.ts'
-import type { PersonAuth } from '../access/tokens/service.ts'
+import { type PersonAuth, requireSession } from '../access/person.ts'
+import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
 import { newId, newSecret } from '../core/ids.ts'
-import type { Ctx } from '../server/context.ts'
-import { cleanEmail } from './admission.ts'
+import { cleanEmail } from './enrol/admission.ts'
 import { registrationMode } from './settings.ts'
 import type { InviteRow } from './store.ts'
 

@@ -1,8 +1,8 @@
 import type { SQL } from 'bun'
-import type { PgTwin } from '../server/db/pg/twin.ts'
+import type { PgTwin } from '../db/pg/twin.ts'
 import type { SettingsStore } from './settings-store.ts'
 
-/** people/settings-store.ts on Postgres (see server/db/pg/twin.ts); `sql` is a transaction. */
+/** people/settings-store.ts on Postgres (see db/pg/twin.ts); `sql` is a transaction. */
 export function pgSettingsStore(sql: SQL): PgTwin<SettingsStore> {
   return {
     async get(key) {

@@ -1,13 +1,5 @@
 import type { SQL } from 'bun'
-import {
-  changed,
-  counted,
-  every,
-  first,
-  inserted,
-  type PgTwin,
-  rowOf,
-} from '../server/db/pg/twin.ts'
+import { changed, counted, every, first, inserted, type PgTwin, rowOf } from '../db/pg/twin.ts'
 import type { InviteRow, InviteStore, UserRow, UserStore } from './store.ts'
 
 /** `SELECT *` also brings migration 006's change counter, an int8 like the timestamps. */
@@ -23,7 +15,7 @@ const invite = rowOf<InviteRow>({ ints: ['created_at', 'expires_at', 'used_at'],
 const OWNER_LOCK = 0x6f776e72
 
 /**
- * people/store.ts's userStore on Postgres (see server/db/pg/twin.ts); `sql` is a transaction.
+ * people/store.ts's userStore on Postgres (see db/pg/twin.ts); `sql` is a transaction.
  * users.email is CITEXT there (COLLATE NOCASE on SQLite): `email = $1` and the unique index
  * ignore case without a lower() here. One difference: NOCASE folds ASCII letters only, CITEXT
  * every letter the database's locale knows ('ÉLODIE@…' finds 'élodie@…' on Postgres alone).

@@ -1,11 +1,11 @@
 import { issueToken } from '../access/tokens/service.ts'
 import type { TokenRow } from '../access/tokens/store.ts'
 import type { ChannelRow } from '../channels/store.ts'
+import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
 import { newId } from '../core/ids.ts'
 import { cleanLabel } from '../core/labels.ts'
 import { LIMITS } from '../messages/limits.ts'
-import type { Ctx } from '../server/context.ts'
 import type { UserRow } from './store.ts'
 
 /** What provisioning needs: the stores and a clock, not a running server. */

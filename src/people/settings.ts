@@ -1,5 +1,5 @@
+import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
-import type { Ctx } from '../server/context.ts'
 
 export const REGISTRATION_MODES = ['closed', 'invite', 'open'] as const
 export type RegistrationMode = (typeof REGISTRATION_MODES)[number]

@@ -1,8 +1,8 @@
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
 import { hashToken, randomBase62, sameHash } from '../core/ids.ts'
-import type { Ctx } from '../server/context.ts'
 
 /**
  * First run. Until an owner exists, creating the first account needs a one-time setup token

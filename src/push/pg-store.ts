@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import { changed, counted, every, first, type PgTwin, rowOf } from '../server/db/pg/twin.ts'
+import { changed, counted, every, first, type PgTwin, rowOf } from '../db/pg/twin.ts'
 import type { DueReminder, PushStore, QueuedPush, SubscriptionRow } from './store.ts'
 
 const subscription = rowOf<SubscriptionRow>({ ints: ['created_at', 'last_success_at'] })
@@ -14,7 +14,7 @@ const capability = rowOf<{ message_id: string; expires_at: number }>({ ints: ['e
 const DEVICES_LOCK = 0x70757368
 
 /**
- * push/store.ts on Postgres (see server/db/pg/twin.ts); `sql` is a transaction. Ties in
+ * push/store.ts on Postgres (see db/pg/twin.ts); `sql` is a transaction. Ties in
  * creation time are ordered by id `COLLATE "C"`, byte order as SQLite's BINARY.
  */
 export function pgPushStore(sql: SQL): PgTwin<PushStore> {

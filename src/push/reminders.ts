@@ -1,5 +1,5 @@
+import type { Ctx, Tx } from '../core/context.ts'
 import type { MessageBody } from '../messages/schema.ts'
-import type { Ctx, Tx } from '../server/context.ts'
 import type { DueReminder } from './store.ts'
 
 /**

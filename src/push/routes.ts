@@ -1,10 +1,10 @@
 import { Elysia, t } from 'elysia'
 import { personAuth } from '../access/guards.ts'
-import { requireSession } from '../access/sessions/service.ts'
-import { AskResponse } from '../asks/schema.ts'
+import { requireSession } from '../access/person.ts'
+import type { Ctx } from '../core/context.ts'
 import { doc } from '../core/docs.ts'
 import { done } from '../core/http/ok.ts'
-import type { Ctx } from '../server/context.ts'
+import { AskResponse } from '../messages/asks/schema.ts'
 import {
   AnswerByCapability,
   DeviceResponse,

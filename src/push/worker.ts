@@ -1,5 +1,5 @@
 import webpush from 'web-push'
-import type { Ctx, Tx } from '../server/context.ts'
+import type { Ctx, Tx } from '../core/context.ts'
 import {
   type CheckedEndpoint,
   checkEndpoint,
@@ -388,5 +388,13 @@ export class PushWorker {
       await Bun.sleep(5)
     }
     throw new Error('push queue did not settle')
+  }
+}
+
+/** What this domain adds to the services' context (built in server/context.ts). */
+declare module '../core/context.ts' {
+  interface Ctx {
+    /** Sends queued web pushes and email reminders, off the request path. */
+    push: PushWorker
   }
 }

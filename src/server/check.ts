@@ -1,11 +1,10 @@
 import { Database } from 'bun:sqlite'
 import { accessSync, constants, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import type { Config } from '../core/config.ts'
 import { FatalError } from '../core/errors.ts'
-import type { Config } from './config.ts'
-import { databasePath } from './context.ts'
-import { openDatabase, SchemaTooNewError, schemaVersion } from './db/database.ts'
-import { latestVersion } from './db/migrations/index.ts'
+import { databasePath, openDatabase, SchemaTooNewError, schemaVersion } from '../db/database.ts'
+import { latestVersion } from '../db/migrations/index.ts'
 
 /**
  * `hark serve --check`: would this binary start on these settings and this data? The config has
@@ -82,10 +81,10 @@ function tryUpgrade(file: string): string {
 }
 
 async function checkPostgres(url: string): Promise<string> {
-  const { connectPostgres } = await import('./db/pg/connect.ts')
-  const { pgSchemaVersion } = await import('./db/pg/migrate.ts')
-  const { pgMigrations } = await import('./db/pg/migrations/index.ts')
-  const { parsePostgresUrl } = await import('./db/pg/url.ts')
+  const { connectPostgres } = await import('../db/pg/connect.ts')
+  const { pgSchemaVersion } = await import('../db/pg/migrate.ts')
+  const { pgMigrations } = await import('../db/pg/migrations/index.ts')
+  const { parsePostgresUrl } = await import('../db/pg/url.ts')
   const pg = parsePostgresUrl(url)
   const sql = await connectPostgres(pg, 1)
   try {

@@ -1,11 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Server } from 'bun'
-import { emailCodeStore } from '../access/email/store.ts'
-import { joinLinkStore } from '../access/enrol/join-store.ts'
-import { signInLinkStore } from '../access/enrol/sign-in-store.ts'
-import { pairingStore } from '../access/enrol/store.ts'
 import { KeyedWrites } from '../access/idempotency/keys.ts'
 import { idempotencyStore } from '../access/idempotency/store.ts'
 import { ServerKeys } from '../access/keys/keyring.ts'
@@ -15,114 +10,51 @@ import { challengeStore, passkeyStore } from '../access/passkeys/store.ts'
 import { sessionStore } from '../access/sessions/store.ts'
 import { AgentAuthCache } from '../access/tokens/auth-cache.ts'
 import { tokenStore } from '../access/tokens/store.ts'
-import { auditStore } from '../asks/audit/store.ts'
-import type { AskEvent } from '../asks/events.ts'
-import { ExpiryScheduler } from '../asks/expiry.ts'
-import { secretStore } from '../asks/secrets/store.ts'
 import { channelStore } from '../channels/store.ts'
 import { type Clock, systemClock } from '../core/clock.ts'
+import type { Config } from '../core/config.ts'
+import type { AsyncStores, Ctx, HarkEvent } from '../core/context.ts'
 import { HeldPolls, MAX_HELD_POLLS } from '../core/holds.ts'
 import { type Logger, stderrLogger } from '../core/log.ts'
 import type { Mailer } from '../core/mailer.ts'
 import { Waiters } from '../core/waiters.ts'
-import type { WritePath, WriteTx } from '../core/write-path.ts'
+import type { WritePath } from '../core/write-path.ts'
+import { asyncStores } from '../db/async-stores.ts'
+import { databasePath, openDatabase } from '../db/database.ts'
+import { directWrites } from '../db/direct-writes.ts'
+import { GroupCommit } from '../db/group-commit.ts'
 import type { BlobStore } from '../files/blobs.ts'
 import { DiskBlobs } from '../files/disk-blobs.ts'
 import { S3Blobs } from '../files/s3-blobs.ts'
 import { parseS3Url } from '../files/s3-url.ts'
 import { sweepFiles } from '../files/service.ts'
 import { fileStore } from '../files/store.ts'
-import type { MessageEvent } from '../messages/events.ts'
+import { auditStore } from '../messages/asks/audit/store.ts'
+import { ExpiryScheduler } from '../messages/asks/expiry.ts'
+import { policyStore } from '../messages/asks/policies/store.ts'
+import { secretStore } from '../messages/asks/secrets/store.ts'
 import { SharedPages } from '../messages/feed.ts'
 import { searchIndexer, searchStore } from '../messages/search/store.ts'
 import { messageStore } from '../messages/store.ts'
+import { emailCodeStore } from '../people/enrol/email/store.ts'
+import { joinLinkStore } from '../people/enrol/join-store.ts'
+import { signInLinkStore } from '../people/enrol/sign-in-store.ts'
+import { pairingStore } from '../people/enrol/store.ts'
 import { settingsStore } from '../people/settings-store.ts'
 import { inviteStore, userStore } from '../people/store.ts'
-import { policyStore } from '../policies/store.ts'
 import type { Resolver } from '../push/endpoint.ts'
 import { pushStore } from '../push/store.ts'
 import { PushWorker } from '../push/worker.ts'
-import type { Config } from './config.ts'
 import { prepareDataDir } from './data-dir.ts'
-import { type AsyncStores, asyncStores } from './db/async-stores.ts'
-import { openDatabase } from './db/database.ts'
-import { GroupCommit } from './db/group-commit.ts'
-import type { WakeBusStats } from './db/pg/wake-bus.ts'
 import { ServerMetrics } from './metrics.ts'
 import { react } from './reactions.ts'
-
-/**
- * Everything the services need, built once from the configuration. Services are plain
- * functions of `(ctx, ...)`; the HTTP layer only translates requests into calls.
- */
-export interface Ctx {
-  config: Config
-  /** The records' engine: closed last, after the write path (SQLite's file, or a pool). */
-  database: {
-    /**
-     * Other instances may share these records (Postgres): run-once work must be claimed in
-     * the database, not assumed to be this process's alone (push leases, expiry, sweeps).
-     */
-    shared: boolean
-    close(): void | Promise<void>
-    /** Cross-instance wake-ups so far, for `/metrics` (Postgres). */
-    wakeStats?(): WakeBusStats
-  }
-  clock: Clock
-  log: Logger
-  waiters: Waiters
-  /** The one way anything is written: units batched into group commits (core/write-path.ts). */
-  writes: WritePath<AsyncStores, HarkEvent>
-  /** Requests counted for `/metrics`, and the route each matched (for the log too). */
-  metrics: ServerMetrics
-  /** Long-polls held right now, by token or session (capped). */
-  holds: HeldPolls
-  /** Every rate limit (docs/security.md). */
-  limits: Limits
-  /**
-   * The secret keys that seal ceremonies and key email codes: in the database, shared by every
-   * instance on it, rotated daily (access/keys/keyring.ts).
-   */
-  keys: ServerKeys
-  /** Keyed writes under way (`Idempotency-Key`) and when expired keys were last swept. */
-  idempotency: KeyedWrites
-  /** Feed pages shared by the polls one change wakes. */
-  feedPages: SharedPages
-  expiry: ExpiryScheduler
-  filesDir: string
-  /** Where files' bytes live: `filesDir` (default) or an S3 bucket (`--s3-url`). */
-  blobs: BlobStore
-  /** Settles once the start-up sweep of orphan files is done; uploads wait for it. */
-  filesSwept: Promise<void>
-  /**
-   * Every store, async (db/async-stores.ts): reads outside units; a unit uses `tx.store`. The
-   * synchronous stores (`openStores`) are used only behind `asyncStores`, here and in
-   * `directProvisioning` (`hark admin`, tests, benchmarks).
-   */
-  store: AsyncStores
-  /** Sends queued web pushes and email reminders, off the request path. */
-  push: PushWorker
-  /** Sends email (login codes, notifications); absent when no SMTP server is configured. */
-  mailer?: Mailer
-  /** The listening server, once `hark serve` has one (tests drive `app.handle()` without). */
-  server?: Server<unknown>
-  /** When Hark serves HTTPS itself: the end of the certificate served now (ms), for /metrics. */
-  tlsNotAfter?: () => number | undefined
-  /** The agent tokens checked lately (SQLite only: there, this process is the one writer). */
-  authCache?: AgentAuthCache
-}
 
 /** A context on the embedded SQLite database (every test's, `hark serve` by default). */
 export interface SqliteCtx extends Ctx {
   db: Database
 }
 
-/** What a unit of the server's write path gets: its stores (`tx.store`), wakes, effects, events. */
-export type Tx = WriteTx<AsyncStores, HarkEvent>
-
-/** Every event a unit may emit (core/events.ts); who reacts to each: reactions.ts. */
-export type HarkEvent = MessageEvent | AskEvent
-
+/** Every store on SQLite, as `ctx.store` holds them (their Postgres twins: server/pg/stores.ts). */
 export function openStores(db: Database) {
   return {
     messages: messageStore(db),
@@ -149,8 +81,23 @@ export function openStores(db: Database) {
   }
 }
 
-/** Every store on SQLite, as `ctx.store` holds them (their Postgres twins: db/pg/stores.ts). */
-export type Stores = ReturnType<typeof openStores>
+/**
+ * The kernel's `Stores` (core/context.ts) is what the server opens: named here, where every
+ * domain's store is known, so neither the kernel nor a domain names another domain's store.
+ */
+declare module '../core/context.ts' {
+  interface Stores extends OpenedStores {}
+}
+type OpenedStores = ReturnType<typeof openStores>
+
+/**
+ * What the people service needs, over `db` outside the server (`hark admin`, provisioning in
+ * tests and benchmarks): the async stores and a direct write path over them.
+ */
+export function directProvisioning(db: Database, clock: Clock = systemClock) {
+  const store = asyncStores(openStores(db))
+  return { db, store, writes: directWrites(db, store, searchIndexer(db)), clock }
+}
 
 /**
  * The blob store the configuration names. Not checked here (`check()` is async and belongs to
@@ -159,8 +106,6 @@ export type Stores = ReturnType<typeof openStores>
 export function openBlobs(config: Config, filesDir: string): BlobStore {
   return config.s3Url ? new S3Blobs(parseS3Url(config.s3Url)) : new DiskBlobs(filesDir)
 }
-
-export const databasePath = (dataDir: string) => join(dataDir, 'hark.db')
 
 export interface ContextOptions {
   clock?: Clock

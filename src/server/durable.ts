@@ -1,4 +1,4 @@
-import type { Ctx } from './context.ts'
+import type { Ctx } from '../core/context.ts'
 import { renderError } from './render-error.ts'
 
 /**

@@ -1,7 +1,7 @@
 import { type AgentAuth, authenticateAgent } from '../access/tokens/service.ts'
-import { agentAsk } from '../asks/routes.ts'
+import type { Ctx } from '../core/context.ts'
+import { agentAsk } from '../messages/asks/routes.ts'
 import { agentFeed } from '../messages/routes.ts'
-import type { Ctx } from './context.ts'
 import { whenDurable } from './durable.ts'
 import { renderError } from './render-error.ts'
 

@@ -1,13 +1,13 @@
 import { statSync } from 'node:fs'
 import { Elysia, t } from 'elysia'
 import { clientIp } from '../core/client-address.ts'
+import type { Ctx } from '../core/context.ts'
 import { doc } from '../core/docs.ts'
 import { fail } from '../core/errors.ts'
 import { socketRequest } from '../core/http/front-door.ts'
 import { sameHash } from '../core/ids.ts'
 import { Counter, Gauge, Histogram, type Labels, Registry } from '../core/metrics.ts'
-import type { Ctx } from './context.ts'
-import { databasePath } from './context.ts'
+import { databasePath } from '../db/database.ts'
 
 /**
  * What `/metrics` shows (with `--metrics`): requests by route and status, their latency, held
@@ -196,3 +196,11 @@ export const metricsRoutes = (ctx: Ctx) =>
       ),
     },
   )
+
+/** What this domain adds to the services' context (built in server/context.ts). */
+declare module '../core/context.ts' {
+  interface Ctx {
+    /** Requests counted for `/metrics`, and the route each matched (for the log too). */
+    metrics: ServerMetrics
+  }
+}

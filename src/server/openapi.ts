@@ -1,10 +1,10 @@
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import { cookieName } from '../access/sessions/service.ts'
+import type { Ctx } from '../core/context.ts'
 import { openApiDocument } from '../core/openapi-document.ts'
 import { VERSION } from '../core/version.ts'
 import { DocumentedBlock } from '../messages/block-docs.ts'
-import type { Ctx } from './context.ts'
 
 /**
  * `GET /v1/openapi.json`: the OpenAPI document of every route the app has, generated from their

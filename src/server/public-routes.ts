@@ -1,8 +1,8 @@
 import { Elysia, t } from 'elysia'
+import type { Ctx } from '../core/context.ts'
 import { doc } from '../core/docs.ts'
 import { VERSION } from '../core/version.ts'
 import { registrationMode } from '../people/settings.ts'
-import type { Ctx } from './context.ts'
 import { webRoutes } from './webapp/routes.ts'
 
 export const Info = t.Object(

@@ -1,7 +1,7 @@
-import { auditDeleted, auditSettled } from '../asks/audit/service.ts'
+import type { Ctx, HarkEvent, Tx } from '../core/context.ts'
 import { typed } from '../core/events.ts'
+import { auditDeleted, auditSettled } from '../messages/asks/audit/service.ts'
 import { pushCreated } from '../push/service.ts'
-import type { Ctx, HarkEvent, Tx } from './context.ts'
 
 /**
  * Who reacts to which event a unit emits (core/events.ts), registered on the context's write

@@ -1,9 +1,9 @@
 import { ValidationError } from 'elysia'
 import { authErrorFor } from '../access/guards.ts'
+import type { Ctx } from '../core/context.ts'
 import { errorResponse, HarkError, pointerToField } from '../core/errors.ts'
 import { pathOf } from '../core/http/front-door.ts'
 import { BodyError } from '../core/http/json-body.ts'
-import type { Ctx } from './context.ts'
 import { isAppPath, wantsPage } from './webapp/headers.ts'
 import { appNotFound } from './webapp/routes.ts'
 

@@ -5,7 +5,7 @@
  * linter enforces it: see biome.json), and this file is where it crosses over.
  */
 import type { Static } from '@sinclair/typebox'
-import type { SecretRequest } from '../asks/secrets/schema.ts'
+import type { SecretRequest } from '../messages/asks/secrets/schema.ts'
 import type { SignedInUser } from '../people/schema.ts'
 
 export type { Passkey } from '../access/passkeys/schema.ts'

@@ -1,9 +1,9 @@
 import { afterAll, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { openDatabase } from '../../src/db/database.ts'
 import { addChannel, addUser } from '../../src/people/service.ts'
-import { openDatabase } from '../../src/server/db/database.ts'
-import { directProvisioning } from '../../src/server/db/direct-writes.ts'
+import { directProvisioning } from '../../src/server/context.ts'
 import { requireBinary, startServe } from '../binary/process.ts'
 import { tempDir } from '../harness.ts'
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { chainHash } from '../../src/asks/audit/service.ts'
-import { GENESIS_HASH } from '../../src/asks/audit/store.ts'
+import { chainHash } from '../../src/messages/asks/audit/service.ts'
+import { GENESIS_HASH } from '../../src/messages/asks/audit/store.ts'
 import type { Block, Message } from '../../src/messages/schema.ts'
 import { type Reply, startTestServer, type TestServer } from '../harness.ts'
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { SecretRecord } from '../../src/asks/secrets/service.ts'
+import type { SecretRecord } from '../../src/messages/asks/secrets/service.ts'
 import type { Message } from '../../src/messages/schema.ts'
 import { batchText } from '../../src/shared/batch.ts'
 import { secretRequest } from '../../src/shared/canonical.ts'

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { openDatabase } from '../../src/server/db/database.ts'
+import { openDatabase } from '../../src/db/database.ts'
 import { tempDir } from '../harness.ts'
 import { makeCli, removeHome } from './live.ts'
 

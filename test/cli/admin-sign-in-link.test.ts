@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import { admin } from '../../src/cli/admin/index.ts'
 import { UsageError } from '../../src/core/errors.ts'
 import { hashToken } from '../../src/core/ids.ts'
+import { openDatabase } from '../../src/db/database.ts'
 import { openStores } from '../../src/server/context.ts'
-import { openDatabase } from '../../src/server/db/database.ts'
 import { tempDir } from '../harness.ts'
 
 /** `hark admin user add` and `hark admin user link`: the sign-in links they print. */

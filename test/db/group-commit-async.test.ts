@@ -4,12 +4,12 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { silentLogger } from '../../src/core/log.ts'
 import { Waiters } from '../../src/core/waiters.ts'
-import { openDatabase } from '../../src/server/db/database.ts'
-import { GroupCommit } from '../../src/server/db/group-commit.ts'
+import { openDatabase } from '../../src/db/database.ts'
+import { GroupCommit } from '../../src/db/group-commit.ts'
 import { tempDir } from '../harness.ts'
 
 /**
- * Async units on the SQLite write path (src/server/db/group-commit.ts, units.ts): a unit awaits
+ * Async units on the SQLite write path (src/db/group-commit.ts, units.ts): a unit awaits
  * its stores, the units of a batch run one at a time each in its savepoint, and the unit a call
  * belongs to is known by its async call chain, so a nested `apply` joins its unit while an
  * `apply` of unrelated code that runs during the unit's await queues as a unit of its own.

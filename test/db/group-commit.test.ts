@@ -5,12 +5,12 @@ import { join } from 'node:path'
 import { HarkError } from '../../src/core/errors.ts'
 import { silentLogger } from '../../src/core/log.ts'
 import { Waiters } from '../../src/core/waiters.ts'
-import { openDatabase } from '../../src/server/db/database.ts'
-import { GroupCommit } from '../../src/server/db/group-commit.ts'
+import { openDatabase } from '../../src/db/database.ts'
+import { GroupCommit } from '../../src/db/group-commit.ts'
 import { tempDir } from '../harness.ts'
 
 /**
- * The write path on SQLite (src/server/db/group-commit.ts): units batched into one transaction
+ * The write path on SQLite (src/db/group-commit.ts): units batched into one transaction
  * per turn, each in its own savepoint, resolved after one flush of the write-ahead log; wakes
  * and effects once the batch is durable. A real database file; a second connection plays
  * "anyone else" (another process, or the disk after a crash of this one).

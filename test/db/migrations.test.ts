@@ -3,8 +3,8 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { copyFileSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FixtureExpectations } from '../../scripts/make-fixture.ts'
-import { openDatabase, schemaVersion } from '../../src/server/db/database.ts'
-import { latestVersion, migrations } from '../../src/server/db/migrations/index.ts'
+import { openDatabase, schemaVersion } from '../../src/db/database.ts'
+import { latestVersion, migrations } from '../../src/db/migrations/index.ts'
 import { failsWith, startTestServer, tempDir } from '../harness.ts'
 
 /**

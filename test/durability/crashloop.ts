@@ -13,9 +13,9 @@ import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
+import { openDatabase } from '../../src/db/database.ts'
 import { addChannel, addPersonToken, addUser } from '../../src/people/service.ts'
-import { openDatabase } from '../../src/server/db/database.ts'
-import { directProvisioning } from '../../src/server/db/direct-writes.ts'
+import { directProvisioning } from '../../src/server/context.ts'
 import { HARK, requireBinary } from '../binary/process.ts'
 
 export interface CrashOptions {

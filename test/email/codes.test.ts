@@ -1,12 +1,12 @@
 import { describe, expect, test } from 'bun:test'
+import { KeySet } from '../../src/access/keys/keyring.ts'
 import {
   codeHash,
   codeMatches,
   dataContext,
   newCode,
   normalizeCode,
-} from '../../src/access/email/codes.ts'
-import { KeySet } from '../../src/access/keys/keyring.ts'
+} from '../../src/people/enrol/email/codes.ts'
 
 const key = () => crypto.getRandomValues(new Uint8Array(32))
 const keys = new KeySet(

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { EMAIL_LIMITS } from '../../src/access/email/limits.ts'
+import { EMAIL_LIMITS } from '../../src/access/email-limits.ts'
 import { hashToken, newId } from '../../src/core/ids.ts'
 import { issueSetupToken } from '../../src/people/setup.ts'
 import { BASE, type EmailServer, OWNER, startEmailServer } from './harness.ts'

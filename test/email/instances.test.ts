@@ -1,9 +1,9 @@
 import { Database } from 'bun:sqlite'
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { MAX_OTHER_TRIES } from '../../src/access/email/codes.ts'
 import { KEY_PERIOD_MS } from '../../src/access/keys/keyring.ts'
 import { hashToken, newId } from '../../src/core/ids.ts'
+import { MAX_OTHER_TRIES } from '../../src/people/enrol/email/codes.ts'
 import { sleep, startTestServer, type TestServer } from '../harness.ts'
 import { type EmailServer, OWNER, otherCode, startEmailServer } from './harness.ts'
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { CODE_TTL_MS } from '../../src/access/email/codes.ts'
+import { CODE_TTL_MS } from '../../src/people/enrol/email/codes.ts'
 import { addUser } from '../../src/people/service.ts'
 import {
   BASE,

@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { SecretRecord } from '../../src/asks/secrets/service.ts'
+import type { SecretRecord } from '../../src/messages/asks/secrets/service.ts'
 import { encryptSecret } from '../../src/shared/secret-crypto.ts'
 import { signSecret } from '../asks/signing.ts'
 import { type AnthropicStub, startAnthropicStub } from './anthropic-stub.ts'

@@ -8,7 +8,7 @@ import {
   ElicitRequestSchema,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { SecretRecord } from '../../src/asks/secrets/service.ts'
+import type { SecretRecord } from '../../src/messages/asks/secrets/service.ts'
 import type { Message } from '../../src/messages/schema.ts'
 import { encryptSecret, fingerprint } from '../../src/shared/secret-crypto.ts'
 import { signSecret } from '../asks/signing.ts'

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { issueSignInLink, SIGN_IN_LINK_TTL_MS } from '../../src/access/enrol/sign-in-links.ts'
+import { issueSignInLink, SIGN_IN_LINK_TTL_MS } from '../../src/people/enrol/sign-in-links.ts'
 import { addUser } from '../../src/people/service.ts'
 import type { UserRow } from '../../src/people/store.ts'
 import type { SoftwareAuthenticator } from './authenticator.ts'

@@ -1,6 +1,6 @@
-import type { PairingStart } from '../../src/access/enrol/pairing.ts'
 import type { PersonClient } from '../../src/agent/client.ts'
 import type { ChannelSummary } from '../../src/channels/schema.ts'
+import type { PairingStart } from '../../src/people/enrol/pairing.ts'
 import type { TestServer } from '../harness.ts'
 
 /**

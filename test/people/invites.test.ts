@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import type { HarkError } from '../../src/core/errors.ts'
-import { createAdmittedPerson } from '../../src/people/admission.ts'
+import { createAdmittedPerson } from '../../src/people/enrol/admission.ts'
 import { BASE, failsWith, startTestServer, TestClock, type TestServer } from '../harness.ts'
 import { peopleCalls } from './calls.ts'
 import { count, DAY, fieldOf } from './util.ts'

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { HarkError } from '../../src/core/errors.ts'
-import { createAdmittedPerson } from '../../src/people/admission.ts'
+import { createAdmittedPerson } from '../../src/people/enrol/admission.ts'
 import { addUser } from '../../src/people/service.ts'
 import {
   checkSetupToken,

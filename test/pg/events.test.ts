@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
-import { cancelAsk } from '../../src/asks/service.ts'
+import { cancelAsk } from '../../src/messages/asks/service.ts'
 import type { Block } from '../../src/messages/schema.ts'
 import { personBatch, sendMessage } from '../../src/messages/service.ts'
 import { closeContext } from '../../src/server/context.ts'

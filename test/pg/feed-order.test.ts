@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
+import { migratePostgres } from '../../src/db/pg/migrate.ts'
 import { pgMessageStore } from '../../src/messages/pg-store.ts'
-import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
 // Why `seq` on Postgres comes from the person's counter row (pg migration 006): a change takes

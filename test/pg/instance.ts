@@ -1,9 +1,10 @@
 import { withDatabase } from '../../src/cli/admin/command.ts'
+import { type Config, DEFAULTS } from '../../src/core/config.ts'
+import type { Ctx } from '../../src/core/context.ts'
 import type { Logger } from '../../src/core/log.ts'
 import { addChannel, addUser } from '../../src/people/service.ts'
-import { type Config, DEFAULTS } from '../../src/server/config.ts'
-import type { ContextOptions, Ctx } from '../../src/server/context.ts'
-import { createPgContext } from '../../src/server/db/pg/context.ts'
+import type { ContextOptions } from '../../src/server/context.ts'
+import { createPgContext } from '../../src/server/pg/context.ts'
 import { tempDir } from '../harness.ts'
 
 /** An instance in process on a Postgres database (issue 20's tests), and its first person. */

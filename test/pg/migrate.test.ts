@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
-import { SchemaTooNewError } from '../../src/server/db/database.ts'
-import { latestVersion } from '../../src/server/db/migrations/index.ts'
-import { migratePostgres, pgSchemaVersion } from '../../src/server/db/pg/migrate.ts'
-import { pgLatestVersion, pgMigrations } from '../../src/server/db/pg/migrations/index.ts'
+import { SchemaTooNewError } from '../../src/db/database.ts'
+import { latestVersion } from '../../src/db/migrations/index.ts'
+import { migratePostgres, pgSchemaVersion } from '../../src/db/pg/migrate.ts'
+import { pgLatestVersion, pgMigrations } from '../../src/db/pg/migrations/index.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
 // The Postgres schema's runner (issue 20) against a real throwaway cluster: one cluster for the

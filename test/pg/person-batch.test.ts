@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
+import type { AsyncStores } from '../../src/core/context.ts'
 import type { Logger } from '../../src/core/log.ts'
 import { Waiters } from '../../src/core/waiters.ts'
-import type { AsyncStores } from '../../src/server/db/async-stores.ts'
-import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
-import { openPgStores } from '../../src/server/db/pg/stores.ts'
-import { PgWritePath } from '../../src/server/db/pg/write-path.ts'
+import { migratePostgres } from '../../src/db/pg/migrate.ts'
+import { PgWritePath } from '../../src/db/pg/write-path.ts'
+import { openPgStores } from '../../src/server/pg/stores.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
 // A person's units batched on Postgres (issue 32): units given one `batch` key that arrive

@@ -1,8 +1,8 @@
 import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
-import { migrate } from '../../src/server/db/database.ts'
-import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
+import { migrate } from '../../src/db/database.ts'
+import { migratePostgres } from '../../src/db/pg/migrate.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 import {
   type Column,
@@ -14,7 +14,7 @@ import {
 
 // One version line, two engines (issue 20): after every migration, SQLite's schema and
 // Postgres' describe the same tables, columns, keys and indexes, up to the type mapping below
-// (src/server/db/pg/translate.ts and docs/scaling.md say why; this is a second, independent
+// (src/db/pg/translate.ts and docs/scaling.md say why; this is a second, independent
 // copy of it, so a wrong translation rule fails here) and the differences allowed by name.
 const skip = skipWithoutPostgres()
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
-import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
+import { migratePostgres } from '../../src/db/pg/migrate.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
 // pg migration 012 was rewritten in place for speed (issue 20): a PL/pgSQL walk and a trigger

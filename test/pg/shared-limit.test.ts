@@ -4,7 +4,7 @@ import { createLimits } from '../../src/access/limits.ts'
 import { SharedRateLimiter } from '../../src/access/shared-limit.ts'
 import { HarkError } from '../../src/core/errors.ts'
 import { RateLimiter } from '../../src/core/rate-limit.ts'
-import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
+import { migratePostgres } from '../../src/db/pg/migrate.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
 // The write limit kept in Postgres (issue 20): two limiters, each on its own pool, stand for two

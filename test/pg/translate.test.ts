@@ -1,10 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { migrations } from '../../src/server/db/migrations/index.ts'
-import {
-  postgresMigration,
-  splitComment,
-  translateMigration,
-} from '../../src/server/db/pg/translate.ts'
+import { migrations } from '../../src/db/migrations/index.ts'
+import { postgresMigration, splitComment, translateMigration } from '../../src/db/pg/translate.ts'
 
 // The SQLite → Postgres translator on its own (no cluster needed): representative statements
 // and the refusals. test/pg/schema-parity.test.ts checks the real migrations' result.

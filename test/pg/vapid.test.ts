@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { SQL } from 'bun'
 import webpush from 'web-push'
 import { admin } from '../../src/cli/admin/index.ts'
+import { migratePostgres } from '../../src/db/pg/migrate.ts'
 import {
   loadOrCreateVapid,
   readVapidIn,
@@ -13,7 +14,6 @@ import {
   vapidFile,
 } from '../../src/push/vapid.ts'
 import { PushWorker } from '../../src/push/worker.ts'
-import { migratePostgres } from '../../src/server/db/pg/migrate.ts'
 import { tempDir } from '../harness.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 

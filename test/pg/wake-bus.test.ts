@@ -9,7 +9,7 @@ import {
   WakeBus,
   type WakeBusOptions,
   wakePayloads,
-} from '../../src/server/db/pg/wake-bus.ts'
+} from '../../src/db/pg/wake-bus.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
 // Wake-ups across instances (issue 20): two buses, each with its own Bun.sql clients, stand for

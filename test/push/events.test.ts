@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { cancelAsk } from '../../src/asks/service.ts'
 import type { ChannelRow } from '../../src/channels/store.ts'
 import type { Event } from '../../src/core/events.ts'
+import { cancelAsk } from '../../src/messages/asks/service.ts'
 import type { Block } from '../../src/messages/schema.ts'
 import { deleteRow, sendMessage } from '../../src/messages/service.ts'
 import type { MessageRow } from '../../src/messages/store.ts'

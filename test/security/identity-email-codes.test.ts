@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { CODE_TTL_MS, MAX_OTHER_TRIES } from '../../src/access/email/codes.ts'
-import { EMAIL_LIMITS } from '../../src/access/email/limits.ts'
+import { EMAIL_LIMITS } from '../../src/access/email-limits.ts'
+import { CODE_TTL_MS, MAX_OTHER_TRIES } from '../../src/people/enrol/email/codes.ts'
 import { type EmailServer, OWNER, otherCode, startEmailServer } from '../email/harness.ts'
 
 /**

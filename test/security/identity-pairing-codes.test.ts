@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import type { PairingStart } from '../../src/access/enrol/pairing.ts'
-import { PAIRING_LIMITS } from '../../src/access/enrol/pairing-limits.ts'
+import { PAIRING_LIMITS } from '../../src/access/pairing-limits.ts'
+import type { PairingStart } from '../../src/people/enrol/pairing.ts'
 import { addUser } from '../../src/people/service.ts'
 import { type Reply, startTestServer, TestClock, type TestServer } from '../harness.ts'
 import { count } from '../people/util.ts'

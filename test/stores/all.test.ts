@@ -1,9 +1,9 @@
 import { expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { SQL } from 'bun'
+import { openDatabase } from '../../src/db/database.ts'
 import { openStores } from '../../src/server/context.ts'
-import { openDatabase } from '../../src/server/db/database.ts'
-import { openPgStores } from '../../src/server/db/pg/stores.ts'
+import { openPgStores } from '../../src/server/pg/stores.ts'
 import { tempDir } from '../harness.ts'
 
 // The compiler holds every twin to its store's methods (PgStores); this holds the running
@@ -15,8 +15,10 @@ test('every store on SQLite has a Postgres twin with the same operations', () =>
   try {
     const sqlite = openStores(db)
     const postgres = openPgStores(sql)
-    const shape = (stores: Record<string, object>) =>
-      Object.fromEntries(Object.entries(stores).map(([name, s]) => [name, Object.keys(s).sort()]))
+    const shape = (stores: object) =>
+      Object.fromEntries(
+        Object.entries(stores).map(([name, s]: [string, object]) => [name, Object.keys(s).sort()]),
+      )
     expect(shape(postgres)).toEqual(shape(sqlite))
     expect(Object.keys(sqlite).length).toBeGreaterThanOrEqual(20)
   } finally {

@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test'
-import { pgAuditStore } from '../../src/asks/audit/pg-store.ts'
-import { chainHash } from '../../src/asks/audit/service.ts'
-import { type AuditRow, auditStore, GENESIS_HASH } from '../../src/asks/audit/store.ts'
+import { pgAuditStore } from '../../src/messages/asks/audit/pg-store.ts'
+import { chainHash } from '../../src/messages/asks/audit/service.ts'
+import { type AuditRow, auditStore, GENESIS_HASH } from '../../src/messages/asks/audit/store.ts'
 import { describeStore, type StoreEngine } from './engines.ts'
 
 type E = StoreEngine<ReturnType<typeof auditStore>>

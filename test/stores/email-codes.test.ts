@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test'
-import { pgEmailCodeStore } from '../../src/access/email/pg-store.ts'
-import { emailCodeStore } from '../../src/access/email/store.ts'
+import { pgEmailCodeStore } from '../../src/people/enrol/email/pg-store.ts'
+import { emailCodeStore } from '../../src/people/enrol/email/store.ts'
 import { describeStore } from './engines.ts'
 
 const bytes = (n: number) => new Uint8Array(32).fill(n)

@@ -1,12 +1,12 @@
 import { expect, test } from 'bun:test'
-import { joinLinkStore } from '../../src/access/enrol/join-store.ts'
+import { joinLinkStore } from '../../src/people/enrol/join-store.ts'
 import {
   pgJoinLinkStore,
   pgPairingStore,
   pgSignInLinkStore,
-} from '../../src/access/enrol/pg-store.ts'
-import { signInLinkStore } from '../../src/access/enrol/sign-in-store.ts'
-import { pairingStore } from '../../src/access/enrol/store.ts'
+} from '../../src/people/enrol/pg-store.ts'
+import { signInLinkStore } from '../../src/people/enrol/sign-in-store.ts'
+import { pairingStore } from '../../src/people/enrol/store.ts'
 import { describeStore, type StoreEngine } from './engines.ts'
 
 const hash = (n: number) => new Uint8Array(32).fill(n)

@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test'
-import { pgPolicyStore } from '../../src/policies/pg-store.ts'
-import { type NewPolicy, policyStore } from '../../src/policies/store.ts'
+import { pgPolicyStore } from '../../src/messages/asks/policies/pg-store.ts'
+import { type NewPolicy, policyStore } from '../../src/messages/asks/policies/store.ts'
 import { describeStore, type StoreEngine } from './engines.ts'
 
 type E = StoreEngine<ReturnType<typeof policyStore>>

@@ -1,6 +1,6 @@
 import { expect, test } from 'bun:test'
-import { pgSecretStore } from '../../src/asks/secrets/pg-store.ts'
-import { type NewSecret, secretStore } from '../../src/asks/secrets/store.ts'
+import { pgSecretStore } from '../../src/messages/asks/secrets/pg-store.ts'
+import { type NewSecret, secretStore } from '../../src/messages/asks/secrets/store.ts'
 import { describeStore, type StoreEngine } from './engines.ts'
 
 type E = StoreEngine<ReturnType<typeof secretStore>>

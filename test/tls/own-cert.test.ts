@@ -85,7 +85,7 @@ const served = async () => (await peerCertificate(port, 'hark.test', ca)).subjec
 
 /**
  * Waits until new connections get the certificate named `cn`: a replaced listener keeps
- * taking some new connections while it drains (10 s, src/tls/listener.ts).
+ * taking some new connections while it drains (10 s, src/server/tls/listener.ts).
  */
 async function untilServed(cn: string) {
   const deadline = Date.now() + 20_000

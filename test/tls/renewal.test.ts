@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { DEFAULTS } from '../../src/server/config.ts'
+import { DEFAULTS } from '../../src/core/config.ts'
 import { createContext } from '../../src/server/context.ts'
 import { type RunningHttps, startHttps } from '../../src/server/https.ts'
 import { startTestServer, tempDir, until } from '../harness.ts'

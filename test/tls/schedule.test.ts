@@ -2,16 +2,16 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { OrderError } from '../../src/tls/acme.ts'
+import { OrderError } from '../../src/server/tls/acme.ts'
 import {
   type Certificate,
   covers,
   DAY,
   readCertificate,
   renewalTime,
-} from '../../src/tls/certificate.ts'
-import { RETRY_DELAYS_MS, Renewal } from '../../src/tls/renewal.ts'
-import { certificateFiles } from '../../src/tls/store.ts'
+} from '../../src/server/tls/certificate.ts'
+import { RETRY_DELAYS_MS, Renewal } from '../../src/server/tls/renewal.ts'
+import { certificateFiles } from '../../src/server/tls/store.ts'
 import { TestClock, tempDir } from '../harness.ts'
 import { requireTool } from '../ops/release.ts'
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import type { SecretRecord } from '../../src/asks/secrets/service.ts'
+import type { SecretRecord } from '../../src/messages/asks/secrets/service.ts'
 import type { Message } from '../../src/messages/schema.ts'
 import { addChannel } from '../../src/people/service.ts'
 import { encryptSecret } from '../../src/shared/secret-crypto.ts'

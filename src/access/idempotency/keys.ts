@@ -86,3 +86,11 @@ export class KeyedWrites {
     }
   }
 }
+
+/** What this domain adds to the services' context (built in server/context.ts). */
+declare module '../../core/context.ts' {
+  interface Ctx {
+    /** Keyed writes under way (`Idempotency-Key`) and when expired keys were last swept. */
+    idempotency: KeyedWrites
+  }
+}

@@ -1,10 +1,10 @@
 import type { SQL } from 'bun'
-import { changed, first, type PgTwin, rowOf } from '../../server/db/pg/twin.ts'
+import { changed, first, type PgTwin, rowOf } from '../../db/pg/twin.ts'
 import type { IdempotencyStore, KeyRow } from './store.ts'
 
 const row = rowOf<KeyRow>({ ints: ['status', 'created_at'] })
 
-/** access/idempotency/store.ts on Postgres (see server/db/pg/twin.ts); writes in a transaction. */
+/** access/idempotency/store.ts on Postgres (see db/pg/twin.ts); writes in a transaction. */
 export function pgIdempotencyStore(sql: SQL): PgTwin<IdempotencyStore> {
   return {
     find: (channelId, key, cutoff) =>

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
+import type { Ctx, Tx } from '../../core/context.ts'
 import { fail } from '../../core/errors.ts'
 import { stallGuarded } from '../../core/http/stalls.ts'
 import { personBatch } from '../../messages/service.ts'
-import type { Ctx, Tx } from '../../server/context.ts'
 import type { AgentAuth } from '../tokens/service.ts'
 import {
   jsonRequestHash,

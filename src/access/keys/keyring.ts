@@ -1,8 +1,8 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto'
 import type { Clock } from '../../core/clock.ts'
+import type { AsyncStore } from '../../core/context.ts'
 import type { Logger } from '../../core/log.ts'
 import type { WritePath } from '../../core/write-path.ts'
-import type { AsyncStore } from '../../server/db/async-stores.ts'
 import type { ServerKeyStore } from './store.ts'
 
 /**
@@ -179,5 +179,16 @@ export class ServerKeys {
   private async eraseRetired(period: number): Promise<void> {
     const erased = await this.store.eraseBefore(period - 1)
     if (erased > 0) this.log.info(`server keys: ${erased} retired keys erased`)
+  }
+}
+
+/** What this domain adds to the services' context (built in server/context.ts). */
+declare module '../../core/context.ts' {
+  interface Ctx {
+    /**
+     * The secret keys that seal ceremonies and key email codes: in the database, shared by every
+     * instance on it, rotated daily (access/keys/keyring.ts).
+     */
+    keys: ServerKeys
   }
 }

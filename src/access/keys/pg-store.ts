@@ -1,11 +1,11 @@
 import type { SQL } from 'bun'
-import { changed, every, type PgTwin, rowOf } from '../../server/db/pg/twin.ts'
+import { changed, every, type PgTwin, rowOf } from '../../db/pg/twin.ts'
 import type { ServerKeyRow, ServerKeyStore } from './store.ts'
 
 const row = rowOf<ServerKeyRow>({ ints: ['period', 'created_at'], bytes: ['key'] })
 
 /**
- * access/keys/store.ts on Postgres (see server/db/pg/twin.ts). Several instances make the
+ * access/keys/store.ts on Postgres (see db/pg/twin.ts). Several instances make the
  * day's key at once: `ON CONFLICT DO NOTHING` keeps the first committed, the others' inserts
  * wait on it and then do nothing, and everyone reads that one back.
  */

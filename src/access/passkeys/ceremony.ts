@@ -8,9 +8,9 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server'
+import type { Ctx } from '../../core/context.ts'
 import { fail, HarkError } from '../../core/errors.ts'
 import { newId } from '../../core/ids.ts'
-import type { Ctx } from '../../server/context.ts'
 import type { ChallengePurpose, PasskeyRow } from './store.ts'
 
 /**

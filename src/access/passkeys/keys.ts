@@ -1,5 +1,5 @@
 import { cose, decodeCredentialPublicKey } from '@simplewebauthn/server/helpers'
-import type { Ctx } from '../../server/context.ts'
+import type { Ctx } from '../../core/context.ts'
 import { base64url } from '../../shared/proof.ts'
 import { relyingParty } from './ceremony.ts'
 import type { PasskeyRow } from './store.ts'

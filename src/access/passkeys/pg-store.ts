@@ -1,13 +1,5 @@
 import type { SQL } from 'bun'
-import {
-  changed,
-  counted,
-  every,
-  first,
-  inserted,
-  type PgTwin,
-  rowOf,
-} from '../../server/db/pg/twin.ts'
+import { changed, counted, every, first, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
 import type { ChallengeRow, ChallengeStore, PasskeyRow, PasskeyStore } from './store.ts'
 
 const passkey = rowOf<PasskeyRow>({
@@ -16,7 +8,7 @@ const passkey = rowOf<PasskeyRow>({
 })
 const challenge = rowOf<ChallengeRow>({ ints: ['expires_at'] })
 
-/** access/passkeys/store.ts on Postgres (see server/db/pg/twin.ts); writes in a transaction. */
+/** access/passkeys/store.ts on Postgres (see db/pg/twin.ts); writes in a transaction. */
 export function pgPasskeyStore(sql: SQL): PgTwin<PasskeyStore> {
   return {
     insert: (p) => inserted(sql, 'passkeys', p, passkey),

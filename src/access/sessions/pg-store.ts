@@ -1,5 +1,5 @@
 import type { SQL } from 'bun'
-import { changed, every, first, inserted, type PgTwin, rowOf } from '../../server/db/pg/twin.ts'
+import { changed, every, first, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
 import type { SessionRow, SessionStore } from './store.ts'
 
 const row = rowOf<SessionRow>({
@@ -7,7 +7,7 @@ const row = rowOf<SessionRow>({
   bytes: ['hash'],
 })
 
-/** access/sessions/store.ts on Postgres (see server/db/pg/twin.ts); writes in a transaction. */
+/** access/sessions/store.ts on Postgres (see db/pg/twin.ts); writes in a transaction. */
 export function pgSessionStore(sql: SQL): PgTwin<SessionStore> {
   return {
     insert: (s) => inserted(sql, 'sessions', { ...s, last_seen_at: s.created_at }, row),

@@ -1,8 +1,7 @@
+import type { Ctx } from '../../core/context.ts'
 import { fail } from '../../core/errors.ts'
 import { hashToken, newId, newSecret } from '../../core/ids.ts'
 import type { UserRow } from '../../people/store.ts'
-import type { Ctx } from '../../server/context.ts'
-import type { PersonAuth } from '../tokens/service.ts'
 import type { SessionRow } from './store.ts'
 
 /** A session lives 30 days past its last use; use extends it at most once an hour. */
@@ -117,16 +116,3 @@ export async function endSession(ctx: Ctx, userId: string, sessionId: string): P
 /** "Log out everywhere": every session of the person ends. */
 export const endAllSessions = async (ctx: Ctx, userId: string) =>
   await ctx.writes.apply(async (tx) => await tx.store.sessions.removeAll(userId))
-
-/**
- * For what would turn a token into a lasting way in (adding a passkey) or mint new secrets
- * (making or rotating tokens): only a browser session may, so a leaked person token cannot
- * entrench itself. Revoking stays open to tokens.
- */
-export function requireSession(person: PersonAuth, what: string): void {
-  if (!person.session) {
-    throw fail.forbidden(
-      `${what} needs a browser session: log in to the app; a person token cannot do this`,
-    )
-  }
-}

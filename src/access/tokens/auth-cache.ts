@@ -107,3 +107,11 @@ export class AgentAuthCache {
     return out as T
   }
 }
+
+/** What this domain adds to the services' context (built in server/context.ts). */
+declare module '../../core/context.ts' {
+  interface Ctx {
+    /** The agent tokens checked lately (SQLite only: there, this process is the one writer). */
+    authCache?: AgentAuthCache
+  }
+}

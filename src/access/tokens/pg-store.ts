@@ -1,10 +1,10 @@
 import type { SQL } from 'bun'
-import { changed, every, first, inserted, type PgTwin, rowOf } from '../../server/db/pg/twin.ts'
+import { changed, every, first, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
 import type { TokenRow, TokenStore } from './store.ts'
 
 const row = rowOf<TokenRow>({ ints: ['created_at', 'last_used_at', 'revoked_at'], bytes: ['hash'] })
 
-/** access/tokens/store.ts on Postgres (see server/db/pg/twin.ts); writes in a transaction. */
+/** access/tokens/store.ts on Postgres (see db/pg/twin.ts); writes in a transaction. */
 export function pgTokenStore(sql: SQL): PgTwin<TokenStore> {
   return {
     insert: (t) => inserted(sql, 'tokens', t, row),

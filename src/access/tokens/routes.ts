@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
+import type { Ctx } from '../../core/context.ts'
 import { doc } from '../../core/docs.ts'
 import { done } from '../../core/http/ok.ts'
-import type { Ctx } from '../../server/context.ts'
 import { personAuth } from '../guards.ts'
 import { createPersonToken, listTokens, revokeToken, rotateToken } from './service.ts'
 

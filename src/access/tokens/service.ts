@@ -1,11 +1,10 @@
 import type { ChannelRow } from '../../channels/store.ts'
+import type { Ctx } from '../../core/context.ts'
 import { fail, HarkError } from '../../core/errors.ts'
 import { hashToken, newId, newToken, sameHash, type TokenKind } from '../../core/ids.ts'
 import { cleanLabel } from '../../core/labels.ts'
 import type { UserRow } from '../../people/store.ts'
-import type { Ctx } from '../../server/context.ts'
-import { requireSession } from '../sessions/service.ts'
-import type { SessionRow } from '../sessions/store.ts'
+import { type PersonAuth, requireSession } from '../person.ts'
 import type { TokenRow } from './store.ts'
 
 /**
@@ -60,13 +59,6 @@ export const tokenInfo = (row: TokenRow): TokenInfo => ({
 export interface AgentAuth {
   token: TokenRow
   channel: ChannelRow
-}
-
-/** The person behind a request: by a person token (scripts) or a session cookie (the app). */
-export interface PersonAuth {
-  user: UserRow
-  token?: TokenRow
-  session?: SessionRow
 }
 
 /** How often `last_used_at` is written at most: a read should not cost a write each time. */

@@ -1,15 +1,15 @@
 import { approverKey } from '../../access/passkeys/keys.ts'
 import { checkAnswerProof } from '../../agent/proof.ts'
-import { type AuditEntry, chainHash } from '../../asks/audit/service.ts'
-import { type AuditRow, GENESIS_HASH } from '../../asks/audit/store.ts'
 import { UsageError } from '../../core/errors.ts'
+import { type AuditEntry, chainHash } from '../../messages/asks/audit/service.ts'
+import { type AuditRow, GENESIS_HASH } from '../../messages/asks/audit/store.ts'
 import type { Provisioning } from '../../people/service.ts'
 import { base64url } from '../../shared/proof.ts'
 import { flagString } from '../args.ts'
 import { type AdminCommand, withRecords } from './command.ts'
 
 /**
- * `hark admin audit verify` and `export`: the approval audit log (src/asks/audit). Verify walks
+ * `hark admin audit verify` and `export`: the approval audit log (src/messages/asks/audit). Verify walks
  * the chain from its first row (each hash must be SHA-256 of the previous hash, a newline and the
  * row's entry) and checks every signed decision with the passkey's public key: the claim rebuilt
  * from the entry, the signature, user verification, and an origin whose host is the rp id the

@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { openDatabase, schemaVersion } from '../../server/db/database.ts'
+import { openDatabase, schemaVersion } from '../../db/database.ts'
 
 /**
  * The SQL of `hark admin backup` and `restore`, and the only SQL in src/cli/admin. The live

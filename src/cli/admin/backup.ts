@@ -28,9 +28,9 @@ import { type FileHandle, open } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { FatalError } from '../../core/errors.ts'
 import { VERSION } from '../../core/version.ts'
+import { SchemaTooNewError } from '../../db/database.ts'
+import { latestVersion } from '../../db/migrations/index.ts'
 import { vapidFile } from '../../push/vapid.ts'
-import { SchemaTooNewError } from '../../server/db/database.ts'
-import { latestVersion } from '../../server/db/migrations/index.ts'
 import {
   dropServerKeys,
   dropSubscriptions,

@@ -2,18 +2,17 @@ import { existsSync, statSync } from 'node:fs'
 import { systemClock } from '../../core/clock.ts'
 import { UsageError } from '../../core/errors.ts'
 import { stderrLogger } from '../../core/log.ts'
+import { routedStores } from '../../db/async-stores.ts'
+import { databasePath, openDatabase } from '../../db/database.ts'
+import { connectPostgres } from '../../db/pg/connect.ts'
+import { migratePostgres } from '../../db/pg/migrate.ts'
+import { parsePostgresUrl } from '../../db/pg/url.ts'
+import { wakeSender } from '../../db/pg/wake-bus.ts'
+import { PgWritePath } from '../../db/pg/write-path.ts'
 import type { Provisioning } from '../../people/service.ts'
-import { databasePath } from '../../server/context.ts'
+import { directProvisioning } from '../../server/context.ts'
 import { prepareDataDir } from '../../server/data-dir.ts'
-import { routedStores } from '../../server/db/async-stores.ts'
-import { openDatabase } from '../../server/db/database.ts'
-import { directProvisioning } from '../../server/db/direct-writes.ts'
-import { connectPostgres } from '../../server/db/pg/connect.ts'
-import { migratePostgres } from '../../server/db/pg/migrate.ts'
-import { openPgStores } from '../../server/db/pg/stores.ts'
-import { parsePostgresUrl } from '../../server/db/pg/url.ts'
-import { wakeSender } from '../../server/db/pg/wake-bus.ts'
-import { PgWritePath } from '../../server/db/pg/write-path.ts'
+import { openPgStores } from '../../server/pg/stores.ts'
 import type { ParsedArgs } from '../args.ts'
 import type { Command } from '../command.ts'
 import { databaseUrlFrom } from '../settings.ts'
@@ -114,7 +113,10 @@ async function withPostgres<T>(url: string, work: (p: Provisioning) => T | Promi
   const sql = await connectPostgres(parsePostgresUrl(url), 2)
   try {
     await migratePostgres(sql)
-    const writes = new PgWritePath(sql, { wake() {} }, stderrLogger, { bus: wakeSender('admin') })
+    const writes = new PgWritePath(sql, { wake() {} }, stderrLogger, {
+      bus: wakeSender('admin'),
+      stores: openPgStores,
+    })
     const store = routedStores(openPgStores(sql), writes)
     try {
       return await work({ store, writes, clock: systemClock })

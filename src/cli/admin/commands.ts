@@ -1,6 +1,9 @@
-import { issueSignInLink } from '../../access/enrol/sign-in-links.ts'
 import { FatalError, UsageError } from '../../core/errors.ts'
 import { terminalQr, wantsQr } from '../../core/terminal-qr.ts'
+import { connectPostgres } from '../../db/pg/connect.ts'
+import { pgSchemaVersion } from '../../db/pg/migrate.ts'
+import { parsePostgresUrl } from '../../db/pg/url.ts'
+import { issueSignInLink } from '../../people/enrol/sign-in-links.ts'
 import {
   addChannel,
   addPersonToken,
@@ -11,9 +14,6 @@ import {
 import type { UserRow } from '../../people/store.ts'
 import { pgPushStore } from '../../push/pg-store.ts'
 import { rotateVapid, rotateVapidIn, VAPID_REFRESH_MS } from '../../push/vapid.ts'
-import { connectPostgres } from '../../server/db/pg/connect.ts'
-import { pgSchemaVersion } from '../../server/db/pg/migrate.ts'
-import { parsePostgresUrl } from '../../server/db/pg/url.ts'
 import { flagString } from '../args.ts'
 import { baseUrlFrom, databaseUrlFrom, s3UrlFrom } from '../settings.ts'
 import { BackupError, backup, restore } from './backup.ts'

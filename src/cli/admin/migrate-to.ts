@@ -2,24 +2,19 @@ import type { Database } from 'bun:sqlite'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { FatalError, UsageError } from '../../core/errors.ts'
+import { databasePath, openDatabase } from '../../db/database.ts'
+import { connectPostgres } from '../../db/pg/connect.ts'
+import { migratePostgres } from '../../db/pg/migrate.ts'
+import { POSTGRES_URL_FORM, type PostgresLocation, parsePostgresUrl } from '../../db/pg/url.ts'
 import { copyFiles } from '../../files/copy.ts'
 import { DiskBlobs } from '../../files/disk-blobs.ts'
 import { S3Blobs } from '../../files/s3-blobs.ts'
 import { parseS3Url } from '../../files/s3-url.ts'
 import { fileStore } from '../../files/store.ts'
 import { readVapid, vapidFile } from '../../push/vapid.ts'
-import { databasePath } from '../../server/context.ts'
-import { openDatabase } from '../../server/db/database.ts'
-import { connectPostgres } from '../../server/db/pg/connect.ts'
-import { copyToPostgres } from '../../server/db/pg/copy.ts'
-import { migratePostgres } from '../../server/db/pg/migrate.ts'
-import {
-  POSTGRES_URL_FORM,
-  type PostgresLocation,
-  parsePostgresUrl,
-} from '../../server/db/pg/url.ts'
 import { databaseUrlFrom, s3UrlFrom } from '../settings.ts'
 import type { AdminCommand, AdminContext } from './command.ts'
+import { copyToPostgres } from './pg-copy.ts'
 
 /** A server that does not answer in this long is reported, not waited on. */
 function location(url: string | undefined): PostgresLocation {

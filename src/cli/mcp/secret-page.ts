@@ -1,6 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { AgentClient } from '../../agent/client.ts'
-import type { SecretRecord } from '../../asks/secrets/service.ts'
+import type { SecretRecord } from '../../messages/asks/secrets/service.ts'
 
 /**
  * `request_secret` through URL-mode elicitation (MCP 2025-11-25): a client that declares

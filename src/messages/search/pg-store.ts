@@ -1,11 +1,11 @@
 import type { SQL } from 'bun'
-import { every, type PgTwin, rowOf } from '../../server/db/pg/twin.ts'
+import { every, type PgTwin, rowOf } from '../../db/pg/twin.ts'
 import type { SearchRow, SearchStore } from './store.ts'
 
 const row = rowOf<SearchRow>({ ints: ['created_at'] })
 
 /**
- * search/store.ts on Postgres (see server/db/pg/twin.ts), over pg migration 012's index: the
+ * search/store.ts on Postgres (see db/pg/twin.ts), over pg migration 012's index: the
  * table `message_search` (title and body text and their tsvector `document`, title weighted A,
  * body B, under GIN), kept current by triggers on `messages`. Read-only: nothing to lock.
  *

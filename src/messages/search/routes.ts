@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { personRoutes } from '../../access/guards.ts'
+import type { Ctx } from '../../core/context.ts'
 import { doc } from '../../core/docs.ts'
-import type { Ctx } from '../../server/context.ts'
 import { SearchQuery, SearchResponse } from './schema.ts'
 import { searchMessages } from './service.ts'
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
+import type { Ctx } from '../../core/context.ts'
 import { fail } from '../../core/errors.ts'
 import { parseLimit } from '../../core/query.ts'
-import type { Ctx } from '../../server/context.ts'
 import { SEARCH, type SearchQuery, type SearchResponse, type SearchResult } from './schema.ts'
 import { ftsQuery, MARK_CLOSE, MARK_OPEN, type SearchRow, type SearchTerms } from './store.ts'
 

@@ -37,7 +37,7 @@ export const takesProof = (message: Message) => typeof message.ask?.request_hash
 
 /**
  * The request hash of what the app shows, as the server and the agent compute it
- * (src/asks/approval.ts): an approval's tool and input, or a question's input blocks as sent.
+ * (src/messages/asks/approval.ts): an approval's tool and input, or a question's input blocks as sent.
  */
 export async function shownRequestHash(message: Message): Promise<string> {
   const blocks = message.body.blocks ?? []

@@ -93,7 +93,7 @@ export interface PairedChannel {
 
 /**
  * One decision of a channel's approval history (`GET /v1/app/channels/:id/approvals`), as the
- * audit log holds it (src/asks/audit/service.ts, `AuditEntry`), newest first by `seq`.
+ * audit log holds it (src/messages/asks/audit/service.ts, `AuditEntry`), newest first by `seq`.
  */
 export interface ApprovalRecord {
   seq: number
