@@ -45,3 +45,7 @@ export function journalOf(database: string): string {
 
 export const storageFailed = () =>
   new HarkError(503, 'the database could not store this write; nothing was saved, try again')
+
+/** Why a write is refused once the write path is closed (either engine's). */
+export const shuttingDown = () =>
+  new HarkError(503, 'the server is shutting down; try again shortly')

@@ -1,16 +1,11 @@
 import type { Database } from 'bun:sqlite'
 import { closeSync, fdatasync, fdatasyncSync, fstatSync, openSync, statSync } from 'node:fs'
-import { HarkError } from '../core/errors.ts'
 import type { Event, Reactions } from '../core/events.ts'
 import type { Logger } from '../core/log.ts'
 import type { Waiters } from '../core/waiters.ts'
 import type { Unit, WritePath, WriteTx } from '../core/write-path.ts'
-import { Batch, journalOf, type Ran, storageFailed } from './batch.ts'
+import { Batch, journalOf, type Ran, shuttingDown, storageFailed } from './batch.ts'
 import { type UnitEffects, UnitQueue } from './units.ts'
-
-/** Why a write is refused once the write path is closed (either engine's). */
-export const shuttingDown = () =>
-  new HarkError(503, 'the server is shutting down; try again shortly')
 
 /**
  * The write path on SQLite: group commit (docs/decisions.md, "Group commit").

@@ -5,7 +5,7 @@ import { type Event, Reactions } from '../../core/events.ts'
 import type { Logger } from '../../core/log.ts'
 import type { Waiters } from '../../core/waiters.ts'
 import type { RunOptions, Unit, WritePath, WriteTx } from '../../core/write-path.ts'
-import { shuttingDown } from '../group-commit.ts'
+import { shuttingDown } from '../batch.ts'
 import { afterSiblings, type Nesting, runLevel, UnitEffects } from '../units.ts'
 import type { WakeBus } from './wake-bus.ts'
 

@@ -7,7 +7,7 @@ import { type AnswerProof, claimOf, claimText } from '../../shared/proof.ts'
 import type { MessageBody } from '../schema.ts'
 import type { MessageRow } from '../store.ts'
 import { validateAnswer } from './answers.ts'
-import type { Answerer } from './audit/service.ts'
+import type { Answerer } from './events.ts'
 import { checkSignedText } from './proof.ts'
 import { type AskResult, askResult, findQuestion, settle } from './service.ts'
 

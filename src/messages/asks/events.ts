@@ -1,5 +1,12 @@
+import type { AnswerProof } from '../../shared/proof.ts'
 import type { MessageRow } from '../store.ts'
-import type { Answerer } from './audit/service.ts'
+
+/** Who answered, as the answer route knows it. */
+export interface Answerer {
+  via: 'session' | 'person-token' | 'notification'
+  device?: string
+  proof?: AnswerProof
+}
 
 /** What the questions' units tell the house (core/events.ts; reactions: server/reactions.ts). */
 export type AskEvent = AskSettled

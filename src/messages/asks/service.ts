@@ -6,7 +6,7 @@ import type { Message, MessageBody } from '../schema.ts'
 import { announce, findMessage, messageOf } from '../service.ts'
 import type { MessageRow } from '../store.ts'
 import { defaultsAnswer, validateAnswer } from './answers.ts'
-import type { Answerer } from './audit/service.ts'
+import type { Answerer } from './events.ts'
 import { checkProof } from './proof.ts'
 
 export interface AskResult {

@@ -6,7 +6,7 @@ import type { AnswerProof } from '../../../shared/proof.ts'
 import type { MessageDeleted } from '../../events.ts'
 import type { Block, MessageBody } from '../../schema.ts'
 import type { MessageRow } from '../../store.ts'
-import type { AskSettled } from '../events.ts'
+import type { Answerer, AskSettled } from '../events.ts'
 import type { AuditRow } from './store.ts'
 
 /**
@@ -41,13 +41,6 @@ export interface AuditEntry {
   /** The browser (its user agent) or the token's label. */
   device?: string
   reason?: string
-  proof?: AnswerProof
-}
-
-/** Who answered, as the answer route knows it. */
-export interface Answerer {
-  via: 'session' | 'person-token' | 'notification'
-  device?: string
   proof?: AnswerProof
 }
 
