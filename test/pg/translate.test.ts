@@ -99,9 +99,12 @@ CREATE INDEX keys_by_status ON idempotency_keys(status) WHERE status > 0;`)
     ).toBe('SELECT 1;')
   })
 
-  test('every real migration translates, but for the one that needs its replacement', () => {
+  test('every real migration translates, but for the ones Postgres replaces', () => {
+    // 12: FTS5 (a tsvector table on Postgres); 18: FTS5's per-commit indexing (nothing there).
+    const replaced = new Set([12, 18])
     for (const m of migrations) {
-      if (m.version === 12) expect(() => translateMigration(m.sql, 12)).toThrow(/migration 12/)
+      if (replaced.has(m.version))
+        expect(() => translateMigration(m.sql, m.version)).toThrow(`migration ${m.version}`)
       else expect(translateMigration(m.sql, m.version)).not.toMatch(/\bBLOB\b|WITHOUT ROWID|NOCASE/)
     }
   })
