@@ -5,15 +5,15 @@ import type { Message } from '../../src/messages/schema.ts'
 import { addChannel } from '../../src/people/service.ts'
 import { signBatch } from '../asks/signing.ts'
 import { type AnthropicStub, startAnthropicStub } from './anthropic-stub.ts'
-import { type ClaudeSandbox, makeClaudeSandbox, runClaude } from './claude-code.ts'
+import { type ClaudeSandbox, runClaude } from './claude-code.ts'
 import { type CodexSandbox, escalatedWrite, makeCodexSandbox, writeCodexConfig } from './codex.ts'
-import { bashTurn, HARK, runHark } from './hark-claude.ts'
+import { bashTurn, HARK } from './hark-claude.ts'
 import { execCodex, reviewerRequests, runHark as runHarkCodex } from './hark-codex.ts'
 import { callId, type OpenAIStub, startOpenAIStub } from './openai-stub.ts'
 import {
+  claudeWithHooks,
   hookEnv,
   openAskIds,
-  pinKeys,
   type Relay,
   type SignedHark,
   startProxy,
@@ -41,10 +41,7 @@ const proxies: Relay[] = []
 
 beforeEach(async () => {
   h = await startSignedHark()
-  claudeBox = makeClaudeSandbox()
-  const claude = await runHark(claudeBox, ['install', 'claude'], h.env)
-  expect([claude.code, claude.stderr]).toEqual([0, ''])
-  await pinKeys(h, claudeBox)
+  claudeBox = await claudeWithHooks(h)
   // The second agent: its own channel, machine and pinned keys.
   const made = await addChannel(h.s.ctx, { email: 'owner@example.com', label: 'Codex' })
   codexEnv = { HARK_URL: h.env.HARK_URL, HARK_TOKEN: made.token }

@@ -7,15 +7,15 @@ import { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
 import { ORIGIN } from '../passkeys/fixture.ts'
 import { allowPrefix, claimOf, revocation, signPolicy } from '../policies/fixture.ts'
 import { type AnthropicStub, startAnthropicStub } from './anthropic-stub.ts'
-import { type ClaudeSandbox, makeClaudeSandbox, runClaude } from './claude-code.ts'
-import { bashTurn, HARK, runHark } from './hark-claude.ts'
+import { type ClaudeSandbox, runClaude } from './claude-code.ts'
+import { bashTurn, HARK } from './hark-claude.ts'
 import {
   answer,
   channel,
+  claudeWithHooks,
   hookEnv,
   nextQuestion,
   openAskIds,
-  pinKeys,
   type Relay,
   type SignedHark,
   startProxy,
@@ -38,10 +38,7 @@ const proxies: Relay[] = []
 
 beforeEach(async () => {
   h = await startSignedHark()
-  box = makeClaudeSandbox()
-  const install = await runHark(box, ['install', 'claude'], h.env)
-  expect([install.code, install.stderr]).toEqual([0, ''])
-  await pinKeys(h, box)
+  box = await claudeWithHooks(h)
 })
 afterEach(async () => {
   for (const p of proxies.splice(0)) p.stop()

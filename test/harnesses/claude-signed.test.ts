@@ -2,17 +2,17 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { type AnthropicStub, startAnthropicStub } from './anthropic-stub.ts'
-import { type ClaudeSandbox, makeClaudeSandbox, runClaude, settingsPath } from './claude-code.ts'
-import { bashTurn, HARK, runHark } from './hark-claude.ts'
+import { type ClaudeSandbox, runClaude, settingsPath } from './claude-code.ts'
+import { bashTurn, HARK } from './hark-claude.ts'
 import {
   answer,
   askRecord,
+  claudeWithHooks,
   denyToAllow,
   hookEnv,
   NOT_ACTED_ON,
   nextQuestion,
   openAskIds,
-  pinKeys,
   type Relay,
   recordReplayOf,
   replayOf,
@@ -37,10 +37,7 @@ const proxies: Relay[] = []
 
 beforeEach(async () => {
   h = await startSignedHark()
-  box = makeClaudeSandbox()
-  const install = await runHark(box, ['install', 'claude'], h.env)
-  expect([install.code, install.stderr]).toEqual([0, ''])
-  await pinKeys(h, box)
+  box = await claudeWithHooks(h)
 })
 afterEach(async () => {
   for (const p of proxies.splice(0)) p.stop()

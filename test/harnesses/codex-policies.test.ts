@@ -12,7 +12,7 @@ import {
 import { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
 import { ORIGIN } from '../passkeys/fixture.ts'
 import { allowPrefix, claimOf, revocation, signPolicy } from '../policies/fixture.ts'
-import { type CodexSandbox, makeCodexSandbox, writeCodexConfig } from './codex.ts'
+import { type CodexSandbox, escalatedWrite, makeCodexSandbox, writeCodexConfig } from './codex.ts'
 import { execCodex, HARK, reviewerRequests, runHark } from './hark-codex.ts'
 import { callId, type OpenAIStub, startOpenAIStub } from './openai-stub.ts'
 import {
@@ -44,12 +44,6 @@ let box: CodexSandbox
 const models: OpenAIStub[] = []
 const proxies: Relay[] = []
 
-const escalatedWrite = {
-  type: 'exec',
-  cmd: 'echo hello > out.txt && echo wrote',
-  justification: 'Write out.txt?',
-  sandboxPermissions: 'require_escalated',
-} as const
 const written = () => existsSync(join(box.work, 'out.txt'))
 
 beforeEach(async () => {

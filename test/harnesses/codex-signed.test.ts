@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type CodexSandbox, makeCodexSandbox, writeCodexConfig } from './codex.ts'
+import { type CodexSandbox, escalatedWrite, makeCodexSandbox, writeCodexConfig } from './codex.ts'
 import { execCodex, HARK, reviewerRequests, runHark } from './hark-codex.ts'
 import { callId, type OpenAIStub, startOpenAIStub } from './openai-stub.ts'
 import {
@@ -32,13 +32,6 @@ let box: CodexSandbox
 let model: OpenAIStub
 const proxies: Relay[] = []
 
-/** A command outside the sandbox: `--approve-for-me` sends it to the PermissionRequest hook. */
-const escalatedWrite = {
-  type: 'exec',
-  cmd: 'echo hello > out.txt && echo wrote',
-  justification: 'Write out.txt?',
-  sandboxPermissions: 'require_escalated',
-} as const
 const written = () => existsSync(join(box.work, 'out.txt'))
 
 beforeEach(async () => {

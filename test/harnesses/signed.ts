@@ -5,6 +5,7 @@ import type { AnswerProof } from '../../src/shared/proof.ts'
 import { signAnswer } from '../asks/signing.ts'
 import type { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
 import { type FreshServer, startFreshServer } from '../passkeys/fixture.ts'
+import { type ClaudeSandbox, makeClaudeSandbox } from './claude-code.ts'
 import { runHark } from './hark-claude.ts'
 
 /**
@@ -46,6 +47,18 @@ export async function pinKeys(h: SignedHark, box: Home) {
   const keys = await runHark(box, ['keys', '--json'], h.env)
   const listed = JSON.parse(keys.stdout) as { keys: { id: string }[] }
   expect(listed.keys.map((k) => k.id)).toEqual([h.owner.authenticator.id])
+}
+
+/**
+ * A Claude Code sandbox with Hark's hooks exactly as `hark install claude` writes them (no
+ * `--allow-unsigned`) and the owner's passkey pinned in its Hark profile.
+ */
+export async function claudeWithHooks(h: SignedHark): Promise<ClaudeSandbox> {
+  const box = makeClaudeSandbox()
+  const install = await runHark(box, ['install', 'claude'], h.env)
+  expect([install.code, install.stderr]).toEqual([0, ''])
+  await pinKeys(h, box)
+  return box
 }
 
 /** What the agent CLI's process gets of Hark: the connection, nothing that allows unsigned. */
