@@ -7,9 +7,10 @@ import {
   retryAfter,
   urlOf,
 } from '../../sdk/typescript/src/http.ts'
-import type { AgentChannelResponse, AgentResponse, ChannelsResponse } from '../channels/schema.ts'
+import type { AgentChannelResponse, AgentResponse } from '../channels/schema.ts'
 import type { FileInfo } from '../files/schema.ts'
 import type { SecretRead, SecretRecord } from '../messages/asks/secrets/service.ts'
+import type { ChannelsResponse } from '../messages/channel-list/schema.ts'
 import type { Pin, PutPinRequest } from '../messages/pin-schema.ts'
 import type {
   AckState,

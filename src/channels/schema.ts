@@ -1,8 +1,7 @@
 import { type Static, Type as t } from '@sinclair/typebox'
 import { Approvers } from '../access/passkeys/schema.ts'
 import { wrappedResponse } from '../core/docs.ts'
-import { LIMITS } from '../messages/limits.ts'
-import { Message, type Message as MessageRecord } from '../messages/schema.ts'
+import { LABEL_MAX_CHARS } from '../core/labels.ts'
 
 export const Channel = t.Object(
   {
@@ -28,30 +27,9 @@ export const AgentChannelResponse = t.Object(
   { $id: 'AgentChannelResponse' },
 )
 
-/** The person's view of a channel: what the channel list shows. */
-export const ChannelSummary = t.Composite(
-  [
-    Channel,
-    t.Object({
-      unread: t.Integer({ description: "agent messages since the person's last read (max 1000)" }),
-      last_message: t.Union([Message, t.Null()]),
-    }),
-  ],
-  { $id: 'ChannelSummary' },
-)
-export type ChannelSummary = Channel & { unread: number; last_message: MessageRecord | null }
-
-export const ChannelsResponse = t.Object(
-  {
-    channels: t.Array(ChannelSummary),
-    cursor: t.Integer({ description: 'read /v1/app/feed from here to hear of later changes' }),
-  },
-  { $id: 'ChannelsResponse' },
-)
-
 export const RenameRequest = t.Object(
   {
-    label: t.String({ minLength: 1, maxLength: LIMITS.labelChars }),
+    label: t.String({ minLength: 1, maxLength: LABEL_MAX_CHARS }),
   },
   { $id: 'RenameRequest' },
 )

@@ -2,11 +2,7 @@ import type { Ctx, Tx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
 import { cleanLabel } from '../core/labels.ts'
 import { askKey, channelKey, userKey } from '../core/waiters.ts'
-import { channelsChanged } from '../messages/feed.ts'
-import { toRecord } from '../messages/records.ts'
-import type { Message } from '../messages/schema.ts'
-import { pushDevices } from '../push/service.ts'
-import type { Channel, ChannelSummary } from './schema.ts'
+import type { Channel } from './schema.ts'
 import type { ChannelRow } from './store.ts'
 
 export const channelDetails = async (ctx: Ctx, row: ChannelRow): Promise<Channel> => ({
@@ -16,8 +12,21 @@ export const channelDetails = async (ctx: Ctx, row: ChannelRow): Promise<Channel
   updated_at: row.updated_at,
   open_asks: await ctx.store.messages.countOpenAsks(row.id),
   pins: await ctx.store.messages.countPins(row.id),
-  push_devices: await pushDevices(ctx, row),
+  // The person's devices, counted through the context's stores as the two counts above are:
+  // a count of rows, no push logic, so channels imports nothing of push (which is above it).
+  push_devices: await ctx.store.push.countByUser(row.user_id),
 })
+
+/**
+ * A channel of this person was added, renamed, read or deleted. That is no message, but it
+ * takes the next number of the person's change sequence, so their feed answers it exactly
+ * once, even when it happens while the app is between two polls or the server restarts:
+ * every open app then refreshes its channel list.
+ */
+export async function channelsChanged(tx: Tx, userId: string): Promise<void> {
+  await tx.store.messages.nextSeq(userId)
+  tx.wake(userKey(userId))
+}
 
 /** The agent renames itself: the label is the channel's name in the person's app. */
 export async function renameChannel(
@@ -33,29 +42,13 @@ export async function renameChannel(
   })
 }
 
-/** A channel as the person's list shows it: with unread count and the last message. */
-export async function channelSummary(ctx: Ctx, row: ChannelRow): Promise<ChannelSummary> {
-  const last = await ctx.store.messages.lastLive(row.id)
-  return {
-    ...(await channelDetails(ctx, row)),
-    unread: await ctx.store.channels.unread(row.id, row.read_rid),
-    last_message: last ? (toRecord(last) as Message) : null,
-  }
-}
-
-export async function listChannels(ctx: Ctx, userId: string): Promise<ChannelSummary[]> {
-  const out: ChannelSummary[] = []
-  for (const c of await ctx.store.channels.byUser(userId)) out.push(await channelSummary(ctx, c))
-  return out
-}
-
-/** The person has seen everything up to now in this channel. */
-export async function markChannelRead(ctx: Ctx, channel: ChannelRow): Promise<ChannelSummary> {
+/** The person has seen everything up to now in this channel; the channel as it is then. */
+export async function markChannelRead(ctx: Ctx, channel: ChannelRow): Promise<ChannelRow> {
   await ctx.writes.apply(async (tx) => {
     await tx.store.channels.markRead(channel.id, await tx.store.channels.lastRid(channel.id))
     await channelsChanged(tx, channel.user_id) // the person's other devices drop the unread count
   })
-  return await channelSummary(ctx, (await ctx.store.channels.byId(channel.id)) as ChannelRow)
+  return (await ctx.store.channels.byId(channel.id)) as ChannelRow
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ChannelRow } from '../channels/store.ts'
-import type { Ctx, Tx } from '../core/context.ts'
+import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
 import { type Abortable, channelKey, pollFor, userKey } from '../core/waiters.ts'
 import { feedJson, toRecord } from './records.ts'
@@ -19,17 +19,6 @@ export interface PersonFeedOptions {
   waitMs: number
   limit: number
   signal?: Abortable
-}
-
-/**
- * A channel of this person was added, renamed, read or deleted. That is no message, but it
- * takes the next number of the person's change sequence, so their feed answers it exactly
- * once, even when it happens while the app is between two polls or the server restarts:
- * every open app then refreshes its channel list.
- */
-export async function channelsChanged(tx: Tx, userId: string): Promise<void> {
-  await tx.store.messages.nextSeq(userId)
-  tx.wake(userKey(userId))
 }
 
 /**

@@ -1,4 +1,3 @@
-import type { ChannelRow } from '../channels/store.ts'
 import type { Ctx, Tx } from '../core/context.ts'
 import { fail, HarkError } from '../core/errors.ts'
 import { hashToken, randomBase62 } from '../core/ids.ts'
@@ -158,10 +157,6 @@ export async function pushCreated(ctx: Ctx, tx: Tx, event: MessageCreated): Prom
     tx.after(() => ctx.push.kick())
   }
 }
-
-/** How many devices a push of this channel reaches (`push_devices` in GET /v1/channel). */
-export const pushDevices = async (ctx: Ctx, channel: ChannelRow): Promise<number> =>
-  await ctx.store.push.countByUser(channel.user_id)
 
 /**
  * A capability to answer one question from a notification: a random token whose hash alone

@@ -9,6 +9,7 @@ import { fileRoutes } from '../files/routes.ts'
 import { policyRoutes } from '../messages/asks/policies/routes.ts'
 import { askRoutes } from '../messages/asks/routes.ts'
 import { personSecretRoutes, secretRoutes } from '../messages/asks/secrets/routes.ts'
+import { channelListRoutes } from '../messages/channel-list/routes.ts'
 import { messageRoutes } from '../messages/routes.ts'
 import { searchRoutes } from '../messages/search/routes.ts'
 import { emailRoutes } from '../people/enrol/email/routes.ts'
@@ -82,6 +83,7 @@ export function buildApp(ctx: Ctx) {
       .use(askRoutes(ctx))
       .use(fileRoutes(ctx))
       .use(channelRoutes(ctx))
+      .use(channelListRoutes(ctx))
       .use(searchRoutes(ctx))
       .use(emailRoutes(ctx))
       .use(passkeyRoutes(ctx))

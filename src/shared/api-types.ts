@@ -9,8 +9,8 @@ import type { SecretRequest } from '../messages/asks/secrets/schema.ts'
 import type { SignedInUser } from '../people/schema.ts'
 
 export type { Passkey } from '../access/passkeys/schema.ts'
-export type { ChannelSummary } from '../channels/schema.ts'
 export type { FileInfo } from '../files/schema.ts'
+export type { ChannelSummary } from '../messages/channel-list/schema.ts'
 export type {
   AskInfo,
   Block,

@@ -1,5 +1,5 @@
 import type { PersonClient } from '../../src/agent/client.ts'
-import type { ChannelSummary } from '../../src/channels/schema.ts'
+import type { ChannelSummary } from '../../src/messages/channel-list/schema.ts'
 import type { PairingStart } from '../../src/people/enrol/pairing.ts'
 import type { TestServer } from '../harness.ts'
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import type { ChannelSummary } from '../../src/channels/schema.ts'
+import type { ChannelSummary } from '../../src/messages/channel-list/schema.ts'
 import type { Pin } from '../../src/messages/pin-schema.ts'
 import type { Message } from '../../src/messages/schema.ts'
 import { failsWith, startTestServer, type TestServer } from '../harness.ts'

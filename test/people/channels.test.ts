@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import type { ChannelSummary } from '../../src/channels/schema.ts'
+import type { ChannelSummary } from '../../src/messages/channel-list/schema.ts'
 import { LIMITS } from '../../src/messages/limits.ts'
 import { failsWith, startTestServer, TestClock, type TestServer } from '../harness.ts'
 import { channelCalls } from './calls.ts'

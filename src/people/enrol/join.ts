@@ -1,11 +1,10 @@
 import { type PersonAuth, requireSession } from '../../access/person.ts'
 import { issueToken } from '../../access/tokens/service.ts'
-import { personChannel } from '../../channels/service.ts'
+import { channelsChanged, personChannel } from '../../channels/service.ts'
 import type { Ctx } from '../../core/context.ts'
 import { fail } from '../../core/errors.ts'
 import { hashToken, newId, newSecret } from '../../core/ids.ts'
 import { cleanLabel } from '../../core/labels.ts'
-import { channelsChanged } from '../../messages/feed.ts'
 import { newChannel } from '../service.ts'
 
 /**

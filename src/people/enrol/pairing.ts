@@ -1,11 +1,11 @@
 import { type PersonAuth, requireSession } from '../../access/person.ts'
 import { issueToken } from '../../access/tokens/service.ts'
+import { channelsChanged } from '../../channels/service.ts'
 import type { Ctx } from '../../core/context.ts'
 import { fail } from '../../core/errors.ts'
 import { hashToken, newId, newSecret } from '../../core/ids.ts'
 import { cleanHost, cleanLabel } from '../../core/labels.ts'
 import { type Abortable, pollFor } from '../../core/waiters.ts'
-import { channelsChanged } from '../../messages/feed.ts'
 import { newChannel } from '../service.ts'
 import type { PairingRow } from './store.ts'
 
