@@ -2,15 +2,17 @@
  * Writes docs/api.md, Hark's HTTP API reference, from the OpenAPI document the server serves
  * (`GET /v1/openapi.json`, built from the routes' TypeBox schemas and `doc()`): the reference
  * cannot say something the code does not do. test/api/api-doc.test.ts fails when the file is
- * not what this script would write now.
+ * not what this script would write now. With it, src/shared/api-types.gen.ts, the web app's
+ * record types printed from the same schemas (scripts/api-types.ts): both change together.
  *
- *   bun scripts/api-doc.ts           # writes docs/api.md
- *   bun scripts/api-doc.ts --check   # exit 1 when docs/api.md is out of date
+ *   bun scripts/api-doc.ts           # writes docs/api.md and src/shared/api-types.gen.ts
+ *   bun scripts/api-doc.ts --check   # exit 1 when either is out of date
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import { API_INTRO } from './api-doc-intro.ts'
+import { API_TYPES, renderApiTypes } from './api-types.ts'
 
 interface Schema {
   $ref?: string
@@ -330,16 +332,21 @@ export async function openApiSpec(): Promise<OpenApiSpec> {
 export const API_DOC = join(import.meta.dir, '..', 'docs', 'api.md')
 
 if (import.meta.main) {
-  const text = renderApiDoc(await openApiSpec())
-  if (process.argv.includes('--check')) {
-    const current = readFileSync(API_DOC, 'utf8')
-    if (current !== text) {
-      process.stderr.write('docs/api.md is out of date: run bun scripts/api-doc.ts\n')
-      process.exit(1)
-    }
-    process.stdout.write('docs/api.md is up to date\n')
-  } else {
-    writeFileSync(API_DOC, text)
-    process.stdout.write(`wrote ${API_DOC}\n`)
+  const files: [path: string, text: string][] = [
+    [API_DOC, renderApiDoc(await openApiSpec())],
+    [API_TYPES, renderApiTypes()],
+  ]
+  const check = process.argv.includes('--check')
+  let stale = false
+  for (const [path, text] of files) {
+    const name = relative(join(import.meta.dir, '..'), path)
+    if (!check) {
+      writeFileSync(path, text)
+      process.stdout.write(`wrote ${name}\n`)
+    } else if (readFileSync(path, 'utf8') !== text) {
+      process.stderr.write(`${name} is out of date: run bun scripts/api-doc.ts\n`)
+      stale = true
+    } else process.stdout.write(`${name} is up to date\n`)
   }
+  if (stale) process.exit(1)
 }

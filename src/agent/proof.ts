@@ -67,13 +67,6 @@ function isProof(value: unknown): value is AnswerProof {
   )
 }
 
-/** A short, stable fingerprint of a pinned key, for people to compare: 8 groups of 4 hex. */
-export function fingerprint(key: Pick<PinnedKey, 'jwk'>): string {
-  const { kty, crv, x, y, n, e } = key.jwk
-  const hex = sha256(JSON.stringify({ kty, crv, x, y, n, e })).toString('hex').slice(0, 32)
-  return hex.match(/.{4}/g)?.join(' ') ?? hex
-}
-
 function verifySignature(key: PinnedKey, data: Buffer, signature: Uint8Array): boolean {
   try {
     const publicKey = createPublicKey({ key: key.jwk, format: 'jwk' })

@@ -2,16 +2,11 @@ import { createHash } from 'node:crypto'
 import type { Message, MessageBody } from '../messages/schema.ts'
 import { isInput } from '../shared/blocks.ts'
 import { approvalRequest, questionRequest } from '../shared/canonical.ts'
+import { fingerprint } from '../shared/fingerprint.ts'
 import type { AgentClient } from './client.ts'
 import { askPerson } from './person.ts'
 import { type Env, loadConfig, updateConfig } from './profiles.ts'
-import {
-  checkAnswerProof,
-  fingerprint,
-  type PinnedApprovers,
-  type PinnedKey,
-  type ProofCheck,
-} from './proof.ts'
+import { checkAnswerProof, type PinnedApprovers, type PinnedKey, type ProofCheck } from './proof.ts'
 
 /**
  * The keys an agent trusts to sign its person's answers: pinned in the profile when the machine

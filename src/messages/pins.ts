@@ -3,8 +3,9 @@ import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
 import { LIMITS } from './limits.ts'
 import type { Pin, PutPinRequest } from './pin-schema.ts'
+import { messageOf } from './records.ts'
 import type { EditRequest } from './schema.ts'
-import { deleteRow, editRow, messageOf, replaceRow, sendMessage } from './service.ts'
+import { deleteRow, editRow, replaceRow, sendMessage } from './service.ts'
 import type { MessageRow } from './store.ts'
 
 /**

@@ -7,6 +7,9 @@ import type { MessageRow } from './store.ts'
  * test/messages/records.test.ts holds the two to the same bytes.
  */
 
+/** A message that exists (not deleted), as its API record. */
+export const messageOf = (row: MessageRow) => toRecord(row) as Message
+
 /** The API record of a row: a message, or a tombstone once deleted. */
 export function toRecord(row: MessageRow): Message | DeletedMessage {
   if (row.deleted_at !== null || row.body === null) return { id: row.id, deleted: true }

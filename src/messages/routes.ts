@@ -14,6 +14,7 @@ import { readFeed, readPersonFeed, readTail } from './feed.ts'
 import { LIMITS } from './limits.ts'
 import { type Pin, PinKeyParams, PinResponse, PinsResponse, PutPinRequest } from './pin-schema.ts'
 import { deletePin, listPins, patchPin, putPin } from './pins.ts'
+import { messageOf } from './records.ts'
 import {
   EditRequest,
   FeedQuery,
@@ -27,7 +28,6 @@ import {
 import {
   deleteMessage,
   editMessage,
-  messageOf,
   replaceMessage,
   sendMessage,
   setMessageState,

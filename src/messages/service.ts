@@ -1,36 +1,15 @@
 import type { ChannelRow } from '../channels/store.ts'
-import type { Ctx, Tx } from '../core/context.ts'
+import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
 import { newId } from '../core/ids.ts'
-import { askKey, channelKey, userKey } from '../core/waiters.ts'
 import { approvalOf, requestHashOf } from './asks/approval.ts'
 import { expireIfDue } from './asks/service.ts'
 import { type BlockRules, inputBlocks, validateBody } from './blocks.ts'
-import { toRecord } from './records.ts'
-import type { AckState, Block, EditRequest, Message, MessageBody, SendRequest } from './schema.ts'
+import { announce, findMessage } from './rows.ts'
+import type { AckState, Block, EditRequest, MessageBody, SendRequest } from './schema.ts'
 import type { MessageRow } from './store.ts'
 
 export type Sender = 'agent' | 'human'
-
-/** A message that exists (not deleted), as its API record. */
-export const messageOf = (row: MessageRow) => toRecord(row) as Message
-
-/**
- * Tells every long-poll watching this channel (and this question) that something changed,
- * and the person's own feed across all their channels.
- */
-export async function announce(tx: Tx, row: MessageRow, owner?: string): Promise<void> {
-  // `owner`: the channel's person when the caller holds the channel (no read: on Postgres a
-  // round trip while the person's row is locked).
-  const person = owner === undefined ? await ownerKey(tx, row.channel_id) : [userKey(owner)]
-  tx.wake(channelKey(row.channel_id), askKey(row.id), ...person)
-}
-
-/** The person's waiter key for a channel (none once the channel is gone). */
-async function ownerKey(tx: Tx, channelId: string): Promise<string[]> {
-  const owner = (await tx.store.channels.byId(channelId))?.user_id
-  return owner ? [userKey(owner)] : []
-}
 
 /**
  * The rules `body`'s blocks are checked by. The files they name are looked up here, first:
@@ -118,14 +97,6 @@ export async function sendMessage(
  * COMMIT; core/write-path.ts `RunOptions`), keyed by the channel's person.
  */
 export const personBatch = (channel: Pick<ChannelRow, 'user_id'>) => ({ batch: channel.user_id })
-
-export async function findMessage(ctx: Ctx, channel: ChannelRow, id: string): Promise<MessageRow> {
-  const row = await ctx.store.messages.byId(id)
-  if (!row || row.channel_id !== channel.id || row.deleted_at !== null) {
-    throw fail.notFound('message')
-  }
-  return row
-}
 
 async function findAgentMessage(ctx: Ctx, channel: ChannelRow, id: string): Promise<MessageRow> {
   const row = await findMessage(ctx, channel, id)

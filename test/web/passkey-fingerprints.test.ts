@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { fingerprint } from '../../src/agent/proof.ts'
 import { describeKeys, reportedApprovers } from '../../src/agent/trust.ts'
+import { fingerprint } from '../../src/shared/fingerprint.ts'
 import { PHONE, screenshot, webTest } from './harness.ts'
 import { registerPasskey, virtualAuthenticator } from './signing-fixture.ts'
 

@@ -1,6 +1,6 @@
 import { type Static, Type as t } from '@sinclair/typebox'
 import { listResponse, wrappedResponse } from '../../core/docs.ts'
-import { LIMITS } from '../../messages/limits.ts'
+import { LABEL_MAX_CHARS } from '../../core/labels.ts'
 
 /**
  * What the browser's `navigator.credentials.create()/get()` gave, as JSON (the shape
@@ -45,7 +45,7 @@ export const AuthenticationCredential = t.Object(
 )
 
 const PasskeyName = t.String({
-  description: `the passkey's name as the person sees it, 1 to ${LIMITS.labelChars} characters`,
+  description: `the passkey's name as the person sees it, 1 to ${LABEL_MAX_CHARS} characters`,
 })
 
 export const SignUpOptionsRequest = t.Object(

@@ -1,8 +1,9 @@
 /**
- * The records the app reads. Those the server has a schema for come from it, through
- * src/shared/api-types.ts (type-only: nothing of the server ends up in the bundle); the rest
- * are the shapes its routes answer with, written out here.
+ * The records the app reads. Those the server has a schema for come from it, printed as plain
+ * types into src/shared/api-types.gen.ts (scripts/api-types.ts; a test fails when they differ
+ * from the schemas); the rest are the shapes its routes answer with, written out here.
  */
+import type { SecretRequest, SignedInUser } from '../../../src/shared/api-types.gen.ts'
 
 export type {
   AskInfo,
@@ -11,15 +12,19 @@ export type {
   DeletedMessage,
   FeedResponse,
   FileInfo,
-  Me,
   Message,
   MessageBody,
   Passkey,
   PushDevice,
   SearchResponse,
   SearchResult,
-  SecretRecord,
-} from '../../../src/shared/api-types.ts'
+} from '../../../src/shared/api-types.gen.ts'
+
+/** Who is logged in, as a login, a sign-up or `/v1/app/me` answers it. */
+export type Me = SignedInUser['user']
+
+/** A `secret_request` block's record: the public key its secret is sealed to, and its status. */
+export type SecretRecord = SecretRequest
 
 export interface Info {
   name: string

@@ -1,7 +1,7 @@
 import { EXIT } from '../../../agent/failures.ts'
-import { fingerprint } from '../../../agent/proof.ts'
 import { describeKeys, pinnedApprovers, refreshKeys } from '../../../agent/trust.ts'
 import { UsageError } from '../../../core/errors.ts'
+import { fingerprint } from '../../../shared/fingerprint.ts'
 import { type AgentCommand, positionals, secondsFlag } from '../command.ts'
 
 const DEFAULT_REFRESH_WAIT_S = 300

@@ -13,8 +13,8 @@ import {
   importPublicKey,
   MAX_CIPHERTEXT_CHARS,
 } from '../../../shared/secret-crypto.ts'
+import { announce } from '../../rows.ts'
 import type { Block, MessageBody } from '../../schema.ts'
-import { announce } from '../../service.ts'
 import type { MessageRow } from '../../store.ts'
 import { checkClaim } from '../proof.ts'
 import type { SecretRequest } from './schema.ts'

@@ -11,10 +11,10 @@ import { approverKey } from '../../../access/passkeys/keys.ts'
 import type { Passkey } from '../../../access/passkeys/schema.ts'
 import type { ChallengePurpose, PasskeyRow } from '../../../access/passkeys/store.ts'
 import { startSession } from '../../../access/sessions/service.ts'
-import { fingerprint } from '../../../agent/proof.ts'
 import type { Ctx } from '../../../core/context.ts'
 import { fail } from '../../../core/errors.ts'
 import { cleanLabel } from '../../../core/labels.ts'
+import { fingerprint } from '../../../shared/fingerprint.ts'
 import type { UserRow } from '../../store.ts'
 import { type Admission, admit, cleanEmail, createAdmittedPerson } from '../admission.ts'
 
@@ -33,7 +33,7 @@ interface SignUp extends Admission {
 
 /**
  * A passkey as the person's app sees it. Its fingerprint is made by the function `hark keys`
- * and `hark init` print with (agent/proof.ts), so the two read the same by construction.
+ * and `hark init` print with (shared/fingerprint.ts), so the two read the same by construction.
  */
 export const passkeyOf = (row: PasskeyRow): Passkey => {
   const key = approverKey(row)
