@@ -1,14 +1,32 @@
 import type { SQL } from 'bun'
 import { changed, every, first, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
-import type { TokenRow, TokenStore } from './store.ts'
+import { pgChannelRow, pgUserRow } from '../rows.ts'
+import { ownerOf, type TokenRow, type TokenStore } from './store.ts'
 
 const row = rowOf<TokenRow>({ ints: ['created_at', 'last_used_at', 'revoked_at'], bytes: ['hash'] })
+
+const pgRows = { token: row, user: pgUserRow, channel: pgChannelRow }
 
 /** access/tokens/store.ts on Postgres (see db/pg/twin.ts); writes in a transaction. */
 export function pgTokenStore(sql: SQL): PgTwin<TokenStore> {
   return {
     insert: (t) => inserted(sql, 'tokens', t, row),
-    byHash: (hash) => first(sql`SELECT * FROM tokens WHERE hash = ${hash}`, row),
+    withOwner: (hash) =>
+      first(
+        sql`
+        SELECT t.*,
+          u.id AS "user.id", u.email AS "user.email", u.name AS "user.name",
+          u.is_owner AS "user.is_owner", u.created_at AS "user.created_at",
+          u.email_verified AS "user.email_verified",
+          c.id AS "channel.id", c.user_id AS "channel.user_id", c.label AS "channel.label",
+          c.created_at AS "channel.created_at", c.updated_at AS "channel.updated_at",
+          c.read_rid AS "channel.read_rid"
+        FROM tokens t
+        LEFT JOIN users u ON u.id = t.user_id
+        LEFT JOIN channels c ON c.id = t.channel_id
+        WHERE t.hash = ${hash}`,
+        (found) => ownerOf(found as object, pgRows),
+      ),
     async touch(id, now) {
       await sql`UPDATE tokens SET last_used_at = ${now} WHERE id = ${id}`
     },

@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
 import type { TokenKind } from '../../core/ids.ts'
+import { type ChannelRow, joinedParts, partOf, type UserRow } from '../rows.ts'
 
 export interface TokenRow {
   id: string
@@ -13,6 +14,37 @@ export interface TokenRow {
   revoked_at: number | null
 }
 
+/** A token with its person and, for an agent token, its channel: who a bearer is. */
+export interface TokenOwner {
+  token: TokenRow
+  /** Undefined only if the person's row is gone (their tokens go with it: a cascade). */
+  user: UserRow | undefined
+  /** Undefined for a person token (or a channel gone: its tokens go with it). */
+  channel: ChannelRow | undefined
+}
+
+/**
+ * A token row joined with its owner's (`withOwner`, both engines): the person's and the channel's
+ * columns are named `user.*` and `channel.*`, split apart by `ownerOf`.
+ */
+export const ownerOf = (
+  row: object,
+  as: {
+    token: (r: unknown) => TokenRow
+    user: (r: unknown) => UserRow
+    channel: (r: unknown) => ChannelRow
+  },
+): TokenOwner => {
+  const parts = joinedParts(row)
+  const user = partOf(parts, 'user')
+  const channel = partOf(parts, 'channel')
+  return {
+    token: as.token(parts['']),
+    user: user && as.user(user),
+    channel: channel && as.channel(channel),
+  }
+}
+
 export function tokenStore(db: Database) {
   const q = {
     insert: db.query<
@@ -22,7 +54,21 @@ export function tokenStore(db: Database) {
       `INSERT INTO tokens (id, kind, hash, user_id, channel_id, label, created_at)
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING *`,
     ),
-    byHash: db.query<TokenRow, [Uint8Array]>('SELECT * FROM tokens WHERE hash = ?1'),
+    // Left joins: a person token has no channel, and the guard tells a token of the wrong kind
+    // apart from an unknown one.
+    withOwner: db.query<object, [Uint8Array]>(
+      `SELECT t.*,
+         u.id AS "user.id", u.email AS "user.email", u.name AS "user.name",
+         u.is_owner AS "user.is_owner", u.created_at AS "user.created_at",
+         u.email_verified AS "user.email_verified",
+         c.id AS "channel.id", c.user_id AS "channel.user_id", c.label AS "channel.label",
+         c.created_at AS "channel.created_at", c.updated_at AS "channel.updated_at",
+         c.read_rid AS "channel.read_rid"
+       FROM tokens t
+       LEFT JOIN users u ON u.id = t.user_id
+       LEFT JOIN channels c ON c.id = t.channel_id
+       WHERE t.hash = ?1`,
+    ),
     touch: db.query<null, [string, number]>('UPDATE tokens SET last_used_at = ?2 WHERE id = ?1'),
     byId: db.query<TokenRow, [string]>('SELECT * FROM tokens WHERE id = ?1'),
     liveByUser: db.query<TokenRow, [string]>(
@@ -50,7 +96,11 @@ export function tokenStore(db: Database) {
         t.label,
         t.created_at,
       ) as TokenRow,
-    byHash: (hash: Uint8Array) => q.byHash.get(hash) ?? undefined,
+    /** The token of this hash with its owner (one read: the guards run it on every request). */
+    withOwner: (hash: Uint8Array): TokenOwner | undefined => {
+      const found = q.withOwner.get(hash)
+      return found ? ownerOf(found, sqliteRows) : undefined
+    },
     touch: (id: string, now: number): void => {
       q.touch.run(id, now)
     },
@@ -66,6 +116,13 @@ export function tokenStore(db: Database) {
     revokePersonTokens: (userId: string, now: number) =>
       q.revokePersonTokens.run(userId, now).changes,
   }
+}
+
+/** SQLite answers the rows as they are. */
+const sqliteRows = {
+  token: (r: unknown) => r as TokenRow,
+  user: (r: unknown) => r as UserRow,
+  channel: (r: unknown) => r as ChannelRow,
 }
 
 export type TokenStore = ReturnType<typeof tokenStore>
