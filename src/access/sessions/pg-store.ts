@@ -1,7 +1,7 @@
 import type { SQL } from 'bun'
 import { changed, every, first, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
 import { pgUserRow } from '../rows.ts'
-import { type SessionRow, type SessionStore, withPersonOf } from './store.ts'
+import { type PersonColumns, type SessionRow, type SessionStore, withPersonOf } from './store.ts'
 
 const row = rowOf<SessionRow>({
   ints: ['created_at', 'last_seen_at', 'expires_at'],
@@ -21,7 +21,10 @@ export function pgSessionStore(sql: SQL): PgTwin<SessionStore> {
           u.email_verified AS "user.email_verified"
         FROM sessions s JOIN users u ON u.id = s.user_id
         WHERE s.hash = ${hash}`,
-        (found) => withPersonOf(found as object, { session: row, user: pgUserRow }),
+        (found) => {
+          const { session, user } = withPersonOf(found as PersonColumns)
+          return { session: row(session), user: pgUserRow(user) }
+        },
       ),
     byUser: (userId) =>
       every(sql`SELECT * FROM sessions WHERE user_id = ${userId} ORDER BY last_seen_at DESC`, row),

@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { joinedParts, type UserRow } from '../rows.ts'
+import { type Prefixed, type UserRow, userIn } from '../rows.ts'
 
 export interface SessionRow {
   id: string
@@ -17,17 +17,22 @@ export interface SessionWithPerson {
   user: UserRow
 }
 
-/**
- * A session row joined with its person's (`withPerson`, both engines): the person's columns are
- * named `user.*`, split apart here.
- */
-export const withPersonOf = (
-  row: object,
-  as: { session: (r: unknown) => SessionRow; user: (r: unknown) => UserRow },
-): SessionWithPerson => {
-  const parts = joinedParts(row)
-  return { session: as.session(parts['']), user: as.user(parts.user) }
-}
+/** A row of `withPerson`: the session's columns and its person's (`user.*`). */
+export type PersonColumns = SessionRow & Prefixed<UserRow, 'user'>
+
+/** A row of `withPerson` (both engines) as its two rows (an inner join: the person is there). */
+export const withPersonOf = (r: PersonColumns): SessionWithPerson => ({
+  session: {
+    id: r.id,
+    hash: r.hash,
+    user_id: r.user_id,
+    user_agent: r.user_agent,
+    created_at: r.created_at,
+    last_seen_at: r.last_seen_at,
+    expires_at: r.expires_at,
+  },
+  user: userIn(r) as UserRow,
+})
 
 export function sessionStore(db: Database) {
   const q = {
@@ -36,13 +41,14 @@ export function sessionStore(db: Database) {
        VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6) RETURNING *`,
     ),
     // An inner join: a session's person always exists (deleting a person deletes their sessions).
-    withPerson: db.query<object, [Uint8Array]>(
+    // `+?1`: see tokens/store.ts `withOwner` (a join on a bare parameter is prepared every run).
+    withPerson: db.query<PersonColumns, [Uint8Array]>(
       `SELECT s.*,
          u.id AS "user.id", u.email AS "user.email", u.name AS "user.name",
          u.is_owner AS "user.is_owner", u.created_at AS "user.created_at",
          u.email_verified AS "user.email_verified"
        FROM sessions s JOIN users u ON u.id = s.user_id
-       WHERE s.hash = ?1`,
+       WHERE s.hash = +?1`,
     ),
     byUser: db.query<SessionRow, [string]>(
       'SELECT * FROM sessions WHERE user_id = ?1 ORDER BY last_seen_at DESC',
@@ -60,7 +66,7 @@ export function sessionStore(db: Database) {
     /** The session of this hash with its person (one read: the person guard's, per request). */
     withPerson: (hash: Uint8Array): SessionWithPerson | undefined => {
       const found = q.withPerson.get(hash)
-      return found ? withPersonOf(found, sqliteRows) : undefined
+      return found ? withPersonOf(found) : undefined
     },
     byUser: (userId: string) => q.byUser.all(userId),
     touch: (id: string, now: number, expiresAt: number): void => {
@@ -72,12 +78,6 @@ export function sessionStore(db: Database) {
       q.removeExpired.run(now)
     },
   }
-}
-
-/** SQLite answers the rows as they are. */
-const sqliteRows = {
-  session: (r: unknown) => r as SessionRow,
-  user: (r: unknown) => r as UserRow,
 }
 
 export type SessionStore = ReturnType<typeof sessionStore>

@@ -1,11 +1,9 @@
 import type { SQL } from 'bun'
 import { changed, every, first, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
 import { pgChannelRow, pgUserRow } from '../rows.ts'
-import { ownerOf, type TokenRow, type TokenStore } from './store.ts'
+import { type OwnerColumns, ownerOf, type TokenRow, type TokenStore } from './store.ts'
 
 const row = rowOf<TokenRow>({ ints: ['created_at', 'last_used_at', 'revoked_at'], bytes: ['hash'] })
-
-const pgRows = { token: row, user: pgUserRow, channel: pgChannelRow }
 
 /** access/tokens/store.ts on Postgres (see db/pg/twin.ts); writes in a transaction. */
 export function pgTokenStore(sql: SQL): PgTwin<TokenStore> {
@@ -25,7 +23,14 @@ export function pgTokenStore(sql: SQL): PgTwin<TokenStore> {
         LEFT JOIN users u ON u.id = t.user_id
         LEFT JOIN channels c ON c.id = t.channel_id
         WHERE t.hash = ${hash}`,
-        (found) => ownerOf(found as object, pgRows),
+        (found) => {
+          const { token, user, channel } = ownerOf(found as OwnerColumns)
+          return {
+            token: row(token),
+            user: user && pgUserRow(user),
+            channel: channel && pgChannelRow(channel),
+          }
+        },
       ),
     async touch(id, now) {
       await sql`UPDATE tokens SET last_used_at = ${now} WHERE id = ${id}`
