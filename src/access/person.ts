@@ -1,5 +1,5 @@
 import { fail } from '../core/errors.ts'
-import type { UserRow } from '../people/store.ts'
+import type { UserRow } from './rows.ts'
 import type { SessionRow } from './sessions/store.ts'
 import type { TokenRow } from './tokens/store.ts'
 

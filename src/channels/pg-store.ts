@@ -1,8 +1,7 @@
 import type { SQL } from 'bun'
-import { counted, every, first, one, type PgTwin, rowOf } from '../db/pg/twin.ts'
-import type { ChannelRow, ChannelStore } from './store.ts'
-
-const row = rowOf<ChannelRow>({ ints: ['created_at', 'updated_at', 'read_rid'] })
+import { pgChannelRow as row } from '../access/rows.ts'
+import { counted, every, first, one, type PgTwin } from '../db/pg/twin.ts'
+import type { ChannelStore } from './store.ts'
 
 /** channels/store.ts on Postgres (see db/pg/twin.ts); `sql` is a transaction. */
 export function pgChannelStore(sql: SQL): PgTwin<ChannelStore> {

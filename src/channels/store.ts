@@ -1,14 +1,8 @@
 import type { Database } from 'bun:sqlite'
+import type { ChannelRow } from '../access/rows.ts'
 
-export interface ChannelRow {
-  id: string
-  user_id: string
-  label: string
-  created_at: number
-  updated_at: number
-  /** The last message (rid) the person has read. */
-  read_rid: number
-}
+// The row is defined by access, the layer below, which reads it with an agent's token.
+export type { ChannelRow }
 
 export function channelStore(db: Database) {
   const q = {

@@ -1,3 +1,4 @@
+import { personBatch } from '../access/idempotency/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
 import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
@@ -91,12 +92,6 @@ export async function sendMessage(
     return inserted
   }, personBatch(channel))
 }
-
-/**
- * One person's sends may share a transaction (on Postgres: one hold of their row's lock, one
- * COMMIT; core/write-path.ts `RunOptions`), keyed by the channel's person.
- */
-export const personBatch = (channel: Pick<ChannelRow, 'user_id'>) => ({ batch: channel.user_id })
 
 async function findAgentMessage(ctx: Ctx, channel: ChannelRow, id: string): Promise<MessageRow> {
   const row = await findMessage(ctx, channel, id)

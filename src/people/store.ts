@@ -1,14 +1,8 @@
 import type { Database } from 'bun:sqlite'
+import type { UserRow } from '../access/rows.ts'
 
-export interface UserRow {
-  id: string
-  email: string
-  name: string | null
-  is_owner: number
-  created_at: number
-  /** 1 when the address is proven the person's (see migration 005). */
-  email_verified: number
-}
+// The row is defined by access, the layer below, which reads it with a token or a session.
+export type { UserRow }
 
 export function userStore(db: Database) {
   const q = {

@@ -26,6 +26,22 @@ async function remembered(): Promise<{ token: string; channelId: string; tokenId
 }
 
 describe('agent routes: a remembered token', () => {
+  test('GET /v1/channel → answered from memory: the token and its channel are not read again', async () => {
+    s = await startTestServer()
+    const { token, channelId } = await remembered()
+    // Changed on the server's own connection, past its stores: nothing tells the cache (in the
+    // product every write goes through the stores, which empty it). The agent still sees the
+    // label it was remembered with, so the guard did not read the database: its lookup (a read
+    // of the tokens store) must not empty the cache it fills.
+    await s.ctx.writes.flush()
+    s.ctx.db
+      .query('UPDATE channels SET label = ?1 WHERE id = ?2')
+      .run('Changed past the stores', channelId)
+    const seen = await s.request('GET', '/v1/channel', { token })
+    expect(seen.status).toBe(200)
+    expect(seen.body.channel.label).toBe('Remembered')
+  })
+
   test('DELETE /v1/app/tokens/:id → the agent token is refused on its next request', async () => {
     s = await startTestServer()
     const { token, tokenId } = await remembered()

@@ -20,13 +20,34 @@ const session = (id: string, n: number, user = 'u1', at = 1_764_000_000_000 + n)
 })
 
 describeStore('sessions store', { sqlite: sessionStore, postgres: pgSessionStore }, (engine) => {
-  test('insert answers the row, last seen at its creation; byHash finds it', async () => {
+  test("insert answers the row, last seen at its creation; withPerson finds it with its person's row", async () => {
     const e = engine()
     await people(e)
     const made = await e.write((s) => s.insert(session('s1', 2)))
     expect(made).toEqual({ ...session('s1', 2), last_seen_at: session('s1', 2).created_at })
-    expect(await e.read((s) => s.byHash(hash(2)))).toEqual(made)
-    expect(await e.read((s) => s.byHash(hash(3)))).toBeUndefined()
+    expect(await e.read((s) => s.withPerson(hash(3)))).toBeUndefined()
+    const person = {
+      id: 'u3',
+      email: 'élodie@example.com',
+      name: 'Élodie — ünïcode',
+      is_owner: 0,
+      created_at: 1_764_000_000_003,
+      email_verified: 1,
+    }
+    await e.insert('users', person)
+    const theirs = await e.write((s) => s.insert(session('s3', 4, 'u3')))
+    expect(await e.read((s) => s.withPerson(hash(2)))).toEqual({
+      session: made,
+      user: {
+        id: 'u1',
+        email: 'u1@example.com',
+        name: null,
+        is_owner: 1,
+        created_at: 1,
+        email_verified: 0,
+      },
+    })
+    expect(await e.read((s) => s.withPerson(hash(4)))).toEqual({ session: theirs, user: person })
   })
 
   test('byUser lists the most recently seen first; touch moves a session up', async () => {

@@ -27,15 +27,72 @@ const token = (
 })
 
 describeStore('tokens store', { sqlite: tokenStore, postgres: pgTokenStore }, (engine) => {
-  test('insert answers the whole row; byHash and byId find it, bytes and all', async () => {
+  test('insert answers the whole row; withOwner and byId find it, bytes and all', async () => {
     const e = engine()
     await owner(e)
     const made = await e.write((s) => s.insert(token('t1', 1)))
     expect(made).toEqual({ ...token('t1', 1), last_used_at: null, revoked_at: null })
-    expect(await e.read((s) => s.byHash(hash(1)))).toEqual(made)
+    expect((await e.read((s) => s.withOwner(hash(1))))?.token).toEqual(made)
     expect(await e.read((s) => s.byId('t1'))).toEqual(made)
-    expect(await e.read((s) => s.byHash(hash(2)))).toBeUndefined()
+    expect(await e.read((s) => s.withOwner(hash(2)))).toBeUndefined()
     expect(await e.read((s) => s.byId('nope'))).toBeUndefined()
+  })
+
+  test("withOwner answers an agent token with its person's and its channel's whole rows", async () => {
+    const e = engine()
+    await owner(e)
+    const person = {
+      id: 'u3',
+      email: 'élodie@example.com',
+      name: 'Élodie — ünïcode',
+      is_owner: 0,
+      created_at: 1_764_000_000_003,
+      email_verified: 1,
+    }
+    const channel = {
+      id: 'c3',
+      user_id: 'u3',
+      label: 'Build — ✓',
+      created_at: 1_764_000_000_004,
+      updated_at: 1_764_000_000_005,
+      read_rid: 9_007_199_254_740_991,
+    }
+    await e.insert('users', person)
+    await e.insert('channels', channel)
+    await e.write((s) => s.insert(token('t3', 3, { user: 'u3', channel: 'c3' })))
+    await e.write((s) => s.touch('t3', 1_764_000_123_456))
+    expect(await e.read((s) => s.withOwner(hash(3)))).toEqual({
+      token: {
+        ...token('t3', 3, { user: 'u3', channel: 'c3' }),
+        last_used_at: 1_764_000_123_456,
+        revoked_at: null,
+      },
+      user: person,
+      channel,
+    })
+  })
+
+  test('withOwner answers a person token with its person and no channel; a revoked one as it is', async () => {
+    const e = engine()
+    await owner(e)
+    await e.write((s) => s.insert(token('p', 4, { kind: 'person', channel: null, user: 'u2' })))
+    await e.write((s) => s.revoke('p', 50))
+    const found = await e.read((s) => s.withOwner(hash(4)))
+    expect(found?.token).toMatchObject({
+      id: 'p',
+      kind: 'person',
+      channel_id: null,
+      revoked_at: 50,
+    })
+    expect(found?.user).toEqual({
+      id: 'u2',
+      email: 'u2@example.com',
+      name: null,
+      is_owner: 0,
+      created_at: 1,
+      email_verified: 0,
+    })
+    expect(found?.channel).toBeUndefined()
   })
 
   test('a hash is unique', async () => {

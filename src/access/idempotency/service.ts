@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Ctx, Tx } from '../../core/context.ts'
 import { fail } from '../../core/errors.ts'
 import { stallGuarded } from '../../core/http/stalls.ts'
-import { personBatch } from '../../messages/service.ts'
+import type { ChannelRow } from '../rows.ts'
 import type { AgentAuth } from '../tokens/service.ts'
 import {
   jsonRequestHash,
@@ -21,6 +21,13 @@ import type { KeyRow } from './store.ts'
  * write itself: after a crash either both happened or neither, so a retry finds the answer or
  * writes for the first time, never twice. Without the header a write costs one header read more.
  */
+
+/**
+ * One person's writes may share a transaction (on Postgres: one hold of their row's lock, one
+ * COMMIT; core/write-path.ts `RunOptions`), keyed by the channel's person: an agent's keyed
+ * write here, a send (messages/service.ts) whether keyed or not.
+ */
+export const personBatch = (channel: Pick<ChannelRow, 'user_id'>) => ({ batch: channel.user_id })
 
 /** What a keyed write needs of its request: the channel, the request, its parsed JSON body. */
 export interface KeyedCall {

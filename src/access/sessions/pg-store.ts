@@ -1,6 +1,7 @@
 import type { SQL } from 'bun'
 import { changed, every, first, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
-import type { SessionRow, SessionStore } from './store.ts'
+import { pgUserRow } from '../rows.ts'
+import { type PersonColumns, type SessionRow, type SessionStore, withPersonOf } from './store.ts'
 
 const row = rowOf<SessionRow>({
   ints: ['created_at', 'last_seen_at', 'expires_at'],
@@ -11,7 +12,20 @@ const row = rowOf<SessionRow>({
 export function pgSessionStore(sql: SQL): PgTwin<SessionStore> {
   return {
     insert: (s) => inserted(sql, 'sessions', { ...s, last_seen_at: s.created_at }, row),
-    byHash: (hash) => first(sql`SELECT * FROM sessions WHERE hash = ${hash}`, row),
+    withPerson: (hash) =>
+      first(
+        sql`
+        SELECT s.*,
+          u.id AS "user.id", u.email AS "user.email", u.name AS "user.name",
+          u.is_owner AS "user.is_owner", u.created_at AS "user.created_at",
+          u.email_verified AS "user.email_verified"
+        FROM sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.hash = ${hash}`,
+        (found) => {
+          const { session, user } = withPersonOf(found as PersonColumns)
+          return { session: row(session), user: pgUserRow(user) }
+        },
+      ),
     byUser: (userId) =>
       every(sql`SELECT * FROM sessions WHERE user_id = ${userId} ORDER BY last_seen_at DESC`, row),
     async touch(id, now, expiresAt) {

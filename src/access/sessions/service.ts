@@ -1,7 +1,7 @@
 import type { Ctx } from '../../core/context.ts'
 import { fail } from '../../core/errors.ts'
 import { hashToken, newId, newSecret } from '../../core/ids.ts'
-import type { UserRow } from '../../people/store.ts'
+import type { UserRow } from '../rows.ts'
 import type { SessionRow } from './store.ts'
 
 /** A session lives 30 days past its last use; use extends it at most once an hour. */
@@ -78,11 +78,10 @@ export async function sessionFromCookie(
 ): Promise<{ session: SessionRow; user: UserRow; setCookie?: string } | undefined> {
   const secret = cookieValue(ctx, cookieHeader)
   if (!secret) return undefined
-  const session = await ctx.store.sessions.byHash(hashToken(secret))
+  const found = await ctx.store.sessions.withPerson(hashToken(secret))
   const now = ctx.clock.now()
-  if (!session || session.expires_at <= now) return undefined
-  const user = await ctx.store.users.byId(session.user_id)
-  if (!user) return undefined
+  if (!found || found.session.expires_at <= now) return undefined
+  const { session, user } = found
   if (now - session.last_seen_at > TOUCH_EVERY_MS) {
     await ctx.writes.apply(
       async (tx) => await tx.store.sessions.touch(session.id, now, now + SESSION_TTL_MS),

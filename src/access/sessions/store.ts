@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import { type Prefixed, type UserRow, userIn } from '../rows.ts'
 
 export interface SessionRow {
   id: string
@@ -10,13 +11,45 @@ export interface SessionRow {
   expires_at: number
 }
 
+/** A session with its person: who a cookie is. */
+export interface SessionWithPerson {
+  session: SessionRow
+  user: UserRow
+}
+
+/** A row of `withPerson`: the session's columns and its person's (`user.*`). */
+export type PersonColumns = SessionRow & Prefixed<UserRow, 'user'>
+
+/** A row of `withPerson` (both engines) as its two rows (an inner join: the person is there). */
+export const withPersonOf = (r: PersonColumns): SessionWithPerson => ({
+  session: {
+    id: r.id,
+    hash: r.hash,
+    user_id: r.user_id,
+    user_agent: r.user_agent,
+    created_at: r.created_at,
+    last_seen_at: r.last_seen_at,
+    expires_at: r.expires_at,
+  },
+  user: userIn(r) as UserRow,
+})
+
 export function sessionStore(db: Database) {
   const q = {
     insert: db.query<SessionRow, [string, Uint8Array, string, string | null, number, number]>(
       `INSERT INTO sessions (id, hash, user_id, user_agent, created_at, last_seen_at, expires_at)
        VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6) RETURNING *`,
     ),
-    byHash: db.query<SessionRow, [Uint8Array]>('SELECT * FROM sessions WHERE hash = ?1'),
+    // An inner join: a session's person always exists (deleting a person deletes their sessions).
+    // `+?1`: see tokens/store.ts `withOwner` (a join on a bare parameter is prepared every run).
+    withPerson: db.query<PersonColumns, [Uint8Array]>(
+      `SELECT s.*,
+         u.id AS "user.id", u.email AS "user.email", u.name AS "user.name",
+         u.is_owner AS "user.is_owner", u.created_at AS "user.created_at",
+         u.email_verified AS "user.email_verified"
+       FROM sessions s JOIN users u ON u.id = s.user_id
+       WHERE s.hash = +?1`,
+    ),
     byUser: db.query<SessionRow, [string]>(
       'SELECT * FROM sessions WHERE user_id = ?1 ORDER BY last_seen_at DESC',
     ),
@@ -30,7 +63,11 @@ export function sessionStore(db: Database) {
   return {
     insert: (s: Omit<SessionRow, 'last_seen_at'>) =>
       q.insert.get(s.id, s.hash, s.user_id, s.user_agent, s.created_at, s.expires_at) as SessionRow,
-    byHash: (hash: Uint8Array) => q.byHash.get(hash) ?? undefined,
+    /** The session of this hash with its person (one read: the person guard's, per request). */
+    withPerson: (hash: Uint8Array): SessionWithPerson | undefined => {
+      const found = q.withPerson.get(hash)
+      return found ? withPersonOf(found) : undefined
+    },
     byUser: (userId: string) => q.byUser.all(userId),
     touch: (id: string, now: number, expiresAt: number): void => {
       q.touch.run(id, now, expiresAt)

@@ -1,4 +1,4 @@
-import type { ChannelRow } from '../../channels/store.ts'
+import type { ChannelRow } from '../rows.ts'
 import type { TokenRow } from './store.ts'
 
 /** An agent token found good, with its channel: what the agent guard hands a route. */
@@ -29,7 +29,7 @@ export const AUTH_TABLES = ['tokens', 'channels', 'users'] as const
 
 /** Their operations that only read: every other operation invalidates the cache. */
 const READS: ReadonlySet<string> = new Set([
-  'byHash',
+  'withOwner',
   'byId',
   'liveByUser',
   'byUser',

@@ -1,11 +1,10 @@
-import type { ChannelRow } from '../../channels/store.ts'
 import type { Ctx } from '../../core/context.ts'
 import { fail, HarkError } from '../../core/errors.ts'
 import { hashToken, newId, newToken, sameHash, type TokenKind } from '../../core/ids.ts'
 import { cleanLabel } from '../../core/labels.ts'
-import type { UserRow } from '../../people/store.ts'
 import { type PersonAuth, requireSession } from '../person.ts'
-import type { TokenRow } from './store.ts'
+import type { ChannelRow, UserRow } from '../rows.ts'
+import type { TokenOwner, TokenRow } from './store.ts'
 
 /**
  * Tokens in one place: issuing them, checking the bearer token of a request, and the person's
@@ -20,8 +19,8 @@ type Issuing = Pick<Ctx, 'store' | 'clock'>
 export async function issueToken(
   p: Issuing,
   kind: TokenKind,
-  user: UserRow,
-  channel: ChannelRow | null,
+  user: Pick<UserRow, 'id'>,
+  channel: Pick<ChannelRow, 'id'> | null,
   label: string | null,
 ): Promise<{ token: string; row: TokenRow }> {
   const token = newToken(kind)
@@ -70,16 +69,18 @@ function bearer(header: string | undefined): string {
   return m[1] as string
 }
 
+/** The live token of `kind` the header bears, with its person and channel (one read). */
 async function lookup(
   ctx: Ctx,
   header: string | undefined,
   kind: TokenKind,
   hash = hashToken(bearer(header)),
-): Promise<TokenRow> {
-  const row = await ctx.store.tokens.byHash(hash)
-  if (!row || !sameHash(row.hash, hash) || row.revoked_at !== null) {
+): Promise<TokenOwner> {
+  const found = await ctx.store.tokens.withOwner(hash)
+  if (!found || !sameHash(found.token.hash, hash) || found.token.revoked_at !== null) {
     throw fail.unauthorized('invalid or revoked token')
   }
+  const row = found.token
   if (row.kind !== kind) {
     throw new HarkError(
       403,
@@ -92,7 +93,7 @@ async function lookup(
     const now = ctx.clock.now()
     await ctx.writes.apply(async (tx) => await tx.store.tokens.touch(row.id, now))
   }
-  return row
+  return found
 }
 
 const touchDue = (ctx: Ctx, row: TokenRow) =>
@@ -107,8 +108,7 @@ export async function authenticateAgent(ctx: Ctx, header: string | undefined): P
   // Remembered: found good since the last write to tokens, channels or people (auth-cache.ts).
   // Its last use is still recorded once a minute (that write empties the cache).
   if (known && !touchDue(ctx, known.token)) return { token: known.token, channel: known.channel }
-  const token = await lookup(ctx, header, 'agent', hash)
-  const channel = await ctx.store.channels.byId(token.channel_id as string)
+  const { token, channel } = await lookup(ctx, header, 'agent', hash)
   if (!channel) throw fail.unauthorized('invalid or revoked token')
   if (mark) cache?.set(key, { token, channel }, mark)
   return { token, channel }
@@ -118,8 +118,7 @@ export async function authenticatePerson(
   ctx: Ctx,
   header: string | undefined,
 ): Promise<PersonAuth> {
-  const token = await lookup(ctx, header, 'person')
-  const user = await ctx.store.users.byId(token.user_id)
+  const { token, user } = await lookup(ctx, header, 'person')
   if (!user) throw fail.unauthorized('invalid or revoked token')
   return { token, user }
 }
@@ -160,7 +159,9 @@ export async function rotateToken(ctx: Ctx, person: PersonAuth, id: string) {
   return await ctx.writes.apply(async (tx) => {
     const old = await ownLiveToken(ctx, person, id)
     await tx.store.tokens.revoke(id, ctx.clock.now())
-    const channel = old.channel_id ? ((await tx.store.channels.byId(old.channel_id)) ?? null) : null
+    // The channel's id is all a token keeps of it; the channel lives as long as its tokens (a
+    // deleted channel deletes them: ON DELETE CASCADE), so it is not read again here.
+    const channel = old.channel_id ? { id: old.channel_id } : null
     const { token, row } = await issueToken(ctx, old.kind, person.user, channel, old.label)
     return { token, info: tokenInfo(row) }
   })
