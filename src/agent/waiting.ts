@@ -1,7 +1,7 @@
 import { MAX_WAIT_SECONDS } from '../core/query.ts'
-import { HarkApiError } from './client.ts'
+import { HarkError } from './client.ts'
 import { isNetworkError, networkErrorCode, pause } from './retry.ts'
-import { RequestTimeoutError } from './timeouts.ts'
+import { isRequestTimeout } from './timeouts.ts'
 
 /**
  * Long waits, built from the server's long-polls (each held at most 55 s): poll again and again
@@ -23,7 +23,7 @@ const DEADLINE_GRACE_MS = 1000
 const OUTAGE_PAUSE_MS = [500, 1000, 2000, 5000]
 
 const isOutage = (error: unknown) =>
-  isNetworkError(error) || (error instanceof HarkApiError && error.status >= 500)
+  isNetworkError(error) || (error instanceof HarkError && error.kind === 'http' && error.status >= 500)
 
 /**
  * Calls `poll(waitSeconds, signal)` until it returns a value (the result) or the deadline passes
@@ -49,9 +49,9 @@ export async function pollUntil<T>(
       if (value !== undefined) return value
     } catch (error) {
       options.signal?.throwIfAborted()
-      // Our own bound (`limitMs`) or the client's (`RequestTimeoutError`): a silent server.
+      // Our own bound (`limitMs`) or the client's (a `timeout` HarkError): a silent server.
       const stalled =
-        error instanceof RequestTimeoutError ||
+        isRequestTimeout(error) ||
         (error instanceof Error && error.name === 'TimeoutError')
       if (!stalled && !isOutage(error)) throw error
       if (Date.now() >= options.deadline) return undefined
@@ -71,7 +71,7 @@ export async function pollUntil<T>(
 }
 
 const describeOutage = (error: unknown) =>
-  error instanceof HarkApiError
+  error instanceof HarkError && error.kind === 'http'
     ? `the server answered ${error.status}`
     : `lost the server (${networkErrorCode(error)})`
 

@@ -13,6 +13,7 @@ import type {
   Message,
   MessageBody,
   Pin,
+  ServerInfo,
 } from './types.ts'
 
 /** The longest a server holds a long-poll; a longer wait is several of them. */
@@ -32,6 +33,12 @@ export interface SendOptions extends CallOptions {
   silent?: boolean
   /** A question expires after this many seconds; its answer becomes the inputs' defaults. */
   expiresIn?: number
+  /**
+   * A question whose answer the person signs with a passkey: the answer comes with a `proof`
+   * over the question's `ask.request_hash`, which the agent can check against the keys
+   * `channel()` reports.
+   */
+  proof?: boolean
 }
 
 export interface WaitOptions {
@@ -100,6 +107,7 @@ export class Hark {
       body: bodyOf(body),
       ...(options.silent === undefined ? {} : { silent: options.silent }),
       ...(options.expiresIn === undefined ? {} : { expires_in: options.expiresIn }),
+      ...(options.proof ? { proof: true } : {}),
     }
     const r = await this.write<{ message: Message }>('POST', '/v1/messages', { ...options, json })
     return r.message
@@ -339,7 +347,13 @@ export class Hark {
     return this.write('PATCH', '/v1/agent', { ...options, json: { label } })
   }
 
+  /** Whether the server is up; needs no token. */
   health(options: CallOptions = {}): Promise<{ ok: boolean }> {
     return this.http.json('GET', '/health', options)
+  }
+
+  /** The server's name, version, public URL and features; needs no token. */
+  info(options: CallOptions = {}): Promise<ServerInfo> {
+    return this.http.json('GET', '/v1/info', options)
   }
 }

@@ -14,6 +14,10 @@ export class HarkError extends Error {
   readonly kind: 'http' | 'network' | 'timeout'
   /** From a 429's `Retry-After`, in milliseconds. */
   readonly retryAfterMs: number | undefined
+  /** An `http` failure's own words from the server (the message without its status). */
+  readonly error: string
+  /** An `http` failure's answer headers (`Retry-After`, `WWW-Authenticate`...). */
+  readonly headers: Headers | undefined
 
   constructor(
     message: string,
@@ -23,6 +27,8 @@ export class HarkError extends Error {
       kind?: 'http' | 'network' | 'timeout'
       retryAfterMs?: number
       cause?: unknown
+      error?: string
+      headers?: Headers
     } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
@@ -30,6 +36,8 @@ export class HarkError extends Error {
     this.field = options.field
     this.kind = options.kind ?? 'http'
     this.retryAfterMs = options.retryAfterMs
+    this.error = options.error ?? message
+    this.headers = options.headers
   }
 }
 
@@ -40,6 +48,12 @@ export interface RetryOptions {
   baseDelayMs?: number
   /** The longest `Retry-After` waited for (default 60 s); a longer one is the 429 error. */
   maxRetryAfterMs?: number
+  /**
+   * Told before each pause: why (`cannot reach the server at https://host/v1/messages
+   * (ECONNREFUSED)`, `the server answered 503`), how long, and which attempt failed. The `hark`
+   * CLI prints it on stderr.
+   */
+  onRetry?: (reason: string, delayMs: number, attempt: number) => void
 }
 
 /** What the client calls to send a request: the global `fetch` fits, and so does a test's stub. */
@@ -47,7 +61,8 @@ export type FetchLike = (url: string, init: RequestInit) => Promise<Response>
 
 export interface TransportOptions {
   url: string
-  token: string
+  /** The agent's token; without one no `Authorization` is sent (only `health()` answers). */
+  token?: string
   /** Defaults to the global `fetch`. */
   fetch?: FetchLike
   /** A plain request's bound (default 30 s); a long-poll gets its wait on top. */
@@ -55,6 +70,13 @@ export interface TransportOptions {
   retry?: RetryOptions
   /** Sent with every request (e.g. a `user-agent`). */
   headers?: Record<string, string>
+  /**
+   * Send an `Idempotency-Key` with every POST, PUT and PATCH (default true: every agent write
+   * honours one). `false` is for routes that do not: their writes then carry no key, and one
+   * cut off mid-flight is not repeated (it may have been applied); only a connection that was
+   * never made, a GET/PUT/DELETE, and a 429 are retried.
+   */
+  idempotencyKeys?: boolean
 }
 
 /** A request's query: `undefined` values are left out. */
@@ -73,6 +95,17 @@ export interface RequestOptions {
 }
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH'])
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'])
+/** Failures before any byte reached the server: retrying cannot apply a write twice. */
+const NOT_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'ConnectionRefused',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'FailedToOpenSocket',
+])
 const GATEWAY = new Set([502, 503, 504])
 const MAX_DELAY_MS = 4000
 
@@ -251,15 +284,15 @@ export async function bounded(
 
 export class Transport {
   readonly base: string
-  private readonly token: string
+  private readonly token: string | undefined
   private readonly doFetch: FetchLike
   private readonly timeoutMs: number
   private readonly policy: RetryPolicy
   private readonly headers: Record<string, string>
+  private readonly keys: boolean
 
   constructor(o: TransportOptions) {
     if (!o.url) throw new HarkError('a server URL is required', { kind: 'network' })
-    if (!o.token) throw new HarkError('an agent token is required', { status: 401 })
     this.base = o.url.replace(/\/+$/, '')
     this.token = o.token
     this.doFetch = o.fetch ?? ((input, init) => fetch(input, init))
@@ -269,18 +302,30 @@ export class Transport {
       baseDelayMs: o.retry?.baseDelayMs ?? 250,
       maxDelayMs: MAX_DELAY_MS,
       maxRetryAfterMs: o.retry?.maxRetryAfterMs ?? 60_000,
+      onRetry: o.retry?.onRetry,
     }
     this.headers = o.headers ?? {}
+    this.keys = o.idempotencyKeys ?? true
   }
 
   url(path: string, query: Query = {}): string {
     return urlOf(this.base, path, query)
   }
 
-  /** The JSON answer of a request, or a `HarkError`. */
+  /** The JSON answer of a request (undefined for an empty one), or a `HarkError`. */
   async json<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
     const response = await this.request(method, path, o)
-    const text = await response.text()
+    let text: string
+    try {
+      text = await response.text()
+    } catch (error) {
+      // The bound covers the body too: a server that stops half-way through is a timeout.
+      if (error instanceof HarkError || o.signal?.aborted) throw o.signal?.reason ?? error
+      const name = (error as Error)?.name
+      if (name !== 'TimeoutError' && name !== 'AbortError') throw error
+      const sent = o.json === undefined ? o.body : JSON.stringify(o.json)
+      throw this.timedOut(method, path, boundFor(this.timeoutMs, o.holdSeconds, sent))
+    }
     return (text ? JSON.parse(text) : undefined) as T
   }
 
@@ -291,12 +336,23 @@ export class Transport {
    * its `Retry-After` has passed. The caller's abort is never retried.
    */
   async request(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
-    const headers: Record<string, string> = {
-      ...this.headers,
-      ...o.headers,
-      authorization: `Bearer ${this.token}`,
-    }
-    if (WRITES.has(method)) headers['idempotency-key'] = o.idempotencyKey ?? newKey()
+    const response = await this.raw(method, path, o)
+    if (response.ok) return response
+    throw await errorOf(response)
+  }
+
+  /**
+   * The response of a request whatever its status, after the retries `request` makes: for a
+   * caller that reads an error answer itself.
+   */
+  async raw(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
+    const headers: Record<string, string> = { ...this.headers, ...o.headers }
+    if (this.token) headers.authorization = `Bearer ${this.token}`
+    const named = keyName(headers)
+    if (o.idempotencyKey !== undefined) {
+      if (named) delete headers[named]
+      headers['idempotency-key'] = o.idempotencyKey
+    } else if (!named && this.keys && WRITES.has(method)) headers['idempotency-key'] = newKey()
     let body: BodyInit | undefined = o.body as BodyInit | undefined
     if (o.json !== undefined) {
       headers['content-type'] = 'application/json'
@@ -304,42 +360,86 @@ export class Transport {
     }
     const url = this.url(path, o.query)
     const boundMs = boundFor(this.timeoutMs, o.holdSeconds, body)
+    // With a key the server answers a repeat with the first result and writes nothing; a write
+    // without one cut off mid-flight may have been applied, so only a refused connection is.
+    const idempotent = IDEMPOTENT.has(method) || keyName(headers) !== undefined
     const retryable: Retryable = {
-      failure: (e) => (e instanceof HarkError && e.kind === 'network' ? e.message : undefined),
-      gateway: true,
+      failure: (e) =>
+        e instanceof HarkError &&
+        e.kind === 'network' &&
+        (idempotent || NOT_CONNECTED.has(failureCode(e.cause)))
+          ? e.message
+          : undefined,
+      gateway: idempotent,
     }
-    const response = await withRetries(this.policy, retryable, o.signal, () =>
+    return withRetries(this.policy, retryable, o.signal, () =>
       this.once(url, { method, headers, body }, boundMs, o.signal),
     )
-    if (response.ok) return response
-    throw await errorOf(response)
+  }
+
+  private timedOut(method: string, path: string, boundMs: number): HarkError {
+    const seconds = Number((boundMs / 1000).toFixed(1))
+    return new HarkError(`the server did not answer ${method} ${path} within ${seconds} s`, {
+      kind: 'timeout',
+    })
   }
 
   /** One attempt, bounded by `boundMs`; its failures as `HarkError`s. */
   private async once(
     url: string,
-    init: RequestInit,
+    init: RequestInit & { method: string },
     boundMs: number,
     signal?: AbortSignal,
   ): Promise<Response> {
-    const timedOut = () =>
-      new HarkError(`no answer from ${this.base} within ${Math.round(boundMs / 1000)} s`, {
-        kind: 'timeout',
-      })
+    const path = new URL(url).pathname
     try {
       return await bounded(
         (s) => this.doFetch(url, { ...init, signal: s }),
         boundMs,
         signal,
-        timedOut,
+        () => this.timedOut(init.method, path, boundMs),
       )
     } catch (error) {
       if (signal?.aborted) throw signal.reason
       if (error instanceof HarkError) throw error
-      const why = (error as { cause?: { code?: string } })?.cause?.code ?? (error as Error)?.message
-      throw new HarkError(`cannot reach ${this.base} (${why})`, { kind: 'network', cause: error })
+      throw new HarkError(cannotReach(error, url), { kind: 'network', cause: error })
     }
   }
+}
+
+/** The name a caller gave an `Idempotency-Key` header under, in any case. */
+const keyName = (headers: Record<string, string>) =>
+  Object.keys(headers).find((h) => h.toLowerCase() === 'idempotency-key')
+
+/**
+ * What a failure to talk to the server says of itself: its `code` (`ECONNREFUSED`, Bun's
+ * `ConnectionRefused`), else its cause's (Node's `fetch failed`), else its message.
+ */
+export function failureCode(error: unknown): string {
+  const { code, cause } = (error ?? {}) as { code?: unknown; cause?: { code?: unknown } }
+  if (typeof code === 'string') return code
+  if (typeof cause?.code === 'string') return cause.code
+  return error instanceof Error ? error.message : String(error)
+}
+
+/**
+ * Why a request got no answer, naming where it went: `cannot reach the server at
+ * http://127.0.0.1:8080/v1/messages (ECONNREFUSED)`. A wrong URL is the usual cause, so the
+ * address is the first thing a reader needs. The query is left out (cursors, search words).
+ */
+export function cannotReach(error: unknown, url?: string): string {
+  const { path, cause } = (error ?? {}) as { path?: unknown; cause?: { path?: unknown } }
+  const tried = [url, path, cause?.path].find((p): p is string => typeof p === 'string')
+  let where = ''
+  try {
+    if (tried !== undefined) {
+      const u = new URL(tried)
+      where = ` at ${u.origin}${u.pathname}`
+    }
+  } catch {
+    // Not a URL: name nothing.
+  }
+  return `cannot reach the server${where} (${failureCode(error)})`
 }
 
 /**
@@ -370,6 +470,8 @@ export async function errorOf(response: Response): Promise<HarkError> {
     field,
     kind: 'http',
     retryAfterMs: response.status === 429 ? retryAfter(response.headers) : undefined,
+    error,
+    headers: response.headers,
   })
 }
 
