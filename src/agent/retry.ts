@@ -1,4 +1,8 @@
-import { cannotReach as sdkCannotReach, failureCode, HarkError } from '../../sdk/typescript/src/http.ts'
+import {
+  failureCode,
+  HarkError,
+  cannotReach as sdkCannotReach,
+} from '../../sdk/typescript/src/http.ts'
 
 /**
  * What the binary's clients may repeat, said once: the SDK's transport (sdk/typescript/src/http.ts)
@@ -27,6 +31,8 @@ export const networkErrorCode = (error: unknown) =>
 
 /** Why a request got no answer, naming where it went (see the SDK's `cannotReach`). */
 export const cannotReach = (error: unknown, url?: string) =>
-  error instanceof HarkError && error.kind === 'network' ? error.message : sdkCannotReach(error, url)
+  error instanceof HarkError && error.kind === 'network'
+    ? error.message
+    : sdkCannotReach(error, url)
 
 export { sleep as pause } from '../../sdk/typescript/src/http.ts'

@@ -125,7 +125,7 @@ describe('retries of keyed writes', () => {
         baseUrl: s.url,
         token: s.agentToken,
         fetch: r.fetch,
-      retry: FAST,
+        retry: FAST,
       })
       await agent.send({ body: { text: `after ${status}` } })
       expect(r.sent).toHaveLength(2)
@@ -196,7 +196,9 @@ describe('request timeouts', () => {
     const started = performance.now()
     const error = await agent.feed({ wait: 1 }).catch((e: unknown) => e)
     expect((error as HarkError).kind).toBe('timeout')
-    expect((error as HarkError).message).toBe('the server did not answer GET /v1/messages within 1.2 s')
+    expect((error as HarkError).message).toBe(
+      'the server did not answer GET /v1/messages within 1.2 s',
+    )
     expect(performance.now() - started).toBeGreaterThanOrEqual(1190)
     // Against a real server a poll is answered when its wait ends, not cut at the bound: 3 s
     // held under a 1 s bound (the margin, 1 s more, is for a loaded machine: a 200 ms one was

@@ -1,3 +1,4 @@
+import type { PairingStart } from '../../../sdk/typescript/src/types.ts'
 import { type PersonAuth, requireSession } from '../../access/person.ts'
 import { issueToken } from '../../access/tokens/service.ts'
 import type { Ctx } from '../../core/context.ts'
@@ -8,7 +9,6 @@ import { type Abortable, pollFor } from '../../core/waiters.ts'
 import { channelsChanged } from '../../messages/feed.ts'
 import { newChannel } from '../service.ts'
 import type { PairingRow } from './store.ts'
-import type { PairingStart } from '../../../sdk/typescript/src/types.ts'
 
 /**
  * The device flow behind `hark init` (like `gh auth login`): the CLI starts a pairing and keeps
