@@ -121,7 +121,7 @@ describe('SDK options the binary builds on', () => {
     reset()
     fallback = () => Response.json({ ok: true, base_url: 'https://hark.example' })
     const anonymous = new Hark({ url })
-    expect(await anonymous.health()).toEqual({ ok: true, base_url: 'https://hark.example' })
+    expect((await anonymous.health()).ok).toBe(true)
     expect((await anonymous.info()).base_url).toBe('https://hark.example')
     expect(seen.map((s) => [s.path, s.auth])).toEqual([
       ['/health', null],
