@@ -1,12 +1,8 @@
-import {
-  failureCode,
-  HarkError,
-  cannotReach as sdkCannotReach,
-} from '../../sdk/typescript/src/http.ts'
+import { HarkError, cannotReach as sdkCannotReach } from '../../sdk/typescript/src/http.ts'
 
 /**
- * What the binary's clients may repeat, said once: the SDK's transport (sdk/typescript/src/http.ts)
- * repeats requests that never reached the server (connection refused, name not resolved)
+ * What the binary's clients may repeat, said once: the SDK's transport
+ * (sdk/typescript/src/http.ts) repeats requests that never reached the server (connection refused, name not resolved)
  * whatever their method; idempotent requests (GET, HEAD, PUT, DELETE, and any write that
  * carries an `Idempotency-Key`) on any network failure or a 502/503/504 from a proxy; and any
  * request answered 429, after its `Retry-After`. A write without a key cut off mid-flight is
@@ -25,14 +21,8 @@ export function isNetworkError(error: unknown): boolean {
   return typeof (error as { code?: unknown }).code === 'string' || error instanceof TypeError
 }
 
-/** The code of a failure to reach the server (`ECONNREFUSED`), or its message. */
-export const networkErrorCode = (error: unknown) =>
-  failureCode(error instanceof HarkError ? error.cause : error)
-
 /** Why a request got no answer, naming where it went (see the SDK's `cannotReach`). */
 export const cannotReach = (error: unknown, url?: string) =>
   error instanceof HarkError && error.kind === 'network'
     ? error.message
     : sdkCannotReach(error, url)
-
-export { sleep as pause } from '../../sdk/typescript/src/http.ts'
