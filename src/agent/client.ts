@@ -1,8 +1,8 @@
 import type { Static } from '@sinclair/typebox'
 import { Hark } from '../../sdk/typescript/src/client.ts'
+import { HarkError } from '../../sdk/typescript/src/errors.ts'
 import {
   type FetchLike,
-  HarkError,
   type Query,
   type RequestOptions,
   type RetryOptions,

@@ -1,4 +1,4 @@
-import { HarkError, cannotReach as sdkCannotReach } from '../../sdk/typescript/src/http.ts'
+import { HarkError, cannotReach as sdkCannotReach } from '../../sdk/typescript/src/errors.ts'
 
 /**
  * What the binary's clients may repeat, said once: the SDK's transport

@@ -1,4 +1,4 @@
-import { HarkError } from '../../sdk/typescript/src/http.ts'
+import { HarkError } from '../../sdk/typescript/src/errors.ts'
 import { UsageError } from '../core/errors.ts'
 
 /**

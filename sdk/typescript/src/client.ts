@@ -1,4 +1,5 @@
-import { HarkError, type RequestOptions, Transport, type TransportOptions } from './http.ts'
+import { HarkError } from './errors.ts'
+import { type RequestOptions, Transport, type TransportOptions } from './http.ts'
 import type {
   AckState,
   Answer,

@@ -13,9 +13,9 @@ export {
   type SendOptions,
   type WaitOptions,
 } from './client.ts'
+export { HarkError } from './errors.ts'
 export {
   type FetchLike,
-  HarkError,
   type RetryOptions,
   sleep,
   Transport,

@@ -1,4 +1,5 @@
-import { failureCode, HarkError, sleep } from './http.ts'
+import { failureCode, HarkError } from './errors.ts'
+import { sleep } from './http.ts'
 
 /**
  * Long waits, built from the server's long-polls (each held at most 55 s): poll again and again
