@@ -160,7 +160,8 @@ const as = <T>(value: unknown) => value as T
  */
 export function createAgentClient(options: ClientOptions) {
   const hark = new Hark(sdkOptions(options))
-  const { call } = calls(hark.http)
+  const transport = calls(hark.http)
+  const { call } = transport
   const message = async (m: Promise<unknown>) => ({ message: as<Message>(await m) })
   const pin = async (p: Promise<unknown>) => ({ pin: as<Pin>(await p) })
   const ok = async (done: Promise<void>) => {
@@ -168,7 +169,7 @@ export function createAgentClient(options: ClientOptions) {
     return { ok: true as const }
   }
   return {
-    ...calls(hark.http),
+    ...transport,
     hark,
     send: (req: SendRequest) =>
       message(
