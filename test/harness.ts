@@ -6,7 +6,6 @@ import {
   type AgentClient,
   createAgentClient,
   createPersonClient,
-  createTransport,
   type PersonClient,
 } from '../src/agent/client.ts'
 import type { Clock } from '../src/core/clock.ts'
@@ -135,7 +134,7 @@ export interface TestServer {
   person: PersonClient
   personToken: string
   /** The transport with no token or with any token given, for requests by hand. */
-  raw(token?: string): ReturnType<typeof createTransport>
+  raw(token?: string): AgentClient
   agentClient(token?: string): AgentClient
   personClient(token?: string): PersonClient
   /** Another channel of the owner (or of another person, made if new, with `email`). */
@@ -302,7 +301,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     agentToken,
     person: personClient(personToken),
     personToken,
-    raw: (token) => createTransport(opts(token)),
+    raw: (token) => createAgentClient(opts(token)),
     agentClient,
     personClient,
     async addChannel(channelLabel = 'Other agent', email = OWNER) {

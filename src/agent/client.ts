@@ -1,12 +1,14 @@
 import type { Static } from '@sinclair/typebox'
+import { Hark } from '../../sdk/typescript/src/client.ts'
+import { HarkError } from '../../sdk/typescript/src/errors.ts'
 import {
-  errorFields,
-  HarkError,
-  newKey,
+  type FetchLike,
   type Query,
-  retryAfter,
-  urlOf,
+  type RequestOptions,
+  type RetryOptions,
+  Transport,
 } from '../../sdk/typescript/src/http.ts'
+import type { PairingStart, ServerInfo } from '../../sdk/typescript/src/types.ts'
 import type { AgentChannelResponse, AgentResponse } from '../channels/schema.ts'
 import type { FileInfo } from '../files/schema.ts'
 import type { SecretRead, SecretRecord } from '../messages/asks/secrets/service.ts'
@@ -20,51 +22,21 @@ import type {
   MessageBody,
   SendRequest,
 } from '../messages/schema.ts'
-import type { PairingStart } from '../people/enrol/pairing.ts'
-import type { Info } from '../server/public-routes.ts'
-import {
-  boundedFetch,
-  boundFor,
-  DEFAULT_TIMEOUT_MS,
-  type Exchange,
-  RequestTimeoutError,
-  timeoutOf,
-} from './timeouts.ts'
 
 /**
- * The binary's typed HTTP client of the API: the CLI, the MCP server, the hooks and the tests
- * use it. Its transport is the SDK's (sdk/typescript/src/http.ts: retries, bounds, idempotency
- * keys, URLs, error answers); this file adds the server's own types, and the person's and
- * enrolment calls the SDK does not make. Every non-2xx answer becomes a `HarkApiError`: the
- * SDK's `HarkError` with the server's `error` and the answer's headers.
+ * The binary's typed layer over the SDK (sdk/typescript): the CLI, the MCP server, the hooks
+ * and the tests use it. Every agent endpoint is called by the SDK's `Hark` (one implementation
+ * of each call, of retries, bounds and idempotency keys); this file gives its answers the
+ * server's own types and wire shapes (`{ message }`, `{ pins }`: what `--json` prints), and adds
+ * the calls the SDK does not make: the agent's secrets and policies, the person's calls (tests)
+ * and enrolment (`hark init`, `hark join`), on the SDK's `Transport`. Every failure is the SDK's
+ * `HarkError` (`kind`: `http` with the server's `error` and the answer's headers, `network`,
+ * `timeout`).
  */
-export class HarkApiError extends HarkError {
-  constructor(
-    status: number,
-    readonly error: string,
-    field: string | undefined,
-    readonly headers: Headers,
-  ) {
-    super(`${status}: ${error}`, {
-      status,
-      field,
-      kind: 'http',
-      retryAfterMs: status === 429 ? retryAfter(headers) : undefined,
-    })
-  }
-}
+export { HarkError }
 
-/**
- * How the client sends a request. `exchange` says how long it may take (see timeouts.ts):
- * `boundedFetch` and `retryingFetch` honour it; a test's in-process handler may ignore it.
- */
-export type Fetch = (request: Request, exchange?: Exchange) => Promise<Response>
-
-/** The `HarkApiError` of a non-2xx response (its body is read), for callers of `raw`. */
-export async function apiError(response: Response): Promise<HarkApiError> {
-  const { error, field } = errorFields(await response.text(), response.statusText)
-  return new HarkApiError(response.status, error, field, response.headers)
-}
+/** How a client sends a request: the global fetch, or a test's in-process handler. */
+export type Fetch = (request: Request) => Promise<Response>
 
 export interface ClientOptions {
   baseUrl: string
@@ -78,15 +50,11 @@ export interface ClientOptions {
   headers?: Record<string, string>
   /**
    * A plain request's bound in milliseconds (default 30 s); a long-poll may take its wait on
-   * top, an upload a second more per 64 KiB. Past it: `RequestTimeoutError`.
+   * top, an upload a second more per 64 KiB. Past it: a `HarkError` of kind `timeout`.
    */
   timeoutMs?: number
-  /**
-   * Send a fresh `Idempotency-Key` with every POST, PUT and PATCH (the same one on each retry
-   * of it), so `retryingFetch` may repeat a write cut off mid-flight. The agent's client does;
-   * the person's and enrolment routes do not honour keys, so their clients do not claim it.
-   */
-  idempotencyKeys?: boolean
+  /** Default: one attempt (the CLI's sessions ask for 5 and print each retry). */
+  retry?: RetryOptions
 }
 
 export interface FeedParams {
@@ -97,7 +65,7 @@ export interface FeedParams {
   limit?: number
 }
 
-interface RequestOptions {
+interface CallOptions {
   query?: Query
   json?: unknown
   body?: BodyInit
@@ -105,69 +73,41 @@ interface RequestOptions {
   signal?: AbortSignal
 }
 
-const KEYED = new Set(['POST', 'PUT', 'PATCH'])
-
-/** The transport both clients share: URLs, the token, JSON, and errors as `HarkApiError`. */
-export function createTransport(options: ClientOptions) {
-  const base = options.baseUrl.replace(/\/+$/, '')
-  const doFetch: Fetch = options.fetch ?? boundedFetch
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
-
-  const url = (path: string, query?: Query) => urlOf(base, path, query)
-
-  /** The request a call sends, and how long it may take. */
-  function prepare(method: string, path: string, o: RequestOptions) {
-    const headers: Record<string, string> = { ...options.headers, ...o.headers }
-    if (options.token) headers.authorization = `Bearer ${options.token}`
-    // One key per logical call: retries copy the request, so they carry the same one.
-    if (options.idempotencyKeys && KEYED.has(method) && !hasKey(headers)) {
-      headers['idempotency-key'] = newKey()
-    }
-    let body = o.body
-    if (o.json !== undefined) {
-      headers['content-type'] = 'application/json'
-      body = JSON.stringify(o.json)
-    }
-    const request = new Request(url(path, o.query), { method, headers, body, signal: o.signal })
-    return { request, exchange: { timeoutMs: boundFor(timeoutMs, o.query?.wait, body) } }
-  }
-
-  /** The raw response, whatever its status. */
-  function raw(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
-    const { request, exchange } = prepare(method, path, o)
-    return doFetch(request, exchange)
-  }
-
-  async function call<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
-    const { request, exchange } = prepare(method, path, o)
-    const response = await doFetch(request, exchange)
-    if (!response.ok) throw await apiError(response)
-    let text: string
-    try {
-      text = await response.text()
-    } catch (error) {
-      // The bound covers the body too: a server that stops half-way through is a timeout.
-      if (error instanceof RequestTimeoutError) throw error
-      const ours = (error as Error)?.name === 'TimeoutError' && !o.signal?.aborted
-      throw ours ? timeoutOf(request, exchange.timeoutMs) : error
-    }
-    try {
-      return (text ? JSON.parse(text) : undefined) as T
-    } catch {
-      return undefined as T
-    }
-  }
-
+/** The SDK's options of a client: a test's `Request` handler as the SDK's `fetch`. */
+function sdkOptions(o: ClientOptions) {
+  const handle = o.fetch
+  const fetch: FetchLike | undefined = handle && ((url, init) => handle(new Request(url, init)))
   return {
-    raw,
-    call,
-    health: () => call<{ ok: true }>('GET', '/health'),
-    info: () => call<Static<typeof Info>>('GET', '/v1/info'),
+    url: o.baseUrl,
+    token: o.token,
+    fetch,
+    timeoutMs: o.timeoutMs,
+    retry: { attempts: 1, ...o.retry },
+    headers: o.headers,
   }
 }
 
-const hasKey = (headers: Record<string, string>) =>
-  Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key')
+/** `raw` (any status) and `call` (the JSON answer, or a `HarkError`) over one transport. */
+function calls(t: Transport) {
+  const opts = (o: CallOptions): RequestOptions => ({
+    ...o,
+    body: o.body as RequestOptions['body'],
+    holdSeconds: typeof o.query?.wait === 'number' ? o.query.wait : undefined,
+  })
+  return {
+    raw: (method: string, path: string, o: CallOptions = {}) => t.raw(method, path, opts(o)),
+    call: <T>(method: string, path: string, o: CallOptions = {}) =>
+      t.json<T>(method, path, opts(o)),
+  }
+}
+
+/**
+ * Requests of routes that do not honour `Idempotency-Key` (the person's, enrolment): their
+ * writes carry none, so one cut off mid-flight is not repeated.
+ */
+export function createTransport(options: ClientOptions) {
+  return calls(new Transport({ ...sdkOptions(options), idempotencyKeys: false }))
+}
 
 export type { PairingStart }
 
@@ -212,58 +152,59 @@ export function createEnrolmentClient(options: ClientOptions) {
 }
 
 const id = encodeURIComponent
-const feedQuery = (p: FeedParams): Query => ({
-  since: p.since,
-  wait: p.wait,
-  sender: p.sender,
-  peek: p.peek,
-  limit: p.limit,
-})
+/** The SDK's records are its own mirror of the server's; here they are the server's types. */
+const as = <T>(value: unknown) => value as T
 
-/** The agent's client: one token, one channel; its writes carry idempotency keys. */
+/**
+ * The agent's client: one token, one channel; its writes carry idempotency keys. The calls are
+ * the SDK's `Hark`; each answer comes back in the server's wire shape.
+ */
 export function createAgentClient(options: ClientOptions) {
-  const t = createTransport({ idempotencyKeys: true, ...options })
-  const { call, raw } = t
+  const hark = new Hark(sdkOptions(options))
+  const transport = calls(hark.http)
+  const { call } = transport
+  const message = async (m: Promise<unknown>) => ({ message: as<Message>(await m) })
+  const pin = async (p: Promise<unknown>) => ({ pin: as<Pin>(await p) })
+  const ok = async (done: Promise<void>) => {
+    await done
+    return { ok: true as const }
+  }
   return {
-    ...t,
-    send: (req: SendRequest) => call<{ message: Message }>('POST', '/v1/messages', { json: req }),
-    feed: (p: FeedParams = {}, signal?: AbortSignal) =>
-      call<FeedResponse>('GET', '/v1/messages', { query: feedQuery(p), signal }),
+    ...transport,
+    hark,
+    send: (req: SendRequest) =>
+      message(
+        hark.send(as<Parameters<Hark['send']>[0]>(req.body), {
+          silent: req.silent,
+          expiresIn: req.expires_in,
+          proof: req.proof,
+        }),
+      ),
+    feed: async (p: FeedParams = {}, signal?: AbortSignal) =>
+      as<FeedResponse>(await hark.feed({ ...p, signal })),
     edit: (messageId: string, req: EditRequest) =>
-      call<{ message: Message }>('PATCH', `/v1/messages/${id(messageId)}`, { json: req }),
+      message(hark.edit(messageId, as<Parameters<Hark['edit']>[1]>(req))),
     replace: (messageId: string, body: MessageBody) =>
-      call<{ message: Message }>('PUT', `/v1/messages/${id(messageId)}`, { json: { body } }),
-    remove: (messageId: string) => call<{ ok: true }>('DELETE', `/v1/messages/${id(messageId)}`),
-    ack: (messageId: string, state: AckState) =>
-      call<{ message: Message }>('POST', `/v1/messages/${id(messageId)}/state`, {
-        json: { state },
-      }),
-    cancel: (messageId: string, reason?: string) =>
-      call<{ message: Message }>('POST', `/v1/messages/${id(messageId)}/cancel`, {
-        json: reason === undefined ? {} : { reason },
-      }),
+      message(hark.replace(messageId, as<Parameters<Hark['replace']>[1]>(body))),
+    remove: (messageId: string) => ok(hark.delete(messageId)),
+    ack: (messageId: string, state: AckState) => message(hark.ack(messageId, state)),
+    cancel: (messageId: string, reason?: string) => message(hark.cancel(messageId, reason)),
 
-    asks: () => call<{ asks: Message[] }>('GET', '/v1/asks'),
-    ask: (messageId: string, wait?: number, signal?: AbortSignal) =>
-      call<{ message: Message; answer: unknown }>('GET', `/v1/asks/${id(messageId)}`, {
-        query: { wait },
-        signal,
-      }),
+    asks: async () => ({ asks: as<Message[]>(await hark.asks()) }),
+    ask: async (messageId: string, wait?: number, signal?: AbortSignal) =>
+      as<{ message: Message; answer: unknown }>(await hark.getAsk(messageId, { wait, signal })),
 
-    pins: () => call<{ pins: Pin[] }>('GET', '/v1/pins'),
+    pins: async () => ({ pins: as<Pin[]>(await hark.pins()) }),
     pin: (key: string, req: PutPinRequest) =>
-      call<{ pin: Pin }>('PUT', `/v1/pins/${id(key)}`, { json: req }),
+      pin(hark.pin(key, as<Parameters<Hark['pin']>[1]>(req.body), { silent: req.silent })),
     editPin: (key: string, req: EditRequest) =>
-      call<{ pin: Pin }>('PATCH', `/v1/pins/${id(key)}`, { json: req }),
-    unpin: (key: string) => call<{ ok: true }>('DELETE', `/v1/pins/${id(key)}`),
+      pin(hark.editPin(key, as<Parameters<Hark['editPin']>[1]>(req))),
+    unpin: (key: string) => ok(hark.unpin(key)),
 
-    upload: (name: string, data: BodyInit, mime = 'application/octet-stream') =>
-      call<FileInfo>('POST', '/v1/files', {
-        query: { name },
-        body: data,
-        headers: { 'content-type': mime },
-      }),
-    download: (fileId: string) => raw('GET', `/v1/files/${id(fileId)}`),
+    upload: async (name: string, data: BodyInit, mime = 'application/octet-stream') =>
+      as<FileInfo>(await hark.upload(as<Parameters<Hark['upload']>[0]>(data), { name, mime })),
+    /** A 2xx response (anything else is a `HarkError`). */
+    download: (fileId: string) => hark.download(fileId),
 
     /** Asks for a secret encrypted to `public_key` (see src/secrets/crypto.ts). */
     requestSecret: (req: { name: string; description?: string; public_key: string }) =>
@@ -280,9 +221,10 @@ export function createAgentClient(options: ClientOptions) {
     policyUse: (policyId: string, summary: string) =>
       call<unknown>('POST', `/v1/policies/${id(policyId)}/uses`, { json: { summary } }),
 
-    channel: () => call<Static<typeof AgentChannelResponse>>('GET', '/v1/channel'),
-    rename: (label: string) =>
-      call<Static<typeof AgentResponse>>('PATCH', '/v1/agent', { json: { label } }),
+    channel: async () => as<Static<typeof AgentChannelResponse>>(await hark.channel()),
+    rename: async (label: string) => as<Static<typeof AgentResponse>>(await hark.rename(label)),
+    health: () => hark.health(),
+    info: (): Promise<ServerInfo> => hark.info(),
   }
 }
 
@@ -295,7 +237,7 @@ export function createPersonClient(options: ClientOptions) {
     channels: () => call<Static<typeof ChannelsResponse>>('GET', '/v1/app/channels'),
     feed: (channelId: string, p: FeedParams = {}, signal?: AbortSignal) =>
       call<FeedResponse>('GET', `/v1/app/channels/${id(channelId)}/messages`, {
-        query: feedQuery(p),
+        query: { ...p },
         signal,
       }),
     send: (channelId: string, body: MessageBody) =>

@@ -1,7 +1,7 @@
 import { UsageError } from '../core/errors.ts'
-import { HarkApiError } from './client.ts'
+import { HarkError } from './client.ts'
 import { cannotReach, isNetworkError } from './retry.ts'
-import { RequestTimeoutError } from './timeouts.ts'
+import { isRequestTimeout, timeoutLine } from './timeouts.ts'
 
 /** The agent CLI's exit codes; scripts branch on them. */
 export const EXIT = {
@@ -73,7 +73,7 @@ export interface Failure {
 export function describeFailure(error: unknown): Failure {
   if (error instanceof UsageError) return { message: error.message, exitCode: EXIT.usage }
   if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode }
-  if (error instanceof HarkApiError) {
+  if (error instanceof HarkError && error.kind === 'http') {
     const auth = error.status === 401 || error.status === 403
     const hint =
       error.status === 401 ? ' (run "hark status", or connect again with "hark init")' : ''
@@ -82,7 +82,7 @@ export function describeFailure(error: unknown): Failure {
       exitCode: auth ? EXIT.notAuthenticated : EXIT.error,
     }
   }
-  if (error instanceof RequestTimeoutError) return { message: error.message, exitCode: EXIT.error }
+  if (isRequestTimeout(error)) return { message: timeoutLine(error), exitCode: EXIT.error }
   if (isLocalFileError(error)) {
     return {
       message: `cannot ${error.syscall} ${error.path}: ${fileCause(error)}`,
@@ -107,6 +107,7 @@ export function describeFailure(error: unknown): Failure {
  * without one is a bug of ours (`undefined is not an object`), not a lost connection.
  */
 function hasCode(error: unknown): boolean {
+  if (error instanceof HarkError) return error.kind === 'network'
   const { code, cause } = error as { code?: unknown; cause?: { code?: unknown } }
   return typeof code === 'string' || typeof cause?.code === 'string'
 }

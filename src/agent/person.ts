@@ -1,5 +1,5 @@
 import type { Message, SendRequest } from '../messages/schema.ts'
-import { type AgentClient, HarkApiError } from './client.ts'
+import { type AgentClient, HarkError } from './client.ts'
 import { deadlineAfter, pollUntil } from './waiting.ts'
 
 /**
@@ -81,7 +81,7 @@ export async function withdraw(
     await client.cancel(id, reason)
     return undefined
   } catch (error) {
-    if (!(error instanceof HarkApiError) || error.status !== 409) return undefined
+    if (!(error instanceof HarkError) || error.status !== 409) return undefined
     const { message, answer } = await client.ask(id)
     if (message.ask?.status === 'answered') return { status: 'answered', answer, message }
     return undefined

@@ -7,7 +7,7 @@ import {
   ruleText,
 } from '../shared/policy.ts'
 import { type Action, summaryOf } from './actions.ts'
-import { type AgentClient, HarkApiError, type ServedPolicy } from './client.ts'
+import { type AgentClient, HarkError, type ServedPolicy } from './client.ts'
 import { type Env, updateConfig } from './profiles.ts'
 import { CLOCK_SKEW_MS, checkAssertion } from './proof.ts'
 import { type Pinned, pinnedApprovers } from './trust.ts'
@@ -199,7 +199,7 @@ export async function decideByPolicy(
     // A server without policies (an older Hark) answers 404: the person is asked as before.
     // Any other failure (no server, a bad token) is the one the question would meet too:
     // thrown, so the hook says it once and decides nothing, without a second wait.
-    if (error instanceof HarkApiError && error.status === 404) return undefined
+    if (error instanceof HarkError && error.status === 404) return undefined
     throw error
   }
   if (decision) {

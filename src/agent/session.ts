@@ -7,8 +7,8 @@ import {
 } from './client.ts'
 import { notConnected } from './failures.ts'
 import { DEFAULT_PROFILE, type Env, loadConfig, type Profile } from './profiles.ts'
-import { DEFAULT_RETRY, retryingFetch } from './retry.ts'
-import { boundedFetch, requestTimeoutMs } from './timeouts.ts'
+import { DEFAULT_ATTEMPTS } from './retry.ts'
+import { requestTimeoutMs } from './timeouts.ts'
 
 /**
  * Where the agent's connection comes from: the profile in the config file, overridden field by
@@ -39,13 +39,12 @@ export interface Session {
 }
 
 /** Retry notices go to stderr; stdout is for results. Every attempt is bounded in time. */
-function clientFetch(warn: (line: string) => void, attempts = DEFAULT_RETRY.attempts) {
-  return retryingFetch(boundedFetch, {
-    ...DEFAULT_RETRY,
+function retrying(warn: (line: string) => void, attempts = DEFAULT_ATTEMPTS) {
+  return {
     attempts,
-    onRetry: (reason, delayMs, attempt) =>
+    onRetry: (reason: string, delayMs: number, attempt: number) =>
       warn(`${reason}; retrying in ${(delayMs / 1000).toFixed(1)} s (${attempt}/${attempts - 1})`),
-  })
+  }
 }
 
 /**
@@ -62,7 +61,7 @@ export function agentClientFor(
   return createAgentClient({
     baseUrl: normaliseUrl(url),
     token,
-    fetch: clientFetch(warn, attempts),
+    retry: retrying(warn, attempts),
     timeoutMs,
   })
 }
@@ -80,7 +79,7 @@ export function openSession(env: Env, profile: string, warn: (line: string) => v
 export function enrolmentClient(url: string, warn: (line: string) => void): EnrolmentClient {
   return createEnrolmentClient({
     baseUrl: normaliseUrl(url),
-    fetch: clientFetch(warn),
+    retry: retrying(warn),
     timeoutMs: requestTimeoutMs(process.env),
   })
 }

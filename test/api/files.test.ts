@@ -261,19 +261,19 @@ describe('GET /v1/files/:id', () => {
 
   test('an unknown id is 404 with a JSON error', async () => {
     s = await startTestServer()
-    const res = await s.agent.download('file_doesnotexist')
+    const res = await s.agent.raw('GET', '/v1/files/file_doesnotexist')
     expect(res.status).toBe(404)
     expect(typeof ((await res.json()) as { error: unknown }).error).toBe('string')
+    expect((await failsWith(s.agent.download('file_doesnotexist'), 404)).error).toBe(
+      'file not found',
+    )
   })
 
   test("another channel's token gets 404 for the file", async () => {
     s = await startTestServer()
     const info = await s.agent.upload('mine.txt', 'mine', 'text/plain')
     const other = await s.addChannel('Other')
-    const res = await other.agent.download(info.file_id)
-    expect(res.status).toBe(404)
-    const body = (await res.json()) as { error: string }
-    expect(typeof body.error).toBe('string')
+    expect(typeof (await failsWith(other.agent.download(info.file_id), 404)).error).toBe('string')
     // The owner still can.
     expect((await s.agent.download(info.file_id)).status).toBe(200)
   })

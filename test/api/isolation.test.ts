@@ -139,9 +139,7 @@ describe("agent routes on another channel's ids", () => {
     const w = await world()
     const file = await w.a.upload('a.png', new Uint8Array([1, 2, 3]), 'image/png')
     for (const other of [w.b, w.c]) {
-      const res = await other.download(file.file_id)
-      expect(res.status).toBe(404)
-      expect(typeof ((await res.json()) as { error: unknown }).error).toBe('string')
+      expect(typeof (await failsWith(other.download(file.file_id), 404)).error).toBe('string')
       const e = await failsWith(
         other.send({ body: { blocks: [{ type: 'image', file_id: file.file_id }] } }),
         400,
@@ -149,8 +147,8 @@ describe("agent routes on another channel's ids", () => {
       expect(e.field).toBe('body.blocks[0].file_id')
     }
     // The 404 reads like an unknown id's.
-    const unknown = await w.b.download('file_doesnotexist')
-    const theirs = await w.b.download(file.file_id)
+    const unknown = await w.b.raw('GET', '/v1/files/file_doesnotexist')
+    const theirs = await w.b.raw('GET', `/v1/files/${file.file_id}`)
     expect(await theirs.json()).toEqual(await unknown.json())
     expect((await w.a.download(file.file_id)).status).toBe(200)
   })

@@ -1,4 +1,5 @@
-import { HarkError, type RequestOptions, sleep, Transport, type TransportOptions } from './http.ts'
+import { HarkError } from './errors.ts'
+import { type RequestOptions, Transport, type TransportOptions } from './http.ts'
 import type {
   AckState,
   Answer,
@@ -13,10 +14,11 @@ import type {
   Message,
   MessageBody,
   Pin,
+  ServerInfo,
 } from './types.ts'
+import { MAX_WAIT_SECONDS, pollUntil } from './wait.ts'
 
-/** The longest a server holds a long-poll; a longer wait is several of them. */
-export const MAX_WAIT_SECONDS = 55
+export { MAX_WAIT_SECONDS }
 
 export interface HarkOptions extends TransportOptions {}
 
@@ -32,12 +34,23 @@ export interface SendOptions extends CallOptions {
   silent?: boolean
   /** A question expires after this many seconds; its answer becomes the inputs' defaults. */
   expiresIn?: number
+  /**
+   * A question whose answer the person signs with a passkey: the answer comes with a `proof`
+   * over the question's `ask.request_hash`, which the agent can check against the keys
+   * `channel()` reports.
+   */
+  proof?: boolean
 }
 
 export interface WaitOptions {
   /** The whole wait, in ms; undefined waits until the question is settled or `signal` aborts. */
   timeoutMs?: number
   signal?: AbortSignal
+  /**
+   * Told once when the server is lost during the wait, and once when it is back (one line
+   * each, e.g. for a log; the `hark` CLI prints them on stderr). The wait goes on regardless.
+   */
+  onOutage?: (line: string) => void
 }
 
 export interface FeedOptions {
@@ -65,9 +78,6 @@ const enc = encodeURIComponent
 const bodyOf = <Bs extends readonly Block[]>(b: Body<Bs>): MessageBody<Bs> =>
   typeof b === 'string' ? { text: b } : b
 const isDeleted = (m: Message | DeletedMessage): m is DeletedMessage => 'deleted' in m
-/** Waits that end on a failure of the server are polled through until the deadline. */
-const isOutage = (e: unknown) =>
-  e instanceof HarkError && (e.kind !== 'http' || e.status >= 500 || e.status === 429)
 
 /**
  * An agent's client: one token, one channel.
@@ -100,6 +110,7 @@ export class Hark {
       body: bodyOf(body),
       ...(options.silent === undefined ? {} : { silent: options.silent }),
       ...(options.expiresIn === undefined ? {} : { expires_in: options.expiresIn }),
+      ...(options.proof ? { proof: true } : {}),
     }
     const r = await this.write<{ message: Message }>('POST', '/v1/messages', { ...options, json })
     return r.message
@@ -144,32 +155,19 @@ export class Hark {
   async waitForAnswer<A = Answer>(id: string, options: WaitOptions = {}): Promise<AskResult<A>> {
     const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs
     let last: Message | undefined
-    let outages = 0
-    for (;;) {
-      const left = deadline - Date.now()
-      const wait = Math.round(Math.max(0, Math.min(MAX_WAIT_SECONDS, left / 1000)) * 1000) / 1000
-      try {
-        const r = await this.getAsk(id, { wait, signal: options.signal })
-        outages = 0
-        last = r.message
-        const status = r.message.ask?.status
+    const settled = await pollUntil<AskResult<A>>(
+      async (wait, signal) => {
+        const { message, answer } = await this.getAsk(id, { wait, signal })
+        last = message
+        const status = message.ask?.status
         if (status === undefined) throw new HarkError(`${id} is not a question`, { status: 400 })
-        if (status !== 'open')
-          return { status, answer: (r.answer ?? null) as A | null, message: last }
-      } catch (error) {
-        if (options.signal?.aborted) throw options.signal.reason
-        if (!isOutage(error) || Date.now() >= deadline) throw error
-        outages++
-        await sleep(
-          Math.min(5000, 500 * outages, Math.max(0, deadline - Date.now())),
-          options.signal,
-        )
-      }
-      if (Date.now() >= deadline) {
-        last ??= (await this.getAsk(id, { signal: options.signal })).message
-        return { status: 'timeout', answer: null, message: last }
-      }
-    }
+        return status === 'open' ? undefined : { status, answer: (answer ?? null) as A, message }
+      },
+      { deadline, signal: options.signal, onOutage: options.onOutage },
+    )
+    if (settled) return settled
+    last ??= (await this.getAsk(id, { signal: options.signal })).message
+    return { status: 'timeout', answer: null, message: last }
   }
 
   /** The channel's open questions. */
@@ -311,21 +309,25 @@ export class Hark {
    * The person's messages as they come, until `signal` aborts (then it ends without error).
    * Outages are polled through.
    */
-  async *messages(options: { peek?: boolean; signal?: AbortSignal } = {}): AsyncGenerator<Message> {
-    let outages = 0
-    while (!options.signal?.aborted) {
-      let batch: Message[]
+  async *messages(
+    options: { peek?: boolean; signal?: AbortSignal; onOutage?: (line: string) => void } = {},
+  ): AsyncGenerator<Message> {
+    const { peek, signal, onOutage } = options
+    while (!signal?.aborted) {
+      let batch: Message[] | undefined
       try {
-        batch = await this.inbox({ ...options, wait: MAX_WAIT_SECONDS })
-        outages = 0
+        batch = await pollUntil(
+          async (wait, s) => {
+            const found = await this.inbox({ peek, wait, signal: s })
+            return found.length > 0 ? found : undefined
+          },
+          { deadline: Infinity, signal, onOutage },
+        )
       } catch (error) {
-        if (options.signal?.aborted) return
-        if (!isOutage(error)) throw error
-        outages++
-        await sleep(Math.min(5000, 500 * outages), options.signal).catch(() => {})
-        continue
+        if (signal?.aborted) return
+        throw error
       }
-      yield* batch
+      if (batch) yield* batch
     }
   }
 
@@ -339,7 +341,13 @@ export class Hark {
     return this.write('PATCH', '/v1/agent', { ...options, json: { label } })
   }
 
+  /** Whether the server is up; needs no token. */
   health(options: CallOptions = {}): Promise<{ ok: boolean }> {
     return this.http.json('GET', '/health', options)
+  }
+
+  /** The server's name, version, public URL and features; needs no token. */
+  info(options: CallOptions = {}): Promise<ServerInfo> {
+    return this.http.json('GET', '/v1/info', options)
   }
 }

@@ -4,34 +4,7 @@
  * runs as is in Node 18+, Bun, Deno and browsers.
  */
 
-/** Every failure the client reports: an HTTP error answer, a network failure or a timeout. */
-export class HarkError extends Error {
-  override readonly name = 'HarkError'
-  /** The HTTP status; 0 when no answer came (`network` or `timeout`). */
-  readonly status: number
-  /** The request field at fault, when the server names one (`body.blocks[0].options`). */
-  readonly field: string | undefined
-  readonly kind: 'http' | 'network' | 'timeout'
-  /** From a 429's `Retry-After`, in milliseconds. */
-  readonly retryAfterMs: number | undefined
-
-  constructor(
-    message: string,
-    options: {
-      status?: number
-      field?: string
-      kind?: 'http' | 'network' | 'timeout'
-      retryAfterMs?: number
-      cause?: unknown
-    } = {},
-  ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause })
-    this.status = options.status ?? 0
-    this.field = options.field
-    this.kind = options.kind ?? 'http'
-    this.retryAfterMs = options.retryAfterMs
-  }
-}
+import { cannotReach, errorOf, failureCode, HarkError, retryAfter } from './errors.ts'
 
 export interface RetryOptions {
   /** Attempts in all, the first included (default 4). 1 turns retries off. */
@@ -40,6 +13,12 @@ export interface RetryOptions {
   baseDelayMs?: number
   /** The longest `Retry-After` waited for (default 60 s); a longer one is the 429 error. */
   maxRetryAfterMs?: number
+  /**
+   * Told before each pause: why (`cannot reach the server at https://host/v1/messages
+   * (ECONNREFUSED)`, `the server answered 503`), how long, and which attempt failed. The `hark`
+   * CLI prints it on stderr.
+   */
+  onRetry?: (reason: string, delayMs: number, attempt: number) => void
 }
 
 /** What the client calls to send a request: the global `fetch` fits, and so does a test's stub. */
@@ -47,7 +26,8 @@ export type FetchLike = (url: string, init: RequestInit) => Promise<Response>
 
 export interface TransportOptions {
   url: string
-  token: string
+  /** The agent's token; without one no `Authorization` is sent (only `health()` answers). */
+  token?: string
   /** Defaults to the global `fetch`. */
   fetch?: FetchLike
   /** A plain request's bound (default 30 s); a long-poll gets its wait on top. */
@@ -55,6 +35,13 @@ export interface TransportOptions {
   retry?: RetryOptions
   /** Sent with every request (e.g. a `user-agent`). */
   headers?: Record<string, string>
+  /**
+   * Send an `Idempotency-Key` with every POST, PUT and PATCH (default true: every agent write
+   * honours one). `false` is for routes that do not: their writes then carry no key, and one
+   * cut off mid-flight is not repeated (it may have been applied); only a connection that was
+   * never made, a GET/PUT/DELETE, and a 429 are retried.
+   */
+  idempotencyKeys?: boolean
 }
 
 /** A request's query: `undefined` values are left out. */
@@ -73,6 +60,17 @@ export interface RequestOptions {
 }
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH'])
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'])
+/** Failures before any byte reached the server: retrying cannot apply a write twice. */
+const NOT_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'ConnectionRefused',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'FailedToOpenSocket',
+])
 const GATEWAY = new Set([502, 503, 504])
 const MAX_DELAY_MS = 4000
 
@@ -90,15 +88,6 @@ export function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
     }, ms)
     signal?.addEventListener('abort', onAbort, { once: true })
   })
-}
-
-/** `Retry-After` in whole seconds (what Hark sends) or an HTTP date; undefined when absent. */
-export function retryAfter(headers: Headers, now = Date.now()): number | undefined {
-  const raw = headers.get('retry-after')?.trim()
-  if (!raw) return undefined
-  if (/^\d+$/.test(raw)) return Number(raw) * 1000
-  const at = Date.parse(raw)
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now)
 }
 
 /**
@@ -251,15 +240,15 @@ export async function bounded(
 
 export class Transport {
   readonly base: string
-  private readonly token: string
+  private readonly token: string | undefined
   private readonly doFetch: FetchLike
   private readonly timeoutMs: number
   private readonly policy: RetryPolicy
   private readonly headers: Record<string, string>
+  private readonly keys: boolean
 
   constructor(o: TransportOptions) {
     if (!o.url) throw new HarkError('a server URL is required', { kind: 'network' })
-    if (!o.token) throw new HarkError('an agent token is required', { status: 401 })
     this.base = o.url.replace(/\/+$/, '')
     this.token = o.token
     this.doFetch = o.fetch ?? ((input, init) => fetch(input, init))
@@ -269,18 +258,30 @@ export class Transport {
       baseDelayMs: o.retry?.baseDelayMs ?? 250,
       maxDelayMs: MAX_DELAY_MS,
       maxRetryAfterMs: o.retry?.maxRetryAfterMs ?? 60_000,
+      onRetry: o.retry?.onRetry,
     }
     this.headers = o.headers ?? {}
+    this.keys = o.idempotencyKeys ?? true
   }
 
   url(path: string, query: Query = {}): string {
     return urlOf(this.base, path, query)
   }
 
-  /** The JSON answer of a request, or a `HarkError`. */
+  /** The JSON answer of a request (undefined for an empty one), or a `HarkError`. */
   async json<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
     const response = await this.request(method, path, o)
-    const text = await response.text()
+    let text: string
+    try {
+      text = await response.text()
+    } catch (error) {
+      // The bound covers the body too: a server that stops half-way through is a timeout.
+      if (error instanceof HarkError || o.signal?.aborted) throw o.signal?.reason ?? error
+      const name = (error as Error)?.name
+      if (name !== 'TimeoutError' && name !== 'AbortError') throw error
+      const sent = o.json === undefined ? o.body : JSON.stringify(o.json)
+      throw this.timedOut(method, path, boundFor(this.timeoutMs, o.holdSeconds, sent))
+    }
     return (text ? JSON.parse(text) : undefined) as T
   }
 
@@ -291,12 +292,23 @@ export class Transport {
    * its `Retry-After` has passed. The caller's abort is never retried.
    */
   async request(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
-    const headers: Record<string, string> = {
-      ...this.headers,
-      ...o.headers,
-      authorization: `Bearer ${this.token}`,
-    }
-    if (WRITES.has(method)) headers['idempotency-key'] = o.idempotencyKey ?? newKey()
+    const response = await this.raw(method, path, o)
+    if (response.ok) return response
+    throw await errorOf(response)
+  }
+
+  /**
+   * The response of a request whatever its status, after the retries `request` makes: for a
+   * caller that reads an error answer itself.
+   */
+  async raw(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
+    const headers: Record<string, string> = { ...this.headers, ...o.headers }
+    if (this.token) headers.authorization = `Bearer ${this.token}`
+    const named = keyName(headers)
+    if (o.idempotencyKey !== undefined) {
+      if (named) delete headers[named]
+      headers['idempotency-key'] = o.idempotencyKey
+    } else if (!named && this.keys && WRITES.has(method)) headers['idempotency-key'] = newKey()
     let body: BodyInit | undefined = o.body as BodyInit | undefined
     if (o.json !== undefined) {
       headers['content-type'] = 'application/json'
@@ -304,74 +316,56 @@ export class Transport {
     }
     const url = this.url(path, o.query)
     const boundMs = boundFor(this.timeoutMs, o.holdSeconds, body)
+    // With a key the server answers a repeat with the first result and writes nothing; a write
+    // without one cut off mid-flight may have been applied, so only a refused connection is.
+    const idempotent = IDEMPOTENT.has(method) || keyName(headers) !== undefined
     const retryable: Retryable = {
-      failure: (e) => (e instanceof HarkError && e.kind === 'network' ? e.message : undefined),
-      gateway: true,
+      failure: (e) =>
+        e instanceof HarkError &&
+        e.kind === 'network' &&
+        (idempotent || NOT_CONNECTED.has(failureCode(e.cause)))
+          ? e.message
+          : undefined,
+      gateway: idempotent,
     }
-    const response = await withRetries(this.policy, retryable, o.signal, () =>
+    return withRetries(this.policy, retryable, o.signal, () =>
       this.once(url, { method, headers, body }, boundMs, o.signal),
     )
-    if (response.ok) return response
-    throw await errorOf(response)
+  }
+
+  private timedOut(method: string, path: string, boundMs: number): HarkError {
+    const seconds = Number((boundMs / 1000).toFixed(1))
+    return new HarkError(`the server did not answer ${method} ${path} within ${seconds} s`, {
+      kind: 'timeout',
+    })
   }
 
   /** One attempt, bounded by `boundMs`; its failures as `HarkError`s. */
   private async once(
     url: string,
-    init: RequestInit,
+    init: RequestInit & { method: string },
     boundMs: number,
     signal?: AbortSignal,
   ): Promise<Response> {
-    const timedOut = () =>
-      new HarkError(`no answer from ${this.base} within ${Math.round(boundMs / 1000)} s`, {
-        kind: 'timeout',
-      })
+    const path = new URL(url).pathname
     try {
       return await bounded(
         (s) => this.doFetch(url, { ...init, signal: s }),
         boundMs,
         signal,
-        timedOut,
+        () => this.timedOut(init.method, path, boundMs),
       )
     } catch (error) {
       if (signal?.aborted) throw signal.reason
       if (error instanceof HarkError) throw error
-      const why = (error as { cause?: { code?: string } })?.cause?.code ?? (error as Error)?.message
-      throw new HarkError(`cannot reach ${this.base} (${why})`, { kind: 'network', cause: error })
+      throw new HarkError(cannotReach(error, url), { kind: 'network', cause: error })
     }
   }
 }
 
-/**
- * The server's `{ error, field }` from an error answer's text; the text itself (or the status
- * text) when it is not that JSON. The server's message already names the field
- * ("body.blocks[0].id: is required").
- */
-export function errorFields(
-  text: string,
-  statusText: string,
-): { error: string; field: string | undefined } {
-  let data: { error?: unknown; field?: unknown } = {}
-  try {
-    data = JSON.parse(text)
-  } catch {}
-  return {
-    error: typeof data?.error === 'string' ? data.error : text || statusText,
-    field: typeof data?.field === 'string' ? data.field : undefined,
-  }
-}
-
-/** The `HarkError` of an error answer: the server's `{ error, field }`. */
-export async function errorOf(response: Response): Promise<HarkError> {
-  const text = await response.text().catch(() => '')
-  const { error, field } = errorFields(text, response.statusText)
-  return new HarkError(`${response.status}: ${error}`, {
-    status: response.status,
-    field,
-    kind: 'http',
-    retryAfterMs: response.status === 429 ? retryAfter(response.headers) : undefined,
-  })
-}
+/** The name a caller gave an `Idempotency-Key` header under, in any case. */
+const keyName = (headers: Record<string, string>) =>
+  Object.keys(headers).find((h) => h.toLowerCase() === 'idempotency-key')
 
 /** `base` + `path` with the query's defined values (a boolean as 1 or 0). */
 export function urlOf(base: string, path: string, query: Query = {}): string {

@@ -13,5 +13,13 @@ export {
   type SendOptions,
   type WaitOptions,
 } from './client.ts'
-export { type FetchLike, HarkError, type RetryOptions, sleep } from './http.ts'
+export { HarkError } from './errors.ts'
+export {
+  type FetchLike,
+  type RetryOptions,
+  sleep,
+  Transport,
+  type TransportOptions,
+} from './http.ts'
 export * from './types.ts'
+export { type PollOptions, pollUntil } from './wait.ts'

@@ -326,3 +326,28 @@ export interface AskResult<A = Answer> {
   answer: A | null
   message: Message
 }
+
+/** What anyone may read of a server (`GET /v1/info`, no token needed). */
+export interface ServerInfo {
+  name: string
+  version: string
+  /** The server's public URL: the app's links are under it. */
+  base_url: string
+  needs_setup: boolean
+  registration: 'closed' | 'invite' | 'open'
+  features: { files: boolean; push: boolean; passkeys: boolean; email: boolean }
+  vapid_public_key: string
+}
+
+/**
+ * The first answer of the device flow that connects an agent without a token
+ * (`POST /v1/pair/start`, what `hark init` shows): the code the person approves in the app.
+ */
+export interface PairingStart {
+  device_code: string
+  user_code: string
+  verification_uri: string
+  verification_uri_complete: string
+  expires_in: number
+  interval: number
+}

@@ -1,5 +1,5 @@
 import type { ImageContent, TextContent } from '@modelcontextprotocol/sdk/types.js'
-import type { AgentClient } from '../../agent/client.ts'
+import { type AgentClient, HarkError } from '../../agent/client.ts'
 import { describeFailure } from '../../agent/failures.ts'
 
 /**
@@ -63,10 +63,12 @@ async function imageContent(
     text: `${what} not included: ${why}`,
   })
   try {
-    const response = await client.download(ref.file_id)
-    if (!response.ok) {
-      await response.body?.cancel()
-      return note(`the server answered ${response.status}`)
+    let response: Response
+    try {
+      response = await client.download(ref.file_id)
+    } catch (error) {
+      if (!(error instanceof HarkError) || error.kind !== 'http') throw error
+      return note(`the server answered ${error.status}`)
     }
     const mimeType = (response.headers.get('content-type') ?? '').split(';')[0]?.trim() ?? ''
     if (!mimeType.startsWith('image/')) {

@@ -1,3 +1,4 @@
+import type { PairingStart } from '../../../sdk/typescript/src/types.ts'
 import { type PersonAuth, requireSession } from '../../access/person.ts'
 import { issueToken } from '../../access/tokens/service.ts'
 import { channelsChanged } from '../../channels/service.ts'
@@ -38,14 +39,8 @@ export function normaliseUserCode(raw: string): string {
   return letters.length === 8 ? `${letters.slice(0, 4)}-${letters.slice(4)}` : letters
 }
 
-export interface PairingStart {
-  device_code: string
-  user_code: string
-  verification_uri: string
-  verification_uri_complete: string
-  expires_in: number
-  interval: number
-}
+/** The wire shape `hark init` reads; the SDK's, which imports nothing. */
+export type { PairingStart }
 
 /** What `hark init` says about itself when it starts a pairing. */
 export interface PairingRequest {

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { uploadPath } from '../../../agent/bodies.ts'
-import { apiError } from '../../../agent/client.ts'
 import { fileError, isLocalFileError } from '../../../agent/failures.ts'
 import { flagString } from '../../args.ts'
 import { type AgentCommand, positionals } from '../command.ts'
@@ -56,7 +55,6 @@ With --json: {file_id,path,size,mime}.`,
     const [fileId, target] = positionals(c, 1, 2, 'hark download FILE_ID [PATH]')
     if (target === '-') {
       const response = await c.session().client.download(fileId as string)
-      if (!response.ok) throw await apiError(response)
       await Bun.write(Bun.stdout, response)
       return 0
     }
@@ -75,7 +73,6 @@ With --json: {file_id,path,size,mime}.`,
     }
     try {
       const response = await c.session().client.download(fileId as string)
-      if (!response.ok) throw await apiError(response)
       const mime = response.headers.get('content-type') ?? 'application/octet-stream'
       const name = offeredName(response.headers.get('content-disposition'), fileId as string)
       const path = target === undefined ? name : into ? join(target, name) : target

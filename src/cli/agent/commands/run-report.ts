@@ -1,4 +1,4 @@
-import { type AgentClient, HarkApiError } from '../../../agent/client.ts'
+import { type AgentClient, HarkError } from '../../../agent/client.ts'
 import { describeFailure } from '../../../agent/failures.ts'
 import { isNetworkError } from '../../../agent/retry.ts'
 import type { Block, Message, MessageBody } from '../../../messages/schema.ts'
@@ -191,7 +191,7 @@ export async function removeStatus(
   try {
     await client.unpin(key)
   } catch (error) {
-    if (error instanceof HarkApiError && error.status === 404) return
+    if (error instanceof HarkError && error.status === 404) return
     warn(`cannot remove the status pin "${key}": ${describeFailure(error).message}`)
   }
 }
