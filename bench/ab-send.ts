@@ -4,15 +4,20 @@
  * round by round. The figure that holds on a loaded machine is the CPU per send.
  *
  *   bun bench/ab-send.ts --vs OLD_BINARY [--rounds 3] [--seconds 6] [--channels 1]
- *                        [--old-schema 17]
+ *                        [--old-schema 17] [--preload 250000]
  *
  * `--old-schema N`: the older build understands schema N only; the copy it runs on is taken
  * back to N first (today: 18 → 17, migration 018's search triggers undone, see `down`).
+ * `--preload N`: the data directory holds N messages first (random ids, as every build before
+ * time-ordered message ids made them), indexed for search: a deployment that has been used, where
+ * the indexes no longer fit in a few pages.
  * Needs dist/hark and Debian's wrk.
  */
 import { Database } from 'bun:sqlite'
 import { cpSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { randomBase62 } from '../src/core/ids.ts'
+import { searchIndexer } from '../src/messages/search/store.ts'
 import { arg, provision, startHark, startListening, tempDataDir } from './lib.ts'
 import { runWrk, WRK_SEND_BODY } from './wrk.ts'
 
@@ -20,6 +25,7 @@ const ROUNDS = arg('rounds', 3)
 const SECONDS = arg('seconds', 6)
 const CHANNELS = arg('channels', 1)
 const OLD_SCHEMA = arg('old-schema', 0)
+const PRELOAD = arg('preload', 0)
 const vsFlag = process.argv.indexOf('--vs')
 const VS = vsFlag === -1 ? undefined : process.argv[vsFlag + 1]
 if (!VS) throw new Error('--vs OLD_BINARY')
@@ -41,8 +47,40 @@ function down(dir: string): void {
   db.close()
 }
 
+/** `count` messages spread over the channels, each numbered as a send numbers it, indexed. */
+function preload(dir: string, channelIds: string[], count: number): void {
+  const db = new Database(join(dir, 'hark.db'))
+  const seq = db.query<{ value: number }, [string]>(
+    `UPDATE users SET change_seq = change_seq + 1
+     WHERE id = (SELECT user_id FROM channels WHERE id = ?1) RETURNING change_seq AS value`,
+  )
+  const insert = db.query(
+    `INSERT INTO messages (id, channel_id, seq, sender, body, created_at, updated_at)
+     VALUES (?1, ?2, ?3, 'agent', ?4, ?5, ?5)`,
+  )
+  const body = JSON.stringify(JSON.parse(WRK_SEND_BODY).body)
+  const index = searchIndexer(db)
+  const now = Date.now()
+  for (let done = 0; done < count; ) {
+    db.transaction(() => {
+      for (let i = 0; i < 10_000 && done < count; i++, done++) {
+        const channel = channelIds[done % channelIds.length] as string
+        const value = seq.get(channel)?.value ?? 0
+        insert.run(`msg_${randomBase62(18)}`, channel, value, body, now - count + done)
+      }
+      index()
+    })()
+  }
+  db.run(
+    "UPDATE counters SET value = (SELECT max(change_seq) FROM users) WHERE name = 'change_seq'",
+  )
+  db.close()
+}
+
 const base = tempDataDir('hark-ab-')
-const tokens = (await provision(base, CHANNELS)).agentTokens
+const provisioned = await provision(base, CHANNELS)
+const tokens = provisioned.agentTokens
+if (PRELOAD > 0) preload(base, provisioned.channelIds, PRELOAD)
 const request = { method: 'POST' as const, path: '/v1/messages', tokens, body: WRK_SEND_BODY }
 const results: Record<string, number[]> = { new: [], old: [] }
 try {

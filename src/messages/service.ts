@@ -2,7 +2,7 @@ import { personBatch } from '../access/idempotency/service.ts'
 import type { ChannelRow } from '../channels/store.ts'
 import type { Ctx } from '../core/context.ts'
 import { fail } from '../core/errors.ts'
-import { newId } from '../core/ids.ts'
+import { newMessageId } from '../core/ids.ts'
 import { approvalOf, requestHashOf } from './asks/approval.ts'
 import { expireIfDue } from './asks/service.ts'
 import { type BlockRules, inputBlocks, validateBody } from './blocks.ts'
@@ -66,7 +66,7 @@ export async function sendMessage(
   const expiresAt = req.expires_in === undefined ? null : now + Math.round(req.expires_in * 1000)
   return await ctx.writes.apply(async (tx) => {
     const message = {
-      id: newId('msg'),
+      id: newMessageId(now),
       channel_id: channel.id,
       sender,
       body: JSON.stringify(req.body),

@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox'
 import type { ChannelRow } from '../../../channels/store.ts'
 import type { Ctx } from '../../../core/context.ts'
 import { fail } from '../../../core/errors.ts'
-import { newId } from '../../../core/ids.ts'
+import { newId, newMessageId } from '../../../core/ids.ts'
 import { type Abortable, waitWhilePending } from '../../../core/waiters.ts'
 import { secretRequest } from '../../../shared/canonical.ts'
 import { type AnswerProof, secretDecision } from '../../../shared/proof.ts'
@@ -106,7 +106,7 @@ export async function recordSecret(
   }
   return await ctx.writes.apply(async (tx) => {
     const message = await tx.store.messages.insert({
-      id: newId('msg'),
+      id: newMessageId(now),
       channel_id: channel.id,
       sender: 'agent',
       body: JSON.stringify(body),
