@@ -33,33 +33,48 @@ export interface ChannelRow {
 export type Prefixed<T, P extends string> = { [K in keyof T & string as `${P}.${K}`]: T[K] }
 
 /**
- * The person in a joined row (`user.*`); undefined when a left join found none. Named field by
- * field: this runs on every request a guard checks, and copying by name is the cheap way.
+ * A table's row inside a join, as access's stores read a caller's rows with the token or
+ * session they belong to: the statement names each column `prefix.column` (`columns`: the SQL
+ * of the select list, `u.id AS "user.id"`, ...), and `read` takes the row back out of a joined
+ * row (undefined when a left join found none). One list of fields makes both, so the two never
+ * disagree. The keys are made once: this runs on every request a guard checks on Postgres.
  */
-export const userIn = (r: Prefixed<UserRow, 'user'>): UserRow | undefined =>
-  r['user.id'] === null
-    ? undefined
-    : {
-        id: r['user.id'],
-        email: r['user.email'],
-        name: r['user.name'],
-        is_owner: r['user.is_owner'],
-        created_at: r['user.created_at'],
-        email_verified: r['user.email_verified'],
-      }
+function joined<T>(alias: string, prefix: string, fields: readonly (keyof T & string)[]) {
+  const keys = fields.map((field) => [field, `${prefix}.${field}`] as const)
+  const idKey = `${prefix}.id`
+  return {
+    columns: keys.map(([field, key]) => `${alias}.${field} AS "${key}"`).join(', '),
+    read(r: Prefixed<T, string>): T | undefined {
+      const row = r as Record<string, unknown>
+      if (row[idKey] === null) return undefined
+      const out: Record<string, unknown> = {}
+      for (const [field, key] of keys) out[field] = row[key]
+      return out as T
+    },
+  }
+}
 
+const USER_FIELDS = ['id', 'email', 'name', 'is_owner', 'created_at', 'email_verified'] as const
+const CHANNEL_FIELDS = ['id', 'user_id', 'label', 'created_at', 'updated_at', 'read_rid'] as const
+/** True only when `F` names every field of `T`: a field left out would be read as missing. */
+type Complete<T, F extends readonly unknown[]> = [Exclude<keyof T, F[number]>] extends [never]
+  ? true
+  : false
+const everyUserField: Complete<UserRow, typeof USER_FIELDS> = true
+const everyChannelField: Complete<ChannelRow, typeof CHANNEL_FIELDS> = true
+
+const joinedUser = everyUserField && joined<UserRow>('u', 'user', USER_FIELDS)
+const joinedChannel = everyChannelField && joined<ChannelRow>('c', 'channel', CHANNEL_FIELDS)
+
+/** The person's columns in a join whose `users` table is `u`; `userIn` reads them back. */
+export const USER_COLUMNS = joinedUser.columns
+/** The channel's columns in a join whose `channels` table is `c`; `channelIn` reads them back. */
+export const CHANNEL_COLUMNS = joinedChannel.columns
+/** The person in a joined row (`user.*`); undefined when a left join found none. */
+export const userIn = (r: Prefixed<UserRow, 'user'>): UserRow | undefined => joinedUser.read(r)
 /** The channel in a joined row (`channel.*`); undefined when a left join found none. */
 export const channelIn = (r: Prefixed<ChannelRow, 'channel'>): ChannelRow | undefined =>
-  r['channel.id'] === null
-    ? undefined
-    : {
-        id: r['channel.id'],
-        user_id: r['channel.user_id'],
-        label: r['channel.label'],
-        created_at: r['channel.created_at'],
-        updated_at: r['channel.updated_at'],
-        read_rid: r['channel.read_rid'],
-      }
+  joinedChannel.read(r)
 
 /** A user's and a channel's row on Postgres: their int8 columns become numbers again. */
 export const pgUserRow = rowOf<UserRow>({ ints: ['created_at'] })

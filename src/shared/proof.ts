@@ -1,3 +1,4 @@
+import type { StoredProof } from './api-types.gen.ts'
 import { canonicalJson } from './canonical.ts'
 
 /**
@@ -21,21 +22,12 @@ export interface DecisionClaim {
   answered_at: number
 }
 
-/** The assertion stored with an answer and handed to the agent: base64url fields. */
-export interface AnswerProof {
-  credential_id: string
-  authenticator_data: string
-  client_data_json: string
-  signature: string
-  user_handle?: string
-  /** The `answered_at` of the signed claim (the app's clock, ms). */
-  answered_at: number
-  /**
-   * Set when the assertion signed several answers at once (src/shared/batch.ts): the claim
-   * hashes of every item, this one among them. The challenge is then over the list.
-   */
-  batch?: { items: string[] }
-}
+/**
+ * The assertion stored with an answer and handed to the agent (base64url fields; `batch` when it
+ * signed several answers at once, src/shared/batch.ts): the server's schema of it, as printed
+ * into api-types.gen.ts, so the agent's check and the server's record cannot drift apart.
+ */
+export type AnswerProof = StoredProof
 
 /** The text whose SHA-256 is the challenge: absent fields left out, keys sorted, no spaces. */
 export function claimText(claim: DecisionClaim): string {

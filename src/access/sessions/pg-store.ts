@@ -1,6 +1,6 @@
 import type { SQL } from 'bun'
 import { changed, every, first, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
-import { pgUserRow } from '../rows.ts'
+import { pgUserRow, USER_COLUMNS } from '../rows.ts'
 import { type PersonColumns, type SessionRow, type SessionStore, withPersonOf } from './store.ts'
 
 const row = rowOf<SessionRow>({
@@ -14,13 +14,11 @@ export function pgSessionStore(sql: SQL): PgTwin<SessionStore> {
     insert: (s) => inserted(sql, 'sessions', { ...s, last_seen_at: s.created_at }, row),
     withPerson: (hash) =>
       first(
-        sql`
-        SELECT s.*,
-          u.id AS "user.id", u.email AS "user.email", u.name AS "user.name",
-          u.is_owner AS "user.is_owner", u.created_at AS "user.created_at",
-          u.email_verified AS "user.email_verified"
-        FROM sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.hash = ${hash}`,
+        sql.unsafe(
+          `SELECT s.*, ${USER_COLUMNS} FROM sessions s JOIN users u ON u.id = s.user_id
+           WHERE s.hash = $1`,
+          [hash],
+        ),
         (found) => {
           const { session, user } = withPersonOf(found as PersonColumns)
           return { session: row(session), user: pgUserRow(user) }

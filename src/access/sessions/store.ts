@@ -1,5 +1,5 @@
 import type { Database } from 'bun:sqlite'
-import { type Prefixed, type UserRow, userIn } from '../rows.ts'
+import { type Prefixed, USER_COLUMNS, type UserRow, userIn } from '../rows.ts'
 
 export interface SessionRow {
   id: string
@@ -43,10 +43,7 @@ export function sessionStore(db: Database) {
     // An inner join: a session's person always exists (deleting a person deletes their sessions).
     // `+?1`: see tokens/store.ts `withOwner` (a join on a bare parameter is prepared every run).
     withPerson: db.query<PersonColumns, [Uint8Array]>(
-      `SELECT s.*,
-         u.id AS "user.id", u.email AS "user.email", u.name AS "user.name",
-         u.is_owner AS "user.is_owner", u.created_at AS "user.created_at",
-         u.email_verified AS "user.email_verified"
+      `SELECT s.*, ${USER_COLUMNS}
        FROM sessions s JOIN users u ON u.id = s.user_id
        WHERE s.hash = +?1`,
     ),

@@ -1,6 +1,6 @@
 import type { SQL } from 'bun'
 import { changed, every, first, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
-import { pgChannelRow, pgUserRow } from '../rows.ts'
+import { CHANNEL_COLUMNS, pgChannelRow, pgUserRow, USER_COLUMNS } from '../rows.ts'
 import { type OwnerColumns, ownerOf, type TokenRow, type TokenStore } from './store.ts'
 
 const row = rowOf<TokenRow>({ ints: ['created_at', 'last_used_at', 'revoked_at'], bytes: ['hash'] })
@@ -11,18 +11,14 @@ export function pgTokenStore(sql: SQL): PgTwin<TokenStore> {
     insert: (t) => inserted(sql, 'tokens', t, row),
     withOwner: (hash) =>
       first(
-        sql`
-        SELECT t.*,
-          u.id AS "user.id", u.email AS "user.email", u.name AS "user.name",
-          u.is_owner AS "user.is_owner", u.created_at AS "user.created_at",
-          u.email_verified AS "user.email_verified",
-          c.id AS "channel.id", c.user_id AS "channel.user_id", c.label AS "channel.label",
-          c.created_at AS "channel.created_at", c.updated_at AS "channel.updated_at",
-          c.read_rid AS "channel.read_rid"
-        FROM tokens t
-        LEFT JOIN users u ON u.id = t.user_id
-        LEFT JOIN channels c ON c.id = t.channel_id
-        WHERE t.hash = ${hash}`,
+        sql.unsafe(
+          `SELECT t.*, ${USER_COLUMNS}, ${CHANNEL_COLUMNS}
+           FROM tokens t
+           LEFT JOIN users u ON u.id = t.user_id
+           LEFT JOIN channels c ON c.id = t.channel_id
+           WHERE t.hash = $1`,
+          [hash],
+        ),
         (found) => {
           const { token, user, channel } = ownerOf(found as OwnerColumns)
           return {

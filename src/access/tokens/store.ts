@@ -1,6 +1,14 @@
 import type { Database } from 'bun:sqlite'
 import type { TokenKind } from '../../core/ids.ts'
-import { type ChannelRow, channelIn, type Prefixed, type UserRow, userIn } from '../rows.ts'
+import {
+  CHANNEL_COLUMNS,
+  type ChannelRow,
+  channelIn,
+  type Prefixed,
+  USER_COLUMNS,
+  type UserRow,
+  userIn,
+} from '../rows.ts'
 
 export interface TokenRow {
   id: string
@@ -57,13 +65,7 @@ export function tokenStore(db: Database) {
     // prepares a join again at every run (measured: 40-90 µs a lookup against 3-7 µs; the
     // unique index on hash is used either way, EXPLAIN QUERY PLAN).
     withOwner: db.query<OwnerColumns, [Uint8Array]>(
-      `SELECT t.*,
-         u.id AS "user.id", u.email AS "user.email", u.name AS "user.name",
-         u.is_owner AS "user.is_owner", u.created_at AS "user.created_at",
-         u.email_verified AS "user.email_verified",
-         c.id AS "channel.id", c.user_id AS "channel.user_id", c.label AS "channel.label",
-         c.created_at AS "channel.created_at", c.updated_at AS "channel.updated_at",
-         c.read_rid AS "channel.read_rid"
+      `SELECT t.*, ${USER_COLUMNS}, ${CHANNEL_COLUMNS}
        FROM tokens t
        LEFT JOIN users u ON u.id = t.user_id
        LEFT JOIN channels c ON c.id = t.channel_id
