@@ -38,6 +38,35 @@ describeStore('tokens store', { sqlite: tokenStore, postgres: pgTokenStore }, (e
     expect(await e.read((s) => s.byId('nope'))).toBeUndefined()
   })
 
+  test('withChannel finds a token with its channel in one read; none for a person token or an unknown hash', async () => {
+    const e = engine()
+    await owner(e)
+    const at = 1_764_000_000_123
+    await e.insert('channels', {
+      id: 'c2',
+      user_id: 'u1',
+      label: 'Ünïcode “label”',
+      created_at: at,
+      updated_at: at + 1,
+    })
+    const agent = await e.write((s) => s.insert(token('t1', 1, { channel: 'c2' })))
+    const person = await e.write((s) => s.insert(token('p1', 2, { kind: 'person', channel: null })))
+    const channel = {
+      id: 'c2',
+      user_id: 'u1',
+      label: 'Ünïcode “label”',
+      created_at: at,
+      updated_at: at + 1,
+      read_rid: 0,
+    }
+    expect(await e.read((s) => s.withChannel(hash(1)))).toEqual({ token: agent, channel })
+    expect(await e.read((s) => s.withChannel(hash(2)))).toEqual({
+      token: person,
+      channel: undefined,
+    })
+    expect(await e.read((s) => s.withChannel(hash(3)))).toBeUndefined()
+  })
+
   test('a hash is unique', async () => {
     const e = engine()
     await owner(e)

@@ -30,6 +30,7 @@ export const AUTH_TABLES = ['tokens', 'channels', 'users'] as const
 /** Their operations that only read: every other operation invalidates the cache. */
 const READS: ReadonlySet<string> = new Set([
   'byHash',
+  'withChannel',
   'byId',
   'liveByUser',
   'byUser',

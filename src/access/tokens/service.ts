@@ -76,7 +76,16 @@ async function lookup(
   kind: TokenKind,
   hash = hashToken(bearer(header)),
 ): Promise<TokenRow> {
-  const row = await ctx.store.tokens.byHash(hash)
+  return await checked(ctx, await ctx.store.tokens.byHash(hash), hash, kind)
+}
+
+/** `row` if it is the live token of `hash` and of `kind`; its use recorded once a minute. */
+async function checked(
+  ctx: Ctx,
+  row: TokenRow | undefined,
+  hash: Uint8Array,
+  kind: TokenKind,
+): Promise<TokenRow> {
   if (!row || !sameHash(row.hash, hash) || row.revoked_at !== null) {
     throw fail.unauthorized('invalid or revoked token')
   }
@@ -107,8 +116,10 @@ export async function authenticateAgent(ctx: Ctx, header: string | undefined): P
   // Remembered: found good since the last write to tokens, channels or people (auth-cache.ts).
   // Its last use is still recorded once a minute (that write empties the cache).
   if (known && !touchDue(ctx, known.token)) return { token: known.token, channel: known.channel }
-  const token = await lookup(ctx, header, 'agent', hash)
-  const channel = await ctx.store.channels.byId(token.channel_id as string)
+  // The token and its channel in one read (one round trip on Postgres).
+  const found = await ctx.store.tokens.withChannel(hash)
+  const token = await checked(ctx, found?.token, hash, 'agent')
+  const channel = found?.channel
   if (!channel) throw fail.unauthorized('invalid or revoked token')
   if (mark) cache?.set(key, { token, channel }, mark)
   return { token, channel }

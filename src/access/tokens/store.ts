@@ -1,4 +1,5 @@
 import type { Database } from 'bun:sqlite'
+import type { ChannelRow } from '../../channels/store.ts'
 import type { TokenKind } from '../../core/ids.ts'
 
 export interface TokenRow {
@@ -13,6 +14,12 @@ export interface TokenRow {
   revoked_at: number | null
 }
 
+/** A token as an agent's request finds it: with its channel, if it has one that exists. */
+export interface TokenWithChannel {
+  token: TokenRow
+  channel: ChannelRow | undefined
+}
+
 export function tokenStore(db: Database) {
   const q = {
     insert: db.query<
@@ -23,6 +30,7 @@ export function tokenStore(db: Database) {
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING *`,
     ),
     byHash: db.query<TokenRow, [Uint8Array]>('SELECT * FROM tokens WHERE hash = ?1'),
+    channel: db.query<ChannelRow, [string]>('SELECT * FROM channels WHERE id = ?1'),
     touch: db.query<null, [string, number]>('UPDATE tokens SET last_used_at = ?2 WHERE id = ?1'),
     byId: db.query<TokenRow, [string]>('SELECT * FROM tokens WHERE id = ?1'),
     liveByUser: db.query<TokenRow, [string]>(
@@ -51,6 +59,16 @@ export function tokenStore(db: Database) {
         t.created_at,
       ) as TokenRow,
     byHash: (hash: Uint8Array) => q.byHash.get(hash) ?? undefined,
+    /**
+     * The token with this hash and its channel (none for a person token, or once the channel is
+     * gone): what checking an agent's bearer reads, one round trip on Postgres (`pg-store.ts`).
+     */
+    withChannel: (hash: Uint8Array): TokenWithChannel | undefined => {
+      const token = q.byHash.get(hash)
+      if (!token) return undefined
+      const channel = token.channel_id === null ? undefined : q.channel.get(token.channel_id)
+      return { token, channel: channel ?? undefined }
+    },
     touch: (id: string, now: number): void => {
       q.touch.run(id, now)
     },
