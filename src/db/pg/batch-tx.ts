@@ -69,9 +69,6 @@ export interface Shared {
   failed: boolean
 }
 
-/** Thrown inside the pipelined transaction to roll it back and run its units one at a time. */
-const ONE_AT_A_TIME = Symbol('one at a time')
-
 interface Done<S> {
   item: Queued<S>
   value: unknown
@@ -79,55 +76,74 @@ interface Done<S> {
 }
 
 /**
- * The units side by side in one transaction. Undefined if it was rolled back for `serial`;
- * otherwise every unit is settled but those to run again, which it returns.
+ * The units side by side in one transaction, on a connection of its own (`reserve`), BEGIN,
+ * the wakes' NOTIFY and COMMIT sent without waiting: while the person's row is locked, the
+ * only round trips are the units' own. A failed statement (a unit's, or the NOTIFY) aborts the
+ * transaction, and Postgres then answers COMMIT with ROLLBACK: nothing was kept, the units run
+ * again one at a time. Undefined in that case; otherwise every unit is settled but those to
+ * run again, which it returns.
  */
 async function pipelined<S>(
   host: BatchHost<S>,
   items: Queued<S>[],
   ran: () => void,
 ): Promise<Queued<S>[] | undefined> {
-  const shared: Shared = { failed: false }
-  let done: Done<S>[] = []
-  let checked = false
+  const conn = await host.sql.reserve()
+  let broken = false
+  const send = (statement: string) => {
+    const answer = conn.unsafe(statement).execute()
+    answer.catch(() => {}) // its failure shows in the units' statements, or in COMMIT's answer
+    return answer
+  }
   try {
-    await host.sql.begin(async (txSql) => {
-      const store = host.open(txSql)
-      const runs = items.map(async (item): Promise<Done<S>> => {
+    send('BEGIN')
+    // Within a unit, its statements run in order; between units, in the order they are sent.
+    const txSql = conn as unknown as TransactionSQL
+    const store = host.open(conn)
+    const shared: Shared = { failed: false }
+    const outcomes = await Promise.allSettled(
+      items.map(async (item): Promise<Done<S>> => {
         const effects = new UnitEffects(store, host.reactions)
         return { item, value: await host.within(txSql, item.unit, effects, shared), effects }
+      }),
+    )
+    const done: Done<S>[] = []
+    for (const outcome of outcomes) if (outcome.status === 'fulfilled') done.push(outcome.value)
+    if (shared.failed || done.length < items.length) {
+      await conn.unsafe('ROLLBACK').catch(() => {
+        broken = true
       })
-      const outcomes = await Promise.allSettled(runs)
-      if (shared.failed) throw ONE_AT_A_TIME
-      for (const outcome of outcomes) {
-        if (outcome.status === 'rejected') throw ONE_AT_A_TIME
-        done.push(outcome.value)
-      }
-      // The check: in a transaction where a statement failed (its error caught by a unit),
-      // this statement fails too, and nothing is committed.
-      const wakes = done.flatMap((d) => d.effects.wakes)
-      if (host.bus && wakes.length > 0) await host.bus.notify(txSql, wakes)
-      else await txSql`SELECT 1`
-      checked = true
-      ran()
-    })
-  } catch (error) {
-    // Before the check passed, the transaction is rolled back: the units run again one at a
-    // time. After it, the COMMIT failed (or the connection): nothing in it was kept.
-    if (!checked) return undefined
-    ran()
-    const again: Queued<S>[] = []
-    for (const { item } of done) {
-      if (host.again(item, error)) again.push(item)
-      else item.reject(error)
+      return undefined
     }
-    return again
+    const wakes = done.flatMap((d) => d.effects.wakes)
+    const notified = host.bus && wakes.length > 0 ? host.bus.notify(conn, wakes) : undefined
+    notified?.catch(() => {})
+    ran()
+    let answer: { command?: string }
+    try {
+      answer = await send('COMMIT')
+    } catch (error) {
+      // The COMMIT failed (or the connection): nothing in it was kept.
+      broken = true
+      const again: Queued<S>[] = []
+      for (const { item } of done) {
+        if (host.again(item, error)) again.push(item)
+        else item.reject(error)
+      }
+      return again
+    }
+    // Its first statement ran before COMMIT (a failure would have made it a ROLLBACK); one of
+    // more than 100 wakes may have run after it, committing alone: a wake-up more, never one
+    // without its rows.
+    await notified?.catch(() => {})
+    if (answer.command !== 'COMMIT') return undefined
+    host.committed(done.map((d) => d.effects))
+    for (const { item, value } of done) item.resolve(value)
+    return []
+  } finally {
+    if (broken) await conn.close().catch(() => {})
+    else conn.release()
   }
-  ran()
-  host.committed(done.map((d) => d.effects))
-  for (const { item, value } of done) item.resolve(value)
-  done = []
-  return []
 }
 
 /**
