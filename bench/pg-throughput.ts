@@ -5,6 +5,7 @@
  *
  *   bun bench/pg-throughput.ts [--seconds 5] [--rounds 3] [--concurrency 32] [--channels 64]
  *                              [--people 1] [--pg-fsync 1] [--baseline PATH]
+ *                              [--baseline-schema N]
  *
  * Three contenders, each with --write-limit 0:
  *   - sqlite: one instance on its data directory's SQLite (bench/compare.ts's Hark);
@@ -14,7 +15,11 @@
  *     (half each), as behind a load balancer.
  * With `--baseline PATH` (another build of hark, e.g. the commit before a change), a fourth,
  * `pg-base`: that binary as one instance on the same database, in the same rounds, so that a
- * change is measured against what it replaced under the same load of the machine.
+ * change is measured against what it replaced under the same load of the machine. A build older
+ * than the schema (one that refuses the database as too new) runs with `--baseline-schema N`,
+ * the schema it knows: before each of its rounds the versions above N are taken off the
+ * database's record, allowed only while each of them is empty on Postgres (18 is: index.ts), so
+ * the database is then exactly schema N; the next contender's start applies them again.
  * SQLite is provisioned as compare.ts does (lib.ts `provision`), Postgres the way an operator
  * would (`withDatabase` over the URL, `addUser`, `addChannel`).
  *
@@ -31,6 +36,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { SQL } from 'bun'
 import { withDatabase } from '../src/cli/admin/command.ts'
+import { pgMigrations } from '../src/db/pg/migrations/index.ts'
 import { addChannel, addUser } from '../src/people/service.ts'
 import { type PgCluster, startCluster } from '../test/pg/cluster.ts'
 import {
@@ -63,6 +69,20 @@ const BASELINE = (() => {
   const i = process.argv.indexOf('--baseline')
   return i > 0 ? process.argv[i + 1] : undefined
 })()
+const BASELINE_SCHEMA = arg('baseline-schema', 0)
+if (BASELINE_SCHEMA > 0) {
+  // Only migrations with no statement on Postgres can be taken off the record this way.
+  const emptyOnPg = (sql: string) => sql.replace(/--.*$/gm, '').trim() === ''
+  const above = pgMigrations.filter((m) => m.version > BASELINE_SCHEMA)
+  const notEmpty = above.find((m) => !emptyOnPg(m.sql))
+  if (!BASELINE || notEmpty) {
+    throw new Error(
+      BASELINE
+        ? `--baseline-schema ${BASELINE_SCHEMA}: migration ${notEmpty?.version} changes the Postgres schema; the older build cannot run on it`
+        : '--baseline-schema needs --baseline PATH',
+    )
+  }
+}
 /** A request unanswered this long counts as an error (closedLoop has no timeout of its own). */
 const REQUEST_TIMEOUT_MS = 10_000
 
@@ -321,6 +341,9 @@ try {
     }
     if (BASELINE) {
       try {
+        if (BASELINE_SCHEMA > 0) {
+          await stats`DELETE FROM schema_version WHERE version > ${BASELINE_SCHEMA}`
+        }
         const base = await start(pgDirs[0] as string, pgEnv, BASELINE)
         results['pg-base']?.push(await measure('pg-base', [base], pgTokens, stats))
       } finally {
