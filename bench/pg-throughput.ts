@@ -5,7 +5,7 @@
  *
  *   bun bench/pg-throughput.ts [--seconds 5] [--rounds 3] [--concurrency 32] [--channels 64]
  *                              [--people 1] [--pg-fsync 1] [--baseline PATH]
- *                              [--baseline-schema N]
+ *                              [--baseline-schema N] [--only pg]
  *
  * Three contenders, each with --write-limit 0:
  *   - sqlite: one instance on its data directory's SQLite (bench/compare.ts's Hark);
@@ -68,6 +68,11 @@ const PG_FSYNC = arg('pg-fsync', 1) !== 0
 const BASELINE = (() => {
   const i = process.argv.indexOf('--baseline')
   return i > 0 ? process.argv[i + 1] : undefined
+})()
+/** `--only pg`: the one-instance Postgres contenders only (pg, pg-base): more rounds a minute. */
+const ONLY_PG = (() => {
+  const i = process.argv.indexOf('--only')
+  return i > 0 && process.argv[i + 1] === 'pg'
 })()
 const BASELINE_SCHEMA = arg('baseline-schema', 0)
 if (BASELINE_SCHEMA > 0) {
@@ -328,10 +333,12 @@ try {
   if (BASELINE) results['pg-base'] = []
   for (let round = 1; round <= ROUNDS; round++) {
     console.log(`round ${round} (load ${loadAvg()})`)
-    try {
-      results.sqlite.push(await measure('sqlite', [await start(sqliteDir)], sqliteTokens))
-    } finally {
-      await stopAll()
+    if (!ONLY_PG) {
+      try {
+        results.sqlite.push(await measure('sqlite', [await start(sqliteDir)], sqliteTokens))
+      } finally {
+        await stopAll()
+      }
     }
     try {
       const one = await start(pgDirs[0] as string, pgEnv)
@@ -350,11 +357,16 @@ try {
         await stopAll()
       }
     }
-    try {
-      const two = [await start(pgDirs[0] as string, pgEnv), await start(pgDirs[1] as string, pgEnv)]
-      results['pg×2'].push(await measure('pg×2', two, pgTokens, stats))
-    } finally {
-      await stopAll()
+    if (!ONLY_PG) {
+      try {
+        const two = [
+          await start(pgDirs[0] as string, pgEnv),
+          await start(pgDirs[1] as string, pgEnv),
+        ]
+        results['pg×2'].push(await measure('pg×2', two, pgTokens, stats))
+      } finally {
+        await stopAll()
+      }
     }
   }
 
@@ -364,6 +376,7 @@ try {
   )
   const sqliteMedian = median(results.sqlite.map((m) => m.perSecond))
   for (const [name, ms_] of Object.entries(results)) {
+    if (ms_.length === 0) continue
     const walSyncs = ms_.map((m) => m.walSyncs).filter((n) => n !== undefined)
     const commits = ms_.map((m) => m.commits).filter((n) => n !== undefined)
     const pgCpus = ms_.map((m) => m.pgCpu).filter((n) => n !== undefined)
@@ -386,7 +399,9 @@ try {
         `${(walSyncs.length ? median(walSyncs).toFixed(0) : '-').padStart(13)} ` +
         `${(commits.length ? median(commits).toFixed(2) : '-').padStart(8)} ` +
         `${String(ms_.reduce((n, m) => n + m.errors, 0)).padStart(7)}` +
-        (name === 'sqlite' ? '' : `   (${((rate / sqliteMedian) * 100).toFixed(0)}% of sqlite)`),
+        (name === 'sqlite' || ONLY_PG
+          ? ''
+          : `   (${((rate / sqliteMedian) * 100).toFixed(0)}% of sqlite)`),
     )
   }
 } finally {
