@@ -39,12 +39,13 @@ import type { WakeBus } from './wake-bus.ts'
  * writes wait on their row's lock one after another anyway (the lock that keeps their `seq` in
  * commit order), so one transaction per unit meant one lock hold, and one COMMIT with its WAL
  * flush, per unit. The first unit of a batch key starts a transaction at once; the units that
- * arrive while it runs queue and run together in the next one (up to `BATCH_MAX`), each in its
- * own savepoint, one after another, under one hold of the lock and one COMMIT. A unit that
- * fails rolls back to its savepoint and fails alone; every caller is answered after the COMMIT
- * (its own failure included), and a COMMIT that fails fails every unit in it (or runs them
- * again, if the database aborted it for a deadlock or a serialization failure). See
- * docs/decisions.md, "One person's sends on Postgres: a batch per lock hold".
+ * arrive while it runs queue and run together in the next one (up to `BATCH_MAX`), under one
+ * hold of the lock and one COMMIT: side by side, their statements pipelined, and if any of them
+ * fails, rolled back and run again one at a time, each in its own savepoint, where a unit that
+ * fails fails alone (batch-tx.ts). Every caller is answered after the COMMIT (its own failure
+ * included), and a COMMIT that fails fails every unit in it (or runs them again, if the
+ * database aborted it for a deadlock or a serialization failure). See docs/decisions.md, "One
+ * person's sends on Postgres: a batch per lock hold" and its second pass.
  */
 export class PgWritePath<S = AsyncStores> implements WritePath<S> {
   private readonly running = new AsyncLocalStorage<Level<S>>()
