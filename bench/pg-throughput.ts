@@ -5,6 +5,7 @@
  *
  *   bun bench/pg-throughput.ts [--seconds 5] [--rounds 3] [--concurrency 32] [--channels 64]
  *                              [--people 1] [--pg-fsync 1] [--baseline PATH]
+ *                              [--baseline-schema N] [--only pg]
  *
  * Three contenders, each with --write-limit 0:
  *   - sqlite: one instance on its data directory's SQLite (bench/compare.ts's Hark);
@@ -14,7 +15,11 @@
  *     (half each), as behind a load balancer.
  * With `--baseline PATH` (another build of hark, e.g. the commit before a change), a fourth,
  * `pg-base`: that binary as one instance on the same database, in the same rounds, so that a
- * change is measured against what it replaced under the same load of the machine.
+ * change is measured against what it replaced under the same load of the machine. A build older
+ * than the schema (one that refuses the database as too new) runs with `--baseline-schema N`,
+ * the schema it knows: before each of its rounds the versions above N are taken off the
+ * database's record, allowed only while each of them is empty on Postgres (18 is: index.ts), so
+ * the database is then exactly schema N; the next contender's start applies them again.
  * SQLite is provisioned as compare.ts does (lib.ts `provision`), Postgres the way an operator
  * would (`withDatabase` over the URL, `addUser`, `addChannel`).
  *
@@ -31,6 +36,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { SQL } from 'bun'
 import { withDatabase } from '../src/cli/admin/command.ts'
+import { pgMigrations } from '../src/db/pg/migrations/index.ts'
 import { addChannel, addUser } from '../src/people/service.ts'
 import { type PgCluster, startCluster } from '../test/pg/cluster.ts'
 import {
@@ -63,6 +69,25 @@ const BASELINE = (() => {
   const i = process.argv.indexOf('--baseline')
   return i > 0 ? process.argv[i + 1] : undefined
 })()
+/** `--only pg`: the one-instance Postgres contenders only (pg, pg-base): more rounds a minute. */
+const ONLY_PG = (() => {
+  const i = process.argv.indexOf('--only')
+  return i > 0 && process.argv[i + 1] === 'pg'
+})()
+const BASELINE_SCHEMA = arg('baseline-schema', 0)
+if (BASELINE_SCHEMA > 0) {
+  // Only migrations with no statement on Postgres can be taken off the record this way.
+  const emptyOnPg = (sql: string) => sql.replace(/--.*$/gm, '').trim() === ''
+  const above = pgMigrations.filter((m) => m.version > BASELINE_SCHEMA)
+  const notEmpty = above.find((m) => !emptyOnPg(m.sql))
+  if (!BASELINE || notEmpty) {
+    throw new Error(
+      BASELINE
+        ? `--baseline-schema ${BASELINE_SCHEMA}: migration ${notEmpty?.version} changes the Postgres schema; the older build cannot run on it`
+        : '--baseline-schema needs --baseline PATH',
+    )
+  }
+}
 /** A request unanswered this long counts as an error (closedLoop has no timeout of its own). */
 const REQUEST_TIMEOUT_MS = 10_000
 
@@ -308,10 +333,12 @@ try {
   if (BASELINE) results['pg-base'] = []
   for (let round = 1; round <= ROUNDS; round++) {
     console.log(`round ${round} (load ${loadAvg()})`)
-    try {
-      results.sqlite.push(await measure('sqlite', [await start(sqliteDir)], sqliteTokens))
-    } finally {
-      await stopAll()
+    if (!ONLY_PG) {
+      try {
+        results.sqlite.push(await measure('sqlite', [await start(sqliteDir)], sqliteTokens))
+      } finally {
+        await stopAll()
+      }
     }
     try {
       const one = await start(pgDirs[0] as string, pgEnv)
@@ -321,17 +348,25 @@ try {
     }
     if (BASELINE) {
       try {
+        if (BASELINE_SCHEMA > 0) {
+          await stats`DELETE FROM schema_version WHERE version > ${BASELINE_SCHEMA}`
+        }
         const base = await start(pgDirs[0] as string, pgEnv, BASELINE)
         results['pg-base']?.push(await measure('pg-base', [base], pgTokens, stats))
       } finally {
         await stopAll()
       }
     }
-    try {
-      const two = [await start(pgDirs[0] as string, pgEnv), await start(pgDirs[1] as string, pgEnv)]
-      results['pg×2'].push(await measure('pg×2', two, pgTokens, stats))
-    } finally {
-      await stopAll()
+    if (!ONLY_PG) {
+      try {
+        const two = [
+          await start(pgDirs[0] as string, pgEnv),
+          await start(pgDirs[1] as string, pgEnv),
+        ]
+        results['pg×2'].push(await measure('pg×2', two, pgTokens, stats))
+      } finally {
+        await stopAll()
+      }
     }
   }
 
@@ -341,6 +376,7 @@ try {
   )
   const sqliteMedian = median(results.sqlite.map((m) => m.perSecond))
   for (const [name, ms_] of Object.entries(results)) {
+    if (ms_.length === 0) continue
     const walSyncs = ms_.map((m) => m.walSyncs).filter((n) => n !== undefined)
     const commits = ms_.map((m) => m.commits).filter((n) => n !== undefined)
     const pgCpus = ms_.map((m) => m.pgCpu).filter((n) => n !== undefined)
@@ -363,7 +399,9 @@ try {
         `${(walSyncs.length ? median(walSyncs).toFixed(0) : '-').padStart(13)} ` +
         `${(commits.length ? median(commits).toFixed(2) : '-').padStart(8)} ` +
         `${String(ms_.reduce((n, m) => n + m.errors, 0)).padStart(7)}` +
-        (name === 'sqlite' ? '' : `   (${((rate / sqliteMedian) * 100).toFixed(0)}% of sqlite)`),
+        (name === 'sqlite' || ONLY_PG
+          ? ''
+          : `   (${((rate / sqliteMedian) * 100).toFixed(0)}% of sqlite)`),
     )
   }
 } finally {

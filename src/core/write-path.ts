@@ -64,10 +64,13 @@ export interface WritePath<S = unknown, E extends Event = Event> {
 /** What a caller may tell the write path about a unit; an engine that has no use for it ignores it. */
 export interface RunOptions {
   /**
-   * Units given the same `batch` may run in one transaction, each in its own savepoint (all or
-   * nothing still, alone in failing): on Postgres, one person's units under one hold of their
-   * row's lock (db/pg/write-path.ts). Units with different ones, or none, never share a
-   * transaction there. SQLite's group commit batches every unit of a moment anyway.
+   * Units given the same `batch` may run in one transaction (all or nothing still, alone in
+   * failing): on Postgres, one person's units under one hold of their row's lock
+   * (db/pg/write-path.ts), first side by side, their statements interleaved, then, if any of
+   * them fails, again one at a time in savepoints (db/pg/batch-tx.ts). So units sharing a key
+   * must not read what a sibling writes except where the database refuses a conflict (a unique
+   * key): true of sends. Units with different ones, or none, never share a transaction there.
+   * SQLite's group commit batches every unit of a moment anyway, one at a time.
    */
   batch?: string
 }

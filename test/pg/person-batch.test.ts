@@ -246,6 +246,93 @@ describe.skipIf(skip)('a person’s units batched on Postgres', () => {
     expect(path.stats()).toEqual({ writes: 3, flushes: 2 })
   })
 
+  /** A lead unit holding the person's transaction until `first` opens: the next ones queue. */
+  async function lead(path: PgWritePath<TestStores>) {
+    const first = gate()
+    const started = gate()
+    const done = path.run(
+      async (tx) => {
+        started.open()
+        await first.wait
+        await tx.store.messages.insert(message('lead', 'c1'))
+      },
+      { batch: 'ann' },
+    )
+    await started.wait
+    return { done, go: first.open }
+  }
+
+  test("a batch's units run side by side (pipelined): one that awaits a later sibling's start is not left waiting", async () => {
+    const { url, sql } = await database()
+    const { path } = instance(url)
+    const held = await lead(path)
+    // Run one at a time, the first would wait for ever for the second to start: bounded here.
+    const second = gate()
+    const bound = AbortSignal.timeout(20_000)
+    const outcomes = Promise.all([
+      path.run(
+        async (tx) => {
+          await tx.store.messages.insert(message('m1', 'c1'))
+          await Promise.race([
+            second.wait,
+            new Promise((_, reject) => bound.addEventListener('abort', () => reject(bound.reason))),
+          ])
+          await tx.store.messages.insert(message('m3', 'c1'))
+          return Number((await tx.store.sql`SELECT txid_current() AS id`)[0].id)
+        },
+        { batch: 'ann' },
+      ),
+      path.run(
+        async (tx) => {
+          second.open()
+          await tx.store.messages.insert(message('m2', 'c2'))
+          return Number((await tx.store.sql`SELECT txid_current() AS id`)[0].id)
+        },
+        { batch: 'ann' },
+      ),
+    ])
+    held.go()
+    await held.done
+    const [one, two] = await outcomes
+    expect(one).toBe(two) // one transaction
+    const rows = await sql`SELECT id, seq FROM messages ORDER BY seq`
+    // Numbered in the order their inserts reached the database, gapless.
+    expect(rows.map((r: { id: string }) => r.id)).toEqual(['lead', 'm1', 'm2', 'm3'])
+    expect(rows.map((r: { seq: string }) => Number(r.seq))).toEqual([1, 2, 3, 4])
+    expect(path.stats()).toEqual({ writes: 3, flushes: 2 })
+  })
+
+  test('a unit that catches its failed statement aborts its batch: no caller is told it committed, nothing is kept', async () => {
+    const { url, sql } = await database()
+    const { path } = instance(url)
+    const held = await lead(path)
+    const outcomes = [
+      path.run((tx) => tx.store.messages.insert(message('a', 'c1')), { batch: 'ann' }),
+      path.run(
+        async (tx) => {
+          await tx.store.messages.insert(message('b', 'c1'))
+          // Refused (a duplicate id), and the error swallowed: the transaction is aborted
+          // all the same, whatever the unit answers.
+          await tx.store.messages.insert(message('b', 'c2')).catch(() => {})
+          return 'swallowed'
+        },
+        { batch: 'ann' },
+      ),
+      path.run((tx) => tx.store.messages.insert(message('c', 'c2')), { batch: 'ann' }),
+    ].map((p) =>
+      p.then(
+        () => 'ok',
+        () => 'failed',
+      ),
+    )
+    held.go()
+    await held.done
+    expect(await Promise.all(outcomes)).toEqual(['failed', 'failed', 'failed'])
+    const rows = await sql`SELECT id FROM messages ORDER BY seq`
+    expect(rows.map((r: { id: string }) => r.id)).toEqual(['lead'])
+    expect(path.stats()).toEqual({ writes: 1, flushes: 1 })
+  })
+
   test('two instances writing for one person: seq follows commit order, and a reader following its cursor misses no row', async () => {
     const { url, sql } = await database()
     const a = instance(url)

@@ -7,6 +7,7 @@ import type { Waiters } from '../../core/waiters.ts'
 import type { RunOptions, Unit, WritePath, WriteTx } from '../../core/write-path.ts'
 import { shuttingDown } from '../batch.ts'
 import { afterSiblings, type Nesting, runLevel, UnitEffects } from '../units.ts'
+import { type BatchHost, type Queued, runBatch, type Shared } from './batch-tx.ts'
 import type { WakeBus } from './wake-bus.ts'
 
 /**
@@ -38,12 +39,13 @@ import type { WakeBus } from './wake-bus.ts'
  * writes wait on their row's lock one after another anyway (the lock that keeps their `seq` in
  * commit order), so one transaction per unit meant one lock hold, and one COMMIT with its WAL
  * flush, per unit. The first unit of a batch key starts a transaction at once; the units that
- * arrive while it runs queue and run together in the next one (up to `BATCH_MAX`), each in its
- * own savepoint, one after another, under one hold of the lock and one COMMIT. A unit that
- * fails rolls back to its savepoint and fails alone; every caller is answered after the COMMIT
- * (its own failure included), and a COMMIT that fails fails every unit in it (or runs them
- * again, if the database aborted it for a deadlock or a serialization failure). See
- * docs/decisions.md, "One person's sends on Postgres: a batch per lock hold".
+ * arrive while it runs queue and run together in the next one (up to `BATCH_MAX`), under one
+ * hold of the lock and one COMMIT: side by side, their statements pipelined, and if any of them
+ * fails, rolled back and run again one at a time, each in its own savepoint, where a unit that
+ * fails fails alone (batch-tx.ts). Every caller is answered after the COMMIT (its own failure
+ * included), and a COMMIT that fails fails every unit in it (or runs them again, if the
+ * database aborted it for a deadlock or a serialization failure). See docs/decisions.md, "One
+ * person's sends on Postgres: a batch per lock hold" and its second pass.
  */
 export class PgWritePath<S = AsyncStores> implements WritePath<S> {
   private readonly running = new AsyncLocalStorage<Level<S>>()
@@ -61,6 +63,8 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
   private readonly attempts: number
   /** Who reacts to the events units emit (core/events.ts): registered by the assembly. */
   readonly reactions = new Reactions<Event, WriteTx<S>>()
+  /** What a batch's transaction needs of this write path (batch-tx.ts). */
+  private readonly host: BatchHost<S>
 
   constructor(
     private readonly sql: SQL,
@@ -72,6 +76,19 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
     this.open = options.stores
     this.bus = options.bus
     this.attempts = options.attempts ?? ATTEMPTS
+    this.host = {
+      sql,
+      open: this.open,
+      reactions: this.reactions,
+      bus: this.bus,
+      within: (txSql, unit, effects, shared) => this.within(txSql, unit, effects, shared),
+      again: (item, error) => this.again(item, error),
+      committed: (done) => {
+        this.writes += done.length
+        this.commits++
+        this.committed(done)
+      },
+    }
   }
 
   run<T>(unit: Unit<S, T>, options?: RunOptions): Promise<T> {
@@ -189,98 +206,12 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
       const running = new Promise<void>((resolve) => {
         ran = resolve
       })
-      const settled = this.together(waiting.splice(0, BATCH_MAX), ran)
+      const settled = runBatch(this.host, waiting.splice(0, BATCH_MAX), ran)
       await running
       await committing
       committing = settled.then((again) => {
         waiting.unshift(...again)
       })
-    }
-  }
-
-  /**
-   * One transaction for `items`, each unit in a savepoint (a lone unit needs none: its failure
-   * is the transaction's). `ran` is called once its units have run (its COMMIT on its way) or
-   * it failed before. Settles every unit but those to run again, which it returns.
-   */
-  private async together(items: Queued<S>[], ran: () => void): Promise<Queued<S>[]> {
-    const lone = items.length === 1
-    const done: { item: Queued<S>; value: unknown; effects: UnitEffects<S> }[] = []
-    const failed: { item: Queued<S>; error: unknown }[] = []
-    const again: Queued<S>[] = []
-    try {
-      await this.sql.begin(async (txSql) => {
-        const store = this.open(txSql)
-        const sent: Promise<unknown>[] = []
-        for (const item of items) {
-          const effects = new UnitEffects(store, this.reactions)
-          try {
-            const value = lone
-              ? await this.within(txSql, item.unit, effects)
-              : await this.savepointed(txSql, item.unit, effects, sent)
-            done.push({ item, value, effects })
-          } catch (error) {
-            if (lone) throw error
-            // Rolled back to its savepoint: the others go on. Aborted by the database
-            // (a deadlock's victim), it runs again in a later transaction.
-            if (this.again(item, error)) again.push(item)
-            else failed.push({ item, error })
-          }
-        }
-        ran()
-        // Answered by now (they were sent before the last unit's statements); a failure of
-        // one fails the transaction.
-        await Promise.all(sent)
-        const wakes = done.flatMap((d) => d.effects.wakes)
-        if (this.bus && wakes.length > 0) await this.bus.notify(txSql, wakes)
-      })
-    } catch (error) {
-      // The transaction is gone (the lone unit failed, or the COMMIT, or the connection):
-      // nothing in it was kept.
-      for (const { item } of lone ? [{ item: items[0] as Queued<S> }] : done) {
-        if (this.again(item, error)) again.push(item)
-        else failed.push({ item, error })
-      }
-      done.length = 0
-    }
-    ran()
-    if (done.length > 0) {
-      this.writes += done.length
-      this.commits++
-      this.committed(done.map((d) => d.effects))
-    }
-    for (const { item, value } of done) item.resolve(value)
-    for (const { item, error } of failed) item.reject(error)
-    return again
-  }
-
-  /**
-   * `unit` in a savepoint of a batch's transaction. SAVEPOINT and RELEASE are sent without
-   * waiting for their answers: they go down the connection ahead of the unit's first statement
-   * and the next unit's (pipelined), two round trips fewer per unit while the person's lock is
-   * held (Bun's `savepoint()` awaits both). Their answers are in `sent`, awaited before the
-   * COMMIT. A unit that fails is rolled back to its savepoint before the next one starts.
-   */
-  private async savepointed<T>(
-    txSql: TransactionSQL,
-    unit: Unit<S, T>,
-    effects: UnitEffects<S>,
-    sent: Promise<unknown>[],
-  ): Promise<T> {
-    const send = (statement: string) => {
-      const answer = txSql.unsafe(statement).execute()
-      answer.catch(() => {}) // awaited with the others before the COMMIT
-      sent.push(answer)
-    }
-    send('SAVEPOINT hark_unit')
-    try {
-      const value = await this.within(txSql, unit, effects)
-      send('RELEASE SAVEPOINT hark_unit')
-      return value
-    } catch (error) {
-      await txSql.unsafe('ROLLBACK TO SAVEPOINT hark_unit')
-      await txSql.unsafe('RELEASE SAVEPOINT hark_unit')
-      throw error
     }
   }
 
@@ -301,8 +232,9 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
     txSql: TransactionSQL,
     unit: Unit<S, T>,
     effects: UnitEffects<S>,
+    shared?: Shared,
   ): Promise<T> {
-    const level: Level<S> = { txSql, effects, live: true, tail: Promise.resolve() }
+    const level: Level<S> = { txSql, effects, shared, live: true, tail: Promise.resolve() }
     return runLevel(this.running, level, () => unit(effects))
   }
 
@@ -312,6 +244,8 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
    * the savepoint, the parent goes on and the error is the caller's to handle.
    */
   private nested<T>(parent: Level<S>, unit: Unit<S, T>): Promise<T> {
+    const shared = parent.shared
+    if (shared) return afterSiblings(parent, () => this.inline(parent, shared, unit))
     const run = async () => {
       let child: UnitEffects<S> | undefined
       const value = (await parent.txSql.savepoint(async (sp) => {
@@ -322,6 +256,24 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
       return value
     }
     return afterSiblings(parent, run)
+  }
+
+  /**
+   * `unit` inside `parent` in a pipelined batch (batch-tx.ts), without a savepoint: another
+   * unit's statements may be between its own, so a savepoint would take theirs too. If it
+   * fails, its writes cannot be undone alone: the batch is marked, rolled back whole and run
+   * again one unit at a time, each in a savepoint, where this one fails alone.
+   */
+  private async inline<T>(parent: Level<S>, shared: Shared, unit: Unit<S, T>): Promise<T> {
+    const child = new UnitEffects(parent.effects.store, this.reactions)
+    try {
+      const value = await this.within(parent.txSql, unit, child, shared)
+      parent.effects.absorb(child)
+      return value
+    } catch (error) {
+      shared.failed = true
+      throw error
+    }
   }
 
   /**
@@ -357,15 +309,8 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
 interface Level<S> extends Nesting {
   txSql: TransactionSQL
   effects: UnitEffects<S>
-}
-
-/** A top-level unit waiting for its batch key's next transaction, and its caller's answer. */
-interface Queued<S> {
-  unit: Unit<S, unknown>
-  resolve: (value: unknown) => void
-  reject: (error: unknown) => void
-  /** Its runs so far, this one included. */
-  attempt: number
+  /** Set in a pipelined batch (batch-tx.ts): its units run side by side, without savepoints. */
+  shared: Shared | undefined
 }
 
 /**
