@@ -1,6 +1,7 @@
 import type { SQL } from 'bun'
 import { changed, every, first, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
-import { pgUserRow, USER_COLUMNS } from '../rows.ts'
+import { USER_COLUMNS } from '../joined-store.ts'
+import { pgUserRow } from '../rows.ts'
 import { type PersonColumns, type SessionRow, type SessionStore, withPersonOf } from './store.ts'
 
 const row = rowOf<SessionRow>({

@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite'
-import { type Prefixed, USER_COLUMNS, type UserRow, userIn } from '../rows.ts'
+import { type Prefixed, USER_COLUMNS, userIn } from '../joined-store.ts'
+import type { UserRow } from '../rows.ts'
 
 export interface SessionRow {
   id: string

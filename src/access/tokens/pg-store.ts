@@ -1,6 +1,7 @@
 import type { SQL } from 'bun'
 import { changed, every, first, inserted, type PgTwin, rowOf } from '../../db/pg/twin.ts'
-import { CHANNEL_COLUMNS, pgChannelRow, pgUserRow, USER_COLUMNS } from '../rows.ts'
+import { CHANNEL_COLUMNS, USER_COLUMNS } from '../joined-store.ts'
+import { pgChannelRow, pgUserRow } from '../rows.ts'
 import { type OwnerColumns, ownerOf, type TokenRow, type TokenStore } from './store.ts'
 
 const row = rowOf<TokenRow>({ ints: ['created_at', 'last_used_at', 'revoked_at'], bytes: ['hash'] })

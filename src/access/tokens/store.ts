@@ -1,14 +1,7 @@
 import type { Database } from 'bun:sqlite'
 import type { TokenKind } from '../../core/ids.ts'
-import {
-  CHANNEL_COLUMNS,
-  type ChannelRow,
-  channelIn,
-  type Prefixed,
-  USER_COLUMNS,
-  type UserRow,
-  userIn,
-} from '../rows.ts'
+import { CHANNEL_COLUMNS, channelIn, type Prefixed, USER_COLUMNS, userIn } from '../joined-store.ts'
+import type { ChannelRow, UserRow } from '../rows.ts'
 
 export interface TokenRow {
   id: string
