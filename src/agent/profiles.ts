@@ -1,4 +1,15 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { CliError, fileError } from './failures.ts'
@@ -81,14 +92,74 @@ export function saveConfig(env: Env, config: ConfigFile): void {
 }
 
 /**
- * Reads, changes and writes the file in one step (the last writer wins). A change that changes
- * nothing writes nothing, so a command that only might record something (a question's id, once
- * passkeys are pinned) still works where the file cannot be written.
+ * Reads, changes and writes the file in one step, holding `config.json.lock` throughout: hooks
+ * of parallel sessions on one profile record a policy's use or a batch's answers at the same
+ * moment, and a plain read-change-write let the last writer drop the other's entry (a lost
+ * batch entry made a hook refuse an answer the person gave). A change that changes nothing
+ * writes nothing, so a command that only might record something (a question's id, once
+ * passkeys are pinned) still works where the file cannot be written; where not even the lock
+ * can be made there (a read-only home), it runs unlocked, as before.
  */
 export function updateConfig(env: Env, change: (config: ConfigFile) => void): ConfigFile {
-  const config = loadConfig(env)
-  const before = JSON.stringify(config)
-  change(config)
-  if (JSON.stringify(config) !== before) saveConfig(env, config)
-  return config
+  const release = lockConfig(env)
+  try {
+    const config = loadConfig(env)
+    const before = JSON.stringify(config)
+    change(config)
+    if (JSON.stringify(config) !== before) saveConfig(env, config)
+    return config
+  } finally {
+    release()
+  }
+}
+
+/** How long an update waits for another process's; then the lock is taken as abandoned. */
+export const CONFIG_LOCK_WAIT_MS = 2000
+/** A lock this old is abandoned whoever holds it: an update holds it for milliseconds. */
+const CONFIG_LOCK_STALE_MS = 10_000
+
+/**
+ * Takes the lock (a file made with O_EXCL holding the taker's pid) and answers its release. A
+ * lock whose process is gone, or older than any update takes, is broken at once; one still
+ * held after `CONFIG_LOCK_WAIT_MS` is taken over (a hook must not hang on a stuck process).
+ */
+function lockConfig(env: Env): () => void {
+  const lock = `${configPath(env)}.lock`
+  const deadline = Date.now() + CONFIG_LOCK_WAIT_MS
+  try {
+    mkdirSync(configDir(env), { recursive: true, mode: 0o700 })
+  } catch {
+    return () => {}
+  }
+  for (;;) {
+    let fd: number
+    try {
+      fd = openSync(lock, 'wx', 0o600)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return () => {}
+      if (abandoned(lock) || Date.now() > deadline) rmSync(lock, { force: true })
+      else Bun.sleepSync(2)
+      continue
+    }
+    try {
+      writeSync(fd, String(process.pid))
+    } finally {
+      closeSync(fd)
+    }
+    return () => rmSync(lock, { force: true })
+  }
+}
+
+function abandoned(lock: string): boolean {
+  try {
+    const pid = Number(readFileSync(lock, 'utf8'))
+    if (Date.now() - statSync(lock).mtimeMs > CONFIG_LOCK_STALE_MS) return true
+    // Made but its pid not yet written: a taker between two steps, not an abandoned lock.
+    if (!Number.isInteger(pid) || pid <= 0) return false
+    process.kill(pid, 0)
+    return false
+  } catch (error) {
+    // ESRCH: no such process. ENOENT: released meanwhile (the next try takes it).
+    return (error as NodeJS.ErrnoException).code === 'ESRCH'
+  }
 }
