@@ -2,7 +2,7 @@ import { expect } from 'bun:test'
 import type { Message } from '../../src/messages/schema.ts'
 import { addChannel } from '../../src/people/service.ts'
 import type { AnswerProof } from '../../src/shared/proof.ts'
-import { signAnswer } from '../asks/signing.ts'
+import { signAnswer, signBatch } from '../asks/signing.ts'
 import type { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
 import { type FreshServer, startFreshServer } from '../passkeys/fixture.ts'
 import { type ClaudeSandbox, makeClaudeSandbox } from './claude-code.ts'
@@ -116,6 +116,27 @@ export async function answer(
   return proof
 }
 
+/**
+ * The person allows (or answers `answer` to) `questions` with one passkey gesture, as the app's
+ * Waiting on you does: one assertion over the list of their claims, in this order (`POST
+ * /v1/app/answers`). `by`: the passkey that signs (the person's own by default).
+ */
+export async function answerBatch(
+  s: FreshServer,
+  owner: { authenticator: SoftwareAuthenticator; cookie: string },
+  questions: Message[],
+  answer: unknown = { decision: 'allow' },
+  by: SoftwareAuthenticator = owner.authenticator,
+) {
+  const items = questions.map((question) => ({ question, answer }))
+  const { proof } = await signBatch(by, items, { rpId: s.rpId })
+  const r = await s.request('POST', '/v1/app/answers', {
+    cookie: owner.cookie,
+    json: { items: questions.map((q) => ({ id: q.id, answer })), proof },
+  })
+  expect(r.status).toBe(200)
+}
+
 /** The channel's messages, as the agent reads them (peeking). */
 export const channel = async (h: SignedHark): Promise<Message[]> =>
   (await h.s.request('GET', '/v1/messages?since=0&peek=1', { token: h.env.HARK_TOKEN })).body
@@ -180,6 +201,21 @@ export function startProxy(upstream: string, rewrite: (body: Json) => boolean): 
   })
   proxy.url = `http://127.0.0.1:${server.port}`
   return proxy
+}
+
+/**
+ * A proxy's rewrite changing the batch list (and the answer, `ask.answer`) of every batch-signed
+ * answer it relays; the assertion kept.
+ */
+export function batchRewrite(change: (items: string[], ask: Json) => void) {
+  return (body: Json): boolean => {
+    const ask = body?.message?.ask
+    const items = ask?.proof?.batch?.items
+    if (ask?.status !== 'answered' || !Array.isArray(items)) return false
+    change(items, ask)
+    if (body.answer !== undefined) body.answer = ask.answer
+    return true
+  }
 }
 
 /** Every answer relayed (`answer`, `message.ask.answer`) turned from deny to allow; the proof kept. */

@@ -1,18 +1,22 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { pendingApprovals } from '../../src/agent/harnesses/pending.ts'
 import { channelEvent } from '../../src/cli/channel/channel.ts'
 import type { Message } from '../../src/messages/schema.ts'
+import {
+  CHANNEL_SESSION,
+  type ChannelClient,
+  connectChannel,
+  EVENT,
+  PERMISSION,
+} from '../harnesses/channel-client.ts'
 import { type ClaudeSandbox, makeClaudeSandbox } from '../harnesses/claude-code.ts'
 import { HARK, runHark } from '../harnesses/hark-claude.ts'
 import {
   answer,
   denyToAllow,
   NOT_ACTED_ON,
-  nextQuestion,
   openAskIds,
   pinKeys,
   type Relay,
@@ -21,57 +25,21 @@ import {
   startSignedHark,
   warnings,
 } from '../harnesses/signed.ts'
-import { HARK_MCP } from './live.ts'
 
 /**
- * `hark mcp --channel` driven by an MCP client that speaks exactly Claude Code 2.1.330's channel
- * protocol (read from the binary; docs/decisions.md "Claude Code channels"): the same initialize
- * (protocol 2025-11-25, elicitation and roots capabilities), `notifications/claude/channel/
- * permission_request` with `{request_id, tool_name, description, input_preview}` out, and
- * `notifications/claude/channel/permission` `{request_id, behavior}` and `notifications/claude/
- * channel` `{content, meta}` back. The real binary refuses every channel offline (its remote
- * feature flag and account entitlement), so this client stands in for it. The Hark server is real,
- * the person's passkey a software authenticator pinned with `hark keys refresh`.
+ * `hark mcp --channel` driven by a client speaking Claude Code's channel protocol exactly
+ * (test/harnesses/channel-client.ts). The Hark server is real, the person's passkey a software
+ * authenticator pinned with `hark keys refresh`.
  */
 
-const SESSION = 'session-channel-test'
+const SESSION = CHANNEL_SESSION
 let h: SignedHark
 let box: ClaudeSandbox
-let client: Client
-let received: { method: string; params: Record<string, unknown> }[]
+let c: ChannelClient
 const proxies: Relay[] = []
 
-let stderr = ''
-
 async function connect(url: string, extraEnv: Record<string, string> = {}) {
-  client = new Client(
-    { name: 'claude-code', version: '2.1.330' },
-    { capabilities: { elicitation: { form: {}, url: {} }, roots: { listChanged: true } } },
-  )
-  received = []
-  client.fallbackNotificationHandler = async (n) => {
-    received.push({ method: n.method, params: (n.params ?? {}) as Record<string, unknown> })
-  }
-  stderr = ''
-  const transport = new StdioClientTransport({
-    command: HARK_MCP.command,
-    args: [...HARK_MCP.args, '--channel'],
-    // As Claude Code starts its MCP servers: the session's id and project in the environment.
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: box.home,
-      HARK_URL: url,
-      HARK_TOKEN: h.env.HARK_TOKEN,
-      CLAUDE_CODE_SESSION_ID: SESSION,
-      CLAUDE_PROJECT_DIR: box.work,
-      ...extraEnv,
-    },
-    stderr: 'pipe',
-  })
-  transport.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString()
-  })
-  await client.connect(transport)
+  c = await connectChannel(h, box, url, extraEnv)
 }
 
 beforeEach(async () => {
@@ -80,60 +48,25 @@ beforeEach(async () => {
   await pinKeys(h, box)
 })
 afterEach(async () => {
-  await client?.close()
+  await c?.client.close()
   for (const p of proxies.splice(0)) p.stop()
   box.cleanup()
   await h.close()
 })
 
-/** The first notification of `method` received (waits up to 20 s). */
-async function notified(
-  method: string,
-  match: (p: Record<string, unknown>) => boolean = () => true,
-) {
-  const deadline = Date.now() + 20_000
-  while (Date.now() < deadline) {
-    const found = received.find((n) => n.method === method && match(n.params))
-    if (found) return found.params
-    await Bun.sleep(20)
-  }
-  throw new Error(`no ${method}; received: ${JSON.stringify(received)}`)
-}
-
-const PERMISSION = 'notifications/claude/channel/permission'
-const EVENT = 'notifications/claude/channel'
-
-/** Claude Code opens its dialog for `touch x` and relays it; the card the person gets. */
-async function prompt(requestId: string): Promise<Message> {
-  const before = await openAskIds(h)
-  await relay(requestId)
-  return nextQuestion(h, before, new Promise(() => {}))
-}
-
-const relay = (requestId: string) =>
-  client.notification({
-    method: 'notifications/claude/channel/permission_request',
-    params: {
-      request_id: requestId,
-      tool_name: 'Bash',
-      description: 'touch made-by-hark',
-      input_preview: 'command: touch made-by-hark\ndescription: Make a file',
-    },
-  })
-
 describe('hark mcp --channel: the Claude Code channel protocol', () => {
   test('declares claude/channel and claude/channel/permission', async () => {
     await connect(h.env.HARK_URL)
-    expect(client.getServerCapabilities()?.experimental).toEqual({
+    expect(c.client.getServerCapabilities()?.experimental).toEqual({
       'claude/channel': {},
       'claude/channel/permission': {},
     })
-    expect(client.getInstructions()).toContain('<channel source="hark">')
+    expect(c.client.getInstructions()).toContain('<channel source="hark">')
   })
 
   test('a permission request is the approval card; a signed allow is relayed', async () => {
     await connect(h.env.HARK_URL)
-    const card = await prompt('abcde')
+    const card = await c.prompt('abcde')
     const block = card.body.blocks?.[0]
     expect(card.body.title).toBe('Claude Code wants to run a command')
     expect(block).toMatchObject({ type: 'approval', tool: 'Bash', session: SESSION })
@@ -144,13 +77,13 @@ describe('hark mcp --channel: the Claude Code channel protocol', () => {
     for (let i = 0; i < 400 && tracked().length === 0; i++) await Bun.sleep(25)
     expect(tracked()).toEqual([card.id])
     await answer(h, card, { decision: 'allow' }, 'signed')
-    expect(await notified(PERMISSION)).toEqual({ request_id: 'abcde', behavior: 'allow' })
+    expect(await c.notified(PERMISSION)).toEqual({ request_id: 'abcde', behavior: 'allow' })
     expect(await warnings(h)).toEqual([])
   }, 60_000)
 
   test('a prompt answered in the terminal is withdrawn from the phone by the PostToolUse hook', async () => {
     await connect(h.env.HARK_URL)
-    const card = await prompt('vwxyz')
+    const card = await c.prompt('vwxyz')
     const hook = Bun.spawn([...HARK.argv, 'hook', 'claude'], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: box.home, ...h.env },
       stdin: new TextEncoder().encode(
@@ -170,7 +103,7 @@ describe('hark mcp --channel: the Claude Code channel protocol', () => {
       .body.message as Message
     expect(record.ask?.status).toBe('cancelled')
     expect(pendingApprovals({ HOME: box.home }, SESSION).list()).toEqual([])
-    expect(received.filter((n) => n.method === PERMISSION)).toEqual([])
+    expect(c.decisions()).toEqual([])
   }, 60_000)
 
   test('hark install claude --channel: the hooks and the channel server, one card per prompt', async () => {
@@ -192,19 +125,21 @@ describe('hark mcp --channel: the Claude Code channel protocol', () => {
     })
     pendingApprovals({ HOME: box.home }, SESSION).add(hookCard.body.message.id, 'hook-key')
     const before = await openAskIds(h)
-    await relay('abcdf')
+    await c.permissionRequest('abcdf')
     const deadline = Date.now() + 20_000
-    while (!stderr.includes('not asked twice') && Date.now() < deadline) await Bun.sleep(20)
-    expect(stderr).toContain('abcdf: the PermissionRequest hook asked the person; not asked twice')
+    while (!c.stderr().includes('not asked twice') && Date.now() < deadline) await Bun.sleep(20)
+    expect(c.stderr()).toContain(
+      'abcdf: the PermissionRequest hook asked the person; not asked twice',
+    )
     expect([...(await openAskIds(h))].filter((id) => !before.has(id))).toEqual([])
   }, 60_000)
 
   test('a deny is relayed, and its signed message reaches the session', async () => {
     await connect(h.env.HARK_URL)
-    const card = await prompt('fghij')
+    const card = await c.prompt('fghij')
     await answer(h, card, { decision: 'deny', message: 'not in this repo' }, 'signed')
-    expect(await notified(PERMISSION)).toEqual({ request_id: 'fghij', behavior: 'deny' })
-    const event = await notified(
+    expect(await c.notified(PERMISSION)).toEqual({ request_id: 'fghij', behavior: 'deny' })
+    const event = await c.notified(
       EVENT,
       (p) => (p.meta as { kind?: string })?.kind === 'permission_denied',
     )
@@ -213,23 +148,23 @@ describe('hark mcp --channel: the Claude Code channel protocol', () => {
 
   test('an unsigned allow is not relayed, and the person is told', async () => {
     await connect(h.env.HARK_URL)
-    const card = await prompt('kmnop')
+    const card = await c.prompt('kmnop')
     await answer(h, card, { decision: 'allow' }, 'unsigned')
     const [warning] = await eventuallyWarned()
     expect(warning?.body.title).toBe(NOT_ACTED_ON)
-    expect(received.filter((n) => n.method === PERMISSION)).toEqual([])
+    expect(c.decisions()).toEqual([])
   }, 60_000)
 
   test('a compromised server turning a signed deny into an allow gets nothing relayed as allow', async () => {
     const proxy = startProxy(h.env.HARK_URL, denyToAllow)
     proxies.push(proxy)
     await connect(proxy.url)
-    const card = await prompt('qrstu')
+    const card = await c.prompt('qrstu')
     await answer(h, card, { decision: 'deny', message: 'no' }, 'signed')
     const [warning] = await eventuallyWarned()
     expect(proxy.rewrites).toBeGreaterThan(0)
     expect(warning?.body.text).toContain('the signature is not over this answer to this question')
-    expect(received.filter((n) => n.method === PERMISSION)).toEqual([])
+    expect(c.decisions()).toEqual([])
   }, 60_000)
 
   test("the person's message reaches the session with who and when; the agent acknowledges it", async () => {
@@ -242,7 +177,7 @@ describe('hark mcp --channel: the Claude Code channel protocol', () => {
     })
     expect(sent.status).toBe(200)
     const id = sent.body.message.id
-    const event = await notified(
+    const event = await c.notified(
       EVENT,
       (p) => (p.meta as { message_id?: string })?.message_id === id,
     )
@@ -253,9 +188,9 @@ describe('hark mcp --channel: the Claude Code channel protocol', () => {
     )
     // Not marked seen by the channel (it cannot know Claude Code took it): the agent acks, and
     // the stored inbox place did not move, so read_messages still shows it.
-    const read = await client.callTool({ name: 'read_messages', arguments: {} })
+    const read = await c.client.callTool({ name: 'read_messages', arguments: {} })
     expect(JSON.stringify(read.content)).toContain('also update the changelog')
-    await client.callTool({ name: 'acknowledge', arguments: { id, state: 'working' } })
+    await c.client.callTool({ name: 'acknowledge', arguments: { id, state: 'working' } })
     const r = await h.s.request('GET', '/v1/messages?since=0&peek=1', { token: h.env.HARK_TOKEN })
     expect(r.body.messages.find((m: Message) => m.id === id)?.state).toBe('working')
   }, 60_000)

@@ -4,9 +4,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Message } from '../../src/messages/schema.ts'
 import { addChannel } from '../../src/people/service.ts'
-import { signBatch } from '../asks/signing.ts'
 import { type Cli, makeCli, type Ran, removeHome } from '../cli/live.ts'
-import { type Relay, startProxy } from '../harnesses/signed.ts'
+import { answerBatch, batchRewrite, type Relay, startProxy } from '../harnesses/signed.ts'
 import { HARK_MCP } from '../mcp/live.ts'
 import type { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
 import { type FreshServer, startFreshServer } from '../passkeys/fixture.ts'
@@ -76,15 +75,8 @@ async function waiting(n: number): Promise<Message[]> {
 }
 
 /** Signs `questions` as one batch, each answered `answer`, and sends it as the app does. */
-async function allowAll(questions: Message[], answer: unknown = { decision: 'allow' }) {
-  const items = questions.map((question) => ({ question, answer }))
-  const { proof } = await signBatch(owner.authenticator, items, { rpId: s.rpId })
-  const r = await s.request('POST', '/v1/app/answers', {
-    cookie: owner.cookie,
-    json: { items: questions.map((q) => ({ id: q.id, answer })), proof },
-  })
-  expect(r.status).toBe(200)
-}
+const allowAll = (questions: Message[], answer?: unknown) =>
+  answerBatch(s, owner, questions, answer)
 
 const by = (questions: Message[], command: string) =>
   questions.find((q) => JSON.stringify(q.body).includes(command)) as Message
@@ -97,18 +89,6 @@ const behaviour = (ran: Ran) =>
 
 // biome-ignore lint/suspicious/noExplicitAny: any JSON the server sends
 type Json = any
-
-/** A proxy that changes the batch list of every batch-signed answer it relays. */
-function batchRewrite(change: (items: string[], ask: Json) => void) {
-  return (body: Json): boolean => {
-    const ask = body?.message?.ask
-    const items = ask?.proof?.batch?.items
-    if (ask?.status !== 'answered' || !Array.isArray(items)) return false
-    change(items, ask)
-    if (body.answer !== undefined) body.answer = ask.answer
-    return true
-  }
-}
 
 describe('batch answers, verified by each agent', () => {
   test('three questions of two agents, allowed with one gesture: each verifier takes its own', async () => {
