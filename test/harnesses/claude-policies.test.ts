@@ -3,9 +3,15 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { addChannel } from '../../src/people/service.ts'
 import { type PolicyClaim, type PolicyRule, policyText } from '../../src/shared/policy.ts'
-import { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
+import type { AnswerProof } from '../../src/shared/proof.ts'
 import { ORIGIN } from '../passkeys/fixture.ts'
-import { allowPrefix, claimOf, revocation, signPolicy } from '../policies/fixture.ts'
+import {
+  allowPrefix,
+  claimOf,
+  forgedPolicies,
+  revocation,
+  signPolicy,
+} from '../policies/fixture.ts'
 import { type AnthropicStub, startAnthropicStub } from './anthropic-stub.ts'
 import { type ClaudeSandbox, runClaude } from './claude-code.ts'
 import { bashTurn, HARK } from './hark-claude.ts'
@@ -181,38 +187,18 @@ describe(`real claude -p with approval policies (${HARK.kind})`, () => {
     const otherChannel = (await addChannel(h.s.ctx, { email: 'owner@example.com', label: 'B' }))
       .channel.id
     const moved = await addRule(allowPrefix(otherChannel, 'touch'))
-    // Signed, but long expired (the server would not take it; a malicious one serves it).
-    const old = claimOf(allowPrefix(id, 'touch'), {
-      created_at: Date.now() - 7200_000,
-      expires_at: Date.now() - 3600_000,
-    })
-    const oldProof = await signPolicy(h.owner.authenticator, old, { rpId: h.s.rpId })
-    // Signed by a passkey the agent never pinned (the server's own).
-    const stranger = new SoftwareAuthenticator(ORIGIN)
-    await stranger.register({
-      challenge: 'c2VydmVy',
-      rp: { id: h.s.rpId, name: 'Hark' },
-      user: { id: 'c2VydmVy', name: 'server', displayName: 'server' },
-    })
-    const strange = claimOf(allowPrefix(id, 'touch'))
-    const strangeProof = await signPolicy(stranger, strange, { rpId: h.s.rpId })
-    const unsigned = claimOf(allowPrefix(id, 'touch'))
-    const widened = { ...narrow.claim, rule: allowPrefix(id, 'touch') }
     // A real signature of the person's (their answer to an earlier card), replayed as a rule's.
     const { question } = await runAsked('touch earlier-file')
-    const cardProof = (await channel(h)).find((m) => m.id === question.id)?.ask?.proof as {
-      answered_at: number
-    }
-    const replayed = claimOf(allowPrefix(id, 'touch'), { created_at: cardProof.answered_at })
-    const text = policyText
-    const forged = [
-      { id: widened.id, claim: text(widened), proof: narrow.proof },
-      { id: moved.claim.id, claim: text(moved.claim), proof: moved.proof },
-      { id: old.id, claim: text(old), proof: oldProof },
-      { id: strange.id, claim: text(strange), proof: strangeProof },
-      { id: unsigned.id, claim: text(unsigned), proof: null },
-      { id: replayed.id, claim: text(replayed), proof: cardProof },
-    ]
+    const { served: forged, reasons } = await forgedPolicies({
+      authenticator: h.owner.authenticator,
+      rpId: h.s.rpId,
+      origin: ORIGIN,
+      channelId: id,
+      command: 'touch',
+      narrow,
+      moved,
+      answerProof: (await channel(h)).find((m) => m.id === question.id)?.ask?.proof as AnswerProof,
+    })
     const proxy = startProxy(h.env.HARK_URL, (body) => {
       if (!Array.isArray(body?.policies)) return false
       body.policies = forged
@@ -228,14 +214,7 @@ describe(`real claude -p with approval policies (${HARK.kind})`, () => {
       .split('\\n')
       .filter((line) => line.startsWith('hark hook:'))
       .map((line) => line.split('"')[0])
-    for (const [p, why] of [
-      [widened.id, 'the signature is not over this rule (changed or widened)'],
-      [moved.claim.id, 'it is for another channel'],
-      [old.id, 'it has expired'],
-      [strange.id, 'signed by a passkey this agent has not pinned'],
-      [unsigned.id, 'it is not signed'],
-      [replayed.id, 'the signature is not over this rule (changed or widened)'],
-    ] as const) {
+    for (const [p, why] of reasons) {
       expect(log).toContain(`hark hook: policy ${p} ignored: ${why}`)
     }
   }, 60_000)

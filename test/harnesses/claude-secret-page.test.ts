@@ -2,9 +2,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { SecretRecord } from '../../src/messages/asks/secrets/service.ts'
-import { encryptSecret } from '../../src/shared/secret-crypto.ts'
-import { signSecret } from '../asks/signing.ts'
 import { type AnthropicStub, startAnthropicStub } from './anthropic-stub.ts'
 import {
   type ClaudeSandbox,
@@ -15,7 +12,14 @@ import {
   writeSettings,
 } from './claude-code.ts'
 import { eventually, HARK, runHark } from './hark-claude.ts'
-import { channel, pinKeys, type SignedHark, startSignedHark } from './signed.ts'
+import {
+  channel,
+  fulfilSecret,
+  pinKeys,
+  type SignedHark,
+  secretRecord,
+  startSignedHark,
+} from './signed.ts'
 
 /**
  * The real Claude Code (2.1.330, `-p`, offline against the model stub) calling `hark mcp`'s
@@ -90,11 +94,7 @@ function startClaude(input: Record<string, string | number>, installed = false) 
   })
 }
 
-async function record(id: string): Promise<SecretRecord> {
-  const r = await h.s.request('GET', `/v1/app/secrets/${id}`, { cookie: h.owner.cookie })
-  expect(r.status).toBe(200)
-  return r.body.secret_request
-}
+const record = (id: string) => secretRecord(h, id)
 
 describe('real Claude Code: request_secret through URL-mode elicitation', () => {
   test('accepted: the page is offered, the signed secret entered there reaches the file, the model reads only its path', async () => {
@@ -114,13 +114,7 @@ describe('real Claude Code: request_secret through URL-mode elicitation', () => 
     expect(event.message).toContain(r.fingerprint)
 
     const secret = `canary-${crypto.randomUUID()}`
-    const ciphertext = await encryptSecret(r.public_key, r.id, secret)
-    const proof = await signSecret(h.owner.authenticator, r, ciphertext, h.s.rpId)
-    const fulfilled = await h.s.request('POST', `/v1/app/secrets/${r.id}/fulfil`, {
-      cookie: h.owner.cookie,
-      json: { ciphertext, proof },
-    })
-    expect(fulfilled.status).toBe(200)
+    await fulfilSecret(h, r.id, secret)
 
     const run = await running
     if (run.timedOut || run.exitCode !== 0) throw new Error(`claude failed: ${JSON.stringify(run)}`)
@@ -162,13 +156,7 @@ describe('real Claude Code: request_secret through URL-mode elicitation', () => 
     if (!card) throw new Error(`no secret request: ${JSON.stringify(await running)}`)
     const r = await record(String(card.body.blocks?.[0]?.request_id))
     const secret = `canary-${crypto.randomUUID()}`
-    const ciphertext = await encryptSecret(r.public_key, r.id, secret)
-    const proof = await signSecret(h.owner.authenticator, r, ciphertext, h.s.rpId)
-    const fulfilled = await h.s.request('POST', `/v1/app/secrets/${r.id}/fulfil`, {
-      cookie: h.owner.cookie,
-      json: { ciphertext, proof },
-    })
-    expect(fulfilled.status).toBe(200)
+    await fulfilSecret(h, r.id, secret)
     const run = await running
     if (run.timedOut || run.exitCode !== 0) throw new Error(`claude failed: ${JSON.stringify(run)}`)
     expect(JSON.parse(stub?.toolResult(0)?.content ?? '{}')).toMatchObject({

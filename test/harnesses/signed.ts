@@ -1,8 +1,10 @@
 import { expect } from 'bun:test'
+import type { SecretRecord } from '../../src/messages/asks/secrets/service.ts'
 import type { Message } from '../../src/messages/schema.ts'
 import { addChannel } from '../../src/people/service.ts'
 import type { AnswerProof } from '../../src/shared/proof.ts'
-import { signAnswer, signBatch } from '../asks/signing.ts'
+import { encryptSecret } from '../../src/shared/secret-crypto.ts'
+import { signAnswer, signBatch, signSecret } from '../asks/signing.ts'
 import type { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
 import { type FreshServer, startFreshServer } from '../passkeys/fixture.ts'
 import { type ClaudeSandbox, makeClaudeSandbox } from './claude-code.ts'
@@ -259,3 +261,24 @@ export const recordReplayOf =
     body.answer = earlier.answer
     return true
   }
+
+/** A secret request as the person's app reads it. */
+export async function secretRecord(h: SignedHark, id: string): Promise<SecretRecord> {
+  const r = await h.s.request('GET', `/v1/app/secrets/${id}`, { cookie: h.owner.cookie })
+  expect(r.status).toBe(200)
+  return r.body.secret_request
+}
+
+/** The person enters `value` on the request's page: encrypted to its key, signed unless not. */
+export async function fulfilSecret(h: SignedHark, id: string, value: string, signed = true) {
+  const r = await secretRecord(h, id)
+  const ciphertext = await encryptSecret(r.public_key, r.id, value)
+  const proof = signed
+    ? await signSecret(h.owner.authenticator, r, ciphertext, h.s.rpId)
+    : undefined
+  const done = await h.s.request('POST', `/v1/app/secrets/${id}/fulfil`, {
+    cookie: h.owner.cookie,
+    json: proof ? { ciphertext, proof } : { ciphertext },
+  })
+  expect(done.status).toBe(200)
+}

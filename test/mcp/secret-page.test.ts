@@ -8,12 +8,17 @@ import {
   ElicitRequestSchema,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js'
-import type { SecretRecord } from '../../src/messages/asks/secrets/service.ts'
 import type { Message } from '../../src/messages/schema.ts'
-import { encryptSecret, fingerprint } from '../../src/shared/secret-crypto.ts'
-import { signSecret } from '../asks/signing.ts'
+import { fingerprint } from '../../src/shared/secret-crypto.ts'
 import { type ClaudeSandbox, makeClaudeSandbox } from '../harnesses/claude-code.ts'
-import { pinKeys, type SignedHark, startProxy, startSignedHark } from '../harnesses/signed.ts'
+import {
+  fulfilSecret,
+  pinKeys,
+  type SignedHark,
+  secretRecord,
+  startProxy,
+  startSignedHark,
+} from '../harnesses/signed.ts'
 import { HARK_MCP } from './live.ts'
 
 /**
@@ -96,25 +101,10 @@ async function call(args: Record<string, unknown>): Promise<Result> {
 }
 
 /** The request as the person's app reads it. */
-async function record(id: string): Promise<SecretRecord> {
-  const r = await h.s.request('GET', `/v1/app/secrets/${id}`, { cookie: h.owner.cookie })
-  expect(r.status).toBe(200)
-  return r.body.secret_request
-}
+const record = (id: string) => secretRecord(h, id)
 
 /** The person enters `value` on the page: encrypted to the request's key, signed unless not. */
-async function fulfil(id: string, value: string, signed = true) {
-  const r = await record(id)
-  const ciphertext = await encryptSecret(r.public_key, r.id, value)
-  const proof = signed
-    ? await signSecret(h.owner.authenticator, r, ciphertext, h.s.rpId)
-    : undefined
-  const done = await h.s.request('POST', `/v1/app/secrets/${id}/fulfil`, {
-    cookie: h.owner.cookie,
-    json: proof ? { ciphertext, proof } : { ciphertext },
-  })
-  expect(done.status).toBe(200)
-}
+const fulfil = (id: string, value: string, signed = true) => fulfilSecret(h, id, value, signed)
 
 describe('MCP request_secret through URL-mode elicitation', () => {
   test('a client with elicitation.url is offered the request’s page; the signed secret entered there is received, and the elicitation completed', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { migratePostgres } from '../../src/db/pg/migrate.ts'
 import { pgMessageStore } from '../../src/messages/pg-store.ts'
+import { msg } from '../stores/message-rows.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
 // Why `seq` on Postgres comes from the person's counter row (pg migration 006): a change takes
@@ -13,18 +14,7 @@ const skip = skipWithoutPostgres()
 const NEXT_SEQ = 'UPDATE users SET change_seq = change_seq + 1 WHERE id = $1 RETURNING change_seq'
 
 /** A plain agent message of `channel` as the message store inserts it. */
-const plain = (id: string, channel: string) => ({
-  id,
-  channel_id: channel,
-  sender: 'agent' as const,
-  body: `{"text":"${id}"}`,
-  silent: false,
-  pin_key: null,
-  ask_status: null,
-  ask_expires_at: null,
-  ask_request_hash: null,
-  created_at: 0,
-})
+const plain = (id: string, channel: string) => msg(id, channel, { created_at: 0 })
 
 /** Resolves with the promise's value, or 'pending' if it has not settled within `ms`. */
 async function within<T>(p: Promise<T>, ms: number): Promise<T | 'pending'> {

@@ -6,6 +6,7 @@ import { Waiters } from '../../src/core/waiters.ts'
 import { migratePostgres } from '../../src/db/pg/migrate.ts'
 import { PgWritePath } from '../../src/db/pg/write-path.ts'
 import { openPgStores } from '../../src/server/pg/stores.ts'
+import { msg } from '../stores/message-rows.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
 // A person's units batched on Postgres (issue 32): units given one `batch` key that arrive
@@ -42,18 +43,7 @@ function track<T>(promise: Promise<T>): { promise: Promise<T>; settled: () => bo
 }
 
 /** A plain agent message of `channel`, as the send path inserts it. */
-const message = (id: string, channel: string) => ({
-  id,
-  channel_id: channel,
-  sender: 'agent' as const,
-  body: `{"text":"${id}"}`,
-  silent: false,
-  pin_key: null,
-  ask_status: null,
-  ask_expires_at: null,
-  ask_request_hash: null,
-  created_at: 0,
-})
+const message = (id: string, channel: string) => msg(id, channel, { created_at: 0 })
 
 /** The advisory lock the test's COMMIT gate takes (see `holdCommits`). */
 const COMMIT_GATE = 4242
@@ -184,17 +174,7 @@ describe.skipIf(skip)('a person’s units batched on Postgres', () => {
   test('a failing unit in a batch rolls back alone; its siblings commit and every caller is answered', async () => {
     const { url, sql } = await database()
     const { path } = instance(url)
-    const first = gate()
-    const started = gate()
-    const lead = path.run(
-      async (tx) => {
-        started.open()
-        await first.wait
-        await tx.store.messages.insert(message('lead', 'c1'))
-      },
-      { batch: 'ann' },
-    )
-    await started.wait
+    const held = await lead(path)
     const mine = new Error('mine')
     const outcomes = [
       path.run((tx) => tx.store.messages.insert(message('kept-1', 'c1')), { batch: 'ann' }),
@@ -228,8 +208,8 @@ describe.skipIf(skip)('a person’s units batched on Postgres', () => {
         (e: unknown) => e,
       ),
     )
-    first.open()
-    await lead
+    held.go()
+    await held.done
     const [one, thrown, refused, two] = await Promise.all(outcomes)
     expect(one).toBe('ok')
     expect(thrown).toBe(mine)

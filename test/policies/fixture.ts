@@ -2,7 +2,7 @@ import type { PolicyClaim, PolicyRule, RevocationClaim } from '../../src/shared/
 import { policyText } from '../../src/shared/policy.ts'
 import type { AnswerProof } from '../../src/shared/proof.ts'
 import { signText } from '../asks/signing.ts'
-import type { SoftwareAuthenticator, Tamper } from '../passkeys/authenticator.ts'
+import { SoftwareAuthenticator, type Tamper } from '../passkeys/authenticator.ts'
 
 /**
  * Policies as the app makes them (src/shared/policy.ts): a claim, its canonical text signed by
@@ -49,3 +49,78 @@ export const revocation = (policyId: string, at = Date.now()): RevocationClaim =
   policy_id: policyId,
   revoked_at: at,
 })
+
+/** A rule as the server hands it to an agent (`GET /v1/policies`). */
+export interface ServedPolicy {
+  id: string
+  claim: string
+  proof: AnswerProof | null
+}
+
+/** A rule the person signed and added. */
+export interface SignedPolicy {
+  claim: PolicyClaim
+  proof: AnswerProof
+}
+
+/**
+ * What a malicious server (or a proxy before the agent) may serve in place of the person's
+ * rules, all allowing `command` on `channelId`, each beside the reason the agent must give for
+ * ignoring it: a narrow rule's signature on a widened one, a rule signed for another channel,
+ * one signed but long expired, one signed by a passkey the agent never pinned, an unsigned one,
+ * and the person's signature of an answer (`answerProof`) replayed as a rule's.
+ */
+export async function forgedPolicies(options: {
+  /** The person's passkey, which the agent pinned. */
+  authenticator: SoftwareAuthenticator
+  rpId: string
+  origin: string
+  channelId: string
+  command: string
+  /** A real rule of the person's, for a narrower command on `channelId`. */
+  narrow: SignedPolicy
+  /** A real rule of the person's, for `command` on another channel. */
+  moved: SignedPolicy
+  answerProof: AnswerProof
+}): Promise<{ served: ServedPolicy[]; reasons: (readonly [string, string])[] }> {
+  const { authenticator, rpId, channelId, command, narrow, moved, answerProof } = options
+  const wanted = allowPrefix(channelId, command)
+  const old = claimOf(wanted, {
+    created_at: Date.now() - 7200_000,
+    expires_at: Date.now() - 3600_000,
+  })
+  const stranger = new SoftwareAuthenticator(options.origin)
+  await stranger.register({
+    challenge: 'c2VydmVy',
+    rp: { id: rpId, name: 'Hark' },
+    user: { id: 'c2VydmVy', name: 'server', displayName: 'server' },
+  })
+  const strange = claimOf(wanted)
+  const unsigned = claimOf(wanted)
+  const widened = { ...narrow.claim, rule: wanted }
+  const replayed = claimOf(wanted, { created_at: answerProof.answered_at })
+  const served = (claim: PolicyClaim, proof: AnswerProof | null): ServedPolicy => ({
+    id: claim.id,
+    claim: policyText(claim),
+    proof,
+  })
+  const notOver = 'the signature is not over this rule (changed or widened)'
+  return {
+    served: [
+      served(widened, narrow.proof),
+      served(moved.claim, moved.proof),
+      served(old, await signPolicy(authenticator, old, { rpId })),
+      served(strange, await signPolicy(stranger, strange, { rpId })),
+      served(unsigned, null),
+      served(replayed, answerProof),
+    ],
+    reasons: [
+      [widened.id, notOver],
+      [moved.claim.id, 'it is for another channel'],
+      [old.id, 'it has expired'],
+      [strange.id, 'signed by a passkey this agent has not pinned'],
+      [unsigned.id, 'it is not signed'],
+      [replayed.id, notOver],
+    ],
+  }
+}

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import type { Message } from '../../src/messages/schema.ts'
 import { addChannel } from '../../src/people/service.ts'
 import { type PolicyClaim, policyText } from '../../src/shared/policy.ts'
+import type { AnswerProof } from '../../src/shared/proof.ts'
 import { type Cli, makeCli, removeHome } from '../cli/live.ts'
 import {
   answer,
@@ -13,9 +14,14 @@ import {
   startProxy,
   startSignedHark,
 } from '../harnesses/signed.ts'
-import { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
 import { ORIGIN } from '../passkeys/fixture.ts'
-import { allowPrefix, claimOf, revocation, signPolicy } from '../policies/fixture.ts'
+import {
+  allowPrefix,
+  claimOf,
+  forgedPolicies,
+  revocation,
+  signPolicy,
+} from '../policies/fixture.ts'
 
 /**
  * `hark ask --verify` with one approval block and approval policies: the person's signed rule
@@ -139,37 +145,20 @@ describe('hark ask --verify with approval policies', () => {
     const narrow = await addRule(allowPrefix(channelId, 'npm test never-this'))
     const other = (await addChannel(h.s.ctx, { email: 'owner@example.com', label: 'B' })).channel.id
     const moved = await addRule(allowPrefix(other, 'npm test'))
-    const old = claimOf(allowPrefix(channelId, 'npm test'), {
-      created_at: Date.now() - 7200_000,
-      expires_at: Date.now() - 3600_000,
-    })
-    const oldProof = await signPolicy(h.owner.authenticator, old, { rpId: h.s.rpId })
-    const stranger = new SoftwareAuthenticator(ORIGIN)
-    await stranger.register({
-      challenge: 'c2VydmVy',
-      rp: { id: h.s.rpId, name: 'Hark' },
-      user: { id: 'c2VydmVy', name: 'server', displayName: 'server' },
-    })
-    const strange = claimOf(allowPrefix(channelId, 'npm test'))
-    const strangeProof = await signPolicy(stranger, strange, { rpId: h.s.rpId })
-    const unsigned = claimOf(allowPrefix(channelId, 'npm test'))
-    const widened = { ...narrow.claim, rule: allowPrefix(channelId, 'npm test') }
     // A real signed allow of an earlier card, its proof replayed as a rule's.
     const first = await asked('npm test --first')
     expect(first.code).toBe(0)
     const card = (await channel(h)).find((m) => m.ask?.proof !== undefined)
-    const cardProof = card?.ask?.proof as { answered_at: number }
-    const replayed = claimOf(allowPrefix(channelId, 'npm test'), {
-      created_at: cardProof.answered_at,
+    const { served: forged, reasons } = await forgedPolicies({
+      authenticator: h.owner.authenticator,
+      rpId: h.s.rpId,
+      origin: ORIGIN,
+      channelId,
+      command: 'npm test',
+      narrow,
+      moved,
+      answerProof: card?.ask?.proof as AnswerProof,
     })
-    const forged = [
-      { id: widened.id, claim: policyText(widened), proof: narrow.proof },
-      { id: moved.claim.id, claim: policyText(moved.claim), proof: moved.proof },
-      { id: old.id, claim: policyText(old), proof: oldProof },
-      { id: strange.id, claim: policyText(strange), proof: strangeProof },
-      { id: unsigned.id, claim: policyText(unsigned), proof: null },
-      { id: replayed.id, claim: policyText(replayed), proof: cardProof },
-    ]
     forge = (body) => {
       if (!Array.isArray(body.policies)) return false
       body.policies = forged
@@ -178,14 +167,7 @@ describe('hark ask --verify with approval policies', () => {
     const ran = await asked('npm test')
     expect(proxy.rewrites).toBeGreaterThan(0)
     expect(await quietLines()).toEqual([])
-    for (const [p, why] of [
-      [widened.id, 'the signature is not over this rule (changed or widened)'],
-      [moved.claim.id, 'it is for another channel'],
-      [old.id, 'it has expired'],
-      [strange.id, 'signed by a passkey this agent has not pinned'],
-      [unsigned.id, 'it is not signed'],
-      [replayed.id, 'the signature is not over this rule (changed or widened)'],
-    ] as const) {
+    for (const [p, why] of reasons) {
       expect(ran.stderr).toContain(`policy ${p} ignored: ${why}`)
     }
   })
