@@ -18,7 +18,7 @@ import { cpSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBase62 } from '../src/core/ids.ts'
 import { searchIndexer } from '../src/messages/search/store.ts'
-import { arg, provision, startHark, startListening, tempDataDir } from './lib.ts'
+import { arg, provision, startHark, startServe, tempDataDir } from './lib.ts'
 import { runWrk, WRK_SEND_BODY } from './wrk.ts'
 
 const ROUNDS = arg('rounds', 3)
@@ -92,18 +92,7 @@ try {
       const server =
         which === 'new'
           ? await startHark(dir, ['--write-limit', '0'])
-          : await startListening([
-              VS,
-              'serve',
-              '--host',
-              '127.0.0.1',
-              '--port',
-              '0',
-              '--data',
-              dir,
-              '--write-limit',
-              '0',
-            ])
+          : await startServe([VS], dir, ['--write-limit', '0'])
       try {
         await runWrk(server.url, server.proc.pid, request, 2, 32)
         const r = await runWrk(server.url, server.proc.pid, request, SECONDS, 32)

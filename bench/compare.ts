@@ -26,7 +26,15 @@
  */
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { arg, provision, type Started, startHark, startListening, tempDataDir } from './lib.ts'
+import {
+  arg,
+  provision,
+  type Started,
+  startHark,
+  startListening,
+  startServe,
+  tempDataDir,
+} from './lib.ts'
 import { runWrk, WRK_SEND_BODY, type WrkRequest, type WrkResult, wrkLine } from './wrk.ts'
 
 const SECONDS = arg('seconds', 5)
@@ -79,19 +87,7 @@ try {
         ...extra,
       ])
   const hark = () => startHark(harkDir, ['--write-limit', '0'])
-  const harkVs = () =>
-    startListening([
-      VS as string,
-      'serve',
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--data',
-      harkDir,
-      '--write-limit',
-      '0',
-    ])
+  const harkVs = () => startServe([VS as string], harkDir, ['--write-limit', '0'])
   const summary: string[] = []
   for (const channels of SHAPES) {
     console.log(

@@ -22,7 +22,7 @@ import {
   pct,
   provision,
   rawRequest,
-  startListening,
+  startServe,
   tempDataDir,
 } from './lib.ts'
 
@@ -51,20 +51,10 @@ async function round(bin: string): Promise<Round> {
   try {
     const { agentTokens } = await provision(dir, 1)
     const authorization = `Bearer ${agentTokens[0]}`
-    const server = await startListening(
-      [
-        ...bin.split(' '),
-        'serve',
-        '--host',
-        '127.0.0.1',
-        '--port',
-        '0',
-        '--data',
-        dir,
-        ...HOLDING.flags,
-      ],
-      { nofile: NOFILE, env: HOLDING.env },
-    )
+    const server = await startServe(bin.split(' '), dir, HOLDING.flags, {
+      nofile: NOFILE,
+      env: HOLDING.env,
+    })
     try {
       const auth = { authorization }
       const send = (text: string) =>

@@ -135,6 +135,21 @@ export async function startListening(
 }
 
 /**
+ * `BIN serve` on a free loopback port over the data directory `dir`, `bin` being the command
+ * of a build (another binary to compare, `bun src/main.ts`, ...).
+ */
+export const startServe = (
+  bin: string[],
+  dir: string,
+  extra: string[] = [],
+  options: { nofile?: number; env?: Record<string, string> } = {},
+) =>
+  startListening(
+    [...bin, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dir, ...extra],
+    options,
+  )
+
+/**
  * `dist/hark serve` on a free loopback port. `HARK_BENCH_CMD` replaces `dist/hark` (e.g.
  * `bun --cpu-prof src/main.ts` to profile the server from source). `options.env` is added to
  * this process's environment (e.g. HARK_DATABASE_URL).
@@ -146,10 +161,7 @@ export function startHark(
 ) {
   const custom = process.env.HARK_BENCH_CMD?.split(' ').filter(Boolean)
   if (!custom) requireBinary()
-  return startListening(
-    [...(custom ?? [HARK]), 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dir, ...extra],
-    options,
-  )
+  return startServe(custom ?? [HARK], dir, extra, options)
 }
 
 /** Resident memory of a process, in KiB. */

@@ -50,7 +50,7 @@ import {
   type Started,
   sendRequest,
   startHark,
-  startListening,
+  startServe,
   tempDataDir,
 } from './lib.ts'
 
@@ -131,21 +131,7 @@ async function start(
   binary?: string,
 ): Promise<Started> {
   const server = binary
-    ? await startListening(
-        [
-          binary,
-          'serve',
-          '--host',
-          '127.0.0.1',
-          '--port',
-          '0',
-          '--data',
-          data,
-          '--write-limit',
-          '0',
-        ],
-        env ? { env } : {},
-      )
+    ? await startServe([binary], data, ['--write-limit', '0'], env ? { env } : {})
     : await startHark(data, ['--write-limit', '0'], env ? { env } : {})
   running.add(server)
   return server
