@@ -6,8 +6,8 @@ import { type PolicyClaim, type PolicyRule, policyText } from '../../src/shared/
 import type { AnswerProof } from '../../src/shared/proof.ts'
 import { ORIGIN } from '../passkeys/fixture.ts'
 import {
+  addPolicy,
   allowPrefix,
-  claimOf,
   forgedPolicies,
   revocation,
   signPolicy,
@@ -57,16 +57,7 @@ const channelId = async () =>
   (await h.s.request('GET', '/v1/channel', { token: h.env.HARK_TOKEN })).body.channel.id as string
 
 /** The person signs `rule` in the app and adds it. */
-async function addRule(rule: PolicyRule, more: Partial<PolicyClaim> = {}) {
-  const claim = claimOf(rule, more)
-  const proof = await signPolicy(h.owner.authenticator, claim, { rpId: h.s.rpId })
-  const r = await h.s.request('POST', '/v1/app/policies', {
-    cookie: h.owner.cookie,
-    json: { claim, proof },
-  })
-  expect(r.status).toBe(200)
-  return { claim, proof }
-}
+const addRule = (rule: PolicyRule, more: Partial<PolicyClaim> = {}) => addPolicy(h, rule, more)
 
 async function revoke(id: string) {
   const rev = revocation(id)

@@ -11,7 +11,7 @@ import {
 } from '../../src/shared/policy.ts'
 import { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
 import { ORIGIN } from '../passkeys/fixture.ts'
-import { allowPrefix, claimOf, revocation, signPolicy } from '../policies/fixture.ts'
+import { addPolicy, allowPrefix, claimOf, revocation, signPolicy } from '../policies/fixture.ts'
 import { type CodexSandbox, escalatedWrite, makeCodexSandbox, writeCodexConfig } from './codex.ts'
 import { execCodex, HARK, reviewerRequests, runHark } from './hark-codex.ts'
 import { callId, type OpenAIStub, startOpenAIStub } from './openai-stub.ts'
@@ -102,14 +102,7 @@ async function addRuleFor(question: Message, more: Partial<PolicyRule> = {}) {
     where: { kind: 'channel', channel_id: id },
     ...more,
   }
-  const claim = claimOf(rule)
-  const proof = await signPolicy(h.owner.authenticator, claim, { rpId: h.s.rpId })
-  const r = await h.s.request('POST', '/v1/app/policies', {
-    cookie: h.owner.cookie,
-    json: { claim, proof },
-  })
-  expect(r.status).toBe(200)
-  return { claim, proof }
+  return await addPolicy(h, rule)
 }
 
 /** The next run is asked: the person denies it (signed). Returns the tool's output. */

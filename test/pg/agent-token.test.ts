@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { authenticateAgent, issueToken } from '../../src/access/tokens/service.ts'
 import { hashToken } from '../../src/core/ids.ts'
 import { closeContext } from '../../src/server/context.ts'
-import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
+import { skipWithoutPostgres } from './cluster.ts'
 import { pgInstance, provisionOwner } from './instance.ts'
+import { useCluster } from './use-cluster.ts'
 
 /**
  * An agent's bearer token on Postgres, checked with its channel in one read (issue 32 item 6:
@@ -12,15 +13,9 @@ import { pgInstance, provisionOwner } from './instance.ts'
  * any other, with no wake-up or cache in between to wait for.
  */
 const skip = skipWithoutPostgres()
-let cluster: PgCluster
 
 describe.skipIf(skip)('agent tokens on Postgres', () => {
-  beforeAll(async () => {
-    cluster = await startCluster()
-  }, 60_000)
-  afterAll(async () => {
-    await cluster?.close()
-  })
+  const cluster = useCluster()
 
   test('a token revoked on instance A is refused at once on instance B; a person token is not an agent one', async () => {
     const url = await cluster.database('agent_token')

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { chainHash, channelHistory } from '../../src/messages/asks/audit/service.ts'
 import { GENESIS_HASH } from '../../src/messages/asks/audit/store.ts'
@@ -6,8 +6,9 @@ import { answerAsk } from '../../src/messages/asks/service.ts'
 import { deleteMessage, editMessage, sendMessage } from '../../src/messages/service.ts'
 import { closeContext } from '../../src/server/context.ts'
 import { failsWith } from '../harness.ts'
-import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
+import { skipWithoutPostgres } from './cluster.ts'
 import { pgInstance, provisionOwner } from './instance.ts'
+import { useCluster } from './use-cluster.ts'
 
 /**
  * Issue 31, item 4 on Postgres: an approval's body stays as sent (409), its decision records
@@ -17,15 +18,8 @@ import { pgInstance, provisionOwner } from './instance.ts'
  */
 const skip = skipWithoutPostgres()
 
-let cluster: PgCluster
-
 describe.skipIf(skip)('an approval on Postgres', () => {
-  beforeAll(async () => {
-    cluster = await startCluster()
-  }, 60_000)
-  afterAll(async () => {
-    await cluster?.close()
-  })
+  const cluster = useCluster()
 
   test('fixed once sent; deleting it, open or answered, is recorded; the chain is whole', async () => {
     const url = await cluster.database('approval_record')

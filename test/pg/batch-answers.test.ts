@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { HarkError } from '../../src/core/errors.ts'
 import { answerBatch } from '../../src/messages/asks/batch.ts'
 import { answerAsk } from '../../src/messages/asks/service.ts'
@@ -8,8 +8,9 @@ import { sendMessage } from '../../src/messages/service.ts'
 import { closeContext } from '../../src/server/context.ts'
 import { signBatch } from '../asks/signing.ts'
 import { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
-import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
+import { skipWithoutPostgres } from './cluster.ts'
 import { pgInstance, provisionOwner } from './instance.ts'
+import { useCluster } from './use-cluster.ts'
 
 /**
  * Batch answers on Postgres (issue 29 item 5): one assertion over the list of claims settles
@@ -17,15 +18,9 @@ import { pgInstance, provisionOwner } from './instance.ts'
  * test/asks/batch.test.ts, over HTTP.
  */
 const skip = skipWithoutPostgres()
-let cluster: PgCluster
 
 describe.skipIf(skip)('batch answers on Postgres', () => {
-  beforeAll(async () => {
-    cluster = await startCluster()
-  }, 60_000)
-  afterAll(async () => {
-    await cluster?.close()
-  })
+  const cluster = useCluster()
 
   test('all settled with one assertion; an item answered meanwhile rolls every one back', async () => {
     const url = await cluster.database('batch_answers')

@@ -1,12 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { personBatch } from '../../src/access/idempotency/service.ts'
 import { cancelAsk } from '../../src/messages/asks/service.ts'
 import type { Block } from '../../src/messages/schema.ts'
 import { sendMessage } from '../../src/messages/service.ts'
 import { closeContext } from '../../src/server/context.ts'
-import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
+import { skipWithoutPostgres } from './cluster.ts'
 import { pgInstance, provisionOwner } from './instance.ts'
+import { useCluster } from './use-cluster.ts'
 
 /**
  * The events a unit emits on Postgres (core/events.ts): their reactions (a push queued, an
@@ -17,15 +18,8 @@ import { pgInstance, provisionOwner } from './instance.ts'
  */
 const skip = skipWithoutPostgres()
 
-let cluster: PgCluster
-
 describe.skipIf(skip)('events on Postgres', () => {
-  beforeAll(async () => {
-    cluster = await startCluster()
-  }, 60_000)
-  afterAll(async () => {
-    await cluster?.close()
-  })
+  const cluster = useCluster()
 
   test("a unit rolled back to its savepoint in a person's batch leaves no push row and no audit row", async () => {
     const url = await cluster.database('events_savepoint')

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { buildApp, handlerOf } from '../../src/server/app.ts'
 import { closeContext } from '../../src/server/context.ts'
-import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
+import { skipWithoutPostgres } from './cluster.ts'
 import { pgInstance, provisionOwner } from './instance.ts'
+import { useCluster } from './use-cluster.ts'
 
 /**
  * `POST /v1/messages` on Postgres, many at once for one person, with and without an
@@ -11,15 +12,9 @@ import { pgInstance, provisionOwner } from './instance.ts'
  * the route refuses inside its unit fails alone; every key keeps one message and one answer.
  */
 const skip = skipWithoutPostgres()
-let cluster: PgCluster
 
 describe.skipIf(skip)('keyed sends on Postgres, batched', () => {
-  beforeAll(async () => {
-    cluster = await startCluster()
-  }, 60_000)
-  afterAll(async () => {
-    await cluster?.close()
-  })
+  const cluster = useCluster()
 
   test('POST /v1/messages ×48 at once: each key one message, a retry its answer, a refused send alone', async () => {
     const url = await cluster.database('keyed_sends')

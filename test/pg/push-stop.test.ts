@@ -1,12 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { sendMessage } from '../../src/messages/service.ts'
 import { subscribe } from '../../src/push/service.ts'
 import { closeContext } from '../../src/server/context.ts'
 import { until } from '../harness.ts'
 import { makeSubscription } from '../push/receiver.ts'
-import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
+import { skipWithoutPostgres } from './cluster.ts'
 import { pgInstance, provisionOwner } from './instance.ts'
+import { useCluster } from './use-cluster.ts'
 
 /**
  * A graceful stop on Postgres hands its sends in flight back to the queue. Leases are not
@@ -15,15 +16,8 @@ import { pgInstance, provisionOwner } from './instance.ts'
  */
 const skip = skipWithoutPostgres()
 
-let cluster: PgCluster
-
 describe.skipIf(skip)('stopping an instance on Postgres with a push in flight', () => {
-  beforeAll(async () => {
-    cluster = await startCluster()
-  }, 60_000)
-  afterAll(async () => {
-    await cluster?.close()
-  })
+  const cluster = useCluster()
 
   test('hands the push back to the queue, due now, not leased', async () => {
     // A push service that takes the request and never answers: the send is in flight.

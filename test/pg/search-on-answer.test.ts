@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { searchMessages } from '../../src/messages/search/service.ts'
 import { sendMessage } from '../../src/messages/service.ts'
 import { closeContext } from '../../src/server/context.ts'
-import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
+import { skipWithoutPostgres } from './cluster.ts'
 import { pgInstance, provisionOwner } from './instance.ts'
+import { useCluster } from './use-cluster.ts'
 
 /**
  * A sent message is searchable as soon as its send is answered, on Postgres (issue 32): the
@@ -15,15 +16,9 @@ import { pgInstance, provisionOwner } from './instance.ts'
  * service and by another connection (what has committed).
  */
 const skip = skipWithoutPostgres()
-let cluster: PgCluster
 
 describe.skipIf(skip)('search on Postgres', () => {
-  beforeAll(async () => {
-    cluster = await startCluster()
-  }, 60_000)
-  afterAll(async () => {
-    await cluster?.close()
-  })
+  const cluster = useCluster()
 
   test('sendMessage: 32 concurrent sends of one person, each found as soon as it returns', async () => {
     const url = await cluster.database('search_on_answer')

@@ -1,7 +1,9 @@
+import { expect } from 'bun:test'
 import type { PolicyClaim, PolicyRule, RevocationClaim } from '../../src/shared/policy.ts'
 import { policyText } from '../../src/shared/policy.ts'
 import type { AnswerProof } from '../../src/shared/proof.ts'
 import { signText } from '../asks/signing.ts'
+import type { SignedHark } from '../harnesses/signed.ts'
 import { SoftwareAuthenticator, type Tamper } from '../passkeys/authenticator.ts'
 
 /**
@@ -61,6 +63,22 @@ export interface ServedPolicy {
 export interface SignedPolicy {
   claim: PolicyClaim
   proof: AnswerProof
+}
+
+/** The person signs `rule` in the app and adds it (`POST /v1/app/policies`). */
+export async function addPolicy(
+  h: Pick<SignedHark, 's' | 'owner'>,
+  rule: PolicyRule,
+  more: Partial<PolicyClaim> = {},
+): Promise<SignedPolicy> {
+  const claim = claimOf(rule, more)
+  const proof = await signPolicy(h.owner.authenticator, claim, { rpId: h.s.rpId })
+  const r = await h.s.request('POST', '/v1/app/policies', {
+    cookie: h.owner.cookie,
+    json: { claim, proof },
+  })
+  expect(r.status).toBe(200)
+  return { claim, proof }
 }
 
 /**

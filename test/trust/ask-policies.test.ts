@@ -16,8 +16,8 @@ import {
 } from '../harnesses/signed.ts'
 import { ORIGIN } from '../passkeys/fixture.ts'
 import {
+  addPolicy,
   allowPrefix,
-  claimOf,
   forgedPolicies,
   revocation,
   signPolicy,
@@ -52,16 +52,7 @@ afterEach(async () => {
   removeHome(cli)
 })
 
-async function addRule(rule: PolicyClaim['rule']) {
-  const claim = claimOf(rule)
-  const proof = await signPolicy(h.owner.authenticator, claim, { rpId: h.s.rpId })
-  const r = await h.s.request('POST', '/v1/app/policies', {
-    cookie: h.owner.cookie,
-    json: { claim, proof },
-  })
-  expect(r.status).toBe(200)
-  return { claim, proof }
-}
+const addRule = (rule: PolicyClaim['rule']) => addPolicy(h, rule)
 
 const approvalArgs = (command: string, json = false) => [
   'ask',

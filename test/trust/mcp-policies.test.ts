@@ -10,7 +10,7 @@ import { type Relay, startProxy } from '../harnesses/signed.ts'
 import { HARK_MCP } from '../mcp/live.ts'
 import type { SoftwareAuthenticator } from '../passkeys/authenticator.ts'
 import { type FreshServer, startFreshServer } from '../passkeys/fixture.ts'
-import { allowPrefix, claimOf, signPolicy } from '../policies/fixture.ts'
+import { addPolicy, allowPrefix } from '../policies/fixture.ts'
 
 /**
  * The MCP `approve` tool (Claude Code's --permission-prompt-tool) and approval policies: the
@@ -61,16 +61,7 @@ afterEach(async () => {
 
 type Result = { content: { type: string; text: string }[] }
 
-async function addRule(rule: PolicyClaim['rule']) {
-  const claim = claimOf(rule)
-  const proof = await signPolicy(owner.authenticator, claim, { rpId: s.rpId })
-  const r = await s.request('POST', '/v1/app/policies', {
-    cookie: owner.cookie,
-    json: { claim, proof },
-  })
-  expect(r.status).toBe(200)
-  return { claim, proof }
-}
+const addRule = (rule: PolicyClaim['rule']) => addPolicy({ s, owner }, rule)
 
 const approve = async (command: string) =>
   JSON.parse(
