@@ -13,21 +13,12 @@ export function randomBase62(length: number): string {
   return out
 }
 
-/** Opaque record ids with a readable prefix (`msg_…`, `file_…`): 96+ bits of randomness. */
+/**
+ * Opaque record ids with a readable prefix (`file_…`, `ch_…`): 96+ bits of randomness. A
+ * message's id is `newMessageId`'s.
+ */
 export const newId = (
-  prefix:
-    | 'msg'
-    | 'file'
-    | 'ch'
-    | 'usr'
-    | 'tok'
-    | 'ses'
-    | 'inv'
-    | 'pair'
-    | 'join'
-    | 'chal'
-    | 'sec'
-    | 'sil',
+  prefix: 'file' | 'ch' | 'usr' | 'tok' | 'ses' | 'inv' | 'pair' | 'join' | 'chal' | 'sec' | 'sil',
 ) => `${prefix}_${randomBase62(18)}`
 
 /**
