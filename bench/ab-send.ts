@@ -18,6 +18,7 @@ import { cpSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBase62 } from '../src/core/ids.ts'
 import { searchIndexer } from '../src/messages/search/store.ts'
+import { messageStore } from '../src/messages/store.ts'
 import { arg, provision, startHark, startServe, tempDataDir } from './lib.ts'
 import { runWrk, WRK_SEND_BODY } from './wrk.ts'
 
@@ -47,33 +48,32 @@ function down(dir: string): void {
   db.close()
 }
 
-/** `count` messages spread over the channels, each numbered as a send numbers it, indexed. */
+/** `count` messages spread over the channels, numbered and indexed by the message store. */
 function preload(dir: string, channelIds: string[], count: number): void {
   const db = new Database(join(dir, 'hark.db'))
-  const seq = db.query<{ value: number }, [string]>(
-    `UPDATE users SET change_seq = change_seq + 1
-     WHERE id = (SELECT user_id FROM channels WHERE id = ?1) RETURNING change_seq AS value`,
-  )
-  const insert = db.query(
-    `INSERT INTO messages (id, channel_id, seq, sender, body, created_at, updated_at)
-     VALUES (?1, ?2, ?3, 'agent', ?4, ?5, ?5)`,
-  )
-  const body = JSON.stringify(JSON.parse(WRK_SEND_BODY).body)
+  const messages = messageStore(db)
   const index = searchIndexer(db)
+  const body = JSON.stringify(JSON.parse(WRK_SEND_BODY).body)
   const now = Date.now()
   for (let done = 0; done < count; ) {
     db.transaction(() => {
       for (let i = 0; i < 10_000 && done < count; i++, done++) {
-        const channel = channelIds[done % channelIds.length] as string
-        const value = seq.get(channel)?.value ?? 0
-        insert.run(`msg_${randomBase62(18)}`, channel, value, body, now - count + done)
+        messages.insert({
+          id: `msg_${randomBase62(18)}`,
+          channel_id: channelIds[done % channelIds.length] as string,
+          sender: 'agent',
+          body,
+          silent: false,
+          pin_key: null,
+          ask_status: null,
+          ask_expires_at: null,
+          ask_request_hash: null,
+          created_at: now - count + done,
+        })
       }
       index()
     })()
   }
-  db.run(
-    "UPDATE counters SET value = (SELECT max(change_seq) FROM users) WHERE name = 'change_seq'",
-  )
   db.close()
 }
 
