@@ -3,8 +3,8 @@ import type { PolicyClaim, PolicyRule, RevocationClaim } from '../../src/shared/
 import { policyText } from '../../src/shared/policy.ts'
 import type { AnswerProof } from '../../src/shared/proof.ts'
 import { signText } from '../asks/signing.ts'
-import type { SignedHark } from '../harnesses/signed.ts'
 import { SoftwareAuthenticator, type Tamper } from '../passkeys/authenticator.ts'
+import type { FreshServer } from '../passkeys/fixture.ts'
 
 /**
  * Policies as the app makes them (src/shared/policy.ts): a claim, its canonical text signed by
@@ -67,7 +67,9 @@ export interface SignedPolicy {
 
 /** The person signs `rule` in the app and adds it (`POST /v1/app/policies`). */
 export async function addPolicy(
-  h: Pick<SignedHark, 's' | 'owner'>,
+  // The shape of harnesses/signed.ts's SignedHark, not an import of it: that module's imports
+  // would make every test of this fixture need the agent CLIs (scripts/test-parts.ts).
+  h: { s: FreshServer; owner: { authenticator: SoftwareAuthenticator; cookie: string } },
   rule: PolicyRule,
   more: Partial<PolicyClaim> = {},
 ): Promise<SignedPolicy> {
