@@ -5,9 +5,10 @@
  * the person's device count, RELEASE; per batch the search index and COMMIT, then fdatasync of
  * the log), timed per statement over the last 900 batches, as µs per send. No HTTP, no unit
  * machinery: the floor the database itself puts under a send. `--random-ids` makes ids as every
- * build before time-ordered message ids did (src/core/ids.ts `newMessageId`).
+ * build before time-ordered message ids did (src/core/ids.ts `newMessageId`). `--drop` names
+ * indexes or triggers to drop first (comma-separated), to price each one.
  *
- *   bun bench/send-sql.ts [--batches 8000] [--random-ids]
+ *   bun bench/send-sql.ts [--batches 8000] [--random-ids] [--drop messages_live,...]
  */
 import { fdatasyncSync, openSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -26,6 +27,14 @@ const dir = tempDataDir('hark-send-sql-')
 const { channelIds } = await provision(dir, 1)
 const db = openDatabase(join(dir, 'hark.db'))
 db.run('PRAGMA temp_store = MEMORY')
+const dropped = process.argv[process.argv.indexOf('--drop') + 1]
+for (const name of process.argv.includes('--drop') ? (dropped ?? '').split(',') : []) {
+  const kind = db
+    .query<{ type: string }, [string]>('SELECT type FROM sqlite_master WHERE name = ?1')
+    .get(name)
+  if (!kind) throw new Error(`--drop: no index or trigger named ${name}`)
+  db.run(`DROP ${kind.type.toUpperCase()} ${name}`)
+}
 const channel = channelIds[0] as string
 const user = db.query<{ user_id: string }, [string]>('SELECT user_id FROM channels WHERE id = ?1')
 const userId = user.get(channel)?.user_id as string
@@ -58,11 +67,15 @@ const timed = <T>(name: string, run: () => T): T => {
 const wal = openSync(join(dir, 'hark.db-wal'), 'r+')
 const body = JSON.stringify(JSON.parse(WRK_SEND_BODY).body)
 let sends = 0
+// CPU time of the measured batches: on a loaded machine the statements' wall times above grow
+// with the waiting, the process's CPU time does not.
+let cpu = process.cpuUsage()
 try {
   for (let batch = 0; batch < BATCHES; batch++) {
     if (batch === BATCHES - MEASURED) {
       for (const name of Object.keys(spent)) spent[name] = 0
       sends = 0
+      cpu = process.cpuUsage()
     }
     db.run('PRAGMA synchronous = NORMAL')
     timed('begin', () => statements.begin.run())
@@ -81,6 +94,7 @@ try {
     db.run('PRAGMA synchronous = FULL')
     timed('fdatasync', () => fdatasyncSync(wal))
   }
+  const used = process.cpuUsage(cpu)
   const perSend = (ms: number) => ((ms * 1000) / sends).toFixed(1)
   const total = Object.entries(spent).filter(([name]) => name !== 'fdatasync')
   const sum = total.reduce((a, [, ms]) => a + ms, 0)
@@ -88,7 +102,8 @@ try {
     `${BATCHES * PER_BATCH} messages, ${RANDOM_IDS ? 'random' : 'time-ordered'} ids; µs per send over the last ${sends}: ` +
       `${Object.entries(spent)
         .map(([name, ms]) => `${name} ${perSend(ms)}`)
-        .join(', ')}; SQL without the sync ${perSend(sum)}`,
+        .join(', ')}; SQL without the sync ${perSend(sum)}; ` +
+      `CPU ${perSend((used.user + used.system) / 1000)}`,
   )
 } finally {
   db.close()

@@ -60,6 +60,14 @@ export const PERSON_FEED_SQL = `SELECT m.* FROM channels c JOIN messages m
   WHERE c.user_id = ?1
   ORDER BY m.seq LIMIT ?3`
 
+/**
+ * The person's messages in one channel after a cursor, from their partial index (migration
+ * 019). The sender is written in, not a parameter: SQLite can use a partial index only when
+ * the statement's text implies its condition.
+ */
+export const FEED_OF_PERSON_SQL = `SELECT * FROM messages INDEXED BY messages_feed_human
+  WHERE channel_id = ?1 AND sender = 'human' AND seq > ?2 ORDER BY seq LIMIT ?3`
+
 /** Every SQL statement on messages, prepared once per database. */
 export function messageStore(db: Database) {
   const q = {
@@ -109,9 +117,12 @@ export function messageStore(db: Database) {
     feed: db.query<MessageRow, [string, number, number]>(
       'SELECT * FROM messages WHERE channel_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3',
     ),
-    feedBySender: db.query<MessageRow, [string, string, number, number]>(
-      `SELECT * FROM messages WHERE channel_id = ?1 AND sender = ?2 AND seq > ?3
-       ORDER BY seq LIMIT ?4`,
+    // One side of the conversation (migration 019): the person's messages from their own
+    // index; the agent's from the feed's, passing over the person's few.
+    feedOfPerson: db.query<MessageRow, [string, number, number]>(FEED_OF_PERSON_SQL),
+    feedOfAgent: db.query<MessageRow, [string, number, number]>(
+      `SELECT * FROM messages INDEXED BY messages_feed
+       WHERE channel_id = ?1 AND sender = 'agent' AND seq > ?2 ORDER BY seq LIMIT ?3`,
     ),
     setBody: db.query<MessageRow, [number, string, number, number]>(
       'UPDATE messages SET body = ?2, seq = ?3, updated_at = ?4 WHERE rid = ?1 RETURNING *',
@@ -214,9 +225,11 @@ export function messageStore(db: Database) {
      */
     forChange: (id: string) => q.byId.get(id) ?? undefined,
     feed: (channelId: string, since: number, limit: number, sender?: 'agent' | 'human') =>
-      sender
-        ? q.feedBySender.all(channelId, sender, since, limit)
-        : q.feed.all(channelId, since, limit),
+      (sender === 'human' ? q.feedOfPerson : sender === 'agent' ? q.feedOfAgent : q.feed).all(
+        channelId,
+        since,
+        limit,
+      ),
     setBody: (rid: number, body: string, now: number) =>
       q.setBody.get(rid, body, seqOfRow(rid), now) as MessageRow,
     setState: (rid: number, state: AckState, now: number) =>

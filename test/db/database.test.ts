@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase, SchemaTooNewError, schemaVersion } from '../../src/db/database.ts'
 import { latestVersion } from '../../src/db/migrations/index.ts'
-import { PERSON_FEED_SQL } from '../../src/messages/store.ts'
+import { FEED_OF_PERSON_SQL, PERSON_FEED_SQL } from '../../src/messages/store.ts'
 import { openStores } from '../../src/server/context.ts'
 import { tempDir } from '../harness.ts'
 
@@ -57,8 +57,12 @@ test('the hot statements use indexes, not scans', () => {
   openStores(db) // prepares every statement (a syntax error would throw here)
   const plans: Record<string, string> = {
     feed: 'SELECT * FROM messages WHERE channel_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3',
-    feedBySender:
-      'SELECT * FROM messages WHERE channel_id = ?1 AND sender = ?2 AND seq > ?3 ORDER BY seq LIMIT ?4',
+    feedOfPerson:
+      "SELECT * FROM messages WHERE channel_id = ?1 AND sender = 'human' AND seq > ?2 ORDER BY seq LIMIT ?3",
+    feedOfAgent:
+      "SELECT * FROM messages WHERE channel_id = ?1 AND sender = 'agent' AND seq > ?2 ORDER BY seq LIMIT ?3",
+    unread:
+      "SELECT count(*) FROM (SELECT 1 FROM messages WHERE channel_id = ?1 AND sender = 'agent' AND rid > ?2 AND deleted_at IS NULL AND pin_key IS NULL LIMIT 1000)",
     byId: 'SELECT * FROM messages WHERE id = ?1',
     openAsks: "SELECT * FROM messages WHERE channel_id = ?1 AND ask_status = 'open' ORDER BY rid",
     countOpenAsks: "SELECT count(*) FROM messages WHERE channel_id = ?1 AND ask_status = 'open'",
@@ -86,6 +90,33 @@ test('the hot statements use indexes, not scans', () => {
     )
     expect(`${name}: ${plan}`).not.toContain('USE TEMP B-TREE')
   }
+  db.close()
+})
+
+/**
+ * An agent's send writes none of the indexes that only one side's reads need (migration 019):
+ * the person's messages have their own partial index, which the feed of `sender=human` must
+ * use (with the sender as a parameter SQLite could not, and would walk the agent's messages).
+ */
+test("the feed of the person's messages reads their own index; a send writes three of messages' indexes", () => {
+  dir = tempDir()
+  const db = openDatabase(join(dir, 'hark.db'))
+  const plan = db
+    .query<{ detail: string }, []>(`EXPLAIN QUERY PLAN ${FEED_OF_PERSON_SQL}`)
+    .all()
+    .map((r) => r.detail)
+  expect(plan).toEqual(['SEARCH messages USING INDEX messages_feed_human (channel_id=? AND seq>?)'])
+  const indexes = db
+    .query<{ name: string; partial: number }, []>(
+      "SELECT name, partial FROM pragma_index_list('messages') ORDER BY name",
+    )
+    .all()
+  // Every index an agent's plain message lands in: the unique id, the feed, the live list.
+  const full = indexes.filter((i) => i.partial === 0).map((i) => i.name)
+  expect(full).toEqual(['messages_feed', 'sqlite_autoindex_messages_1'])
+  expect(indexes.map((i) => i.name)).toContain('messages_feed_human')
+  expect(indexes.map((i) => i.name)).not.toContain('messages_feed_by_sender')
+  expect(indexes.map((i) => i.name)).not.toContain('messages_live_by_sender')
   db.close()
 })
 

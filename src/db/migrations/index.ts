@@ -17,6 +17,7 @@ import m015 from './015_secret_proofs.sql' with { type: 'text' }
 import m016 from './016_pairing_origin.sql' with { type: 'text' }
 import m017 from './017_policies.sql' with { type: 'text' }
 import m018 from './018_search_pending.sql' with { type: 'text' }
+import m019 from './019_sender_indexes.sql' with { type: 'text' }
 
 // In version order, so a file's place in the list is its version (the number in its name).
 export const migrations: readonly { version: number; sql: string }[] = [
@@ -38,6 +39,7 @@ export const migrations: readonly { version: number; sql: string }[] = [
   m016,
   m017,
   m018,
+  m019,
 ].map((sql, i) => ({ version: i + 1, sql }))
 
 export const latestVersion = migrations.at(-1)?.version ?? 0
