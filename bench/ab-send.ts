@@ -7,7 +7,8 @@
  *                        [--old-schema 17] [--preload 250000]
  *
  * `--old-schema N`: the older build understands schema N only; the copy it runs on is taken
- * back to N first (today: 18 → 17, migration 018's search triggers undone, see `down`).
+ * back to N first, a version at a time (19 → 18: the by-sender indexes back; 18 → 17:
+ * migration 018's search triggers undone; see `downTo`).
  * `--preload N`: the data directory holds N messages first (random ids, as every build before
  * time-ordered message ids made them), indexed for search: a deployment that has been used, where
  * the indexes no longer fit in a few pages.
@@ -31,10 +32,15 @@ const vsFlag = process.argv.indexOf('--vs')
 const VS = vsFlag === -1 ? undefined : process.argv[vsFlag + 1]
 if (!VS) throw new Error('--vs OLD_BINARY')
 
-/** Schema 18 → 17: the FTS5 triggers of migration 012 back, the notes' table gone. */
-function down(dir: string): void {
-  const db = new Database(join(dir, 'hark.db'))
-  db.run(`DROP TRIGGER message_fts_insert; DROP TRIGGER message_fts_update;
+/** What undoes each version, newest first: `downTo` runs them down to the one asked for. */
+const UNDO: Record<number, string> = {
+  // 19 → 18: the two indexes by sender back, the person's partial index gone.
+  19: `DROP INDEX messages_feed_human;
+    CREATE INDEX messages_feed_by_sender ON messages(channel_id, sender, seq);
+    CREATE INDEX messages_live_by_sender ON messages(channel_id, sender, rid)
+      WHERE deleted_at IS NULL AND pin_key IS NULL;`,
+  // 18 → 17: the FTS5 triggers of migration 012 back, the notes' table gone.
+  18: `DROP TRIGGER message_fts_insert; DROP TRIGGER message_fts_update;
     DROP TRIGGER message_fts_delete; DROP TABLE message_fts_pending;
     CREATE TRIGGER message_fts_insert AFTER INSERT ON messages WHEN NEW.body IS NOT NULL
     BEGIN INSERT INTO message_fts (rowid, title, body)
@@ -43,8 +49,18 @@ function down(dir: string): void {
     BEGIN DELETE FROM message_fts WHERE rowid = OLD.rid; INSERT INTO message_fts (rowid, title, body)
       SELECT rid, title, body FROM message_search_text WHERE rid = NEW.rid; END;
     CREATE TRIGGER message_fts_delete AFTER DELETE ON messages
-    BEGIN DELETE FROM message_fts WHERE rowid = OLD.rid; END;
-    PRAGMA user_version = 17;`)
+    BEGIN DELETE FROM message_fts WHERE rowid = OLD.rid; END;`,
+}
+
+/** Takes the copy's schema back to `version`, one version at a time. */
+function downTo(dir: string, version: number): void {
+  const db = new Database(join(dir, 'hark.db'))
+  let at = (db.query('PRAGMA user_version').get() as { user_version: number }).user_version
+  for (; at > version; at--) {
+    const undo = UNDO[at]
+    if (!undo) throw new Error(`--old-schema: no way back from schema ${at}`)
+    db.run(`${undo} PRAGMA user_version = ${at - 1};`)
+  }
   db.close()
 }
 
@@ -88,7 +104,7 @@ try {
     for (const which of round % 2 === 1 ? ['new', 'old'] : ['old', 'new']) {
       const dir = tempDataDir('hark-ab-run-')
       cpSync(base, dir, { recursive: true })
-      if (which === 'old' && OLD_SCHEMA === 17) down(dir)
+      if (which === 'old' && OLD_SCHEMA > 0) downTo(dir, OLD_SCHEMA)
       const server =
         which === 'new'
           ? await startHark(dir, ['--write-limit', '0'])
