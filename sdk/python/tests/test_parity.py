@@ -322,6 +322,17 @@ class Wording(unittest.TestCase):
         finally:
             silent.close()
 
+    def test_a_refused_connection_is_retried_even_without_a_key(self) -> None:
+        # No byte reached the server, so a write without a key cannot be applied twice.
+        told: List[Tuple[str, float, int]] = []
+        keyless = Transport("http://127.0.0.1:9", idempotency_keys=False, attempts=3,
+                            base_delay=0.001, on_retry=lambda *a: told.append(a))
+        with self.assertRaises(HarkError) as e:
+            keyless.raw("POST", "/v1/pair/start", json_body={})
+        refused = "cannot reach the server at http://127.0.0.1:9/v1/pair/start (ECONNREFUSED)"
+        self.assertEqual(str(e.exception), refused)
+        self.assertEqual(told, [(refused, 0.001, 1), (refused, 0.002, 2)])
+
     def test_without_a_url_the_client_says_so(self) -> None:
         with mock.patch.dict(os.environ, {"HARK_URL": ""}):
             with self.assertRaises(HarkError) as e:
