@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List, Optional, Tuple
 from unittest import mock
 
-from hark import Hark, HarkError, Transport, confirm
+from hark import Hark, HarkError, Transport, confirm, poll_until
 
 URL = os.environ.get("HARK_URL") or ""
 TOKEN = os.environ.get("HARK_TOKEN") or ""
@@ -265,11 +265,36 @@ class ParityAgainstServer(unittest.TestCase):
         person("POST", f"/v1/app/channels/{channel_id}/messages", {"body": {"text": "first"}})
         person("POST", f"/v1/app/channels/{channel_id}/messages", {"body": {"text": "second"}})
         got: List[str] = []
-        for m in h.messages():
-            got.append(m["body"]["text"])
-            if len(got) == 2:
-                break
+
+        def read() -> None:
+            for m in h.messages():
+                got.append(m["body"]["text"])
+                if len(got) == 2:
+                    break
+
+        # In a thread, so that a generator that never yields fails the test instead of hanging.
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(60)
         self.assertEqual(got, ["first", "second"])
+
+
+class PollUntil(unittest.TestCase):
+    """``poll_until``, the loop under ``wait`` and ``messages``, for waits of one's own."""
+
+    def test_ends_with_none_at_its_deadline_and_at_once_on_a_failure_that_is_no_outage(
+        self,
+    ) -> None:
+        polls: List[float] = []
+        self.assertIsNone(poll_until(lambda wait, limit: polls.append(wait), time.monotonic()))
+        self.assertEqual(polls, [0.0])
+        refused = HarkError("403: no", status=403)
+        for failure in (refused, ValueError("message_id: is required")):
+            def fail(wait: float, limit: float) -> None:
+                raise failure
+            with self.assertRaises(type(failure)) as e:
+                poll_until(fail)
+            self.assertIs(e.exception, failure)
 
 
 class Silent:
