@@ -55,6 +55,8 @@ test.skipIf(!python)(
     // Every test ran: none skipped for want of the server.
     expect(report).not.toContain('skipped')
     expect(report).toContain('test_ask_returns_the_answer')
+    // And what it shares with the TypeScript client (tests/test_parity.py).
+    expect(report).toContain('test_a_429_does_not_end_a_wait_and_its_retry_after_is_honoured')
   },
   150_000,
 )

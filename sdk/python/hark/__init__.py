@@ -20,14 +20,18 @@ from .blocks import (
     text_input,
     toggle,
 )
+from ._http import Answer, Transport
 from .client import MAX_WAIT, AskResult, Hark
 from .errors import HarkError
+from .wait import poll_until
 
 __all__ = [
     "MAX_WAIT",
+    "Answer",
     "AskResult",
     "Hark",
     "HarkError",
+    "Transport",
     "approval",
     "choice",
     "code",
@@ -36,6 +40,7 @@ __all__ = [
     "image",
     "markdown",
     "number_input",
+    "poll_until",
     "progress",
     "text_input",
     "toggle",
