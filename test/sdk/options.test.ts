@@ -146,6 +146,37 @@ describe('SDK options the binary builds on', () => {
     ])
   })
 
+  test('an empty id or key is refused before any request, naming it', async () => {
+    reset()
+    const hark = new Hark({ url, token: 't' })
+    await expect(hark.waitForAnswer('')).rejects.toThrow('id: is required')
+    await expect(hark.edit('', { text: 'x' })).rejects.toThrow('id: is required')
+    await expect(hark.unpin('')).rejects.toThrow('key: is required')
+    await expect(hark.download('')).rejects.toThrow('fileId: is required')
+    expect(seen).toEqual([])
+  })
+
+  test('a 429 during a wait does not end it; the next poll waits its Retry-After', async () => {
+    let polls = 0
+    const times: number[] = []
+    const limited = new HarkError('429: slow down', {
+      status: 429,
+      kind: 'http',
+      retryAfterMs: 1500,
+    })
+    const value = await pollUntil(
+      async () => {
+        times.push(Date.now())
+        if (++polls === 1) throw limited
+        return 'answered'
+      },
+      { deadline: Number.POSITIVE_INFINITY },
+    )
+    expect(value).toBe('answered')
+    // The first outage's own pause is 0.5 s: only the Retry-After makes it 1.5.
+    expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(1490)
+  })
+
   test('pollUntil ends with undefined at its deadline; an error that is no outage ends it', async () => {
     let polls = 0
     const none = await pollUntil(

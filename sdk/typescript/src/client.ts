@@ -74,7 +74,14 @@ export interface InboxOptions {
 
 type Body<Bs extends readonly Block[] = readonly Block[]> = string | MessageBody<Bs>
 
-const enc = encodeURIComponent
+/**
+ * An id or key as a path segment. An empty one is the caller's mistake, refused before any
+ * request: sent, `/v1/asks/` would name the list of questions, not one of them.
+ */
+const enc = (value: string, name = 'id'): string => {
+  if (value === '') throw new TypeError(`${name}: is required`)
+  return encodeURIComponent(value)
+}
 const bodyOf = <Bs extends readonly Block[]>(b: Body<Bs>): MessageBody<Bs> =>
   typeof b === 'string' ? { text: b } : b
 const isDeleted = (m: Message | DeletedMessage): m is DeletedMessage => 'deleted' in m
@@ -216,17 +223,19 @@ export class Hark {
       body: bodyOf(body),
       ...(options.silent === undefined ? {} : { silent: options.silent }),
     }
-    return (await this.write<{ pin: Pin }>('PUT', `/v1/pins/${enc(key)}`, { ...options, json })).pin
+    return (
+      await this.write<{ pin: Pin }>('PUT', `/v1/pins/${enc(key, 'key')}`, { ...options, json })
+    ).pin
   }
 
   /** Edits a pin as `edit` edits a message (e.g. `block_patches` on a progress bar). */
   async editPin(key: string, patch: EditRequest, options: CallOptions = {}): Promise<Pin> {
-    const path = `/v1/pins/${enc(key)}`
+    const path = `/v1/pins/${enc(key, 'key')}`
     return (await this.write<{ pin: Pin }>('PATCH', path, { ...options, json: patch })).pin
   }
 
   async unpin(key: string, options: CallOptions = {}): Promise<void> {
-    await this.http.json('DELETE', `/v1/pins/${enc(key)}`, options)
+    await this.http.json('DELETE', `/v1/pins/${enc(key, 'key')}`, options)
   }
 
   async pins(options: CallOptions = {}): Promise<Pin[]> {
@@ -254,8 +263,8 @@ export class Hark {
   }
 
   /** A file's download (a 2xx `Response`: stream its `body`, or `arrayBuffer()` it). */
-  download(fileId: string, options: CallOptions = {}): Promise<Response> {
-    return this.http.request('GET', `/v1/files/${enc(fileId)}`, options)
+  async download(fileId: string, options: CallOptions = {}): Promise<Response> {
+    return this.http.request('GET', `/v1/files/${enc(fileId, 'fileId')}`, options)
   }
 
   /** A file's bytes. */

@@ -69,7 +69,11 @@ export async function pollUntil<T>(
         const why = stalled ? 'the server stopped answering' : describeOutage(error)
         options.onOutage?.(`${why}; still waiting, polling again until the timeout`)
       }
-      const pauseMs = OUTAGE_PAUSE_MS[Math.min(outages, OUTAGE_PAUSE_MS.length - 1)] as number
+      // A rate limit's Retry-After is the shortest pause: polling sooner is refused again.
+      const pauseMs = Math.max(
+        OUTAGE_PAUSE_MS[Math.min(outages, OUTAGE_PAUSE_MS.length - 1)] as number,
+        error instanceof HarkError ? (error.retryAfterMs ?? 0) : 0,
+      )
       outages++
       const left = options.deadline - Date.now()
       if (left <= 0) return undefined
