@@ -27,7 +27,7 @@ command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
 # Let's Encrypt's ACME test server for `hark serve --domain` (test/tls/).
 command -v pebble >/dev/null 2>&1 || missing="$missing pebble"
 # The Containerfile is built and run with podman on a Debian base made by debootstrap
-# (test/ops/container.test.ts); runc where crun cannot start a container (hybrid cgroups).
+# (test/ops/container-image.test.ts); runc where crun cannot start a container (hybrid cgroups).
 command -v podman >/dev/null 2>&1 || missing="$missing podman"
 command -v runc >/dev/null 2>&1 || missing="$missing runc"
 command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing="$missing debootstrap"

@@ -1,6 +1,4 @@
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { copyFileSync, rmSync } from 'node:fs'
 import { startSession } from '../src/access/sessions/service.ts'
 import {
   type AgentClient,
@@ -21,12 +19,19 @@ import { closeContext, createContext, type SqliteCtx } from '../src/server/conte
 import type { Running } from '../src/server/listen.ts'
 import { startServer } from '../src/server/serve.ts'
 import type { MailTrap } from './email/mail-trap.ts'
+import { type Reply, type RequestOptions, request } from './harness-request.ts'
+import { tempDir } from './harness-util.ts'
+
+export type { Reply, RequestOptions } from './harness-request.ts'
+export { failsWith, sleep, TestClock, tempDir, until } from './harness-util.ts'
 
 /**
  * The one test harness: a real server (real SQLite file in a temporary directory, the real app)
  * started one way, with options for what differs between suites, and the one clock and the one
  * raw request helper every suite shares. Specialised fixtures (passkey authenticator, push
- * receiver, SMTP trap, Chromium, CLI processes) build on it.
+ * receiver, SMTP trap, Chromium, CLI processes) build on it. Its request by hand is in
+ * harness-request.ts, its server-less aids (temp dirs, the clock, waits) in harness-util.ts;
+ * both are re-exported here, so a test imports the harness from this one file.
  */
 
 /** The base URL of an in-process server: never resolved, only compared. */
@@ -35,19 +40,6 @@ export const BASE = 'http://hark.test'
 export const OWNER = 'owner@example.com'
 /** The sender of the server's mail when a test points it at a mail trap. */
 export const MAIL_FROM = 'hark@example.com'
-
-export function tempDir(prefix = 'hark-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix))
-}
-
-/** A settable clock, so expiry and rate limits are tested without waiting. */
-export class TestClock implements Clock {
-  constructor(public ms = Date.now()) {}
-  now = () => this.ms
-  advance(ms: number): void {
-    this.ms += ms
-  }
-}
 
 /**
  * What differs between suites. Config fields override the test defaults (no write limit, the
@@ -77,31 +69,6 @@ export interface TestServerOptions extends Partial<Config> {
   idleTimeout?: number
   /** DNS lookups of push endpoints (`ContextOptions.resolve`). */
   resolve?: Resolver
-}
-
-export interface RequestOptions {
-  json?: unknown
-  body?: BodyInit
-  /** Sent as `Authorization: Bearer <token>`. */
-  token?: string
-  /** A Cookie header: a session cookie (see `session()`). */
-  cookie?: string
-  /** The Origin header; `null` leaves it out. Defaults to the app's own, as its pages send it. */
-  origin?: string | null
-  headers?: Record<string, string>
-}
-
-export interface Reply {
-  status: number
-  /** The JSON answer parsed, or its text when it is not JSON, or undefined when empty. */
-  // biome-ignore lint/suspicious/noExplicitAny: tests read whatever the JSON holds
-  body: any
-  /** The answer's text as sent. */
-  text: string
-  headers: Headers
-  setCookie: string | null
-  /** `name=value` of the cookie this reply set, to send back as a Cookie header. */
-  cookie?: string
 }
 
 export interface TestSession {
@@ -346,69 +313,4 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
   }
   return server
-}
-
-/** One request by hand, through the server's handler (or socket). */
-async function request(
-  s: Pick<TestServer, 'handle' | 'url'>,
-  method: string,
-  path: string,
-  o: RequestOptions,
-): Promise<Reply> {
-  const headers: Record<string, string> = { ...o.headers }
-  if (o.token !== undefined) headers.authorization = `Bearer ${o.token}`
-  if (o.cookie) headers.cookie = o.cookie
-  const origin = o.origin === undefined ? new URL(s.url).origin : o.origin
-  if (origin !== null) headers.origin = origin
-  let body = o.body
-  if (o.json !== undefined) {
-    headers['content-type'] = 'application/json'
-    body = JSON.stringify(o.json)
-  }
-  const response = await s.handle(new Request(s.url + path, { method, headers, body }))
-  const text = await response.text()
-  let parsed: unknown
-  try {
-    parsed = text ? JSON.parse(text) : undefined
-  } catch {
-    parsed = text
-  }
-  const setCookie = response.headers.get('set-cookie')
-  return {
-    status: response.status,
-    body: parsed,
-    text,
-    headers: response.headers,
-    setCookie,
-    cookie: setCookie?.split(';')[0],
-  }
-}
-
-/** Resolves after `ms`; for ordering, never as a performance assertion. */
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** Waits until `cond` holds (a poll parked, say); an ordering aid, not a timing assertion. */
-export async function until(cond: () => boolean, ms = 3000): Promise<void> {
-  const deadline = performance.now() + ms
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error('condition not reached in time')
-    await sleep(5)
-  }
-}
-
-/** Expects a promise to reject with a HarkApiError of `status`; returns the error. */
-export async function failsWith(
-  promise: Promise<unknown>,
-  status: number,
-): Promise<{ status: number; error: string; field?: string; headers: Headers }> {
-  try {
-    await promise
-  } catch (error) {
-    const e = error as { status?: number; error?: string; field?: string; headers: Headers }
-    if (e.status !== status) {
-      throw new Error(`expected ${status}, got ${e.status}: ${e.error ?? error}`)
-    }
-    return e as { status: number; error: string; field?: string; headers: Headers }
-  }
-  throw new Error(`expected ${status}, but the request succeeded`)
 }

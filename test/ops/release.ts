@@ -5,7 +5,7 @@ const ROOT = join(import.meta.dir, '..', '..')
 const built = new Map<string, Promise<string>>()
 /**
  * One release build at a time: each runs scripts/build.ts, which rebuilds web/dist and
- * assets.gen.ts in place, and two at once (install.test.ts asks for two) could read the
+ * assets.gen.ts in place, and two at once (install-fixture.ts asks for two) could read the
  * other's half-written files.
  */
 let building: Promise<unknown> = Promise.resolve()

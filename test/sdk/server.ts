@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -52,6 +53,26 @@ export async function startSdkServer(): Promise<SdkServer> {
       await served.proc.exited
       clearTimeout(killer)
       rmSync(data, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * One server for the tests of the file (or describe) this is called in: started before them,
+ * stopped after them. Asked of the handle once the tests run.
+ */
+export function useSdkServer(): { readonly server: SdkServer } {
+  let server: SdkServer | undefined
+  beforeAll(async () => {
+    server = await startSdkServer()
+  }, 60_000)
+  afterAll(async () => {
+    await server?.stop()
+  })
+  return {
+    get server() {
+      if (!server) throw new Error('the SDK server is asked for before it started')
+      return server
     },
   }
 }

@@ -1,33 +1,25 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+// test-needs: agent-clis
+// (Kept in the agent-CLI part that typescript.test.ts ran in before it was split in three (its Deno
+// test uses the Deno of .cache/agent-clis); this file itself needs only dist/hark. See scripts/test-parts.ts.)
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { blocks, Hark, HarkError, type Message } from '../../sdk/typescript/src/index.ts'
-import { denoBin } from '../harnesses/agent-clis.ts'
-import { type SdkServer, startSdkServer } from './server.ts'
+import { type SdkServer, useSdkServer } from './server.ts'
 
 /**
  * The TypeScript SDK (sdk/typescript) against a real `dist/hark serve`: every call it makes,
- * the person's side played with a person token. Its retries and idempotency keys are checked
- * against a small local server that records what it receives.
+ * the person's side played with a person token. Its retries, idempotency keys and bounds are in
+ * typescript-transport.test.ts, its types and other runtimes in typescript-runtimes.test.ts.
  */
-const ROOT = join(import.meta.dir, '..', '..')
-const SDK = join(ROOT, 'sdk', 'typescript')
-const TSC = join(ROOT, 'node_modules', '.bin', 'tsc')
-
+const sdk = useSdkServer()
 let server: SdkServer
 let hark: Hark
 let channelId: string
 
 beforeAll(async () => {
-  server = await startSdkServer()
+  server = sdk.server
   hark = new Hark({ url: server.url, token: server.token })
   channelId = (await hark.channel()).channel.id
 }, 60_000)
-
-afterAll(async () => {
-  await server?.stop()
-})
 
 const answer = (id: string, value: unknown) =>
   server.person('POST', `/v1/app/messages/${id}/answer`, { answer: value })
@@ -222,197 +214,4 @@ describe('TypeScript SDK against dist/hark', () => {
     expect(network.kind).toBe('network')
     expect(network.status).toBe(0)
   })
-})
-
-describe('TypeScript SDK: idempotency keys and retries (a recording server)', () => {
-  test('one key per logical write, the same on its retries; 503 and 429 retried', async () => {
-    const seen: { method: string; key: string | null; body: string }[] = []
-    let failNext = 0
-    let limitNext = 0
-    const echo = Bun.serve({
-      hostname: '127.0.0.1',
-      port: 0,
-      async fetch(request) {
-        seen.push({
-          method: request.method,
-          key: request.headers.get('idempotency-key'),
-          body: await request.text(),
-        })
-        if (failNext > 0) {
-          failNext--
-          return new Response('{"error":"down"}', { status: 503 })
-        }
-        if (limitNext > 0) {
-          limitNext--
-          return Response.json(
-            { error: 'slow down' },
-            { status: 429, headers: { 'retry-after': '1' } },
-          )
-        }
-        return Response.json({ message: { id: 'msg_1', body: {} }, pins: [] })
-      },
-    })
-    try {
-      const c = new Hark({
-        url: `http://127.0.0.1:${echo.port}`,
-        token: 't',
-        retry: { baseDelayMs: 20 },
-      })
-      failNext = 2
-      await c.send('one')
-      expect(seen).toHaveLength(3)
-      const key = seen[0]!.key
-      expect(key).toMatch(/^[0-9a-f-]{36}$/)
-      expect(seen.map((s) => s.key)).toEqual([key, key, key])
-      expect(new Set(seen.map((s) => s.body)).size).toBe(1)
-
-      seen.length = 0
-      limitNext = 1
-      const t0 = Date.now()
-      await c.send('two')
-      expect(seen).toHaveLength(2)
-      expect(Date.now() - t0).toBeGreaterThanOrEqual(900)
-      expect(seen[1]!.key).toBe(seen[0]!.key)
-      expect(seen[0]!.key).not.toBe(key)
-
-      seen.length = 0
-      await c.send('three', { idempotencyKey: 'my-own-key' })
-      await c.pins()
-      expect(seen.map((s) => [s.method, s.key])).toEqual([
-        ['POST', 'my-own-key'],
-        ['GET', null],
-      ])
-
-      seen.length = 0
-      failNext = 10
-      const gaveUp = await c.send('four').catch((e) => e)
-      expect(gaveUp.status).toBe(503)
-      expect(seen).toHaveLength(4)
-    } finally {
-      echo.stop(true)
-    }
-  })
-})
-
-describe('TypeScript SDK: bounds (the transport the binary shares)', () => {
-  test('an answer whose body stops half-way is a timeout, not a hang', async () => {
-    let requests = 0
-    const stalling = Bun.serve({
-      hostname: '127.0.0.1',
-      port: 0,
-      fetch() {
-        requests++
-        // The head and the first bytes come at once; the rest never does.
-        const body = new ReadableStream<Uint8Array>({
-          start(out) {
-            out.enqueue(new TextEncoder().encode('{"channel":'))
-          },
-        })
-        return new Response(body, { headers: { 'content-type': 'application/json' } })
-      },
-    })
-    try {
-      const c = new Hark({ url: `http://127.0.0.1:${stalling.port}`, token: 't', timeoutMs: 300 })
-      const error = await c.channel().catch((e) => e)
-      expect(error).toBeInstanceOf(HarkError)
-      expect(error.kind).toBe('timeout')
-      expect(error.status).toBe(0)
-      // A timeout is the caller's bound: it is not repeated.
-      expect(requests).toBe(1)
-    } finally {
-      stalling.stop(true)
-    }
-  }, 10_000)
-})
-
-describe('TypeScript SDK: types and other runtimes', () => {
-  test('type-checks on its own (no Bun or Node types) and builds for Node', async () => {
-    const check = Bun.spawn([TSC, '--noEmit', '-p', SDK], { stdout: 'pipe', stderr: 'pipe' })
-    const out = await new Response(check.stdout).text()
-    expect(out).toBe('')
-    expect(await check.exited).toBe(0)
-  }, 60_000)
-
-  test.skipIf(!Bun.which('node'))(
-    'the built package runs in Node against dist/hark',
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'hark-sdk-node-'))
-      try {
-        const out = join(dir, 'dist')
-        const build = Bun.spawn([TSC, '-p', join(SDK, 'tsconfig.build.json'), '--outDir', out], {
-          stdout: 'pipe',
-        })
-        expect(await build.exited).toBe(0)
-        writeFileSync(
-          join(dir, 'main.mjs'),
-          `import { Hark } from './dist/index.js'
-const hark = new Hark({ url: process.env.HARK_URL, token: process.env.HARK_TOKEN })
-const m = await hark.send('from node')
-const r = await hark.waitForAnswer((await hark.ask({ blocks: [{ type: 'confirm', id: 'x', label: 'x' }] })).id, { timeoutMs: 500 })
-console.log(JSON.stringify({ text: m.body.text, status: r.status }))`,
-        )
-        const node = Bun.spawn(['node', join(dir, 'main.mjs')], {
-          env: { ...process.env, HARK_URL: server.url, HARK_TOKEN: server.token },
-          stdout: 'pipe',
-          stderr: 'pipe',
-          timeout: 30_000,
-        })
-        const [stdout, stderr] = [
-          await new Response(node.stdout).text(),
-          await new Response(node.stderr).text(),
-        ]
-        expect(stderr).toBe('')
-        expect(JSON.parse(stdout)).toEqual({ text: 'from node', status: 'timeout' })
-      } finally {
-        rmSync(dir, { recursive: true, force: true })
-      }
-    },
-    60_000,
-  )
-
-  test('the source runs in Deno against dist/hark (no node: imports, fetch only)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hark-sdk-deno-'))
-    try {
-      writeFileSync(
-        join(dir, 'main.ts'),
-        `import { Hark } from ${JSON.stringify(join(SDK, 'src', 'index.ts'))}
-const hark = new Hark({ url: Deno.env.get('HARK_URL')!, token: Deno.env.get('HARK_TOKEN')! })
-const m = await hark.send('from deno')
-const q = await hark.ask({ blocks: [{ type: 'confirm', id: 'x', label: 'x' }] })
-const r = await hark.waitForAnswer(q.id, { timeoutMs: 500 })
-console.log(JSON.stringify({ text: m.body.text, status: r.status }))`,
-      )
-      const deno = Bun.spawn(
-        [
-          denoBin(),
-          'run',
-          '--quiet',
-          '--no-config',
-          '--allow-net=127.0.0.1',
-          '--allow-env',
-          join(dir, 'main.ts'),
-        ],
-        {
-          env: {
-            ...process.env,
-            HARK_URL: server.url,
-            HARK_TOKEN: server.token,
-            DENO_DIR: join(dir, 'cache'),
-            NO_COLOR: '1',
-          },
-          stdout: 'pipe',
-          stderr: 'pipe',
-          timeout: 30_000,
-        },
-      )
-      const [stdout, stderr] = [
-        await new Response(deno.stdout).text(),
-        await new Response(deno.stderr).text(),
-      ]
-      expect(stderr).toBe('')
-      expect(JSON.parse(stdout)).toEqual({ text: 'from deno', status: 'timeout' })
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  }, 60_000)
 })
