@@ -14,7 +14,7 @@ export function channelStore(db: Database) {
     ),
     byId: db.query<ChannelRow, [string]>('SELECT * FROM channels WHERE id = ?1'),
     byUser: db.query<ChannelRow, [string]>(
-      'SELECT * FROM channels WHERE user_id = ?1 ORDER BY created_at, id',
+      'SELECT * FROM channels WHERE user_id = +?1 ORDER BY created_at, id',
     ),
     rename: db.query<ChannelRow, [string, string, number]>(
       'UPDATE channels SET label = ?2, updated_at = ?3 WHERE id = ?1 RETURNING *',
@@ -22,7 +22,7 @@ export function channelStore(db: Database) {
     remove: db.query<null, [string]>('DELETE FROM channels WHERE id = ?1'),
     lastRid: db.query<{ rid: number }, [string]>(
       `SELECT max(rid) AS rid FROM messages
-       WHERE channel_id = ?1 AND deleted_at IS NULL AND pin_key IS NULL`,
+       WHERE channel_id = +?1 AND deleted_at IS NULL AND pin_key IS NULL`,
     ),
     markRead: db.query<null, [string, number]>(
       'UPDATE channels SET read_rid = max(read_rid, ?2) WHERE id = ?1',

@@ -84,7 +84,7 @@ export function messageStore(db: Database) {
     nextSeqOfRow: db.query<{ value: number }, [number]>(
       `UPDATE users SET change_seq = change_seq + 1
        WHERE id = (SELECT c.user_id FROM messages m JOIN channels c ON c.id = m.channel_id
-                   WHERE m.rid = ?1)
+                   WHERE m.rid = +?1)
        RETURNING change_seq AS value`,
     ),
     // The server-wide high-water mark (counters.change_seq): for checks of the data only, never
@@ -144,7 +144,7 @@ export function messageStore(db: Database) {
        WHERE rid = ?1 RETURNING *`,
     ),
     openAsks: db.query<MessageRow, [string]>(
-      "SELECT * FROM messages WHERE channel_id = ?1 AND ask_status = 'open' ORDER BY rid",
+      "SELECT * FROM messages WHERE channel_id = +?1 AND ask_status = 'open' ORDER BY rid",
     ),
     // Every open question of a person, oldest first: the app's one place for what waits on them.
     openAsksOfUser: db.query<MessageRow, [string, number]>(
@@ -168,11 +168,11 @@ export function messageStore(db: Database) {
       'SELECT * FROM messages WHERE channel_id = ?1 AND pin_key = ?2',
     ),
     pins: db.query<MessageRow, [string]>(
-      'SELECT * FROM messages WHERE channel_id = ?1 AND pin_key IS NOT NULL ORDER BY pin_key',
+      'SELECT * FROM messages WHERE channel_id = +?1 AND pin_key IS NOT NULL ORDER BY pin_key',
     ),
     lastLive: db.query<MessageRow, [string]>(
       `SELECT * FROM messages INDEXED BY messages_live
-       WHERE channel_id = ?1 AND deleted_at IS NULL AND pin_key IS NULL
+       WHERE channel_id = +?1 AND deleted_at IS NULL AND pin_key IS NULL
        ORDER BY rid DESC LIMIT 1`,
     ),
     personFeed: db.query<MessageRow, [string, number, number]>(PERSON_FEED_SQL),

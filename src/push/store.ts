@@ -57,7 +57,7 @@ export function pushStore(db: Database) {
       'SELECT * FROM push_subscriptions WHERE endpoint = ?1',
     ),
     byUser: db.query<SubscriptionRow, [string]>(
-      'SELECT * FROM push_subscriptions WHERE user_id = ?1 ORDER BY created_at, id',
+      'SELECT * FROM push_subscriptions WHERE user_id = +?1 ORDER BY created_at, id',
     ),
     countByUser: db.query<{ n: number }, [string]>(
       'SELECT count(*) AS n FROM push_subscriptions WHERE user_id = ?1',

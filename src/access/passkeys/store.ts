@@ -28,7 +28,7 @@ export function passkeyStore(db: Database) {
     ),
     byId: db.query<PasskeyRow, [string]>('SELECT * FROM passkeys WHERE id = ?1'),
     byUser: db.query<PasskeyRow, [string]>(
-      'SELECT * FROM passkeys WHERE user_id = ?1 ORDER BY created_at, id',
+      'SELECT * FROM passkeys WHERE user_id = +?1 ORDER BY created_at, id',
     ),
     countByUser: db.query<{ n: number }, [string]>(
       'SELECT count(*) AS n FROM passkeys WHERE user_id = ?1',

@@ -49,7 +49,7 @@ export function sessionStore(db: Database) {
        WHERE s.hash = +?1`,
     ),
     byUser: db.query<SessionRow, [string]>(
-      'SELECT * FROM sessions WHERE user_id = ?1 ORDER BY last_seen_at DESC',
+      'SELECT * FROM sessions WHERE user_id = +?1 ORDER BY last_seen_at DESC',
     ),
     touch: db.query<null, [string, number, number]>(
       'UPDATE sessions SET last_seen_at = ?2, expires_at = ?3 WHERE id = ?1',

@@ -67,7 +67,7 @@ export function tokenStore(db: Database) {
     touch: db.query<null, [string, number]>('UPDATE tokens SET last_used_at = ?2 WHERE id = ?1'),
     byId: db.query<TokenRow, [string]>('SELECT * FROM tokens WHERE id = ?1'),
     liveByUser: db.query<TokenRow, [string]>(
-      'SELECT * FROM tokens WHERE user_id = ?1 AND revoked_at IS NULL ORDER BY created_at, id',
+      'SELECT * FROM tokens WHERE user_id = +?1 AND revoked_at IS NULL ORDER BY created_at, id',
     ),
     revoke: db.query<null, [string, number]>(
       'UPDATE tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL',

@@ -30,14 +30,14 @@ export function policyStore(db: Database) {
     ),
     byId: db.query<PolicyRow, [string]>('SELECT * FROM policies WHERE id = ?1'),
     ofUser: db.query<PolicyRow, [string, number]>(
-      `SELECT * FROM policies WHERE user_id = ?1 AND expires_at > ?2
+      `SELECT * FROM policies WHERE user_id = +?1 AND expires_at > +?2
        ORDER BY created_at DESC, id`,
     ),
     // A channel's own and the person's "all my agents" ones; revoked ones too, until they
     // expire, so an agent learns of the revocation.
     forChannel: db.query<PolicyRow, [string, string, number]>(
-      `SELECT * FROM policies WHERE user_id = ?1 AND (channel_id = ?2 OR channel_id IS NULL)
-         AND expires_at > ?3
+      `SELECT * FROM policies WHERE user_id = +?1 AND (channel_id = +?2 OR channel_id IS NULL)
+         AND expires_at > +?3
        ORDER BY created_at, id`,
     ),
     revoke: db.query<PolicyRow, [string, string, number]>(

@@ -35,7 +35,7 @@ export function emailCodeStore(db: Database) {
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, 0, ?7, ?8)`,
     ),
     byAddress: db.query<EmailCodeRow, [string, string]>(
-      'SELECT * FROM email_codes WHERE email = ?1 AND purpose = ?2 ORDER BY created_at, id',
+      'SELECT * FROM email_codes WHERE email = +?1 AND purpose = +?2 ORDER BY created_at, id',
     ),
     addTry: db.query<null, [string]>('UPDATE email_codes SET tries = tries + 1 WHERE id = ?1'),
     addOtherTry: db.query<null, [string]>(
