@@ -55,10 +55,10 @@ export interface AskSettlement {
  * however far back the cursor is. (Their channels share one change sequence, so seq orders them.)
  */
 export const PERSON_FEED_SQL = `SELECT m.* FROM channels c JOIN messages m
-    ON m.rid IN (SELECT rid FROM messages WHERE channel_id = c.id AND seq > ?2
-                 ORDER BY seq LIMIT ?3)
-  WHERE c.user_id = ?1
-  ORDER BY m.seq LIMIT ?3`
+    ON m.rid IN (SELECT rid FROM messages WHERE channel_id = c.id AND seq > +?2
+                 ORDER BY seq LIMIT +?3)
+  WHERE c.user_id = +?1
+  ORDER BY m.seq LIMIT +?3`
 
 /**
  * The person's messages in one channel after a cursor, from their partial index (migration
@@ -66,7 +66,7 @@ export const PERSON_FEED_SQL = `SELECT m.* FROM channels c JOIN messages m
  * the statement's text implies its condition.
  */
 export const FEED_OF_PERSON_SQL = `SELECT * FROM messages INDEXED BY messages_feed_human
-  WHERE channel_id = ?1 AND sender = 'human' AND seq > ?2 ORDER BY seq LIMIT ?3`
+  WHERE channel_id = +?1 AND sender = 'human' AND seq > +?2 ORDER BY seq LIMIT +?3`
 
 /** Every SQL statement on messages, prepared once per database. */
 export function messageStore(db: Database) {
@@ -115,14 +115,14 @@ export function messageStore(db: Database) {
     ),
     byId: db.query<MessageRow, [string]>('SELECT * FROM messages WHERE id = ?1'),
     feed: db.query<MessageRow, [string, number, number]>(
-      'SELECT * FROM messages WHERE channel_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3',
+      'SELECT * FROM messages WHERE channel_id = +?1 AND seq > +?2 ORDER BY seq LIMIT +?3',
     ),
     // One side of the conversation (migration 019): the person's messages from their own
     // index; the agent's from the feed's, passing over the person's few.
     feedOfPerson: db.query<MessageRow, [string, number, number]>(FEED_OF_PERSON_SQL),
     feedOfAgent: db.query<MessageRow, [string, number, number]>(
       `SELECT * FROM messages INDEXED BY messages_feed
-       WHERE channel_id = ?1 AND sender = 'agent' AND seq > ?2 ORDER BY seq LIMIT ?3`,
+       WHERE channel_id = +?1 AND sender = 'agent' AND seq > +?2 ORDER BY seq LIMIT +?3`,
     ),
     setBody: db.query<MessageRow, [number, string, number, number]>(
       'UPDATE messages SET body = ?2, seq = ?3, updated_at = ?4 WHERE rid = ?1 RETURNING *',
@@ -150,7 +150,7 @@ export function messageStore(db: Database) {
     openAsksOfUser: db.query<MessageRow, [string, number]>(
       `SELECT m.* FROM channels c JOIN messages m INDEXED BY messages_open_asks
          ON m.channel_id = c.id AND m.ask_status = 'open'
-       WHERE c.user_id = ?1 ORDER BY m.created_at, m.rid LIMIT ?2`,
+       WHERE c.user_id = +?1 ORDER BY m.created_at, m.rid LIMIT +?2`,
     ),
     countOpenAsks: db.query<{ n: number }, [string]>(
       "SELECT count(*) AS n FROM messages WHERE channel_id = ?1 AND ask_status = 'open'",
@@ -179,8 +179,8 @@ export function messageStore(db: Database) {
     // A thread opens at its end and pages back: the newest live, unpinned messages before a rid.
     tail: db.query<MessageRow, [string, number, number]>(
       `SELECT * FROM messages INDEXED BY messages_live
-       WHERE channel_id = ?1 AND deleted_at IS NULL AND pin_key IS NULL AND rid < ?2
-       ORDER BY rid DESC LIMIT ?3`,
+       WHERE channel_id = +?1 AND deleted_at IS NULL AND pin_key IS NULL AND rid < +?2
+       ORDER BY rid DESC LIMIT +?3`,
     ),
     currentSeq: db.query<{ value: number }, [string]>(
       'SELECT change_seq AS value FROM users WHERE id = ?1',

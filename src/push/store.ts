@@ -81,7 +81,7 @@ export function pushStore(db: Database) {
       `SELECT q.id, q.subscription_id, q.message_id, q.payload, q.attempts, q.due_at,
               s.endpoint, s.p256dh, s.auth
        FROM push_queue q JOIN push_subscriptions s ON s.id = q.subscription_id
-       WHERE q.due_at <= ?1 ORDER BY q.due_at, q.id LIMIT ?2`,
+       WHERE q.due_at <= +?1 ORDER BY q.due_at, q.id LIMIT +?2`,
     ),
     nextDue: db.query<{ at: number | null }, []>('SELECT min(due_at) AS at FROM push_queue'),
     queued: db.query<{ n: number }, []>('SELECT count(*) AS n FROM push_queue'),

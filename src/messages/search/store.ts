@@ -70,14 +70,14 @@ export function searchStore(db: Database) {
          FROM message_fts
            JOIN messages m ON m.rid = message_fts.rowid
            JOIN channels c ON c.id = m.channel_id
-         WHERE message_fts MATCH ?1 AND c.user_id = ?2
+         WHERE message_fts MATCH +?1 AND c.user_id = +?2
            AND m.pin_key IS NULL AND m.deleted_at IS NULL
        ), ranked AS (
          SELECT rid, (5.0 * in_title + in_body) * 2.2
              / (5.0 * in_title + in_body + 1.2 * (0.25 + 0.75 * bytes / 500.0)) AS score
          FROM hits
          ORDER BY score DESC, rid DESC
-         LIMIT ?3 OFFSET ?4)
+         LIMIT +?3 OFFSET +?4)
        SELECT m.id AS id, m.channel_id AS channel_id, c.label AS channel_label,
          m.sender AS sender, m.created_at AS created_at,
          snippet(message_fts, -1, char(2), char(3), '…', 20) AS snippet
@@ -85,7 +85,7 @@ export function searchStore(db: Database) {
          JOIN message_fts ON message_fts.rowid = ranked.rid
          JOIN messages m ON m.rid = ranked.rid
          JOIN channels c ON c.id = m.channel_id
-       WHERE message_fts MATCH ?1
+       WHERE message_fts MATCH +?1
        ORDER BY ranked.score DESC, ranked.rid DESC`,
     ),
   }

@@ -23,10 +23,10 @@ export function auditStore(db: Database) {
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING *`,
     ),
     byChannel: db.query<AuditRow, [string, number, number]>(
-      `SELECT * FROM audit_log WHERE channel_id = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3`,
+      `SELECT * FROM audit_log WHERE channel_id = +?1 AND seq < +?2 ORDER BY seq DESC LIMIT +?3`,
     ),
     page: db.query<AuditRow, [number, number]>(
-      'SELECT * FROM audit_log WHERE seq > ?1 ORDER BY seq LIMIT ?2',
+      'SELECT * FROM audit_log WHERE seq > +?1 ORDER BY seq LIMIT +?2',
     ),
   }
   return {
