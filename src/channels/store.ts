@@ -25,13 +25,13 @@ export function channelStore(db: Database) {
        WHERE channel_id = +?1 AND deleted_at IS NULL AND pin_key IS NULL`,
     ),
     markRead: db.query<null, [string, number]>(
-      'UPDATE channels SET read_rid = max(read_rid, ?2) WHERE id = ?1',
+      'UPDATE channels SET read_rid = max(read_rid, +?2) WHERE id = +?1',
     ),
     // Counted up to 1000: the app shows "999+" beyond, and the count stays cheap. The sender
     // is checked on the row (migration 019: no index by sender for every send to write).
     unread: db.query<{ n: number }, [string, number]>(
       `SELECT count(*) AS n FROM (SELECT 1 FROM messages INDEXED BY messages_live
-         WHERE channel_id = ?1 AND sender = 'agent' AND rid > ?2
+         WHERE channel_id = +?1 AND sender = 'agent' AND rid > +?2
            AND deleted_at IS NULL AND pin_key IS NULL LIMIT 1000)`,
     ),
   }

@@ -90,7 +90,7 @@ export function messageStore(db: Database) {
     // The server-wide high-water mark (counters.change_seq): for checks of the data only, never
     // handed to a client (it would tell of other people's activity).
     highWater: db.query<null, [number]>(
-      "UPDATE counters SET value = max(value, ?1) WHERE name = 'change_seq'",
+      "UPDATE counters SET value = max(value, +?1) WHERE name = 'change_seq'",
     ),
     insert: db.query<
       MessageRow,
@@ -162,7 +162,7 @@ export function messageStore(db: Database) {
     ),
     expiredBy: db.query<MessageRow, [number]>(
       `SELECT * FROM messages WHERE ask_status = 'open' AND ask_expires_at IS NOT NULL
-         AND ask_expires_at <= ?1 ORDER BY ask_expires_at LIMIT 500`,
+         AND ask_expires_at <= +?1 ORDER BY ask_expires_at LIMIT 500`,
     ),
     pin: db.query<MessageRow, [string, string]>(
       'SELECT * FROM messages WHERE channel_id = ?1 AND pin_key = ?2',

@@ -66,7 +66,7 @@ export function inviteStore(db: Database) {
     byHash: db.query<InviteRow, [Uint8Array]>('SELECT * FROM invites WHERE hash = ?1'),
     byId: db.query<InviteRow, [string]>('SELECT * FROM invites WHERE id = ?1'),
     open: db.query<InviteRow, [number]>(
-      'SELECT * FROM invites WHERE used_at IS NULL AND expires_at > ?1 ORDER BY created_at DESC',
+      'SELECT * FROM invites WHERE used_at IS NULL AND expires_at > +?1 ORDER BY created_at DESC',
     ),
     use: db.query<null, [string, number, string]>(
       'UPDATE invites SET used_at = ?2, used_by = ?3 WHERE id = ?1 AND used_at IS NULL',

@@ -123,7 +123,7 @@ export function pushStore(db: Database) {
        JOIN channels c ON c.user_id = r.user_id
        JOIN messages m INDEXED BY messages_open_asks ON m.channel_id = c.id
        WHERE u.email_verified = 1 AND m.ask_status = 'open' AND m.deleted_at IS NULL
-         AND m.created_at >= r.since AND m.created_at + r.minutes * 60000 <= ?1
+         AND m.created_at >= r.since AND m.created_at + r.minutes * 60000 <= +?1
          AND NOT EXISTS (SELECT 1 FROM push_reminded d WHERE d.message_id = m.id)
        LIMIT 100`,
     ),

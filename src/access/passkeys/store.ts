@@ -97,7 +97,7 @@ export function challengeStore(db: Database) {
     removeExpired: db.query<null, [number]>('DELETE FROM challenges WHERE expires_at <= ?1'),
     pendingAnonymous: db.query<{ n: number; first: number | null }, [number]>(
       `SELECT count(*) AS n, min(expires_at) AS first FROM challenges
-       WHERE purpose IN ('register', 'login') AND expires_at > ?1`,
+       WHERE purpose IN ('register', 'login') AND expires_at > +?1`,
     ),
   }
   return {

@@ -28,7 +28,7 @@ export function pairingStore(db: Database) {
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?8) RETURNING *`,
     ),
     pending: db.query<PairingRow, [number]>(
-      `SELECT * FROM pairings WHERE status = 'pending' AND expires_at > ?1
+      `SELECT * FROM pairings WHERE status = 'pending' AND expires_at > +?1
        ORDER BY created_at, id`,
     ),
     byDevice: db.query<PairingRow, [Uint8Array]>('SELECT * FROM pairings WHERE device_hash = ?1'),
