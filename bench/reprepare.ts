@@ -14,27 +14,17 @@
  *
  *   bun bench/reprepare.ts
  */
-import { Database, type Statement } from 'bun:sqlite'
+import type { Statement } from 'bun:sqlite'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../src/db/database.ts'
-import { openStores } from '../src/server/context.ts'
+import { storeStatements } from '../test/db/store-statements.ts'
 import { tempDataDir } from './lib.ts'
 
 const RUNS = 2000
 const dir = tempDataDir('hark-reprepare-')
 const db = openDatabase(join(dir, 'hark.db'))
-const prepared = new Set<string>()
-const query = Database.prototype.query
-Database.prototype.query = function capture(this: Database, sql: string) {
-  prepared.add(sql)
-  return query.call(this, sql)
-} as typeof query
-try {
-  openStores(db)
-} finally {
-  Database.prototype.query = query
-}
+const prepared = storeStatements(db)
 
 // Some rows, so that reads find something to order.
 db.run("INSERT INTO users (id, email, created_at) VALUES ('usr_1', 'a@example.com', 1)")

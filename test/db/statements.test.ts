@@ -1,10 +1,9 @@
-import { Database } from 'bun:sqlite'
 import { afterAll, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/db/database.ts'
-import { openStores } from '../../src/server/context.ts'
 import { tempDir } from '../harness.ts'
+import { storeStatements } from './store-statements.ts'
 
 /**
  * Statements planned once (docs/decisions.md): SQLite 3.54 plans a statement again at every
@@ -15,17 +14,7 @@ import { tempDir } from '../harness.ts'
  */
 const dir = tempDir('hark-statements-')
 const db = openDatabase(join(dir, 'hark.db'))
-const prepared = new Set<string>()
-const query = Database.prototype.query
-Database.prototype.query = function capture(this: Database, sql: string) {
-  prepared.add(sql)
-  return query.call(this, sql)
-} as typeof query
-try {
-  openStores(db)
-} finally {
-  Database.prototype.query = query
-}
+const prepared = storeStatements(db)
 afterAll(() => {
   db.close()
   rmSync(dir, { recursive: true, force: true })
