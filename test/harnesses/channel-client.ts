@@ -35,13 +35,14 @@ export interface ChannelClient {
   decisions(): Params[]
 }
 
-/** `hark mcp --channel` started as Claude Code starts it (HOME `box`, HARK_URL `url`). */
-export async function connectChannel(
-  h: SignedHark,
-  box: Home,
-  url: string,
-  extraEnv: Record<string, string> = {},
-): Promise<ChannelClient> {
+/** The channel's client without the signed server's helpers (`prompt`). */
+export type ChannelSession = Omit<ChannelClient, 'prompt'>
+
+/**
+ * `hark mcp --channel` started as Claude Code starts it: `env` is the server's (HOME, HARK_URL,
+ * HARK_TOKEN, the session's id and project), PATH added.
+ */
+export async function startChannelClient(env: Record<string, string>): Promise<ChannelSession> {
   const client = new Client(
     { name: 'claude-code', version: '2.1.330' },
     { capabilities: { elicitation: { form: {}, url: {} }, roots: { listChanged: true } } },
@@ -54,32 +55,13 @@ export async function connectChannel(
   const transport = new StdioClientTransport({
     command: HARK_MCP.command,
     args: [...HARK_MCP.args, '--channel'],
-    // As Claude Code starts its MCP servers: the session's id and project in the environment.
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: box.home,
-      HARK_URL: url,
-      HARK_TOKEN: h.env.HARK_TOKEN,
-      CLAUDE_CODE_SESSION_ID: CHANNEL_SESSION,
-      CLAUDE_PROJECT_DIR: box.work,
-      ...extraEnv,
-    },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     stderr: 'pipe',
   })
   transport.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString()
   })
   await client.connect(transport)
-  const permissionRequest = (requestId: string, command = 'touch made-by-hark') =>
-    client.notification({
-      method: 'notifications/claude/channel/permission_request',
-      params: {
-        request_id: requestId,
-        tool_name: 'Bash',
-        description: command,
-        input_preview: `command: ${command}\ndescription: Make a file`,
-      },
-    })
   return {
     client,
     received,
@@ -93,12 +75,42 @@ export async function connectChannel(
       }
       throw new Error(`no ${method}; received: ${JSON.stringify(received)}`)
     },
-    permissionRequest,
+    permissionRequest: (requestId: string, command = 'touch made-by-hark') =>
+      client.notification({
+        method: 'notifications/claude/channel/permission_request',
+        params: {
+          request_id: requestId,
+          tool_name: 'Bash',
+          description: command,
+          input_preview: `command: ${command}\ndescription: Make a file`,
+        },
+      }),
+    decisions: () => received.filter((n) => n.method === PERMISSION).map((n) => n.params),
+  }
+}
+
+/** `hark mcp --channel` started as Claude Code starts it (HOME `box`, HARK_URL `url`). */
+export async function connectChannel(
+  h: SignedHark,
+  box: Home,
+  url: string,
+  extraEnv: Record<string, string> = {},
+): Promise<ChannelClient> {
+  // As Claude Code starts its MCP servers: the session's id and project in the environment.
+  const session = await startChannelClient({
+    HOME: box.home,
+    HARK_URL: url,
+    HARK_TOKEN: h.env.HARK_TOKEN,
+    CLAUDE_CODE_SESSION_ID: CHANNEL_SESSION,
+    CLAUDE_PROJECT_DIR: box.work,
+    ...extraEnv,
+  })
+  return {
+    ...session,
     async prompt(requestId, command) {
       const before = await openAskIds(h)
-      await permissionRequest(requestId, command)
+      await session.permissionRequest(requestId, command)
       return nextQuestion(h, before, new Promise(() => {}))
     },
-    decisions: () => received.filter((n) => n.method === PERMISSION).map((n) => n.params),
   }
 }

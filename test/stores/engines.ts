@@ -200,6 +200,19 @@ export async function people(e: StoreEngine<unknown>, ...ids: string[]): Promise
   }
 }
 
+/**
+ * A person's whole row, every column set and the text not ASCII: what a joined read (a token's
+ * or a session's owner) must answer unchanged on both engines.
+ */
+export const UNICODE_PERSON = {
+  id: 'u3',
+  email: 'élodie@example.com',
+  name: 'Élodie — ünïcode',
+  is_owner: 0,
+  created_at: 1_764_000_000_003,
+  email_verified: 1,
+}
+
 /** A channel of `userId`'s (as the channels store would have made it). */
 export const channel = (e: StoreEngine<unknown>, id: string, userId: string, label = id) =>
   e.insert('channels', { id, user_id: userId, label, created_at: T, updated_at: T })

@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test'
 import { pgSessionStore } from '../../src/access/sessions/pg-store.ts'
 import { sessionStore } from '../../src/access/sessions/store.ts'
-import { describeStore, type StoreEngine } from './engines.ts'
+import { describeStore, type StoreEngine, UNICODE_PERSON } from './engines.ts'
 
 type E = StoreEngine<ReturnType<typeof sessionStore>>
 
@@ -26,14 +26,7 @@ describeStore('sessions store', { sqlite: sessionStore, postgres: pgSessionStore
     const made = await e.write((s) => s.insert(session('s1', 2)))
     expect(made).toEqual({ ...session('s1', 2), last_seen_at: session('s1', 2).created_at })
     expect(await e.read((s) => s.withPerson(hash(3)))).toBeUndefined()
-    const person = {
-      id: 'u3',
-      email: 'élodie@example.com',
-      name: 'Élodie — ünïcode',
-      is_owner: 0,
-      created_at: 1_764_000_000_003,
-      email_verified: 1,
-    }
+    const person = UNICODE_PERSON
     await e.insert('users', person)
     const theirs = await e.write((s) => s.insert(session('s3', 4, 'u3')))
     expect(await e.read((s) => s.withPerson(hash(2)))).toEqual({

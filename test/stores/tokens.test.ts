@@ -1,7 +1,7 @@
 import { expect, test } from 'bun:test'
 import { pgTokenStore } from '../../src/access/tokens/pg-store.ts'
 import { tokenStore } from '../../src/access/tokens/store.ts'
-import { describeStore, type StoreEngine } from './engines.ts'
+import { describeStore, type StoreEngine, UNICODE_PERSON } from './engines.ts'
 
 type E = StoreEngine<ReturnType<typeof tokenStore>>
 
@@ -41,14 +41,7 @@ describeStore('tokens store', { sqlite: tokenStore, postgres: pgTokenStore }, (e
   test("withOwner answers an agent token with its person's and its channel's whole rows", async () => {
     const e = engine()
     await owner(e)
-    const person = {
-      id: 'u3',
-      email: 'élodie@example.com',
-      name: 'Élodie — ünïcode',
-      is_owner: 0,
-      created_at: 1_764_000_000_003,
-      email_verified: 1,
-    }
+    const person = UNICODE_PERSON
     const channel = {
       id: 'c3',
       user_id: 'u3',

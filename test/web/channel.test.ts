@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Page } from 'playwright-core'
 import { tempDir } from '../harness.ts'
+import { type ChannelSession, startChannelClient } from '../harnesses/channel-client.ts'
 import { HARK } from '../harnesses/hark-claude.ts'
-import { HARK_MCP } from '../mcp/live.ts'
 import { PHONE, webTest } from './harness.ts'
 import { registerPasskey, virtualAuthenticator } from './signing-fixture.ts'
 
@@ -19,8 +17,7 @@ import { registerPasskey, virtualAuthenticator } from './signing-fixture.ts'
 const web = webTest({ label: 'Claude Code' })
 const home = tempDir('hark-web-channel-')
 let page: Page
-let client: Client
-const received: { method: string; params: Record<string, unknown> }[] = []
+let channel: ChannelSession
 
 beforeAll(async () => {
   ;({ page } = await web.open({ viewport: PHONE }))
@@ -34,44 +31,20 @@ beforeAll(async () => {
   }
   const pinned = Bun.spawn([...HARK.argv, 'keys', 'refresh'], { env, stdout: 'pipe' })
   expect(await new Response(pinned.stdout).text()).toContain('pinned on first use')
-  client = new Client(
-    { name: 'claude-code', version: '2.1.330' },
-    { capabilities: { elicitation: { form: {}, url: {} }, roots: { listChanged: true } } },
-  )
-  client.fallbackNotificationHandler = async (n) => {
-    received.push({ method: n.method, params: (n.params ?? {}) as Record<string, unknown> })
-  }
-  await client.connect(
-    new StdioClientTransport({
-      command: HARK_MCP.command,
-      args: [...HARK_MCP.args, '--channel'],
-      env: { ...env, CLAUDE_CODE_SESSION_ID: 'session-web-channel' },
-      stderr: 'pipe',
-    }),
-  )
+  channel = await startChannelClient({ ...env, CLAUDE_CODE_SESSION_ID: 'session-web-channel' })
   await page.goto(`${web.server.url}/c/${web.server.channelId}`)
   await page.locator('.messages-inner').waitFor()
 })
 afterAll(async () => {
-  await client?.close()
+  await channel?.client.close()
   rmSync(home, { recursive: true, force: true })
 })
-
-async function notified(method: string, match: (p: Record<string, unknown>) => boolean) {
-  const deadline = Date.now() + 20_000
-  while (Date.now() < deadline) {
-    const found = received.find((n) => n.method === method && match(n.params))
-    if (found) return found.params
-    await Bun.sleep(20)
-  }
-  throw new Error(`no ${method}; received: ${JSON.stringify(received)}`)
-}
 
 describe('the channel, from the phone', () => {
   test('a message written on the phone reaches the session', async () => {
     await page.getByRole('textbox', { name: /message/i }).fill('also update the changelog')
     await page.getByRole('button', { name: /^send$/i }).click()
-    const event = await notified(
+    const event = await channel.notified(
       'notifications/claude/channel',
       (p) => p.content === 'also update the changelog',
     )
@@ -79,20 +52,15 @@ describe('the channel, from the phone', () => {
   }, 60_000)
 
   test('a relayed permission prompt allowed on the phone with the passkey is relayed as allow', async () => {
-    await client.notification({
-      method: 'notifications/claude/channel/permission_request',
-      params: {
-        request_id: 'abcde',
-        tool_name: 'Bash',
-        description: 'touch made-by-hark',
-        input_preview: 'command: touch made-by-hark',
-      },
-    })
+    await channel.permissionRequest('abcde')
     const card = page.locator('article', { has: page.locator('.approval') }).last()
     await card.getByText('touch made-by-hark').first().waitFor()
     await card.getByRole('button', { name: 'Allow', exact: true }).click()
     expect(
-      await notified('notifications/claude/channel/permission', (p) => p.request_id === 'abcde'),
+      await channel.notified(
+        'notifications/claude/channel/permission',
+        (p) => p.request_id === 'abcde',
+      ),
     ).toEqual({ request_id: 'abcde', behavior: 'allow' })
   }, 60_000)
 })
