@@ -102,7 +102,8 @@ export function newKey(): string {
 
 /**
  * How often and how patiently a request is repeated. The one retry of Hark's clients: this
- * SDK's `Transport` and the `hark` binary's client (src/agent/retry.ts) both run `withRetries`.
+ * SDK's `Transport` runs `withRetries`, and the `hark` binary's client (src/agent/client.ts)
+ * is a `Transport`.
  */
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
