@@ -11,8 +11,17 @@
  */
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Subprocess } from 'bun'
-import { arg, HARK, ms, pct, provision, requireBinary, startListening, tempDataDir } from './lib.ts'
+import {
+  arg,
+  HARK,
+  ms,
+  pct,
+  provision,
+  requireBinary,
+  startListening,
+  stopTraced,
+  tempDataDir,
+} from './lib.ts'
 
 const WRITES = arg('writes', 4000)
 const CONCURRENCY = arg('concurrency', 32)
@@ -52,17 +61,6 @@ function syscallCounts(summary: string): Map<string, number> {
     if (m) counts.set(m[2] as string, Number(m[1]))
   }
   return counts
-}
-
-/**
- * Stops the traced server the way systemd would (SIGTERM to hark itself: strace passes a signal
- * sent to it on as a detach, leaving hark running), then waits for strace's summary.
- */
-async function stopTraced(strace: Subprocess): Promise<void> {
-  const children = readFileSync(`/proc/${strace.pid}/task/${strace.pid}/children`, 'utf8')
-  for (const pid of children.trim().split(/\s+/).filter(Boolean))
-    process.kill(Number(pid), 'SIGTERM')
-  await strace.exited
 }
 
 if (!process.env.HARK_BENCH_CMD) requireBinary()

@@ -164,6 +164,17 @@ export function startHark(
   return startServe(custom ?? [HARK], dir, extra, options)
 }
 
+/**
+ * Stops a server started under strace the way systemd would (SIGTERM to hark itself: strace
+ * passes a signal sent to it on as a detach, leaving hark running), then waits for strace.
+ */
+export async function stopTraced(strace: Subprocess): Promise<void> {
+  const children = readFileSync(`/proc/${strace.pid}/task/${strace.pid}/children`, 'utf8')
+  for (const pid of children.trim().split(/\s+/).filter(Boolean))
+    process.kill(Number(pid), 'SIGTERM')
+  await strace.exited
+}
+
 /** Resident memory of a process, in KiB. */
 export function rssKiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')

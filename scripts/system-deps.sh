@@ -4,7 +4,8 @@
 # the arm64 binary, systemd-analyze to check the unit, curl for install.sh, Prometheus's Python
 # client for /metrics, nginx, Caddy and openssl for the proxy configs, podman (with runc) and
 # debootstrap to build and run the Containerfile, minisign for signed releases, PostgreSQL for
-# the Postgres schema's tests (issue 20; test/pg/cluster.ts starts its own clusters).
+# the Postgres schema's tests (issue 20; test/pg/cluster.ts starts its own clusters), strace to
+# simulate a slow disk.
 # Run by .ci/run only (issue 33): no test command changes the machine's packages. A contributor
 # runs it by hand, as root, to get what `npm run test:e2e` skips. apt-get may upgrade packages
 # already installed that a new one depends on: the end of its output lists every package it
@@ -38,6 +39,8 @@ command -v sudo >/dev/null 2>&1 || missing="$missing sudo"
 # The Postgres tests (test/pg/) run initdb and pg_ctl from Debian's versioned bin directory;
 # they are not on PATH, so look there.
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing="$missing postgresql"
+# A slow disk is simulated by strace's syscall delay (test/db/slow-disk.test.ts).
+command -v strace >/dev/null 2>&1 || missing="$missing strace"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -141,9 +141,8 @@ export class GroupCommit<S> implements WritePath<S> {
 
   /**
    * Nothing written for a while and nothing under way: a write now is most likely alone, and
-   * committing it on the spot (SQLite syncing the log itself, as before group commit) answers
-   * it without waiting a turn of the event loop and a trip to the thread pool. The next write
-   * within `QUIET_MS` is batched.
+   * committing it on the spot answers it without waiting for a turn of the event loop. The next
+   * write within `QUIET_MS` is batched.
    */
   private quiet(): boolean {
     return (
@@ -155,22 +154,31 @@ export class GroupCommit<S> implements WritePath<S> {
     )
   }
 
-  /** A unit in a transaction of its own, durable when it returns; then its wakes and effects. */
+  /**
+   * A unit in a transaction of its own, committed as soon as it has run; durable (then its wakes
+   * and effects) when its flush returns. The flush is every batch's: on the thread pool, joined
+   * by what is written in the next turns. SQLite's own sync at COMMIT held the event loop for as
+   * long as the disk took, and every request that arrived meanwhile with it: seconds on a busy
+   * SD card (bench/slow-disk.ts), ~4% of the loop's time under load on an SSD (bench/README.md).
+   */
   private async alone<T>(unit: Unit<S, T>, tx: UnitEffects<S>): Promise<Ran<T>> {
-    this.db.query('BEGIN IMMEDIATE').run()
+    this.db.run('PRAGMA synchronous = NORMAL')
     let value: T
     try {
+      this.db.query('BEGIN IMMEDIATE').run()
       value = await this.units.savepoint(unit, tx)
       this.beforeCommit()
       this.db.query('COMMIT').run()
     } catch (error) {
       if (this.db.inTransaction) this.db.query('ROLLBACK').run()
       throw error
+    } finally {
+      this.db.run('PRAGMA synchronous = FULL')
     }
-    this.flushes++
     const batch = new Batch()
     batch.take(tx)
-    this.durable([batch])
+    this.committed.push(batch)
+    this.flushWhenQuiet()
     return { value, batch }
   }
 

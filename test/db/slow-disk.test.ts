@@ -1,0 +1,107 @@
+// test-needs: strace
+// (a slow disk simulated by strace's syscall delay. See scripts/test-parts.ts.)
+import { Database } from 'bun:sqlite'
+import { afterAll, expect, test } from 'bun:test'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { openDatabase } from '../../src/db/database.ts'
+import { addChannel, addUser } from '../../src/people/service.ts'
+import { directProvisioning } from '../../src/server/context.ts'
+import { requireBinary, startServe } from '../binary/process.ts'
+import { tempDir, until } from '../harness.ts'
+
+/**
+ * A disk that takes seconds to sync (an SD card under load, a network volume) holds a write's
+ * answer, never the server: `dist/hark serve` with strace attached holding every fsync and
+ * fdatasync for two seconds. A send on an idle server (a lone write) commits, and its sync runs
+ * on the thread pool; a second send made meanwhile is taken and committed while the first is
+ * still waiting for the disk. (SQLite's own sync at COMMIT held the event loop: the second send
+ * was not even read until the first was on disk.) Both are acknowledged only once durable, in
+ * order.
+ */
+const HELD_MS = 2000
+const dir = tempDir('hark-slow-disk-')
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+async function provision(): Promise<string> {
+  const db = openDatabase(join(dir, 'hark.db'))
+  const p = directProvisioning(db)
+  await addUser(p, { email: 'slow@example.com', owner: true })
+  const { token } = await addChannel(p, { email: 'slow@example.com', label: 'slow' })
+  db.close()
+  return token
+}
+
+/** Attaches strace to every thread of `pid`, holding each sync `HELD_MS`; resolves once attached. */
+async function holdSyncs(pid: number) {
+  const held = `delay_enter=${HELD_MS * 1000}`
+  const strace = Bun.spawn(
+    [
+      'strace',
+      '-f',
+      '-p',
+      String(pid),
+      '-o',
+      '/dev/null',
+      '-e',
+      'trace=fsync,fdatasync',
+      '-e',
+      `inject=fsync:${held}`,
+      '-e',
+      `inject=fdatasync:${held}`,
+    ],
+    { stdout: 'ignore', stderr: 'pipe' },
+  )
+  let said = ''
+  const decoder = new TextDecoder()
+  for await (const chunk of strace.stderr) {
+    said += decoder.decode(chunk)
+    if (/attached/.test(said)) return strace
+  }
+  throw new Error(`strace did not attach: ${said}`)
+}
+
+test('POST /v1/messages on a slow disk: a send made while a lone send waits for its sync is committed meanwhile', async () => {
+  requireBinary()
+  const token = await provision()
+  const server = await startServe(['--data', dir, '--write-limit', '0'])
+  const reader = new Database(join(dir, 'hark.db'), { readonly: true })
+  try {
+    const send = (text: string) =>
+      fetch(`${server.url}/v1/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ body: { text } }),
+      }).then((r) => r.status)
+    const committed = (text: string) =>
+      reader
+        .query<{ n: number }, [string]>(
+          "SELECT count(*) AS n FROM messages WHERE json_extract(body, '$.text') = ?",
+        )
+        .get(text)?.n === 1
+    // What starting wrote is flushed by the time a send is answered: the next send is alone.
+    expect(await send('warm-up')).toBe(200)
+    const strace = await holdSyncs(server.proc.pid)
+    const answered: string[] = []
+    const first = send('first').then((status) => {
+      answered.push('first')
+      return status
+    })
+    await until(() => committed('first'), 10_000)
+    const second = send('second').then((status) => {
+      answered.push('second')
+      return status
+    })
+    await until(() => committed('second'), 10_000)
+    // Both are in the database; the first is still waiting for the disk, so neither is answered.
+    expect(answered).toEqual([])
+    expect(await Promise.all([first, second])).toEqual([200, 200])
+    expect(answered).toEqual(['first', 'second'])
+    strace.kill('SIGTERM') // detaches, leaving hark running
+    await strace.exited
+  } finally {
+    reader.close()
+    server.proc.kill('SIGTERM')
+    await server.proc.exited
+  }
+}, 30_000)
