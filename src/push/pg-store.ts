@@ -55,15 +55,24 @@ export function pgPushStore(sql: SQL): PgTwin<PushStore> {
       // An advisory lock rather than the person's row: outside a transaction (a read of the
       // count) it is dropped at once and writes nothing, and it does not wait on the person's
       // message writes, which hold their row for its change counter.
-      // Both sent at once (pipelined: one round trip, and a send asks this while its person's
-      // row is locked). In a transaction they run in order on its one connection, so the
-      // count's snapshot is still taken after the lock is granted. Both are handed to
-      // Promise.all unawaited: it starts them in this order, after any statement the caller
-      // started before calling (a send's insert: the person's row lock comes first, as before).
+      // Both sent at once (pipelined: one round trip). In a transaction they run in order on
+      // its one connection, so the count's snapshot is still taken after the lock is granted.
+      // Both are handed to Promise.all unawaited: it starts them in this order, after any
+      // statement the caller started before calling. (A send asks `anyByUser` instead.)
       const lock = sql`SELECT pg_advisory_xact_lock(${DEVICES_LOCK}::int, hashtext(${userId}))`
       const count = sql`SELECT count(*) AS n FROM push_subscriptions WHERE user_id = ${userId}`
       const [, rows] = await Promise.all([lock, count])
       return Number((rows[0] as { n?: unknown } | undefined)?.n ?? 0)
+    },
+    async anyByUser(userId) {
+      // A send's question (push/service.ts `pushCreated`), without countByUser's lock: the lock
+      // queues a person's subscribes, each counting then inserting; a send only asks whether to
+      // queue pushes, and reading before or after a subscribe's commit is the same order of
+      // events either way (the send before, or after, the new device). One statement a send
+      // fewer, and no subscribe waits for a person's sends to commit.
+      const [found] = await sql`SELECT EXISTS (
+        SELECT 1 FROM push_subscriptions WHERE user_id = ${userId}) AS "any"`
+      return (found as { any?: unknown } | undefined)?.any === true
     },
     async remove(id) {
       await sql`DELETE FROM push_subscriptions WHERE id = ${id}`
