@@ -142,6 +142,8 @@ interface Measured extends LoadResult {
   harkCpu: number
   /** Postgres' CPU (the postmaster's children: backends, WAL writer, ...), the same way. */
   pgCpu?: number
+  /** Postgres' CPU per answered send, in µs (stable under the machine's other load). */
+  pgUsPerSend?: number
   /** This process's CPU (the load generator), the same way: near 100% it is the bottleneck. */
   loadCpu: number
   /** Hark's CPU per answered send, in µs. */
@@ -232,7 +234,10 @@ async function measure(
     harkUsPerSend: ((cpu1 - cpu0) * 1000) / Math.max(1, r.ok),
     busy: ((m1.busy - m0.busy) / (m1.total - m0.total)) * 100,
   }
-  if (stats) m.pgCpu = (pg1 - pg0) / 10 / r.seconds
+  if (stats) {
+    m.pgCpu = (pg1 - pg0) / 10 / r.seconds
+    m.pgUsPerSend = ((pg1 - pg0) * 1000) / Math.max(1, r.ok)
+  }
   if (stats && before) {
     await Bun.sleep(1_100)
     const after = await pgCounters(stats)
@@ -254,7 +259,7 @@ function line(m: Measured): string {
     `${m.perSecond.toFixed(0).padStart(6)} msg/s  p50 ${ms(pct(m.latencies, 50))}  ` +
     `p99 ${ms(pct(m.latencies, 99))}  errors ${m.errors}  hark CPU ${m.harkCpu.toFixed(0)}% ` +
     `(${m.harkUsPerSend.toFixed(0)} µs/send)  load generator CPU ${m.loadCpu.toFixed(0)}%` +
-    `${m.pgCpu === undefined ? '' : `  postgres CPU ${m.pgCpu.toFixed(0)}%`}  machine busy ${m.busy.toFixed(0)}%${pg}`
+    `${m.pgCpu === undefined ? '' : `  postgres CPU ${m.pgCpu.toFixed(0)}% (${m.pgUsPerSend?.toFixed(0)} µs/send)`}  machine busy ${m.busy.toFixed(0)}%${pg}`
   )
 }
 
@@ -358,7 +363,7 @@ try {
 
   console.log(`median of ${ROUNDS} rounds (load now ${loadAvg()}):`)
   console.log(
-    '  contender  msg/s   p50 ms   p99 ms  hark CPU  µs/send  load CPU  pg CPU  machine  WAL syncs/1k  tx/send  errors',
+    '  contender  msg/s   p50 ms   p99 ms  hark CPU  µs/send  load CPU  pg CPU  pg µs/send  machine  WAL syncs/1k  tx/send  errors',
   )
   const sqliteMedian = median(results.sqlite.map((m) => m.perSecond))
   for (const [name, ms_] of Object.entries(results)) {
@@ -366,6 +371,7 @@ try {
     const walSyncs = ms_.map((m) => m.walSyncs).filter((n) => n !== undefined)
     const commits = ms_.map((m) => m.commits).filter((n) => n !== undefined)
     const pgCpus = ms_.map((m) => m.pgCpu).filter((n) => n !== undefined)
+    const pgUs = ms_.map((m) => m.pgUsPerSend).filter((n) => n !== undefined)
     const rate = median(ms_.map((m) => m.perSecond))
     console.log(
       `  ${name.padEnd(9)} ${rate.toFixed(0).padStart(6)} ` +
@@ -381,6 +387,7 @@ try {
           .padStart(8)} ` +
         `${`${median(ms_.map((m) => m.loadCpu)).toFixed(0)}%`.padStart(9)} ` +
         `${(pgCpus.length ? `${median(pgCpus).toFixed(0)}%` : '-').padStart(7)} ` +
+        `${(pgUs.length ? median(pgUs).toFixed(0) : '-').padStart(11)} ` +
         `${`${median(ms_.map((m) => m.busy)).toFixed(0)}%`.padStart(8)} ` +
         `${(walSyncs.length ? median(walSyncs).toFixed(0) : '-').padStart(13)} ` +
         `${(commits.length ? median(commits).toFixed(2) : '-').padStart(8)} ` +
