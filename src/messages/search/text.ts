@@ -73,30 +73,27 @@ const unmark = (s: string) => s.replaceAll('\u0002', ' ').replaceAll('\u0003', '
  */
 function strings(node: Record<string, unknown> | unknown[], path: string): string | undefined {
   let acc: string | undefined
-  const add = (part: string | undefined) => {
-    if (part !== undefined) acc = acc === undefined ? part : `${acc}\n${part}`
-  }
-  const table = !HTML.test(path) && (COLUMNS.test(path) || ROWS.test(path))
-  const visit = (key: string | undefined, value: unknown, child: string) => {
+  // What the view's rule asks of a string's container: its path, tested once per container.
+  const html = HTML.test(path)
+  const cell = !html && (COLUMNS.test(path) || ROWS.test(path))
+  const visit = (key: string | undefined, value: unknown, child: () => string) => {
+    let part: string | undefined
     if (typeof value === 'string') {
       // A string without a key (an array's element) counts only as a table's column or cell;
       // with one, if its key is one the view lists (or it is a column or cell), never the
       // root's title and never under an html block's `html`.
-      if (key === undefined) {
-        if (table) add(value)
-      } else if (
-        (path !== '$' || key !== 'title') &&
-        !HTML.test(path) &&
-        (KEYS.has(key) || COLUMNS.test(path) || ROWS.test(path))
-      ) {
-        add(value)
-      }
+      const kept =
+        key === undefined
+          ? cell
+          : !html && (cell || KEYS.has(key)) && (path !== '$' || key !== 'title')
+      if (kept) part = value
     } else if (Array.isArray(value) || isObject(value)) {
-      add(strings(value, child))
+      part = strings(value, child())
     }
+    if (part !== undefined) acc = acc === undefined ? part : `${acc}\n${part}`
   }
   if (Array.isArray(node)) {
-    for (const [i, v] of node.entries()) visit(undefined, v, `${path}[${i}]`)
-  } else for (const [k, v] of Object.entries(node)) visit(k, v, `${path}.${k}`)
+    for (const [i, v] of node.entries()) visit(undefined, v, () => `${path}[${i}]`)
+  } else for (const [k, v] of Object.entries(node)) visit(k, v, () => `${path}.${k}`)
   return acc
 }
