@@ -19,7 +19,8 @@
  * than the schema (one that refuses the database as too new) runs with `--baseline-schema N`,
  * the schema it knows: before each of its rounds the versions above N are taken off the
  * database's record, allowed only while each of them is empty on Postgres (18 is: index.ts), so
- * the database is then exactly schema N; the next contender's start applies them again.
+ * the database is then exactly schema N, or only replaces functions (20), whose bodies of
+ * schema N are put back; the next contender's start applies them again.
  * SQLite is provisioned as compare.ts does (lib.ts `provision`), Postgres the way an operator
  * would (`withDatabase` over the URL, `addUser`, `addChannel`).
  *
@@ -76,8 +77,19 @@ const ONLY_PG = (() => {
 })()
 const BASELINE_SCHEMA = arg('baseline-schema', 0)
 if (BASELINE_SCHEMA > 0) {
-  // Only migrations with no statement on Postgres can be taken off the record this way.
-  const emptyOnPg = (sql: string) => sql.replace(/--.*$/gm, '').trim() === ''
+  // Only migrations with no statement on Postgres can be taken off the record this way, or
+  // ones that only replace functions' bodies (CREATE OR REPLACE FUNCTION): before the older
+  // build's rounds each such function gets back its body of schema N (`olderBodies`), and the
+  // next contender's start applies the newer one again.
+  const statements = (sql: string) =>
+    sql
+      .replace(/\$\$[\s\S]*?\$\$/g, '$$$$')
+      .replace(/--.*$/gm, '')
+      .split(';')
+      .map((t) => t.trim())
+      .filter(Boolean)
+  const emptyOnPg = (sql: string) =>
+    statements(sql).every((t) => /^CREATE OR REPLACE FUNCTION /i.test(t) || t === 'SELECT 1')
   const above = pgMigrations.filter((m) => m.version > BASELINE_SCHEMA)
   const notEmpty = above.find((m) => !emptyOnPg(m.sql))
   if (!BASELINE || notEmpty) {
@@ -88,6 +100,32 @@ if (BASELINE_SCHEMA > 0) {
     )
   }
 }
+/**
+ * The definitions, as of schema `BASELINE_SCHEMA`, of the functions the migrations above it
+ * replace: each one's latest `CREATE [OR REPLACE] FUNCTION name(...) ... $$;` at or below it.
+ */
+const olderBodies: string[] = (() => {
+  if (BASELINE_SCHEMA <= 0) return []
+  const names = new Set<string>()
+  for (const m of pgMigrations.filter((m) => m.version > BASELINE_SCHEMA)) {
+    for (const [, name] of m.sql.matchAll(/CREATE OR REPLACE FUNCTION (\w+)\(/gi))
+      names.add(name as string)
+  }
+  return [...names].map((name) => {
+    const definition = new RegExp(
+      `CREATE (?:OR REPLACE )?FUNCTION ${name}\\([\\s\\S]*?\\$\\$[\\s\\S]*?\\$\\$;`,
+      'i',
+    )
+    const older = pgMigrations
+      .filter((m) => m.version <= BASELINE_SCHEMA)
+      .map((m) => definition.exec(m.sql)?.[0])
+      .filter((d) => d !== undefined)
+      .at(-1)
+    if (!older) throw new Error(`--baseline-schema: no definition of ${name} at or below it`)
+    return older.replace(/^CREATE (OR REPLACE )?FUNCTION/i, 'CREATE OR REPLACE FUNCTION')
+  })
+})()
+
 /** A request unanswered this long counts as an error (closedLoop has no timeout of its own). */
 const REQUEST_TIMEOUT_MS = 10_000
 
@@ -341,6 +379,7 @@ try {
       try {
         if (BASELINE_SCHEMA > 0) {
           await stats`DELETE FROM schema_version WHERE version > ${BASELINE_SCHEMA}`
+          for (const body of olderBodies) await stats.unsafe(body)
         }
         const base = await start(pgDirs[0] as string, pgEnv, BASELINE)
         results['pg-base']?.push(await measure('pg-base', [base], pgTokens, stats))
