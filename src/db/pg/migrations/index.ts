@@ -14,7 +14,8 @@ import searchOnInsert from './020_search_on_insert.pg.sql' with { type: 'text' }
 
 // 18: SQLite's full-text index is written once per commit (a note per new message, indexed
 // before COMMIT). Postgres keeps its trigger of 012: a tsvector row per message in the insert's
-// own statement (a GIN insert, without FTS5's cost per statement), in the index at its commit.
+// own statement (a GIN insert, without FTS5's cost per statement), in the index at its commit
+// (since 20, for a send, the insert's own CTE writes that row: see 020's file).
 const searchAsWritten = '-- Hark schema, version 18: nothing on Postgres (see index.ts).'
 
 /**
