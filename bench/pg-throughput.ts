@@ -19,7 +19,8 @@
  * than the schema (one that refuses the database as too new) runs with `--baseline-schema N`,
  * the schema it knows: before each of its rounds the versions above N are taken off the
  * database's record, allowed only while each of them is empty on Postgres (18 is: index.ts), so
- * the database is then exactly schema N; the next contender's start applies them again.
+ * the database is then exactly schema N, or only replaces functions (20), whose bodies of
+ * schema N are put back; the next contender's start applies them again.
  * SQLite is provisioned as compare.ts does (lib.ts `provision`), Postgres the way an operator
  * would (`withDatabase` over the URL, `addUser`, `addChannel`).
  *
@@ -76,8 +77,19 @@ const ONLY_PG = (() => {
 })()
 const BASELINE_SCHEMA = arg('baseline-schema', 0)
 if (BASELINE_SCHEMA > 0) {
-  // Only migrations with no statement on Postgres can be taken off the record this way.
-  const emptyOnPg = (sql: string) => sql.replace(/--.*$/gm, '').trim() === ''
+  // Only migrations with no statement on Postgres can be taken off the record this way, or
+  // ones that only replace functions' bodies (CREATE OR REPLACE FUNCTION): before the older
+  // build's rounds each such function gets back its body of schema N (`olderBodies`), and the
+  // next contender's start applies the newer one again.
+  const statements = (sql: string) =>
+    sql
+      .replace(/\$\$[\s\S]*?\$\$/g, '$$$$')
+      .replace(/--.*$/gm, '')
+      .split(';')
+      .map((t) => t.trim())
+      .filter(Boolean)
+  const emptyOnPg = (sql: string) =>
+    statements(sql).every((t) => /^CREATE OR REPLACE FUNCTION /i.test(t) || t === 'SELECT 1')
   const above = pgMigrations.filter((m) => m.version > BASELINE_SCHEMA)
   const notEmpty = above.find((m) => !emptyOnPg(m.sql))
   if (!BASELINE || notEmpty) {
@@ -88,6 +100,32 @@ if (BASELINE_SCHEMA > 0) {
     )
   }
 }
+/**
+ * The definitions, as of schema `BASELINE_SCHEMA`, of the functions the migrations above it
+ * replace: each one's latest `CREATE [OR REPLACE] FUNCTION name(...) ... $$;` at or below it.
+ */
+const olderBodies: string[] = (() => {
+  if (BASELINE_SCHEMA <= 0) return []
+  const names = new Set<string>()
+  for (const m of pgMigrations.filter((m) => m.version > BASELINE_SCHEMA)) {
+    for (const [, name] of m.sql.matchAll(/CREATE OR REPLACE FUNCTION (\w+)\(/gi))
+      names.add(name as string)
+  }
+  return [...names].map((name) => {
+    const definition = new RegExp(
+      `CREATE (?:OR REPLACE )?FUNCTION ${name}\\([\\s\\S]*?\\$\\$[\\s\\S]*?\\$\\$;`,
+      'i',
+    )
+    const older = pgMigrations
+      .filter((m) => m.version <= BASELINE_SCHEMA)
+      .map((m) => definition.exec(m.sql)?.[0])
+      .filter((d) => d !== undefined)
+      .at(-1)
+    if (!older) throw new Error(`--baseline-schema: no definition of ${name} at or below it`)
+    return older.replace(/^CREATE (OR REPLACE )?FUNCTION/i, 'CREATE OR REPLACE FUNCTION')
+  })
+})()
+
 /** A request unanswered this long counts as an error (closedLoop has no timeout of its own). */
 const REQUEST_TIMEOUT_MS = 10_000
 
@@ -142,6 +180,8 @@ interface Measured extends LoadResult {
   harkCpu: number
   /** Postgres' CPU (the postmaster's children: backends, WAL writer, ...), the same way. */
   pgCpu?: number
+  /** Postgres' CPU per answered send, in µs (stable under the machine's other load). */
+  pgUsPerSend?: number
   /** This process's CPU (the load generator), the same way: near 100% it is the bottleneck. */
   loadCpu: number
   /** Hark's CPU per answered send, in µs. */
@@ -232,7 +272,10 @@ async function measure(
     harkUsPerSend: ((cpu1 - cpu0) * 1000) / Math.max(1, r.ok),
     busy: ((m1.busy - m0.busy) / (m1.total - m0.total)) * 100,
   }
-  if (stats) m.pgCpu = (pg1 - pg0) / 10 / r.seconds
+  if (stats) {
+    m.pgCpu = (pg1 - pg0) / 10 / r.seconds
+    m.pgUsPerSend = ((pg1 - pg0) * 1000) / Math.max(1, r.ok)
+  }
   if (stats && before) {
     await Bun.sleep(1_100)
     const after = await pgCounters(stats)
@@ -254,7 +297,7 @@ function line(m: Measured): string {
     `${m.perSecond.toFixed(0).padStart(6)} msg/s  p50 ${ms(pct(m.latencies, 50))}  ` +
     `p99 ${ms(pct(m.latencies, 99))}  errors ${m.errors}  hark CPU ${m.harkCpu.toFixed(0)}% ` +
     `(${m.harkUsPerSend.toFixed(0)} µs/send)  load generator CPU ${m.loadCpu.toFixed(0)}%` +
-    `${m.pgCpu === undefined ? '' : `  postgres CPU ${m.pgCpu.toFixed(0)}%`}  machine busy ${m.busy.toFixed(0)}%${pg}`
+    `${m.pgCpu === undefined ? '' : `  postgres CPU ${m.pgCpu.toFixed(0)}% (${m.pgUsPerSend?.toFixed(0)} µs/send)`}  machine busy ${m.busy.toFixed(0)}%${pg}`
   )
 }
 
@@ -336,6 +379,7 @@ try {
       try {
         if (BASELINE_SCHEMA > 0) {
           await stats`DELETE FROM schema_version WHERE version > ${BASELINE_SCHEMA}`
+          for (const body of olderBodies) await stats.unsafe(body)
         }
         const base = await start(pgDirs[0] as string, pgEnv, BASELINE)
         results['pg-base']?.push(await measure('pg-base', [base], pgTokens, stats))
@@ -358,7 +402,7 @@ try {
 
   console.log(`median of ${ROUNDS} rounds (load now ${loadAvg()}):`)
   console.log(
-    '  contender  msg/s   p50 ms   p99 ms  hark CPU  µs/send  load CPU  pg CPU  machine  WAL syncs/1k  tx/send  errors',
+    '  contender  msg/s   p50 ms   p99 ms  hark CPU  µs/send  load CPU  pg CPU  pg µs/send  machine  WAL syncs/1k  tx/send  errors',
   )
   const sqliteMedian = median(results.sqlite.map((m) => m.perSecond))
   for (const [name, ms_] of Object.entries(results)) {
@@ -366,6 +410,7 @@ try {
     const walSyncs = ms_.map((m) => m.walSyncs).filter((n) => n !== undefined)
     const commits = ms_.map((m) => m.commits).filter((n) => n !== undefined)
     const pgCpus = ms_.map((m) => m.pgCpu).filter((n) => n !== undefined)
+    const pgUs = ms_.map((m) => m.pgUsPerSend).filter((n) => n !== undefined)
     const rate = median(ms_.map((m) => m.perSecond))
     console.log(
       `  ${name.padEnd(9)} ${rate.toFixed(0).padStart(6)} ` +
@@ -381,6 +426,7 @@ try {
           .padStart(8)} ` +
         `${`${median(ms_.map((m) => m.loadCpu)).toFixed(0)}%`.padStart(9)} ` +
         `${(pgCpus.length ? `${median(pgCpus).toFixed(0)}%` : '-').padStart(7)} ` +
+        `${(pgUs.length ? median(pgUs).toFixed(0) : '-').padStart(11)} ` +
         `${`${median(ms_.map((m) => m.busy)).toFixed(0)}%`.padStart(8)} ` +
         `${(walSyncs.length ? median(walSyncs).toFixed(0) : '-').padStart(13)} ` +
         `${(commits.length ? median(commits).toFixed(2) : '-').padStart(8)} ` +

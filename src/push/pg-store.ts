@@ -13,19 +13,32 @@ const capability = rowOf<{ message_id: string; expires_at: number }>({ ints: ['e
  */
 const DEVICES_LOCK = 0x70757368
 
+/** How a store is opened: `transaction` when `sql` is one transaction (a unit's, a batch's). */
+export interface PgStoreOptions {
+  transaction?: boolean
+}
+
 /**
  * push/store.ts on Postgres (see db/pg/twin.ts); `sql` is a transaction. Ties in
  * creation time are ordered by id `COLLATE "C"`, byte order as SQLite's BINARY.
  */
-export function pgPushStore(sql: SQL): PgTwin<PushStore> {
+export function pgPushStore(sql: SQL, options: PgStoreOptions = {}): PgTwin<PushStore> {
+  // In one transaction, each person's `anyByUser` answer, asked once (see there); forgotten when
+  // this store changes devices.
+  const anyMemo = options.transaction ? new Map<string, Promise<boolean>>() : undefined
+  const changing = <T>(p: Promise<T>) => {
+    anyMemo?.clear()
+    return p
+  }
   return {
     insert: (s) =>
-      // As on SQLite: the same endpoint from the same person is the same device (fresh keys);
-      // another person's endpoint is left alone and nothing is returned. Two instances storing
-      // one endpoint at once: ON CONFLICT makes the second wait for the first's row, then
-      // update it (or leave it), never fail on the unique index.
-      first(
-        sql`
+      changing(
+        // As on SQLite: the same endpoint from the same person is the same device (fresh keys);
+        // another person's endpoint is left alone and nothing is returned. Two instances storing
+        // one endpoint at once: ON CONFLICT makes the second wait for the first's row, then
+        // update it (or leave it), never fail on the unique index.
+        first(
+          sql`
         INSERT INTO push_subscriptions
           (id, user_id, endpoint, p256dh, auth, name, user_agent, created_at)
         VALUES (${s.id}, ${s.user_id}, ${s.endpoint}, ${s.p256dh}, ${s.auth}, ${s.name},
@@ -35,7 +48,8 @@ export function pgPushStore(sql: SQL): PgTwin<PushStore> {
           user_agent = excluded.user_agent
           WHERE push_subscriptions.user_id = excluded.user_id
         RETURNING *`,
-        subscription,
+          subscription,
+        ),
       ),
     byId: (id) => first(sql`SELECT * FROM push_subscriptions WHERE id = ${id}`, subscription),
     byEndpoint: (endpoint) =>
@@ -55,22 +69,42 @@ export function pgPushStore(sql: SQL): PgTwin<PushStore> {
       // An advisory lock rather than the person's row: outside a transaction (a read of the
       // count) it is dropped at once and writes nothing, and it does not wait on the person's
       // message writes, which hold their row for its change counter.
-      // Both sent at once (pipelined: one round trip, and a send asks this while its person's
-      // row is locked). In a transaction they run in order on its one connection, so the
-      // count's snapshot is still taken after the lock is granted. Both are handed to
-      // Promise.all unawaited: it starts them in this order, after any statement the caller
-      // started before calling (a send's insert: the person's row lock comes first, as before).
+      // Both sent at once (pipelined: one round trip). In a transaction they run in order on
+      // its one connection, so the count's snapshot is still taken after the lock is granted.
+      // Both are handed to Promise.all unawaited: it starts them in this order, after any
+      // statement the caller started before calling. (A send asks `anyByUser` instead.)
       const lock = sql`SELECT pg_advisory_xact_lock(${DEVICES_LOCK}::int, hashtext(${userId}))`
       const count = sql`SELECT count(*) AS n FROM push_subscriptions WHERE user_id = ${userId}`
       const [, rows] = await Promise.all([lock, count])
       return Number((rows[0] as { n?: unknown } | undefined)?.n ?? 0)
     },
-    async remove(id) {
-      await sql`DELETE FROM push_subscriptions WHERE id = ${id}`
+    anyByUser(userId) {
+      // A send's question (push/service.ts `pushCreated`), without countByUser's lock: the lock
+      // queues a person's subscribes, each counting then inserting; a send only asks whether to
+      // queue pushes, and reading before or after a subscribe's commit is the same order of
+      // events either way (the send before, or after, the new device). One statement a send
+      // fewer, and no subscribe waits for a person's sends to commit. In a transaction (a batch
+      // of one person's sends, db/pg/batch-tx.ts) the first answer serves the others: they
+      // commit together, so all of them asking at the first one's moment is as good an order,
+      // and one statement fewer per send but the first.
+      const memo = anyMemo?.get(userId)
+      if (memo) return memo
+      const asked = (async () => {
+        const [found] = await sql`SELECT EXISTS (
+          SELECT 1 FROM push_subscriptions WHERE user_id = ${userId}) AS "any"`
+        return (found as { any?: unknown } | undefined)?.any === true
+      })()
+      anyMemo?.set(userId, asked)
+      // A failed question is asked again, not remembered.
+      asked.catch(() => anyMemo?.delete(userId))
+      return asked
     },
-    removeAll: () => changed(sql`DELETE FROM push_subscriptions`),
+    async remove(id) {
+      await changing(sql`DELETE FROM push_subscriptions WHERE id = ${id}`)
+    },
+    removeAll: () => changing(changed(sql`DELETE FROM push_subscriptions`)),
     removeByUser: (userId) =>
-      changed(sql`DELETE FROM push_subscriptions WHERE user_id = ${userId}`),
+      changing(changed(sql`DELETE FROM push_subscriptions WHERE user_id = ${userId}`)),
     async succeeded(id, now) {
       await sql`UPDATE push_subscriptions SET last_success_at = ${now} WHERE id = ${id}`
     },

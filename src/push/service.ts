@@ -145,7 +145,8 @@ export async function pushCreated(ctx: Ctx, tx: Tx, event: MessageCreated): Prom
   // first, a read by the index: building the payload and the INSERT ... SELECT that queues
   // nothing were ~15% of a send's time on the event loop's thread (bench/README.md, "The send
   // path").
-  if ((await tx.store.push.countByUser(channel.user_id)) === 0) return
+  // Without the lock a subscribe counts under (`anyByUser`, push/pg-store.ts).
+  if (!(await tx.store.push.anyByUser(channel.user_id))) return
   const payload = JSON.stringify(messagePayload(channel, message))
   if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
     ctx.log.warn(`push payload of ${message.id} is too large; not sent`)

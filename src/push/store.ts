@@ -62,6 +62,9 @@ export function pushStore(db: Database) {
     countByUser: db.query<{ n: number }, [string]>(
       'SELECT count(*) AS n FROM push_subscriptions WHERE user_id = ?1',
     ),
+    anyByUser: db.query<{ any: number }, [string]>(
+      'SELECT EXISTS (SELECT 1 FROM push_subscriptions WHERE user_id = ?1) AS "any"',
+    ),
     remove: db.query<null, [string]>('DELETE FROM push_subscriptions WHERE id = ?1'),
     removeAll: db.query<null, []>('DELETE FROM push_subscriptions'),
     removeByUser: db.query<null, [string]>('DELETE FROM push_subscriptions WHERE user_id = ?1'),
@@ -148,6 +151,8 @@ export function pushStore(db: Database) {
     byEndpoint: (endpoint: string) => q.byEndpoint.get(endpoint) ?? undefined,
     byUser: (userId: string) => q.byUser.all(userId),
     countByUser: (userId: string) => q.countByUser.get(userId)?.n ?? 0,
+    /** Whether the person has a device: a send's question, which takes no lock (pg-store.ts). */
+    anyByUser: (userId: string) => q.anyByUser.get(userId)?.any === 1,
     remove: (id: string): void => {
       q.remove.run(id)
     },

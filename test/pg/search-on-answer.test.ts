@@ -10,8 +10,8 @@ import { useCluster } from './use-cluster.ts'
 /**
  * A sent message is searchable as soon as its send is answered, on Postgres (issue 32): the
  * guarantee SQLite keeps by indexing each batch just before its COMMIT (migration 018,
- * test/search/indexed-at-commit.test.ts), Postgres keeps by its trigger of pg migration 012,
- * in the insert's own statement. Concurrent sends of one person share a transaction here too
+ * test/search/indexed-at-commit.test.ts), Postgres keeps by writing the search row in the
+ * insert's own statement (pg migration 20; its trigger of 012 for other bodies). Concurrent sends of one person share a transaction here too
  * (one batch per lock hold), so each is looked for the moment its own send returns, by the
  * service and by another connection (what has committed).
  */

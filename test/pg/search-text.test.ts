@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { migratePostgres } from '../../src/db/pg/migrate.ts'
+import { pgMessageStore } from '../../src/messages/pg-store.ts'
+import { newMessageText } from '../../src/messages/search/text.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
 // pg migration 012 was rewritten in place for speed (issue 20): a PL/pgSQL walk and a trigger
@@ -9,7 +11,9 @@ import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 // was, is the reference, compared on generated documents (odd keys, duplicates, escapes, deep
 // nesting, html blocks, tables, answers of every shape, bodies that are not JSON); and the rows
 // the trigger writes are what the view says, after inserts and after every kind of update.
-// (test/pg/schema-parity.test.ts compares the view with SQLite's.)
+// (test/pg/schema-parity.test.ts compares the view with SQLite's.) Since pg migration 20 the
+// message store's insert writes a new message's row itself, with text the server computes
+// (messages/search/text.ts): held here to the same view, on the same generated documents.
 
 const skip = skipWithoutPostgres()
 
@@ -303,5 +307,82 @@ describe.skipIf(skip)('Postgres search text (pg migration 012)', () => {
       cases.map((c) => ({ title: c.title, text: c.text })),
     )
     expect(await disagreements()).toEqual([])
+  })
+
+  /** Calls of the view's PL/pgSQL body walk in the current transaction (track_functions). */
+  const walks = async (tx: SQL) => {
+    const [row] = await tx`SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_xact_user_functions
+      WHERE funcname = 'hark_search_body'`
+    return Number(row?.n)
+  }
+
+  test("the store's insert indexes a new message from the server's text, the view's text exactly", async () => {
+    await pg`INSERT INTO users (id, email, created_at) VALUES ('u2', 'u2@x.org', 1)`
+    await pg`INSERT INTO channels (id, user_id, label, created_at, updated_at) VALUES ('c2', 'u2', 'l', 1, 1)`
+    const r = rng(32)
+    const n = 1500
+    // What a send stores: JSON.stringify's text (the generator's, read and written again).
+    const bodies = Array.from({ length: n }, () => generate(r).body).map((b) => {
+      try {
+        return b === null ? null : JSON.stringify(JSON.parse(b))
+      } catch {
+        return b
+      }
+    })
+    const message = (i: number, body: string | null) => ({
+      id: `s${i}`,
+      channel_id: 'c2',
+      sender: 'agent' as const,
+      body,
+      silent: false,
+      pin_key: null,
+      ask_status: null,
+      ask_expires_at: null,
+      ask_request_hash: null,
+      created_at: 1,
+    })
+    const computed = bodies.filter((b) => newMessageText(b) !== undefined).length
+    expect(computed).toBeGreaterThan(n * 0.8)
+    await pg.begin(async (tx) => {
+      await tx`SET LOCAL track_functions = 'pl'`
+      const store = pgMessageStore(tx)
+      for (const [i, body] of bodies.entries()) await store.insert(message(i, body))
+      // Postgres walked none of them: the server's text was written for every one it computed,
+      // and the rest have no row by the view's rule (NULL, not JSON).
+      expect(await walks(tx)).toBe(0)
+      // A body the server leaves to Postgres (a repeated key, not JSON.stringify's text) is
+      // indexed by the trigger, by the view's rule.
+      await store.insert(message(n, '{"text": "b", "text": "a"}'))
+      expect(await walks(tx)).toBe(1)
+    })
+    expect(await disagreements()).toEqual([])
+    const [counts] = await pg`SELECT count(*) AS rows,
+        count(*) FILTER (WHERE s.body LIKE '%' || chr(10) || '%') AS with_lines,
+        count(*) FILTER (WHERE s.title <> '') AS with_title
+      FROM message_search s JOIN messages m USING (rid) WHERE m.channel_id = 'c2'`
+    expect(Number(counts.rows)).toBe(computed + 1)
+    expect(Number(counts.with_lines)).toBeGreaterThan(n * 0.3)
+    expect(Number(counts.with_title)).toBeGreaterThan(n * 0.3)
+    const [repeated] = await pg`SELECT s.body FROM message_search s JOIN messages m USING (rid)
+      WHERE m.id = ${`s${n}`}`
+    expect(repeated?.body).toBe('b\na')
+  }, 120_000)
+
+  test("the server's text: markers out, no row for what is not JSON, the rest left to Postgres", () => {
+    expect(newMessageText('{"title":"a\\u0002b","text":"c\\u0003d"}')).toEqual({
+      title: 'a b',
+      body: 'c d',
+    })
+    expect(
+      newMessageText(JSON.stringify({ title: 7, blocks: [{ columns: ['H'], rows: [['x', 1]] }] })),
+    ).toEqual({ title: '7', body: 'H\nx' })
+    expect(newMessageText('"just a string"')).toEqual({ title: '', body: '' })
+    expect(newMessageText(null)).toBeUndefined()
+    expect(newMessageText('not json {')).toBeUndefined()
+    // Not JSON.stringify's text, or text Postgres' json refuses: Postgres decides.
+    expect(newMessageText('{"text": "spaced"}')).toBeUndefined()
+    expect(newMessageText('{"text":"\\u00e9"}')).toBeUndefined()
+    expect(newMessageText('{"text":"\\u0000"}')).toBeUndefined()
+    expect(newMessageText('{"text":"\\ud800"}')).toBeUndefined()
   })
 })

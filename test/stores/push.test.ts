@@ -82,6 +82,9 @@ describeStore('push store', { sqlite: pushStore, postgres: pgPushStore }, (engin
     expect(await e.read((s) => s.byId('a'))).toMatchObject({ name: null, user_agent: null })
     expect(await e.read((s) => s.countByUser('u1'))).toBe(3)
     expect(await e.read((s) => s.countByUser('nobody'))).toBe(0)
+    expect(await e.read((s) => s.anyByUser('u1'))).toBe(true)
+    expect(await e.read((s) => s.anyByUser('u2'))).toBe(true)
+    expect(await e.read((s) => s.anyByUser('nobody'))).toBe(false)
     expect(await e.read((s) => s.byUser('nobody'))).toEqual([])
   })
 
@@ -285,6 +288,35 @@ describeStore('push store', { sqlite: pushStore, postgres: pgPushStore }, (engin
     // On Postgres the second skips the rows the first holds instead of waiting for its commit
     // (plain FOR UPDATE would also give each row once, one claimer at a time).
     if (e.name === 'postgres') expect(held.secondDoneMeanwhile).toBe(true)
+  })
+
+  test("anyByUser (a send's question) does not wait for a subscribe counting the person's devices", async () => {
+    const e = engine()
+    await people(e)
+    await e.write((s) => s.insert(device('a')))
+    let counted = () => {}
+    const counting = new Promise<void>((resolve) => {
+      counted = resolve
+    })
+    let release = () => {}
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    // A subscribe that has counted (on Postgres under the person's devices lock, held to its
+    // commit) and has not inserted yet.
+    const subscribe = e.write(async (s) => {
+      const n = await s.countByUser('u1')
+      counted()
+      await released
+      return n
+    })
+    await counting
+    // On SQLite the one writer's transaction is open; reads go on beside it either way.
+    const any = await e.read((s) => s.anyByUser('u1'))
+    const inSend = e.name === 'postgres' ? await e.write((s) => s.anyByUser('u1')) : any
+    release()
+    expect(await subscribe).toBe(1)
+    expect([any, inSend]).toEqual([true, true])
   })
 
   test('subscribes racing for the last place: exactly one takes it', async () => {

@@ -12,7 +12,7 @@ import { PgWritePath } from '../../db/pg/write-path.ts'
 import type { Provisioning } from '../../people/service.ts'
 import { directProvisioning } from '../../server/context.ts'
 import { prepareDataDir } from '../../server/data-dir.ts'
-import { openPgStores } from '../../server/pg/stores.ts'
+import { openPgStores, openPgTransaction } from '../../server/pg/stores.ts'
 import type { ParsedArgs } from '../args.ts'
 import type { Command } from '../command.ts'
 import { databaseUrlFrom } from '../settings.ts'
@@ -115,7 +115,7 @@ async function withPostgres<T>(url: string, work: (p: Provisioning) => T | Promi
     await migratePostgres(sql)
     const writes = new PgWritePath(sql, { wake() {} }, stderrLogger, {
       bus: wakeSender('admin'),
-      stores: openPgStores,
+      stores: openPgTransaction,
     })
     const store = routedStores(openPgStores(sql), writes)
     try {

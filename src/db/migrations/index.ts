@@ -18,6 +18,7 @@ import m016 from './016_pairing_origin.sql' with { type: 'text' }
 import m017 from './017_policies.sql' with { type: 'text' }
 import m018 from './018_search_pending.sql' with { type: 'text' }
 import m019 from './019_sender_indexes.sql' with { type: 'text' }
+import m020 from './020_search_on_insert.sql' with { type: 'text' }
 
 // In version order, so a file's place in the list is its version (the number in its name).
 export const migrations: readonly { version: number; sql: string }[] = [
@@ -40,6 +41,7 @@ export const migrations: readonly { version: number; sql: string }[] = [
   m017,
   m018,
   m019,
+  m020,
 ].map((sql, i) => ({ version: i + 1, sql }))
 
 export const latestVersion = migrations.at(-1)?.version ?? 0

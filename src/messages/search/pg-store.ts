@@ -7,7 +7,8 @@ const row = rowOf<SearchRow>({ ints: ['created_at'] })
 /**
  * search/store.ts on Postgres (see db/pg/twin.ts), over pg migration 012's index: the
  * table `message_search` (title and body text and their tsvector `document`, title weighted A,
- * body B, under GIN), kept current by triggers on `messages`. Read-only: nothing to lock.
+ * body B, under GIN), kept current by triggers on `messages` (a new message's row written by its
+ * insert: messages/pg-store.ts, pg migration 20). Read-only: nothing to lock.
  *
  * The terms become a tsquery in SQL, never by pasting text into query syntax: each word is
  * unaccent()ed (the index is of unaccented text) and parsed by the `simple` configuration as

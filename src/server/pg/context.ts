@@ -17,7 +17,7 @@ import { VapidHolder } from '../../push/vapid.ts'
 import { PushWorker } from '../../push/worker.ts'
 import { assembleContext, type ContextOptions, startContext } from '../context.ts'
 import { prepareDataDir } from '../data-dir.ts'
-import { openPgStores } from './stores.ts'
+import { openPgStores, openPgTransaction } from './stores.ts'
 
 /**
  * Connections in this instance's pool. A long-poll holds none (it waits on a waiter, then
@@ -60,7 +60,7 @@ export async function createPgContext(config: Config, options: ContextOptions = 
       onWakeAll: (reason) =>
         log.warn(`wake-ups may have been missed (${reason}): every poll reads again`),
     })
-    const writes = new PgWritePath(sql, waiters, log, { bus, stores: openPgStores })
+    const writes = new PgWritePath(sql, waiters, log, { bus, stores: openPgTransaction })
     const store = routedStores(openPgStores(sql), writes)
     const shut = bus
     const database = {

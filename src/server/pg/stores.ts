@@ -16,16 +16,18 @@ import { pgEmailCodeStore } from '../../people/enrol/email/pg-store.ts'
 import { pgJoinLinkStore, pgPairingStore, pgSignInLinkStore } from '../../people/enrol/pg-store.ts'
 import { pgSettingsStore } from '../../people/pg-settings-store.ts'
 import { pgInviteStore, pgUserStore } from '../../people/pg-store.ts'
-import { pgPushStore } from '../../push/pg-store.ts'
+import { type PgStoreOptions, pgPushStore } from '../../push/pg-store.ts'
 
 /** Every store's Postgres twin, by the name `ctx.store` gives it on SQLite (the one interface). */
 export type PgStores = AsyncStores
 
 /**
  * The twin of `openStores` (server/context.ts) over `sql` (a transaction for writes). Typed as
- * `PgStores`, so a store added on SQLite without its twin here does not compile.
+ * `PgStores`, so a store added on SQLite without its twin here does not compile. `transaction`:
+ * `sql` is one transaction (`openPgTransaction`), where a store may keep an answer for the
+ * transaction's length (push's `anyByUser`); never the pool's stores, which live for ever.
  */
-export function openPgStores(sql: SQL): PgStores {
+export function openPgStores(sql: SQL, options: PgStoreOptions = {}): PgStores {
   return {
     messages: pgMessageStore(sql),
     channels: pgChannelStore(sql),
@@ -41,7 +43,7 @@ export function openPgStores(sql: SQL): PgStores {
     pairings: pgPairingStore(sql),
     joinLinks: pgJoinLinkStore(sql),
     signInLinks: pgSignInLinkStore(sql),
-    push: pgPushStore(sql),
+    push: pgPushStore(sql, options),
     secrets: pgSecretStore(sql),
     audit: pgAuditStore(sql),
     idempotency: pgIdempotencyStore(sql),
@@ -50,3 +52,6 @@ export function openPgStores(sql: SQL): PgStores {
     policies: pgPolicyStore(sql),
   }
 }
+
+/** The stores of a unit's (or a batch's) transaction: what the write path opens over it. */
+export const openPgTransaction = (sql: SQL): PgStores => openPgStores(sql, { transaction: true })
