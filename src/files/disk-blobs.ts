@@ -2,6 +2,7 @@ import { accessSync, constants, mkdirSync, readdirSync, rmSync, statSync } from 
 import { open, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { randomBase62 } from '../core/ids.ts'
+import { syncFolder } from '../core/sync-folder.ts'
 import {
   type BlobStore,
   BlobStoreError,
@@ -47,11 +48,23 @@ export class DiskBlobs implements BlobStore {
       throw error
     }
     await handle.close()
+    const folder = join(dest, '..')
+    let made: string | undefined
     try {
-      mkdirSync(join(dest, '..'), { recursive: true, mode: 0o700 })
+      made = mkdirSync(folder, { recursive: true, mode: 0o700 })
       await rename(tmp, dest)
     } catch (error) {
       await rm(tmp, { force: true })
+      throw error
+    }
+    try {
+      // The bytes are on disk; the name (and a new channel's folder) once their folders are
+      // synced. Else a power cut could take the name back while the message naming the file,
+      // committed next, stays. (A kill -9 cannot: the kernel keeps both.)
+      await syncFolder(folder)
+      if (made !== undefined) await syncFolder(this.dir)
+    } catch (error) {
+      await rm(dest, { force: true })
       throw error
     }
     return stored

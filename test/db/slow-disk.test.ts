@@ -8,6 +8,7 @@ import { openDatabase } from '../../src/db/database.ts'
 import { addChannel, addUser } from '../../src/people/service.ts'
 import { directProvisioning } from '../../src/server/context.ts'
 import { requireBinary, startServe } from '../binary/process.ts'
+import { attachStrace, detach } from '../binary/strace.ts'
 import { tempDir, until } from '../harness.ts'
 
 /**
@@ -32,34 +33,18 @@ async function provision(): Promise<string> {
   return token
 }
 
-/** Attaches strace to every thread of `pid`, holding each sync `HELD_MS`; resolves once attached. */
-async function holdSyncs(pid: number) {
-  const held = `delay_enter=${HELD_MS * 1000}`
-  const strace = Bun.spawn(
-    [
-      'strace',
-      '-f',
-      '-p',
-      String(pid),
-      '-o',
-      '/dev/null',
-      '-e',
-      'trace=fsync,fdatasync',
-      '-e',
-      `inject=fsync:${held}`,
-      '-e',
-      `inject=fdatasync:${held}`,
-    ],
-    { stdout: 'ignore', stderr: 'pipe' },
-  )
-  let said = ''
-  const decoder = new TextDecoder()
-  for await (const chunk of strace.stderr) {
-    said += decoder.decode(chunk)
-    if (/attached/.test(said)) return strace
-  }
-  throw new Error(`strace did not attach: ${said}`)
-}
+/** strace attached to the server, holding each sync `HELD_MS`. */
+const holdSyncs = (pid: number) =>
+  attachStrace(pid, [
+    '-o',
+    '/dev/null',
+    '-e',
+    'trace=fsync,fdatasync',
+    '-e',
+    `inject=fsync:delay_enter=${HELD_MS * 1000}`,
+    '-e',
+    `inject=fdatasync:delay_enter=${HELD_MS * 1000}`,
+  ])
 
 test('POST /v1/messages on a slow disk: a send made while a lone send waits for its sync is committed meanwhile', async () => {
   requireBinary()
@@ -97,8 +82,7 @@ test('POST /v1/messages on a slow disk: a send made while a lone send waits for 
     expect(answered).toEqual([])
     expect(await Promise.all([first, second])).toEqual([200, 200])
     expect(answered).toEqual(['first', 'second'])
-    strace.kill('SIGTERM') // detaches, leaving hark running
-    await strace.exited
+    await detach(strace)
   } finally {
     reader.close()
     server.proc.kill('SIGTERM')

@@ -27,6 +27,7 @@ import {
 import { type FileHandle, open } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { FatalError } from '../../core/errors.ts'
+import { syncFolder } from '../../core/sync-folder.ts'
 import { VERSION } from '../../core/version.ts'
 import { SchemaTooNewError } from '../../db/database.ts'
 import { latestVersion } from '../../db/migrations/index.ts'
@@ -82,15 +83,6 @@ function checkIntegrity(path: string): number {
     throw new BackupError(`${path} failed the integrity check: ${problems.slice(0, 5).join('; ')}`)
   }
   return schema
-}
-
-async function fsyncDir(dir: string) {
-  const handle = await open(dir, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
 }
 
 class Vanished extends Error {}
@@ -229,7 +221,7 @@ async function backupOnce(dataDir: string, out: string, work: string): Promise<M
       }
       throw error
     }
-    await fsyncDir(dirname(out))
+    await syncFolder(dirname(out))
     return manifest
   } catch (error) {
     await handle.close().catch(() => {})
@@ -317,7 +309,7 @@ export async function restore(archive: string, dataDir: string): Promise<Manifes
     if (existsSync(join(staging, 'files')))
       renameSync(join(staging, 'files'), join(dataDir, 'files'))
     rmSync(staging, { recursive: true, force: true })
-    await fsyncDir(dataDir)
+    await syncFolder(dataDir)
     return manifest
   } catch (error) {
     // Leave the directory as empty as we found it.
