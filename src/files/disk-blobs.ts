@@ -2,7 +2,7 @@ import { accessSync, constants, mkdirSync, readdirSync, rmSync, statSync } from 
 import { open, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { randomBase62 } from '../core/ids.ts'
-import { syncFolder } from '../core/sync-folder.ts'
+import { syncFolder } from '../core/durable-files.ts'
 import {
   type BlobStore,
   BlobStoreError,

@@ -5,11 +5,11 @@ import {
   renameSync,
   rmSync,
   statSync,
-  writeFileSync,
 } from 'node:fs'
 import { join } from 'node:path'
 import type { SQL } from 'bun'
 import webpush from 'web-push'
+import { syncFolderNow, writeFileSynced } from '../core/durable-files.ts'
 import { randomBase62 } from '../core/ids.ts'
 import { pgVapidRow, type VapidRow } from './pg-vapid-store.ts'
 
@@ -33,7 +33,9 @@ const generate = (): VapidKeys => ({ ...webpush.generateVAPIDKeys(), created_at:
 /** Writes the keys to a 0600 temporary file beside the real one; returns its path. */
 function writeTemp(dataDir: string, keys: VapidKeys): string {
   const temp = join(dataDir, `.vapid-${randomBase62(8)}.tmp`)
-  writeFileSync(temp, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600, flag: 'wx' })
+  // Synced before it is linked into place: else a power cut could leave vapid.json empty, and
+  // the server would not start (core/durable-files.ts).
+  writeFileSynced(temp, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600, flag: 'wx' })
   chmodSync(temp, 0o600) // the umask cannot widen it, but an odd one could narrow the owner's bits
   return temp
 }
@@ -57,6 +59,7 @@ export function loadOrCreateVapid(dataDir: string): VapidKeys {
   } finally {
     rmSync(temp, { force: true })
   }
+  syncFolderNow(dataDir)
   return JSON.parse(readFileSync(file, 'utf8')) as VapidKeys
 }
 
@@ -90,6 +93,7 @@ export function validVapid(keys: Partial<VapidKeys> | null | undefined): keys is
 export function rotateVapid(dataDir: string): VapidKeys {
   const keys = generate()
   renameSync(writeTemp(dataDir, keys), vapidFile(dataDir))
+  syncFolderNow(dataDir)
   return keys
 }
 

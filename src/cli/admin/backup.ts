@@ -27,7 +27,7 @@ import {
 import { type FileHandle, open } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { FatalError } from '../../core/errors.ts'
-import { syncFolder } from '../../core/sync-folder.ts'
+import { syncFolder } from '../../core/durable-files.ts'
 import { VERSION } from '../../core/version.ts'
 import { SchemaTooNewError } from '../../db/database.ts'
 import { latestVersion } from '../../db/migrations/index.ts'

@@ -1,5 +1,6 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
+import { syncFolderNow, writeFileSynced } from '../../core/durable-files.ts'
 import { type Certificate, CertificateError, readCertificate } from './certificate.ts'
 
 /**
@@ -26,17 +27,20 @@ const ACCOUNTS = 'acme-accounts.json'
 export function certificateFiles(dataDir: string): CertificateFiles {
   const dir = join(dataDir, 'tls')
   const ensureDir = () => {
-    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    if (mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined) syncFolderNow(dataDir)
     chmodSync(dir, 0o700)
   }
+  // Synced, renamed, and the folder synced: a power cut never leaves an empty key or
+  // certificate in place (core/durable-files.ts).
   const writePrivate = (name: string, text: string) => {
     ensureDir()
     const path = join(dir, name)
     const temporary = `${path}.${process.pid}.tmp`
-    writeFileSync(temporary, text, { mode: 0o600 })
-    // The mode given to writeFileSync passes through the umask only when the file is new.
+    writeFileSynced(temporary, text, { mode: 0o600, flag: 'w' })
+    // The mode given at open passes through the umask only when the file is new.
     chmodSync(temporary, 0o600)
     renameSync(temporary, path)
+    syncFolderNow(dir)
   }
   const readAccounts = (): Record<string, string> => {
     const path = join(dir, ACCOUNTS)
