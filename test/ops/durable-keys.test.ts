@@ -89,3 +89,11 @@ test('the TLS folder: the ACME account key and accounts file synced, renamed int
   expectDurablePut(calls, join(tls, 'acme-accounts.json'), tls)
   expect(calls).toContain(`fsync ${dir}`)
 })
+
+test("an agent's config.json (profiles and pinned approvers) saved synced, renamed into place, then its folder synced", async () => {
+  const { dir, calls } = await traced(`
+    import { saveConfig } from 'ROOT/src/agent/profiles.ts'
+    saveConfig({ XDG_CONFIG_HOME: 'DIR' }, { profiles: {} })
+  `)
+  expectDurablePut(calls, join(dir, 'hark', 'config.json'), join(dir, 'hark'))
+})
