@@ -1,8 +1,8 @@
 import { accessSync, constants, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { open, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { randomBase62 } from '../core/ids.ts'
 import { syncFolder } from '../core/durable-files.ts'
+import { randomBase62 } from '../core/ids.ts'
 import {
   type BlobStore,
   BlobStoreError,

@@ -1,11 +1,4 @@
-import {
-  chmodSync,
-  linkSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from 'node:fs'
+import { chmodSync, linkSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { SQL } from 'bun'
 import webpush from 'web-push'
