@@ -2,9 +2,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/db/database.ts'
-import { addChannel, addUser } from '../../src/people/service.ts'
-import { directProvisioning } from '../../src/server/context.ts'
-import { requireBinary, startServe } from '../binary/process.ts'
+import { provisionAgents, requireBinary, startServe } from '../binary/process.ts'
 import { tempDir } from '../harness.ts'
 
 /**
@@ -16,15 +14,6 @@ import { tempDir } from '../harness.ts'
  */
 const dir = tempDir('hark-idem-crash-')
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-async function provision(): Promise<string> {
-  const db = openDatabase(join(dir, 'hark.db'))
-  const p = directProvisioning(db)
-  await addUser(p, { email: 'crash@example.com', owner: true })
-  const { token } = await addChannel(p, { email: 'crash@example.com', label: 'crash' })
-  db.close()
-  return token
-}
 
 /** How many messages of the channel hold each text, read from the file as the crash left it. */
 function textCounts(): Map<string, number> {
@@ -43,7 +32,7 @@ function textCounts(): Map<string, number> {
 
 test('keyed sends across kill -9: acknowledged ones replay, none is written twice', async () => {
   requireBinary()
-  const token = await provision()
+  const [{ token }] = await provisionAgents(dir, 'crash@example.com', ['crash'])
   const args = ['--data', dir, '--write-limit', '0']
   const send = (url: string, key: string, text: string) =>
     fetch(`${url}/v1/messages`, {

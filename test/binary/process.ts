@@ -1,6 +1,9 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
+import { openDatabase } from '../../src/db/database.ts'
+import { addChannel, addUser } from '../../src/people/service.ts'
+import { directProvisioning } from '../../src/server/context.ts'
 
 /** The compiled executable these tests run; `bun run build` writes it. */
 export const HARK = join(import.meta.dir, '..', '..', 'dist', 'hark')
@@ -71,4 +74,35 @@ export async function startServe(
   }
   proc.kill('SIGKILL')
   throw new Error(`hark serve did not start in 10 s:\n${log}`)
+}
+
+/** A channel provisioned for a test, and its agent's token. */
+export interface Agent {
+  token: string
+  channel: string
+}
+
+/**
+ * A data directory for `hark serve` at `dir`: the owner `email` and one channel per label,
+ * written through the real schema and services; the channels and their agents' tokens, in order.
+ */
+export async function provisionAgents<L extends string[]>(
+  dir: string,
+  email: string,
+  labels: [...L],
+): Promise<{ [K in keyof L]: Agent }> {
+  const db = openDatabase(join(dir, 'hark.db'))
+  try {
+    const p = directProvisioning(db)
+    await addUser(p, { email, owner: true })
+    const agents: Agent[] = []
+    for (const label of labels) {
+      const made = await addChannel(p, { email, label })
+      agents.push({ token: made.token, channel: made.channel.id })
+    }
+    await p.writes.close()
+    return agents as { [K in keyof L]: Agent }
+  } finally {
+    db.close()
+  }
 }

@@ -4,10 +4,7 @@ import { Database } from 'bun:sqlite'
 import { afterAll, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { openDatabase } from '../../src/db/database.ts'
-import { addChannel, addUser } from '../../src/people/service.ts'
-import { directProvisioning } from '../../src/server/context.ts'
-import { requireBinary, startServe } from '../binary/process.ts'
+import { provisionAgents, requireBinary, startServe } from '../binary/process.ts'
 import { attachStrace, detach } from '../binary/strace.ts'
 import { tempDir, until } from '../harness.ts'
 
@@ -24,15 +21,6 @@ const HELD_MS = 2000
 const dir = tempDir('hark-slow-disk-')
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-async function provision(): Promise<string> {
-  const db = openDatabase(join(dir, 'hark.db'))
-  const p = directProvisioning(db)
-  await addUser(p, { email: 'slow@example.com', owner: true })
-  const { token } = await addChannel(p, { email: 'slow@example.com', label: 'slow' })
-  db.close()
-  return token
-}
-
 /** strace attached to the server, holding each sync `HELD_MS`. */
 const holdSyncs = (pid: number) =>
   attachStrace(pid, [
@@ -48,7 +36,7 @@ const holdSyncs = (pid: number) =>
 
 test('POST /v1/messages on a slow disk: a send made while a lone send waits for its sync is committed meanwhile', async () => {
   requireBinary()
-  const token = await provision()
+  const [{ token }] = await provisionAgents(dir, 'slow@example.com', ['slow'])
   const server = await startServe(['--data', dir, '--write-limit', '0'])
   const reader = new Database(join(dir, 'hark.db'), { readonly: true })
   try {

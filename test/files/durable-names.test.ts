@@ -3,10 +3,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { openDatabase } from '../../src/db/database.ts'
-import { addChannel, addUser } from '../../src/people/service.ts'
-import { directProvisioning } from '../../src/server/context.ts'
-import { requireBinary, startServe } from '../binary/process.ts'
+import { provisionAgents, requireBinary, startServe } from '../binary/process.ts'
 import { attachStrace, detach } from '../binary/strace.ts'
 import { tempDir } from '../harness.ts'
 
@@ -20,15 +17,6 @@ import { tempDir } from '../harness.ts'
  */
 const dir = tempDir('hark-durable-names-')
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-async function provision(): Promise<{ token: string; channel: string }> {
-  const db = openDatabase(join(dir, 'hark.db'))
-  const p = directProvisioning(db)
-  await addUser(p, { email: 'files@example.com', owner: true })
-  const { token, channel } = await addChannel(p, { email: 'files@example.com', label: 'files' })
-  db.close()
-  return { token, channel: channel.id }
-}
 
 /** The syscalls of the trace, in order: `rename /a -> /b` or `fsync /path`. */
 function calls(trace: string): string[] {
@@ -44,7 +32,7 @@ function calls(trace: string): string[] {
 
 test('POST /v1/files: the file is renamed into its channel folder, then that folder is synced (and files/ for a new folder)', async () => {
   requireBinary()
-  const { token, channel } = await provision()
+  const [{ token, channel }] = await provisionAgents(dir, 'files@example.com', ['files'])
   const server = await startServe(['--data', dir])
   const traceFile = join(dir, 'strace.txt')
   try {

@@ -5,10 +5,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { openDatabase } from '../../src/db/database.ts'
-import { addChannel, addUser } from '../../src/people/service.ts'
-import { directProvisioning } from '../../src/server/context.ts'
-import { requireBinary, type Served, startServe } from '../binary/process.ts'
+import { provisionAgents, requireBinary, type Served, startServe } from '../binary/process.ts'
 import { tempDir } from '../harness.ts'
 import { requireTool } from './release.ts'
 
@@ -76,12 +73,12 @@ beforeAll(async () => {
   const caddy = requireTool('caddy', 'caddy')
   const data = join(work, 'data')
   mkdirSync(data)
-  const db = openDatabase(join(data, 'hark.db'))
-  const p = directProvisioning(db)
-  await addUser(p, { email: 'ops@example.com', owner: true })
-  token = (await addChannel(p, { email: 'ops@example.com', label: 'Proxy bot' })).token
-  quietToken = (await addChannel(p, { email: 'ops@example.com', label: 'Quiet bot' })).token
-  db.close()
+  const [proxyBot, quietBot] = await provisionAgents(data, 'ops@example.com', [
+    'Proxy bot',
+    'Quiet bot',
+  ])
+  token = proxyBot.token
+  quietToken = quietBot.token
   hark = await startServe(['--data', data, '--trust-proxy', '--write-limit', '0'])
   const upstream = new URL(hark.url).port
 
