@@ -34,7 +34,7 @@ export function parsePostgresUrl(raw: string): PostgresLocation {
     if (key === 'host') {
       // libpq's form of a Unix-domain socket: the directory of the server's socket, whose
       // file is .s.PGSQL.<port> there (the URL's port, 5432 by default). On one machine it
-      // spares both sides the TCP stack (docs/operations.md, "Postgres on the same machine").
+      // spares both sides the TCP stack (docs/scaling.md).
       if (!value.startsWith('/')) {
         throw new Error(`host "${value}" must be the absolute path of a socket's directory`)
       }

@@ -33,7 +33,10 @@ export const WAKE_CHANNEL = 'hark_wake'
 /** Postgres refuses a payload of 8000 bytes or more (NOTIFY_PAYLOAD_MAX_LENGTH). */
 export const MAX_PAYLOAD_BYTES = 7999
 
-/** Notifications per statement: one round trip each, parameters well under Postgres' limit. */
+/**
+ * Notifications per statement, parameters well under Postgres' limit (the statements go back
+ * to back, not one round trip each).
+ */
 const NOTIFIES_PER_STATEMENT = 100
 
 /**
