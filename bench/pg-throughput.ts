@@ -5,7 +5,7 @@
  *
  *   bun bench/pg-throughput.ts [--seconds 5] [--rounds 3] [--concurrency 32] [--channels 64]
  *                              [--people 1] [--pg-fsync 1] [--baseline PATH]
- *                              [--baseline-schema N] [--only pg]
+ *                              [--baseline-schema N] [--only pg] [--base-socket 1]
  *
  * Three contenders, each with --write-limit 0:
  *   - sqlite: one instance on its data directory's SQLite (bench/compare.ts's Hark);
@@ -76,6 +76,12 @@ const ONLY_PG = (() => {
   return i > 0 && process.argv[i + 1] === 'pg'
 })()
 const BASELINE_SCHEMA = arg('baseline-schema', 0)
+/**
+ * `--base-socket 1`: pg-base reaches Postgres through its Unix-domain socket (the URL's
+ * `?host=` the cluster's directory, as libpq reads it), pg through TCP on loopback: with
+ * `--baseline dist/hark`, the same build over both, in the same rounds.
+ */
+const BASE_SOCKET = arg('base-socket', 0) !== 0
 if (BASELINE_SCHEMA > 0) {
   // Only migrations with no statement on Postgres can be taken off the record this way, or
   // ones that only replace functions' bodies (CREATE OR REPLACE FUNCTION): before the older
@@ -338,6 +344,7 @@ try {
     current_setting('synchronous_commit') AS sc, current_setting('wal_sync_method') AS method`
   const s = settings as { version: string; fsync: string; sc: string; method: string }
   const pgEnv = { HARK_DATABASE_URL: url }
+  const socketEnv = { HARK_DATABASE_URL: `${url}?host=${encodeURIComponent(cluster.dir)}` }
   const pgDirs = [dir('hark-pgtp-a-'), dir('hark-pgtp-b-')]
 
   console.log(
@@ -381,7 +388,7 @@ try {
           await stats`DELETE FROM schema_version WHERE version > ${BASELINE_SCHEMA}`
           for (const body of olderBodies) await stats.unsafe(body)
         }
-        const base = await start(pgDirs[0] as string, pgEnv, BASELINE)
+        const base = await start(pgDirs[0] as string, BASE_SOCKET ? socketEnv : pgEnv, BASELINE)
         results['pg-base']?.push(await measure('pg-base', [base], pgTokens, stats))
       } finally {
         await stopAll()

@@ -90,13 +90,18 @@ async function pipelined<S>(
 ): Promise<Queued<S>[] | undefined> {
   const conn = await host.sql.reserve()
   let broken = false
-  const send = (statement: string) => {
-    const answer = conn.unsafe(statement).execute()
+  // BEGIN and COMMIT as prepared statements (tagged, not `unsafe`): Bun.sql writes a simple
+  // query only once every answer before it is in, and nothing after it until its own answer
+  // is, so a simple BEGIN held the units' statements back by a turn of this process's event
+  // loop, and a simple COMMIT waited for the NOTIFY's answer, with the person's row locked.
+  // Prepared, they go down the connection with the others (docs/decisions.md, "fourth pass").
+  const send = (query: SQL.Query<unknown>) => {
+    const answer = query.execute()
     answer.catch(() => {}) // its failure shows in the units' statements, or in COMMIT's answer
     return answer
   }
   try {
-    send('BEGIN')
+    send(conn`BEGIN`)
     // Within a unit, its statements run in order; between units, in the order they are sent.
     const txSql = conn as unknown as TransactionSQL
     const store = host.open(conn)
@@ -119,9 +124,9 @@ async function pipelined<S>(
     const notified = host.bus && wakes.length > 0 ? host.bus.notify(conn, wakes) : undefined
     notified?.catch(() => {})
     ran()
-    let answer: { command?: string }
+    let answer: { command?: string | null }
     try {
-      answer = await send('COMMIT')
+      answer = await send(conn`COMMIT`)
     } catch (error) {
       // The COMMIT failed (or the connection): nothing in it was kept.
       broken = true
@@ -132,9 +137,8 @@ async function pipelined<S>(
       }
       return again
     }
-    // Its first statement ran before COMMIT (a failure would have made it a ROLLBACK); one of
-    // more than 100 wakes may have run after it, committing alone: a wake-up more, never one
-    // without its rows.
+    // Its statements ran before COMMIT, in the transaction (`sendWakes` starts them all before
+    // it returns): a failure of one made the COMMIT a ROLLBACK.
     await notified?.catch(() => {})
     if (answer.command !== 'COMMIT') return undefined
     host.committed(done.map((d) => d.effects))

@@ -33,7 +33,10 @@ export const WAKE_CHANNEL = 'hark_wake'
 /** Postgres refuses a payload of 8000 bytes or more (NOTIFY_PAYLOAD_MAX_LENGTH). */
 export const MAX_PAYLOAD_BYTES = 7999
 
-/** Notifications per statement: one round trip each, parameters well under Postgres' limit. */
+/**
+ * Notifications per statement, parameters well under Postgres' limit (the statements go back
+ * to back, not one round trip each).
+ */
 const NOTIFIES_PER_STATEMENT = 100
 
 /**
@@ -88,7 +91,11 @@ export type WakeSender = Pick<SQL, 'unsafe'>
 
 /**
  * Sends the wake-ups for `keys` from `instance` inside `tx`: as few notifications as fit the
- * payload limit, one round trip per 100. Answers how many were sent.
+ * payload limit, 100 a statement. Every statement is started (`execute`) before this returns
+ * its promise, so a caller that sends COMMIT next without awaiting it (a person's pipelined
+ * batch, batch-tx.ts) has them all ahead of its COMMIT on the connection: a query Bun.sql is
+ * only awaited starts a turn later, and ran after that COMMIT, in a transaction of its own
+ * (lost with a crash between the two). Answers how many were sent.
  */
 export async function sendWakes(
   tx: WakeSender,
@@ -97,11 +104,13 @@ export async function sendWakes(
   keys: Iterable<string>,
 ): Promise<number> {
   const payloads = wakePayloads(instance, keys)
+  const sent: Promise<unknown>[] = []
   for (let i = 0; i < payloads.length; i += NOTIFIES_PER_STATEMENT) {
     const batch = payloads.slice(i, i + NOTIFIES_PER_STATEMENT)
     const calls = batch.map((_, j) => `pg_notify($1, $${j + 2})`).join(', ')
-    await tx.unsafe(`SELECT ${calls}`, [channel, ...batch])
+    sent.push(tx.unsafe(`SELECT ${calls}`, [channel, ...batch]).execute())
   }
+  await Promise.all(sent)
   return payloads.length
 }
 
@@ -198,8 +207,8 @@ export class WakeBus {
 
   /**
    * Sends the wake-ups for `keys` inside `tx`, the writing transaction, so they go out with its
-   * commit and never without it: as few notifications as fit the payload limit (one round trip
-   * per 100). Awaited inside the transaction, before it commits.
+   * commit and never without it: as few notifications as fit the payload limit (100 a
+   * statement, started at once). Awaited inside the transaction, or started before its COMMIT.
    */
   async notify(tx: WakeSender, keys: Iterable<string>): Promise<void> {
     this.counts.sent += await sendWakes(tx, this.channel, this.instance, keys)
