@@ -25,6 +25,12 @@ export class TestClock implements Clock {
 /** Resolves after `ms`; for ordering, never as a performance assertion. */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/** A promise and its resolver: a gate a unit awaits (`wait`), opened by the test (`open`). */
+export function gate(): { wait: Promise<void>; open: () => void } {
+  const { promise, resolve } = Promise.withResolvers<void>()
+  return { wait: promise, open: () => resolve() }
+}
+
 /** Waits until `cond` holds (a poll parked, say); an ordering aid, not a timing assertion. */
 export async function until(cond: () => boolean, ms = 3000): Promise<void> {
   const deadline = performance.now() + ms

@@ -23,7 +23,7 @@ import { type Reply, type RequestOptions, request } from './harness-request.ts'
 import { tempDir } from './harness-util.ts'
 
 export type { Reply, RequestOptions } from './harness-request.ts'
-export { failsWith, sleep, TestClock, tempDir, until } from './harness-util.ts'
+export { failsWith, gate, sleep, TestClock, tempDir, until } from './harness-util.ts'
 
 /**
  * The one test harness: a real server (real SQLite file in a temporary directory, the real app)

@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/core/log.ts'
 import { Waiters } from '../../src/core/waiters.ts'
 import { openDatabase } from '../../src/db/database.ts'
 import { GroupCommit } from '../../src/db/group-commit.ts'
-import { tempDir } from '../harness.ts'
+import { gate, tempDir } from '../harness.ts'
 
 /**
  * Async units on the SQLite write path (src/db/group-commit.ts, units.ts): a unit awaits
@@ -54,15 +54,6 @@ const committed = () =>
     .query<{ v: string }, []>('SELECT v FROM scratch ORDER BY id')
     .all()
     .map((r) => r.v)
-
-/** A promise the test settles itself, to hold a unit at an await. */
-function gate() {
-  let open!: () => void
-  const opened = new Promise<void>((resolve) => {
-    open = resolve
-  })
-  return { opened, open }
-}
 
 describe('GroupCommit: async units', () => {
   test('a unit awaits several store calls and commits them together', async () => {
@@ -153,12 +144,12 @@ describe('GroupCommit: async units', () => {
       .run(async (tx) => {
         await tx.store.insert('first')
         started.open()
-        await held.opened
+        await held.wait
         events.push('first ends')
         throw new Error('first fails')
       })
       .catch((e: unknown) => e)
-    await started.opened
+    await started.wait
     // Another request's code, on the event loop while the first unit awaits.
     const unrelated = writes.apply(async (tx) => {
       events.push('unrelated runs')
@@ -186,10 +177,10 @@ describe('GroupCommit: async units', () => {
     const unit = writes.run(async (tx) => {
       await tx.store.insert('slow')
       started.open()
-      await held.opened
+      await held.wait
       await tx.store.insert('slow 2')
     })
-    await started.opened
+    await started.wait
     // Several turns pass: the commit waits for the unit, nothing of it is visible.
     for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve))
     expect(committed()).toEqual([])
@@ -204,10 +195,10 @@ describe('GroupCommit: async units', () => {
     const unit = writes.apply(async (tx) => {
       await tx.store.insert('x')
       started.open()
-      await held.opened
+      await held.wait
       await tx.store.insert('y')
     })
-    await started.opened
+    await started.wait
     const flushed = writes.flush()
     held.open()
     await unit

@@ -8,6 +8,7 @@ import { migratePostgres } from '../../src/db/pg/migrate.ts'
 import { sendWakes } from '../../src/db/pg/wake-bus.ts'
 import { PgWritePath } from '../../src/db/pg/write-path.ts'
 import { openPgStores } from '../../src/server/pg/stores.ts'
+import { gate } from '../harness-util.ts'
 import { msg } from '../stores/message-rows.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 import { wireProxy } from './wire-proxy.ts'
@@ -22,14 +23,6 @@ import { wireProxy } from './wire-proxy.ts'
 const skip = skipWithoutPostgres()
 
 type TestStores = AsyncStores & { sql: SQL }
-
-function gate(): { wait: Promise<void>; open: () => void } {
-  let open = () => {}
-  const wait = new Promise<void>((resolve) => {
-    open = resolve
-  })
-  return { wait, open }
-}
 
 /** Rejects after `ms`: a bound on a wait that, failing, would otherwise hang the test. */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

@@ -6,6 +6,7 @@ import { Waiters } from '../../src/core/waiters.ts'
 import { migratePostgres } from '../../src/db/pg/migrate.ts'
 import { PgWritePath } from '../../src/db/pg/write-path.ts'
 import { openPgStores } from '../../src/server/pg/stores.ts'
+import { gate } from '../harness-util.ts'
 import { msg } from '../stores/message-rows.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
@@ -18,15 +19,6 @@ import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 const skip = skipWithoutPostgres()
 
 type TestStores = AsyncStores & { sql: SQL }
-
-/** A promise and its resolver: a gate a unit awaits, opened by the test. */
-function gate(): { wait: Promise<void>; open: () => void } {
-  let open = () => {}
-  const wait = new Promise<void>((resolve) => {
-    open = resolve
-  })
-  return { wait, open }
-}
 
 /** Tracks whether a promise has settled yet, without consuming its outcome. */
 function track<T>(promise: Promise<T>): { promise: Promise<T>; settled: () => boolean } {

@@ -9,6 +9,7 @@ import { migratePostgres } from '../../src/db/pg/migrate.ts'
 import { WakeBus } from '../../src/db/pg/wake-bus.ts'
 import { PgWritePath } from '../../src/db/pg/write-path.ts'
 import { openPgStores } from '../../src/server/pg/stores.ts'
+import { gate } from '../harness-util.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
 // The write path on Postgres (issue 20): each unit a transaction of its own on a fresh,
@@ -33,15 +34,6 @@ function track<T>(promise: Promise<T>): { promise: Promise<T>; settled: () => bo
     },
   )
   return { promise, settled: () => done }
-}
-
-/** A promise and its resolver: a gate a unit awaits, opened by the test. */
-function gate(): { wait: Promise<void>; open: () => void } {
-  let open = () => {}
-  const wait = new Promise<void>((resolve) => {
-    open = resolve
-  })
-  return { wait, open }
 }
 
 describe.skipIf(skip)('write path on Postgres', () => {
