@@ -76,37 +76,17 @@ export function pgMessageStore(sql: SQL): PgTwin<MessageStore> {
       // compare them). Parameters are typed: in a SELECT list nothing else types them.
       // Its search row too, from the text computed here (search/text.ts), in the same
       // statement: the insert trigger then finds it there and does nothing (pg migration 20).
-      // A body that text.ts leaves to Postgres is indexed by that trigger, as before.
+      // A body that text.ts leaves to Postgres (no text: no row here) is indexed by that
+      // trigger, as before.
       const text = newMessageText(m.body)
-      const [inserted] = text
-        ? await sql`
-          WITH s AS (
-            UPDATE users SET change_seq = change_seq + 1
-            WHERE id = (SELECT user_id FROM channels WHERE id = ${m.channel_id})
-            RETURNING change_seq
-          ), m AS (
-            INSERT INTO messages (id, channel_id, seq, sender, body, silent, pin_key, ask_status,
-              ask_expires_at, ask_request_hash, created_at, updated_at)
-            SELECT ${m.id}::text, ${m.channel_id}::text, s.change_seq, ${m.sender}::text,
-              ${m.body}::text, ${m.silent ? 1 : 0}::integer, ${m.pin_key}::text,
-              ${m.ask_status}::text, ${m.ask_expires_at}::bigint, ${m.ask_request_hash}::text,
-              ${m.created_at}::bigint, ${m.created_at}::bigint
-            FROM s
-            RETURNING *
-          ), indexed AS (
-            INSERT INTO message_search (rid, title, body, document)
-            SELECT m.rid, ${text.title}::text, ${text.body}::text,
-              setweight(to_tsvector('simple', unaccent(${text.title}::text)), 'A') ||
-              setweight(to_tsvector('simple', unaccent(${text.body}::text)), 'B')
-            FROM m
-          )
-          SELECT * FROM m`
-        : await sql`
-          WITH s AS (
-            UPDATE users SET change_seq = change_seq + 1
-            WHERE id = (SELECT user_id FROM channels WHERE id = ${m.channel_id})
-            RETURNING change_seq
-          )
+      const title = text?.title ?? null
+      const body = text?.body ?? null
+      const [inserted] = await sql`
+        WITH s AS (
+          UPDATE users SET change_seq = change_seq + 1
+          WHERE id = (SELECT user_id FROM channels WHERE id = ${m.channel_id})
+          RETURNING change_seq
+        ), m AS (
           INSERT INTO messages (id, channel_id, seq, sender, body, silent, pin_key, ask_status,
             ask_expires_at, ask_request_hash, created_at, updated_at)
           SELECT ${m.id}::text, ${m.channel_id}::text, s.change_seq, ${m.sender}::text,
@@ -114,7 +94,16 @@ export function pgMessageStore(sql: SQL): PgTwin<MessageStore> {
             ${m.ask_status}::text, ${m.ask_expires_at}::bigint, ${m.ask_request_hash}::text,
             ${m.created_at}::bigint, ${m.created_at}::bigint
           FROM s
-          RETURNING *`
+          RETURNING *
+        ), indexed AS (
+          INSERT INTO message_search (rid, title, body, document)
+          SELECT m.rid, ${title}::text, ${body}::text,
+            setweight(to_tsvector('simple', unaccent(${title}::text)), 'A') ||
+            setweight(to_tsvector('simple', unaccent(${body}::text)), 'B')
+          FROM m
+          WHERE ${title}::text IS NOT NULL
+        )
+        SELECT * FROM m`
       if (!inserted) throw new Error('a change with no person to number it')
       return row(inserted)
     },
