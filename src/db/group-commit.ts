@@ -5,7 +5,7 @@ import type { Logger } from '../core/log.ts'
 import type { Waiters } from '../core/waiters.ts'
 import type { Unit, WritePath, WriteTx } from '../core/write-path.ts'
 import { Batch, journalOf, type Ran, shuttingDown, storageFailed } from './batch.ts'
-import { type UnitEffects, UnitQueue } from './units.ts'
+import { UnitQueue } from './units.ts'
 
 /**
  * The write path on SQLite: group commit (docs/decisions.md, "Group commit").
@@ -105,7 +105,7 @@ export class GroupCommit<S> implements WritePath<S> {
     return undefined
   }
 
-  /** A unit's turn has come: in the open batch (or a new one), or alone after a quiet spell. */
+  /** A unit's turn has come: in the open batch, or a new one (committed at once after quiet). */
   private async top<T>(unit: Unit<S, T>): Promise<Ran<T>> {
     // What was true when it was queued may have changed while it waited its turn.
     const refused = this.refusal()
@@ -115,12 +115,13 @@ export class GroupCommit<S> implements WritePath<S> {
       // this unit's fate and the flush would not cover it. Every write goes through this path.
       throw new Error('a write-path unit ran inside a transaction opened outside the write path')
     }
-    const quiet = this.quiet()
+    // After a quiet spell, a write is most likely alone: its batch commits as soon as it has
+    // run, not at the end of the turn (its flush is every batch's, on the thread pool).
+    if (this.quiet()) this.commitDue = true
     this.lastWrite = performance.now()
     const tx = this.units.effects()
     this.running = true
     try {
-      if (quiet) return await this.alone(unit, tx)
       const batch = this.open ?? this.begin()
       try {
         const value = await this.units.savepoint(unit, tx)
@@ -141,8 +142,10 @@ export class GroupCommit<S> implements WritePath<S> {
 
   /**
    * Nothing written for a while and nothing under way: a write now is most likely alone, and
-   * committing it on the spot answers it without waiting for a turn of the event loop. The next
-   * write within `QUIET_MS` is batched.
+   * committing it on the spot answers it without waiting for the turn to end. SQLite's own sync
+   * at that COMMIT (until issue 32's fifth session) held the event loop, and every request that
+   * arrived meanwhile, for as long as the disk took: seconds on a busy SD card
+   * (bench/slow-disk.ts), ~4% of the loop's time under wrk on an SSD (bench/README.md).
    */
   private quiet(): boolean {
     return (
@@ -152,34 +155,6 @@ export class GroupCommit<S> implements WritePath<S> {
       this.flushing.length === 0 &&
       performance.now() - this.lastWrite > this.quietMs
     )
-  }
-
-  /**
-   * A unit in a transaction of its own, committed as soon as it has run; durable (then its wakes
-   * and effects) when its flush returns. The flush is every batch's: on the thread pool, joined
-   * by what is written in the next turns. SQLite's own sync at COMMIT held the event loop for as
-   * long as the disk took, and every request that arrived meanwhile with it: seconds on a busy
-   * SD card (bench/slow-disk.ts), ~4% of the loop's time under load on an SSD (bench/README.md).
-   */
-  private async alone<T>(unit: Unit<S, T>, tx: UnitEffects<S>): Promise<Ran<T>> {
-    this.db.run('PRAGMA synchronous = NORMAL')
-    let value: T
-    try {
-      this.db.query('BEGIN IMMEDIATE').run()
-      value = await this.units.savepoint(unit, tx)
-      this.beforeCommit()
-      this.db.query('COMMIT').run()
-    } catch (error) {
-      if (this.db.inTransaction) this.db.query('ROLLBACK').run()
-      throw error
-    } finally {
-      this.db.run('PRAGMA synchronous = FULL')
-    }
-    const batch = new Batch()
-    batch.take(tx)
-    this.committed.push(batch)
-    this.flushWhenQuiet()
-    return { value, batch }
   }
 
   /**
