@@ -179,7 +179,7 @@ describe('every SQLite write path indexes before its COMMIT', () => {
   test('the group commit, a write committed alone on an idle server', async () => {
     const { db, message, inIndex } = setUp()
     const store = asyncStores(openStores(db))
-    // quietMs 0: the server is always idle, so every write commits alone (its own path).
+    // quietMs 0: the server is always idle, so every write is a batch of its own, committed at once.
     const writes = new GroupCommit(db, new Waiters(), silentLogger, store, 0, searchIndexer(db))
     await writes.run((tx) => tx.store.messages.insert(message('m1', 'alone wombat')))
     expect(writes.stats().flushes).toBe(1)
