@@ -1,11 +1,12 @@
 // test-needs: postgres
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { databaseUrlSetting } from '../../src/db/pg/url.ts'
 import { sendMessage } from '../../src/messages/service.ts'
 import { closeContext } from '../../src/server/context.ts'
-import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
+import { skipWithoutPostgres } from './cluster.ts'
 import { pgInstance, provisionOwner } from './instance.ts'
+import { useCluster } from './use-cluster.ts'
 
 /**
  * HARK_DATABASE_URL through Postgres' Unix-domain socket (issue 32 item 6, fourth pass): the
@@ -16,13 +17,7 @@ import { pgInstance, provisionOwner } from './instance.ts'
 const skip = skipWithoutPostgres()
 
 describe.skipIf(skip)('HARK_DATABASE_URL over a Unix socket', () => {
-  let cluster: PgCluster
-  beforeAll(async () => {
-    cluster = await startCluster()
-  }, 60_000)
-  afterAll(async () => {
-    await cluster?.close()
-  }, 60_000)
+  const cluster = useCluster()
 
   test('the setting takes ?host= an absolute directory, and refuses a relative one by name', () => {
     const url = 'postgres://hark:pw@localhost:5433/hark?host=/run/postgresql'

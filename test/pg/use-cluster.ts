@@ -5,7 +5,7 @@ import { type PgCluster, startCluster } from './cluster.ts'
  * One cluster for the tests of the `describe` this is called in: started before them, stopped
  * after them. Its databases are asked of the handle once the tests run.
  */
-export function useCluster(): Pick<PgCluster, 'database' | 'url'> {
+export function useCluster(): Pick<PgCluster, 'database' | 'url' | 'dir'> {
   let cluster: PgCluster | undefined
   beforeAll(async () => {
     cluster = await startCluster()
@@ -20,6 +20,9 @@ export function useCluster(): Pick<PgCluster, 'database' | 'url'> {
   return {
     get url() {
       return started().url
+    },
+    get dir() {
+      return started().dir
     },
     database: (name, template) => started().database(name, template),
   }
