@@ -20,7 +20,7 @@ import { join } from 'node:path'
 import { randomBase62 } from '../src/core/ids.ts'
 import { searchIndexer } from '../src/messages/search/store.ts'
 import { messageStore } from '../src/messages/store.ts'
-import { arg, provision, startHark, startServe, tempDataDir } from './lib.ts'
+import { arg, argText, provision, startHark, startServe, tempDataDir } from './lib.ts'
 import { runWrk, WRK_SEND_BODY } from './wrk.ts'
 
 const ROUNDS = arg('rounds', 3)
@@ -28,8 +28,7 @@ const SECONDS = arg('seconds', 6)
 const CHANNELS = arg('channels', 1)
 const OLD_SCHEMA = arg('old-schema', 0)
 const PRELOAD = arg('preload', 0)
-const vsFlag = process.argv.indexOf('--vs')
-const VS = vsFlag === -1 ? undefined : process.argv[vsFlag + 1]
+const VS = argText('vs')
 if (!VS) throw new Error('--vs OLD_BINARY')
 
 /** What undoes each version, newest first: `downTo` runs them down to the one asked for. */

@@ -28,6 +28,7 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   arg,
+  argText,
   provision,
   type Started,
   startHark,
@@ -41,12 +42,8 @@ const SECONDS = arg('seconds', 5)
 const ROUNDS = arg('rounds', 2)
 const CONNECTIONS = arg('connections', 32)
 const READS = arg('reads', 1) === 1
-const vsFlag = process.argv.indexOf('--vs')
-const VS = vsFlag === -1 ? undefined : process.argv[vsFlag + 1]
-const channelsFlag = process.argv.indexOf('--channels')
-const SHAPES = (channelsFlag === -1 ? '1,64' : (process.argv[channelsFlag + 1] ?? ''))
-  .split(',')
-  .map(Number)
+const VS = argText('vs')
+const SHAPES = (argText('channels') ?? '1,64').split(',').map(Number)
 if (SHAPES.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--channels 1,64')
 if (!Bun.which('wrk')) throw new Error('bench/compare.ts needs wrk (apt-get install wrk)')
 

@@ -13,6 +13,7 @@
 import { rmSync } from 'node:fs'
 import {
   arg,
+  argText,
   cpuMs,
   endCursor,
   ensureNofile,
@@ -28,11 +29,8 @@ import {
 
 const HELD = arg('held', 3000)
 const ROUNDS = arg('rounds', 3)
-const option = (name: string) => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
-const BINS = [option('bin') ?? HARK, ...(option('vs') ? [option('vs') as string] : [])]
+const VS = argText('vs')
+const BINS = [argText('bin') ?? HARK, ...(VS ? [VS] : [])]
 const NOFILE = 65_536
 await ensureNofile(HELD + 1000, NOFILE)
 

@@ -17,6 +17,7 @@
 import { rmSync } from 'node:fs'
 import {
   arg,
+  argText,
   cpuMs,
   HARK,
   ms,
@@ -28,11 +29,8 @@ import {
 } from './lib.ts'
 
 const RUNS = arg('runs', 30)
-const option = (name: string) => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
-const BINS = [option('bin') ?? HARK, ...(option('vs') ? [option('vs') as string] : [])]
+const VS = argText('vs')
+const BINS = [argText('bin') ?? HARK, ...(VS ? [VS] : [])]
 requireBinary()
 
 const dir = tempDataDir('hark-hook-')

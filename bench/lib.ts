@@ -15,10 +15,17 @@ import { HARK, requireBinary } from '../test/binary/process.ts'
 
 export { HARK, requireBinary }
 
-export function arg(name: string, fallback: number): number {
+/** A `--name VALUE` option's text, or undefined when it is not given. */
+export function argText(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`)
-  if (i === -1) return fallback
-  const n = Number(process.argv[i + 1])
+  return i === -1 ? undefined : process.argv[i + 1]
+}
+
+/** A `--name N` option's number, `fallback` when it is not given. */
+export function arg(name: string, fallback: number): number {
+  const text = argText(name)
+  if (text === undefined) return fallback
+  const n = Number(text)
   if (!Number.isFinite(n)) throw new Error(`--${name} needs a number`)
   return n
 }

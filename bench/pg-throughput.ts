@@ -42,6 +42,7 @@ import { addChannel, addUser } from '../src/people/service.ts'
 import { type PgCluster, startCluster } from '../test/pg/cluster.ts'
 import {
   arg,
+  argText,
   closedLoop,
   cpuMs,
   type LoadResult,
@@ -66,15 +67,9 @@ const CHANNELS = arg('channels', 64)
  */
 const PEOPLE = Math.max(1, Math.min(arg('people', 1), CHANNELS))
 const PG_FSYNC = arg('pg-fsync', 1) !== 0
-const BASELINE = (() => {
-  const i = process.argv.indexOf('--baseline')
-  return i > 0 ? process.argv[i + 1] : undefined
-})()
+const BASELINE = argText('baseline')
 /** `--only pg`: the one-instance Postgres contenders only (pg, pg-base): more rounds a minute. */
-const ONLY_PG = (() => {
-  const i = process.argv.indexOf('--only')
-  return i > 0 && process.argv[i + 1] === 'pg'
-})()
+const ONLY_PG = argText('only') === 'pg'
 const BASELINE_SCHEMA = arg('baseline-schema', 0)
 /**
  * `--base-socket 1`: pg-base reaches Postgres through its Unix-domain socket (the URL's

@@ -14,6 +14,7 @@
 import { rmSync } from 'node:fs'
 import {
   arg,
+  argText,
   HARK,
   ms,
   pct,
@@ -29,8 +30,7 @@ const EVERY = arg('every', 50)
 const SENDERS = arg('senders', 1)
 const SECONDS = arg('seconds', 8)
 const ROUNDS = arg('rounds', 2)
-const vsFlag = process.argv.indexOf('--vs')
-const VS = vsFlag === -1 ? undefined : process.argv[vsFlag + 1]
+const VS = argText('vs')
 
 const payload = JSON.stringify({ body: { title: 'Build #42', text: 'All green' } })
 const delayUs = DELAY * 1000
