@@ -61,12 +61,13 @@ describe('the image under podman', () => {
     HARK_TOKEN: agentToken,
     XDG_CONFIG_HOME: join(work, 'config'),
   })
-  const runFirst = () =>
+  /** A container of the image on the volume and the port, named `name`. */
+  const runOn = (name: string) =>
     podman([
       'run',
       '--detach',
       '--name',
-      names.first,
+      name,
       ...runFlags,
       '--publish',
       `127.0.0.1:${port}:8080`,
@@ -79,7 +80,7 @@ describe('the image under podman', () => {
 
   test('first run: /health on the mapped port as uid 10001, the health check passes, the setup link is in /data/setup-token', async () => {
     if (skipped()) return
-    must(await timed('run', runFirst), 'podman run')
+    must(await timed('run', () => runOn(names.first)), 'podman run')
     expect(await timed('until healthy', () => waitHealthy(url, names.first))).toEqual({ ok: true })
 
     // The server itself (PID 1 in the container) runs as the hark user, not root.
@@ -150,23 +151,7 @@ describe('the image under podman', () => {
   test('a new container on the same volume keeps everything: the token works, the message is there, no setup', async () => {
     if (skipped()) return
     must(await podman(['rm', '--force', '--time', '10', names.first]), 'podman rm')
-    must(
-      await podman([
-        'run',
-        '--detach',
-        '--name',
-        names.second,
-        ...runFlags,
-        '--publish',
-        `127.0.0.1:${port}:8080`,
-        '--volume',
-        `${VOLUME}:/data`,
-        '--env',
-        `HARK_BASE_URL=${url}`,
-        IMAGE,
-      ]),
-      'podman run (second)',
-    )
+    must(await runOn(names.second), 'podman run (second)')
     await waitHealthy(url, names.second)
     const status = await run(['status', '--json'], agentEnv())
     expect(status).toMatchObject({ code: 0 })
