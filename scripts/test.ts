@@ -201,6 +201,7 @@ async function runBun(part: string, files: TestFile[], options: RunOptions): Pro
         .split(' ')[0] ?? 0,
     )
   const [passed, failed, skipped] = [count('pass'), count('fail'), count('skip') + count('todo')]
+  for (const name of failedTests(output)) problems.push(`${part}: ${name}`)
   totals.passed += passed
   totals.skipped += skipped
   totals.failed += failed
@@ -215,6 +216,22 @@ async function runBun(part: string, files: TestFile[], options: RunOptions): Pro
     `-- ${part}: ${passed} passed, ${failed} failed, ${skipped} skipped in ${seconds(performance.now() - t0)}`,
   )
   collectTimings(part, files, timings)
+}
+
+/**
+ * Each failed test named with its file, for the last lines of the run: CI keeps only the tail
+ * of a long output, and a failure above it would otherwise be a count without a name.
+ */
+function failedTests(output: string): string[] {
+  const names: string[] = []
+  let file = ''
+  for (const line of output.split('\n')) {
+    const header = /^(\S+\.test\.tsx?):$/.exec(line)
+    if (header) file = header[1] ?? ''
+    const failed = /^\(fail\) (.*?)(?: \[[\d.]+m?s\])?$/.exec(line)
+    if (failed) names.push(`${file ? `${file}: ` : ''}${failed[1]}`)
+  }
+  return names
 }
 
 function collectTimings(part: string, files: TestFile[], timings: string): void {

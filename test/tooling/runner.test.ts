@@ -173,4 +173,27 @@ describe('scripts/test.ts', () => {
     expect(fast.code).toBe(1)
     expect(running(pid)).toBe(false)
   }, 120_000)
+
+  test('a failed test is named, with its file, in the lines above the totals', async () => {
+    const root = tree({
+      'test/fast/mixed.test.ts': [
+        "import { beforeAll, describe, expect, test } from 'bun:test'",
+        "test('holds', () => expect(1).toBe(1))",
+        "test('breaks', () => expect(1).toBe(2))",
+        "describe('set-up', () => {",
+        "  beforeAll(() => { throw new Error('no server') })",
+        "  test('never runs', () => expect(1).toBe(1))",
+        '})',
+        '',
+      ].join('\n'),
+    })
+    const fast = await run(root, 'fast')
+    const tail = fast.out.trim().split('\n').slice(-3)
+    expect(tail).toEqual([
+      'FAIL fast: test/fast/mixed.test.ts: breaks',
+      'FAIL fast: test/fast/mixed.test.ts: set-up > (unnamed)',
+      '1 passed, 2 failed, 0 skipped',
+    ])
+    expect(fast.code).toBe(1)
+  }, 120_000)
 })
