@@ -223,15 +223,17 @@ async function runBun(part: string, files: TestFile[], options: RunOptions): Pro
  * of a long output, and a failure above it would otherwise be a count without a name.
  */
 function failedTests(output: string): string[] {
-  const names: string[] = []
+  // Bun repeats the failures in a recap after the last file's tests: each is named once, by
+  // the file it ran in.
+  const named = new Map<string, string>()
   let file = ''
   for (const line of output.split('\n')) {
     const header = /^(\S+\.test\.tsx?):$/.exec(line)
     if (header) file = header[1] ?? ''
-    const failed = /^\(fail\) (.*?)(?: \[[\d.]+m?s\])?$/.exec(line)
-    if (failed) names.push(`${file ? `${file}: ` : ''}${failed[1]}`)
+    const failed = /^\(fail\) (.*?)(?: \[[\d.]+m?s\])?$/.exec(line)?.[1]
+    if (failed !== undefined && !named.has(failed)) named.set(failed, file ? `${file}: ` : '')
   }
-  return names
+  return [...named].map(([name, file]) => `${file}${name}`)
 }
 
 function collectTimings(part: string, files: TestFile[], timings: string): void {

@@ -186,13 +186,20 @@ describe('scripts/test.ts', () => {
         '})',
         '',
       ].join('\n'),
+      // Enough tests after the failures that Bun repeats them in a recap at the end.
+      'test/fast/many.test.ts': [
+        "import { expect, test } from 'bun:test'",
+        ...Array.from({ length: 40 }, (_, i) => `test('passes ${i}', () => expect(1).toBe(1))`),
+        '',
+      ].join('\n'),
     })
     const fast = await run(root, 'fast')
+    expect(fast.out).toContain('2 tests failed:')
     const tail = fast.out.trim().split('\n').slice(-3)
     expect(tail).toEqual([
       'FAIL fast: test/fast/mixed.test.ts: breaks',
       'FAIL fast: test/fast/mixed.test.ts: set-up > (unnamed)',
-      '1 passed, 2 failed, 0 skipped',
+      '41 passed, 2 failed, 0 skipped',
     ])
     expect(fast.code).toBe(1)
   }, 120_000)
