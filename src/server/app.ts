@@ -18,7 +18,7 @@ import { passkeyRoutes } from '../people/enrol/passkeys/routes.ts'
 import { pairingRoutes } from '../people/enrol/routes.ts'
 import { peopleRoutes } from '../people/routes.ts'
 import { pushAnswerRoutes, pushRoutes } from '../push/routes.ts'
-import { whenDurable } from './durable.ts'
+import { showsNothingStored, whenDurable } from './durable.ts'
 import { leanRoute } from './lean.ts'
 import { metricsRoutes } from './metrics.ts'
 import { openApiRoutes } from './openapi.ts'
@@ -29,9 +29,14 @@ import { renderError } from './render-error.ts'
 export function handlerOf(ctx: Ctx, app: App): (request: Request) => Promise<Response> {
   // The lean path's answers say no-store themselves (`jsonResponse`, `errorResponse`): a held
   // poll is not wrapped in one more async step, which 10,000 of them would pay for in memory.
-  return (request) =>
-    leanRoute(ctx, request) ??
-    app.handle(request).then((response) => whenDurable(ctx, request, noStore(request, response)))
+  return (request) => {
+    const lean = leanRoute(ctx, request)
+    if (lean) return lean
+    if (showsNothingStored(request)) return app.handle(request)
+    return app
+      .handle(request)
+      .then((response) => whenDurable(ctx, request, noStore(request, response)))
+  }
 }
 
 /**

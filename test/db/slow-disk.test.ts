@@ -15,7 +15,7 @@ import { tempDir, until } from '../harness.ts'
  * on the thread pool; a second send made meanwhile is taken and committed while the first is
  * still waiting for the disk. (SQLite's own sync at COMMIT held the event loop: the second send
  * was not even read until the first was on disk.) Both are acknowledged only once durable, in
- * order.
+ * order. Meanwhile `/health` and the web app's shell, which show nothing stored, answer at once.
  */
 const HELD_MS = 2000
 const dir = tempDir('hark-slow-disk-')
@@ -68,8 +68,29 @@ test('POST /v1/messages on a slow disk: a send made while a lone send waits for 
     await until(() => committed('second'), 10_000)
     // Both are in the database; the first is still waiting for the disk, so neither is answered.
     expect(answered).toEqual([])
-    expect(await Promise.all([first, second])).toEqual([200, 200])
-    expect(answered).toEqual(['first', 'second'])
+    // What shows nothing stored answers at once; a feed read, which shows both, waits for them.
+    const get = (name: string, path: string, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}${path}`, { headers }).then(async (r) => {
+        answered.push(name)
+        return `${name} ${r.status} ${(await r.text()).length > 0}`
+      })
+    const reads = [
+      get('health', '/health'),
+      get('app shell', '/'),
+      get('feed', '/v1/messages?peek=1', { authorization: `Bearer ${token}` }),
+    ]
+    expect(await reads[0]).toBe('health 200 true')
+    expect(await reads[1]).toBe('app shell 200 true')
+    expect(answered).toEqual(['health', 'app shell'])
+    expect(await Promise.all([first, second, ...reads])).toEqual([
+      200,
+      200,
+      'health 200 true',
+      'app shell 200 true',
+      'feed 200 true',
+    ])
+    expect(answered.slice(2, 3)).toEqual(['first'])
+    expect(answered.slice(3).sort()).toEqual(['feed', 'second'])
     await detach(strace)
   } finally {
     reader.close()
