@@ -47,8 +47,9 @@ describe.skipIf(skip)('a person’s batch on the wire', () => {
     await cluster?.close()
   }, 60_000)
 
-  test("a batch's BEGIN goes with its units' statements, its COMMIT with its NOTIFY: no answer awaited between", async () => {
-    const url = await cluster.database('wire')
+  /** A database of its own, a proxy in front of it and a write path through the proxy. */
+  async function throughProxy(name: string) {
+    const url = await cluster.database(name)
     const admin = new SQL(url, { max: 2 })
     closers.push(() => admin.close({ timeout: 0 }))
     await migratePostgres(admin)
@@ -68,6 +69,11 @@ describe.skipIf(skip)('a person’s batch on the wire', () => {
       bus: { notify: async (tx, keys) => void (await sendWakes(tx, 'hark_test', 'i1', keys)) },
     })
     closers.push(() => path.close())
+    return { admin, proxy, path }
+  }
+
+  test("a batch's BEGIN goes with its units' statements, its COMMIT with its NOTIFY: no answer awaited between", async () => {
+    const { admin, proxy, path } = await throughProxy('wire')
 
     /**
      * A lone unit that holds the person's transaction open (no wakes: its own COMMIT needs no
@@ -125,5 +131,36 @@ describe.skipIf(skip)('a person’s batch on the wire', () => {
     expect(sent.slice(batchStart)).toEqual(['BEGIN', 'WITH', 'WITH', 'SELECT', 'COMMIT'])
     const seqs = await admin`SELECT id, seq FROM messages WHERE id LIKE 'held-%' ORDER BY seq`
     expect(seqs.map((r: { id: string }) => r.id)).toEqual(['held-0', 'held-1', 'held-2'])
+  }, 60_000)
+
+  test("a lone send's BEGIN goes with its statement, its COMMIT with its NOTIFY: one round trip fewer at rest", async () => {
+    const { admin, proxy, path } = await throughProxy('wire_lone')
+    const send = (id: string) =>
+      path.run(
+        async (tx) => {
+          const row = await tx.store.messages.insert(msg(id, 'c1', { created_at: 0 }))
+          tx.wake(`k-${id}`)
+          return row
+        },
+        { batch: 'ann' },
+      )
+    // Warm-up, nothing held: the connection prepares BEGIN, COMMIT, the insert and the NOTIFY.
+    await within(send('lone-warm'), 20_000, 'the warm-up')
+    const from = proxy.requests.length
+    proxy.hold = true
+    try {
+      const row = await within(
+        send('lone'),
+        10_000,
+        'a lone send, with the answers to BEGIN and NOTIFY held until the next statement',
+      )
+      expect(row.id).toBe('lone')
+    } finally {
+      proxy.unhold()
+    }
+    const sent = proxy.requests.slice(from).map((t) => t.trim().split(/\s+/)[0]?.toUpperCase())
+    expect(sent).toEqual(['BEGIN', 'WITH', 'SELECT', 'COMMIT'])
+    const [stored] = await admin`SELECT count(*)::int AS n FROM messages WHERE id = 'lone'`
+    expect(stored).toEqual({ n: 1 })
   }, 60_000)
 })

@@ -29,10 +29,12 @@ export async function runBatch<S>(
   items: Queued<S>[],
   ran: () => void,
 ): Promise<Queued<S>[]> {
-  if (items.length > 1) {
-    const again = await pipelined(host, items, ran)
-    if (again) return again
-  }
+  // A lone unit too: pipelined, its BEGIN goes down the connection with its first statement,
+  // where `sql.begin` (serial's) waits for BEGIN's answer before sending anything else: one
+  // round trip fewer per send at rest (docs/decisions.md, "One person's sends on Postgres,
+  // fifth pass"). A lone unit that fails runs again in `serial`, as a batch's would.
+  const again = await pipelined(host, items, ran)
+  if (again) return again
   return await serial(host, items, ran)
 }
 
