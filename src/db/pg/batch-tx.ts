@@ -31,8 +31,9 @@ export async function runBatch<S>(
 ): Promise<Queued<S>[]> {
   // A lone unit too: pipelined, its BEGIN goes down the connection with its first statement,
   // where `sql.begin` (serial's) waits for BEGIN's answer before sending anything else: one
-  // round trip fewer per send at rest (docs/decisions.md, "One person's sends on Postgres,
-  // fifth pass"). A lone unit that fails runs again in `serial`, as a batch's would.
+  // round trip fewer per unit at rest (docs/decisions.md, "One person's sends on Postgres,
+  // fifth pass"). It runs again in `serial` only where a savepoint would have changed its
+  // outcome (a nested unit failed, or it caught a failed statement).
   const again = await pipelined(host, items, ran)
   if (again) return again
   return await serial(host, items, ran)
@@ -120,7 +121,16 @@ async function pipelined<S>(
       await conn.unsafe('ROLLBACK').catch(() => {
         broken = true
       })
-      return undefined
+      // A lone unit that failed by itself (no nested unit failed, which a savepoint would
+      // have kept to itself) fails the same way alone: its error is its caller's at once, or
+      // it runs again if the database aborted it (a deadlock's victim).
+      const [only] = outcomes
+      if (items.length > 1 || shared.failed || only?.status !== 'rejected') return undefined
+      const item = items[0] as Queued<S>
+      ran()
+      if (host.again(item, only.reason)) return [item]
+      item.reject(only.reason)
+      return []
     }
     const wakes = done.flatMap((d) => d.effects.wakes)
     const notified = host.bus && wakes.length > 0 ? host.bus.notify(conn, wakes) : undefined

@@ -14,20 +14,24 @@ import type { WakeBus } from './wake-bus.ts'
  * The write path on Postgres (issue 20; a tested seam, not used by `hark serve` yet): the twin
  * of GroupCommit over `sql`, a Bun.sql pool on the shared database.
  *
- * Each top-level unit is a transaction of its own (`sql.begin`), its `tx.store` the twins bound
- * to it. There is no batching here: Postgres itself groups the WAL flushes of commits that
- * arrive together (its own group commit), so one transaction per unit costs no sync per unit
- * under load. Units run concurrently, each on its own connection, not one at a time as on
+ * Each top-level unit is a transaction of its own, its `tx.store` the twins bound to it: a
+ * batch of one (batch-tx.ts), its BEGIN sent with its first statement and its COMMIT with its
+ * wakes' NOTIFY, no answer awaited between. Postgres itself groups the WAL flushes of commits
+ * that arrive together (its own group commit), so one transaction per unit costs no sync per
+ * unit under load. Units run concurrently, each on its own connection, not one at a time as on
  * SQLite's single writer: correctness between them is the stores' job (row locks, conditional
  * updates; docs/scaling.md, Status). A unit that Postgres aborts for a serialization failure
  * or a deadlock is run again from the start on a new transaction: a unit is a function of what
  * it reads through its stores, so its re-run decides afresh (core/write-path.ts).
  *
  * A unit called from inside a running unit's own async call chain (a service it calls, however
- * deep its awaits) joins it, in a savepoint of its transaction, one at a time within its parent
- * (a savepoint holds every statement the connection runs while it is open); code of another
- * request that runs while a unit awaits sees no unit and gets a transaction of its own. Which
- * unit a call chain runs in is known by `AsyncLocalStorage`, per instance, as in units.ts.
+ * deep its awaits) joins it, one at a time within its parent: first inline, with no savepoint
+ * (nothing waits for one); if it fails, the whole transaction is rolled back and run again with
+ * each nested unit in a savepoint of its own (a savepoint holds every statement the connection
+ * runs while it is open), where its failure is its caller's to handle and the rest commits.
+ * Code of another request that runs while a unit awaits sees no unit and gets a transaction of
+ * its own. Which unit a call chain runs in is known by `AsyncLocalStorage`, per instance, as in
+ * units.ts.
  *
  * A unit's waiter keys go to the wake bus inside its transaction, before COMMIT, so other
  * instances hear them on commit only; after the commit this instance's own waiters are woken
@@ -57,6 +61,8 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
   private commits = 0
   /** Per batch key with a transaction running: the units waiting for the next one. */
   private readonly batches = new Map<string, Queued<S>[]>()
+  /** Units run with no batch key so far: each is a batch of its own, under a key of its own. */
+  private lone = 0
   /** Makes a unit's `tx.store` over its transaction or savepoint. */
   private readonly open: (sql: SQL) => S
   private readonly bus: Pick<WakeBus, 'notify'> | undefined
@@ -67,7 +73,7 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
   private readonly host: BatchHost<S>
 
   constructor(
-    private readonly sql: SQL,
+    sql: SQL,
     /** This instance's waiters, woken after each commit. */
     private readonly waiters: Pick<Waiters, 'wake'>,
     private readonly log: Logger,
@@ -119,7 +125,8 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
 
   private top<T>(unit: Unit<S, T>, batch: string | undefined): Promise<T> {
     if (this.closed) return Promise.reject(shuttingDown())
-    const result = batch === undefined ? this.retried(unit) : this.queued(batch, unit)
+    // A unit of no batch is a batch of its own: the same transaction, pipelined (batch-tx.ts).
+    const result = this.queued(batch ?? `\0unit ${++this.lone}`, unit)
     const settled = result.then(
       () => undefined,
       () => undefined,
@@ -127,33 +134,6 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
     this.inFlight.add(settled)
     void settled.then(() => this.inFlight.delete(settled))
     return result
-  }
-
-  /** The unit in a transaction, again on a serialization failure or deadlock. */
-  private async retried<T>(unit: Unit<S, T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.once(unit)
-      } catch (error) {
-        if (attempt >= this.attempts || !retryable(error)) throw error
-        this.log.warn(`a write was aborted by the database (${error}); running it again`)
-      }
-    }
-  }
-
-  /** One transaction: the unit, its wakes sent, COMMIT; then local wakes and effects. */
-  private async once<T>(unit: Unit<S, T>): Promise<T> {
-    let effects: UnitEffects<S> | undefined
-    const value = (await this.sql.begin(async (txSql) => {
-      effects = new UnitEffects(this.open(txSql), this.reactions)
-      const value = await this.within(txSql, unit, effects)
-      if (this.bus && effects.wakes.length > 0) await this.bus.notify(txSql, effects.wakes)
-      return value
-    })) as T
-    this.writes++
-    this.commits++
-    if (effects) this.committed([effects])
-    return value
   }
 
   /** After a COMMIT: this instance's waiters woken (once per key), then the effects, in order. */
