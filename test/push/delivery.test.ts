@@ -209,8 +209,9 @@ describe('failures', () => {
     f.receiver.answer('slow', 500, 500, 500)
     const started = performance.now()
     for (let i = 0; i < 20; i++) await f.s.agent.send({ body: { text: `m${i}` } })
-    // 20 sends through app.handle with a push each: far below any network round trip chain.
-    expect(performance.now() - started).toBeLessThan(2000)
+    // 20 sends through app.handle with a push each: waiting for the push service would take
+    // 10 s (20 × 500 ms). 0.2–0.3 s here, 1.3 s once on a loaded machine: 5 s leaves room.
+    expect(performance.now() - started).toBeLessThan(5000)
   })
 })
 

@@ -81,14 +81,16 @@ describe('a thread', () => {
     }
   })
 
-  test("shows an agent's new message within a second, without a reload", async () => {
+  test("shows an agent's new message at once, without a reload", async () => {
     const { context, page } = await openThread()
     await page.locator('.messages[role="log"]').waitFor()
     await page.waitForSelector('.messages .msg')
     const started = performance.now()
     await web.server.agent.send({ body: { text: 'Fresh from the agent' } })
-    await page.locator('.messages').getByText('Fresh from the agent').waitFor({ timeout: 1000 })
-    expect(performance.now() - started).toBeLessThan(1000)
+    // Only the page's long-poll, woken by the send, can show it (the app refreshes nothing on a
+    // timer): milliseconds here; 3 s is for a loaded 2-core machine running browsers side by side.
+    await page.locator('.messages').getByText('Fresh from the agent').waitFor({ timeout: 3000 })
+    expect(performance.now() - started).toBeLessThan(3000)
     await context.close()
   })
 
