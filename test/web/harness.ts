@@ -116,16 +116,18 @@ export function webTest(options: TestServerOptions | (() => TestServerOptions) =
   let chrome: { browser: Browser; close(): Promise<void> } | undefined
   let server: TestServer | undefined
   const contexts: BrowserContext[] = []
+  // 60 s, not the tests' 30: on a loaded 2-core machine a browser starts beside another
+  // file's, and a failed start loses every test of the file at once.
   beforeAll(async () => {
     chrome = await launchBrowser()
     // A function when the options are made in an earlier beforeAll (a mail trap, say).
     server = await startWebServer(typeof options === 'function' ? options() : options)
-  })
+  }, 60_000)
   afterAll(async () => {
     for (const context of contexts) await context.close()
     await chrome?.close()
     await server?.close()
-  })
+  }, 60_000)
   const started = () => {
     if (!chrome || !server) throw new Error('the browser and server start in beforeAll')
     return { browser: chrome.browser, server }
