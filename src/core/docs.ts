@@ -45,6 +45,10 @@ export const ERROR_RESPONSES = {
   },
   413: { name: 'PayloadTooLarge', description: 'The body or a quota is over its limit' },
   429: { name: 'TooManyRequests', description: 'Rate limited; `Retry-After` says when to retry' },
+  503: {
+    name: 'Unavailable',
+    description: 'Shutting down, or the database cannot make writes durable (`error` says which)',
+  },
 } as const
 
 export type ErrorStatus = keyof typeof ERROR_RESPONSES

@@ -54,6 +54,11 @@ export interface WritePath<S = unknown, E extends Event = Event> {
   /** Writes (units) committed and syncs made for them so far, for `/metrics`. */
   stats(): { writes: number; flushes: number }
   /**
+   * Why no write is taken any more, once a flush to disk failed (every write is refused with
+   * 503 until the server is restarted: `GET /health` says so); undefined while all is well.
+   */
+  failure(): Error | undefined
+  /**
    * Who reacts to the events units emit (`tx.emit`): empty until the assembly registers its
    * reactions (server/reactions.ts), once, as the context is built. Untyped here: an engine's
    * write path knows no events; the assembly registers them typed (`typed`, core/events.ts).

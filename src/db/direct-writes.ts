@@ -42,6 +42,8 @@ export function directWrites<S>(
     apply,
     run: apply,
     stats: () => ({ writes, flushes: writes }),
+    // Each unit commits with SQLite's own sync, and fails alone if that fails.
+    failure: () => undefined,
     settled: () => (units.pending > 0 ? units.drained().then(() => {}) : undefined),
     flush: async () => {
       await units.drained()

@@ -172,6 +172,10 @@ export class GroupCommit<S> implements WritePath<S> {
     return { writes: this.written, flushes: this.flushes }
   }
 
+  failure(): Error | undefined {
+    return this.broken
+  }
+
   settled(): Promise<void> | undefined {
     // Units queued or running now are part of "everything written so far": their batch is
     // known once they have run (the ones queued after them are not waited for).

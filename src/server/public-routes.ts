@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { Ctx } from '../core/context.ts'
 import { doc } from '../core/docs.ts'
+import { fail } from '../core/errors.ts'
 import { VERSION } from '../core/version.ts'
 import { registrationMode } from '../people/settings.ts'
 import { webRoutes } from './webapp/routes.ts'
@@ -26,11 +27,29 @@ export const Info = t.Object(
 /** What anyone may read: health, server info, and the web app's shell. */
 export const publicRoutes = (ctx: Ctx) =>
   new Elysia({ name: 'hark/public' })
-    .get('/health', () => ({ ok: true as const }), {
-      detail: doc('health', 'public', 'Is the server up?', t.Object({ ok: t.Literal(true) }), {
-        public: true,
-      }),
-    })
+    // Up, and taking writes: once a flush to disk failed, every write is refused until a
+    // restart, and a health check (systemd, a proxy, an uptime monitor) must see it.
+    .get(
+      '/health',
+      () => {
+        const failure = ctx.writes.failure()
+        if (failure) {
+          throw fail.unavailable(
+            'the database could not be flushed to disk; writes are refused until hark is restarted',
+          )
+        }
+        return { ok: true as const }
+      },
+      {
+        detail: doc(
+          'health',
+          'public',
+          'Is the server up, and taking writes?',
+          t.Object({ ok: t.Literal(true) }),
+          { public: true, errors: [503] },
+        ),
+      },
+    )
     .get(
       '/v1/info',
       async () => ({

@@ -278,6 +278,11 @@ export class PgWritePath<S = AsyncStores> implements WritePath<S> {
     this.closed = true
   }
 
+  /** Postgres makes each COMMIT durable itself, or fails it: nothing here stops the path. */
+  failure(): undefined {
+    return undefined
+  }
+
   stats(): { writes: number; flushes: number } {
     // Postgres syncs its log per commit (or per group of them): one flush per commit, as far
     // as this process can tell; a batch's units share theirs.
