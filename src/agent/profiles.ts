@@ -4,14 +4,13 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
-  renameSync,
   rmSync,
   statSync,
   writeSync,
 } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { syncFolderNow, writeFileSynced } from '../core/durable-files.ts'
+import { replaceFileSynced } from '../core/durable-files.ts'
 import { CliError, fileError } from './failures.ts'
 import type { PinnedApprovers } from './proof.ts'
 
@@ -77,19 +76,14 @@ export function loadConfig(env: Env): ConfigFile {
 export function saveConfig(env: Env, config: ConfigFile): void {
   const dir = configDir(env)
   const path = configPath(env)
-  const temporary = `${path}.${process.pid}.tmp`
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 })
     // mkdir leaves an existing directory's mode alone; this one is ours and holds secrets.
     chmodSync(dir, 0o700)
-    // Synced before the rename, and the folder after: a power cut never leaves an empty file
-    // in place of the profiles and the approvers' pinned keys (core/durable-files.ts).
-    writeFileSynced(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600, flag: 'w' })
-    chmodSync(temporary, 0o600)
-    renameSync(temporary, path)
-    syncFolderNow(dir)
+    // A power cut never leaves an empty file in place of the profiles and the approvers'
+    // pinned keys.
+    replaceFileSynced(path, `${JSON.stringify(config, null, 2)}\n`, 0o600)
   } catch (error) {
-    rmSync(temporary, { force: true })
     throw fileError('write', path, error)
   }
 }

@@ -1,5 +1,6 @@
-import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs'
+import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs'
 import { open } from 'node:fs/promises'
+import { dirname } from 'node:path'
 
 /**
  * Files that must survive a power cut whole. A file's own sync covers its bytes, not the name
@@ -45,4 +46,24 @@ export function writeFileSynced(
   } finally {
     closeSync(fd)
   }
+}
+
+/**
+ * Puts `text` at `path` whole, durably: written to a temporary file beside it and synced, given
+ * `mode`, renamed over `path`, then its folder synced. A reader sees the old file or the new
+ * one, and after a power cut so does the next start: never an empty or half-written one.
+ */
+export function replaceFileSynced(path: string, text: string, mode: number): void {
+  const temporary = `${path}.${process.pid}.tmp`
+  try {
+    writeFileSynced(temporary, text, { mode, flag: 'w' })
+    // The mode given at open passes through the umask, and only when the file is new (a
+    // temporary file left by a crashed process of the same pid keeps its own).
+    chmodSync(temporary, mode)
+    renameSync(temporary, path)
+  } catch (error) {
+    rmSync(temporary, { force: true })
+    throw error
+  }
+  syncFolderNow(dirname(path))
 }

@@ -1,8 +1,8 @@
-import { chmodSync, linkSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import { chmodSync, linkSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { SQL } from 'bun'
 import webpush from 'web-push'
-import { syncFolderNow, writeFileSynced } from '../core/durable-files.ts'
+import { replaceFileSynced, syncFolderNow, writeFileSynced } from '../core/durable-files.ts'
 import { randomBase62 } from '../core/ids.ts'
 import { pgVapidRow, type VapidRow } from './pg-vapid-store.ts'
 
@@ -23,12 +23,14 @@ export const vapidFile = (dataDir: string) => join(dataDir, 'vapid.json')
 
 const generate = (): VapidKeys => ({ ...webpush.generateVAPIDKeys(), created_at: Date.now() })
 
+const keysText = (keys: VapidKeys) => `${JSON.stringify(keys, null, 2)}\n`
+
 /** Writes the keys to a 0600 temporary file beside the real one; returns its path. */
 function writeTemp(dataDir: string, keys: VapidKeys): string {
   const temp = join(dataDir, `.vapid-${randomBase62(8)}.tmp`)
   // Synced before it is linked into place: else a power cut could leave vapid.json empty, and
   // the server would not start (core/durable-files.ts).
-  writeFileSynced(temp, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600, flag: 'wx' })
+  writeFileSynced(temp, keysText(keys), { mode: 0o600, flag: 'wx' })
   chmodSync(temp, 0o600) // the umask cannot widen it, but an odd one could narrow the owner's bits
   return temp
 }
@@ -85,8 +87,7 @@ export function validVapid(keys: Partial<VapidKeys> | null | undefined): keys is
 /** `hark admin vapid rotate`: a new pair replaces the old one atomically. */
 export function rotateVapid(dataDir: string): VapidKeys {
   const keys = generate()
-  renameSync(writeTemp(dataDir, keys), vapidFile(dataDir))
-  syncFolderNow(dataDir)
+  replaceFileSynced(vapidFile(dataDir), keysText(keys), 0o600)
   return keys
 }
 

@@ -1,6 +1,6 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { syncFolderNow, writeFileSynced } from '../../core/durable-files.ts'
+import { replaceFileSynced, syncFolderNow } from '../../core/durable-files.ts'
 import { type Certificate, CertificateError, readCertificate } from './certificate.ts'
 
 /**
@@ -30,17 +30,10 @@ export function certificateFiles(dataDir: string): CertificateFiles {
     if (mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined) syncFolderNow(dataDir)
     chmodSync(dir, 0o700)
   }
-  // Synced, renamed, and the folder synced: a power cut never leaves an empty key or
-  // certificate in place (core/durable-files.ts).
+  // A power cut never leaves an empty key or certificate in place.
   const writePrivate = (name: string, text: string) => {
     ensureDir()
-    const path = join(dir, name)
-    const temporary = `${path}.${process.pid}.tmp`
-    writeFileSynced(temporary, text, { mode: 0o600, flag: 'w' })
-    // The mode given at open passes through the umask only when the file is new.
-    chmodSync(temporary, 0o600)
-    renameSync(temporary, path)
-    syncFolderNow(dir)
+    replaceFileSynced(join(dir, name), text, 0o600)
   }
   const readAccounts = (): Record<string, string> => {
     const path = join(dir, ACCOUNTS)
