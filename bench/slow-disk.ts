@@ -12,6 +12,7 @@
  * Target: a send waits for the disk; `/health` and reads do not (p99 well under `--delay`).
  */
 import { rmSync } from 'node:fs'
+import { holdingSyncs } from '../test/binary/strace.ts'
 import {
   arg,
   argText,
@@ -33,21 +34,7 @@ const ROUNDS = arg('rounds', 2)
 const VS = argText('vs')
 
 const payload = JSON.stringify({ body: { title: 'Build #42', text: 'All green' } })
-const delayUs = DELAY * 1000
-const strace = [
-  'strace',
-  '-f',
-  '-qq',
-  '--seccomp-bpf',
-  '-o',
-  '/dev/null',
-  '-e',
-  'trace=fsync,fdatasync',
-  '-e',
-  `inject=fsync:delay_enter=${delayUs}`,
-  '-e',
-  `inject=fdatasync:delay_enter=${delayUs}`,
-]
+const strace = ['strace', '-f', '-qq', '--seccomp-bpf', '-o', '/dev/null', ...holdingSyncs(DELAY)]
 
 interface Figures {
   sends: number[]

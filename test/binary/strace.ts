@@ -24,3 +24,16 @@ export async function detach(strace: Subprocess): Promise<void> {
   strace.kill('SIGTERM')
   await strace.exited
 }
+
+/**
+ * strace's options that hold every fsync and fdatasync `ms` before it runs: a disk that takes
+ * that long to sync (an SD card under load), simulated on any machine, with no privilege.
+ */
+export const holdingSyncs = (ms: number): string[] => [
+  '-e',
+  'trace=fsync,fdatasync',
+  '-e',
+  `inject=fsync:delay_enter=${ms * 1000}`,
+  '-e',
+  `inject=fdatasync:delay_enter=${ms * 1000}`,
+]

@@ -5,7 +5,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { provisionAgents, requireBinary, startServe } from '../binary/process.ts'
-import { attachStrace, detach } from '../binary/strace.ts'
+import { attachStrace, detach, holdingSyncs } from '../binary/strace.ts'
 import { tempDir, until } from '../harness.ts'
 
 /**
@@ -22,17 +22,7 @@ const dir = tempDir('hark-slow-disk-')
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 /** strace attached to the server, holding each sync `HELD_MS`. */
-const holdSyncs = (pid: number) =>
-  attachStrace(pid, [
-    '-o',
-    '/dev/null',
-    '-e',
-    'trace=fsync,fdatasync',
-    '-e',
-    `inject=fsync:delay_enter=${HELD_MS * 1000}`,
-    '-e',
-    `inject=fdatasync:delay_enter=${HELD_MS * 1000}`,
-  ])
+const holdSyncs = (pid: number) => attachStrace(pid, ['-o', '/dev/null', ...holdingSyncs(HELD_MS)])
 
 test('POST /v1/messages on a slow disk: a send made while a lone send waits for its sync is committed meanwhile', async () => {
   requireBinary()

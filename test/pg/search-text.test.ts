@@ -3,6 +3,7 @@ import { SQL } from 'bun'
 import { migratePostgres } from '../../src/db/pg/migrate.ts'
 import { pgMessageStore } from '../../src/messages/pg-store.ts'
 import { newMessageText } from '../../src/messages/search/text.ts'
+import { msg } from '../stores/message-rows.ts'
 import { type PgCluster, skipWithoutPostgres, startCluster } from './cluster.ts'
 
 // pg migration 012 was rewritten in place for speed (issue 20): a PL/pgSQL walk and a trigger
@@ -329,18 +330,7 @@ describe.skipIf(skip)('Postgres search text (pg migration 012)', () => {
         return b
       }
     })
-    const message = (i: number, body: string | null) => ({
-      id: `s${i}`,
-      channel_id: 'c2',
-      sender: 'agent' as const,
-      body,
-      silent: false,
-      pin_key: null,
-      ask_status: null,
-      ask_expires_at: null,
-      ask_request_hash: null,
-      created_at: 1,
-    })
+    const message = (i: number, body: string | null) => msg(`s${i}`, 'c2', { body, created_at: 1 })
     const computed = bodies.filter((b) => newMessageText(b) !== undefined).length
     expect(computed).toBeGreaterThan(n * 0.8)
     await pg.begin(async (tx) => {
