@@ -200,56 +200,6 @@ export function cpuMs(pid: number): number {
 export const threads = (pid: number) =>
   Number(/Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
 
-export interface LoadResult {
-  ok: number
-  errors: number
-  seconds: number
-  perSecond: number
-  latencies: number[]
-  statuses: Map<number, number>
-}
-
-/**
- * Closed-loop load: `concurrency` workers, each sending its next request as soon as the last
- * is answered, for `seconds`. `request(i)` builds the worker's request.
- */
-export async function closedLoop(
-  seconds: number,
-  concurrency: number,
-  request: (worker: number) => Request,
-): Promise<LoadResult> {
-  const latencies: number[] = []
-  const statuses = new Map<number, number>()
-  let errors = 0
-  const end = performance.now() + seconds * 1000
-  const worker = async (w: number) => {
-    while (performance.now() < end) {
-      const t = performance.now()
-      try {
-        const response = await fetch(request(w))
-        await response.arrayBuffer()
-        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1)
-        if (response.ok) latencies.push(performance.now() - t)
-        else errors++
-      } catch {
-        errors++
-      }
-    }
-  }
-  const started = performance.now()
-  await Promise.all(Array.from({ length: concurrency }, (_, w) => worker(w)))
-  const elapsed = (performance.now() - started) / 1000
-  latencies.sort((a, b) => a - b)
-  return {
-    ok: latencies.length,
-    errors,
-    seconds: elapsed,
-    perSecond: latencies.length / elapsed,
-    latencies,
-    statuses,
-  }
-}
-
 export interface RawAnswer {
   /** 0 when the connection ended without an answer. */
   status: number
@@ -308,23 +258,14 @@ export function rawRequest(
   })
 }
 
-/** The send both throughput benches make (compare.ts, pg-throughput.ts): a status message. */
-const SEND_BODY = JSON.stringify({
+/** The benches' status message (pg-throughput.ts sends it): a title, a text and a progress block. */
+export const SEND_BODY = JSON.stringify({
   body: {
     title: 'Build #42',
     text: 'All green',
     blocks: [{ type: 'progress', value: 3, max: 10 }],
   },
 })
-
-/** `POST /v1/messages` of the benches' status message to `url` as `token`'s agent. */
-export const sendRequest = (url: string, token: string, signal?: AbortSignal) =>
-  new Request(`${url}/v1/messages`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: SEND_BODY,
-    signal,
-  })
 
 /**
  * Re-runs this bench under a raised open-files limit (`raiseNofile`) when the current one is

@@ -1,7 +1,10 @@
 /**
  * Send throughput of `dist/hark serve` on Postgres beside its embedded SQLite (issue 20), in
- * the same run: the same load generator, request, concurrency and channels as bench/compare.ts,
- * alternating rounds so that drift of the machine hits every contender alike.
+ * the same run: the same load generator (wrk, bench/wrk.ts: its CPU is printed beside the
+ * server's), request (the benches' status message), concurrency and channels for each,
+ * alternating rounds so that drift of the machine hits every contender alike. Until the seventh
+ * session of issue 32 the load came from a Bun client in this process, which
+ * cost ~0.1 ms of CPU a send on the same two cores.
  *
  *   bun bench/pg-throughput.ts [--seconds 5] [--rounds 3] [--concurrency 32] [--channels 64]
  *                              [--people 1] [--pg-fsync 1] [--baseline PATH]
@@ -11,8 +14,8 @@
  *   - sqlite: one instance on its data directory's SQLite (bench/compare.ts's Hark);
  *   - pg: one instance on a throwaway local PostgreSQL cluster (test/pg/cluster.ts), its own
  *     --data directory, HARK_DATABASE_URL the cluster's database;
- *   - pg×2: two instances on that same database, the closed loop's workers split between them
- *     (half each), as behind a load balancer.
+ *   - pg×2: two instances on that same database, the connections split between them (half
+ *     each, each with every other channel's token), as behind a load balancer.
  * With `--baseline PATH` (another build of hark, e.g. the commit before a change), a fourth,
  * `pg-base`: that binary as one instance on the same database, in the same rounds, so that a
  * change is measured against what it replaced under the same load of the machine. A build older
@@ -33,28 +36,27 @@
  * Postgres runs on this same machine and shares its cores with Hark and the load generator; a
  * real deployment puts it on its own machine. Needs dist/hark (`bun run build`) and postgresql.
  */
-import { readdirSync, readFileSync, rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { SQL } from 'bun'
 import { withDatabase } from '../src/cli/admin/command.ts'
-import { pgMigrations } from '../src/db/pg/migrations/index.ts'
 import { addChannel, addUser } from '../src/people/service.ts'
 import { type PgCluster, startCluster } from '../test/pg/cluster.ts'
 import {
   arg,
   argText,
-  closedLoop,
   cpuMs,
-  type LoadResult,
   ms,
-  pct,
   provision,
+  SEND_BODY,
   type Started,
-  sendRequest,
   startHark,
   startServe,
   tempDataDir,
 } from './lib.ts'
+import { backTo, checkBaselineSchema, olderBodies } from './pg-baseline.ts'
+import { machineTicks, pgCounters, pgCpuMs } from './pg-stats.ts'
+import { runWrk } from './wrk.ts'
 
 const SECONDS = arg('seconds', 5)
 const ROUNDS = arg('rounds', 3)
@@ -77,58 +79,8 @@ const BASELINE_SCHEMA = arg('baseline-schema', 0)
  * `--baseline dist/hark`, the same build over both, in the same rounds.
  */
 const BASE_SOCKET = arg('base-socket', 0) !== 0
-if (BASELINE_SCHEMA > 0) {
-  // Only migrations with no statement on Postgres can be taken off the record this way, or
-  // ones that only replace functions' bodies (CREATE OR REPLACE FUNCTION): before the older
-  // build's rounds each such function gets back its body of schema N (`olderBodies`), and the
-  // next contender's start applies the newer one again.
-  const statements = (sql: string) =>
-    sql
-      .replace(/\$\$[\s\S]*?\$\$/g, '$$$$')
-      .replace(/--.*$/gm, '')
-      .split(';')
-      .map((t) => t.trim())
-      .filter(Boolean)
-  const emptyOnPg = (sql: string) =>
-    statements(sql).every((t) => /^CREATE OR REPLACE FUNCTION /i.test(t) || t === 'SELECT 1')
-  const above = pgMigrations.filter((m) => m.version > BASELINE_SCHEMA)
-  const notEmpty = above.find((m) => !emptyOnPg(m.sql))
-  if (!BASELINE || notEmpty) {
-    throw new Error(
-      BASELINE
-        ? `--baseline-schema ${BASELINE_SCHEMA}: migration ${notEmpty?.version} changes the Postgres schema; the older build cannot run on it`
-        : '--baseline-schema needs --baseline PATH',
-    )
-  }
-}
-/**
- * The definitions, as of schema `BASELINE_SCHEMA`, of the functions the migrations above it
- * replace: each one's latest `CREATE [OR REPLACE] FUNCTION name(...) ... $$;` at or below it.
- */
-const olderBodies: string[] = (() => {
-  if (BASELINE_SCHEMA <= 0) return []
-  const names = new Set<string>()
-  for (const m of pgMigrations.filter((m) => m.version > BASELINE_SCHEMA)) {
-    for (const [, name] of m.sql.matchAll(/CREATE OR REPLACE FUNCTION (\w+)\(/gi))
-      names.add(name as string)
-  }
-  return [...names].map((name) => {
-    const definition = new RegExp(
-      `CREATE (?:OR REPLACE )?FUNCTION ${name}\\([\\s\\S]*?\\$\\$[\\s\\S]*?\\$\\$;`,
-      'i',
-    )
-    const older = pgMigrations
-      .filter((m) => m.version <= BASELINE_SCHEMA)
-      .map((m) => definition.exec(m.sql)?.[0])
-      .filter((d) => d !== undefined)
-      .at(-1)
-    if (!older) throw new Error(`--baseline-schema: no definition of ${name} at or below it`)
-    return older.replace(/^CREATE (OR REPLACE )?FUNCTION/i, 'CREATE OR REPLACE FUNCTION')
-  })
-})()
-
-/** A request unanswered this long counts as an error (closedLoop has no timeout of its own). */
-const REQUEST_TIMEOUT_MS = 10_000
+if (BASELINE_SCHEMA > 0) checkBaselineSchema(BASELINE_SCHEMA, BASELINE)
+const bodies = BASELINE_SCHEMA > 0 ? olderBodies(BASELINE_SCHEMA) : []
 
 // The SQLite contender must not inherit a database URL from the shell.
 delete process.env.HARK_DATABASE_URL
@@ -176,14 +128,23 @@ async function start(
   return server
 }
 
-interface Measured extends LoadResult {
+interface Measured {
+  /** Answered sends per second (2xx), all instances together. */
+  perSecond: number
+  ok: number
+  /** Other statuses, connect, read, write and timeout errors (wrk's --timeout, 2 s). */
+  errors: number
+  seconds: number
+  /** wrk's percentiles; with two instances, the higher of their two runs. */
+  p50Ms: number
+  p99Ms: number
   /** Hark's CPU (all its instances) per second of the run, in % of one core. */
   harkCpu: number
   /** Postgres' CPU (the postmaster's children: backends, WAL writer, ...), the same way. */
   pgCpu?: number
   /** Postgres' CPU per answered send, in µs (stable under the machine's other load). */
   pgUsPerSend?: number
-  /** This process's CPU (the load generator), the same way: near 100% it is the bottleneck. */
+  /** wrk's CPU (the load generator), the same way: near 100% it is the bottleneck. */
   loadCpu: number
   /** Hark's CPU per answered send, in µs. */
   harkUsPerSend: number
@@ -200,90 +161,70 @@ interface Measured extends LoadResult {
 /** The postmaster's pid, set once the cluster runs (its children are Postgres' processes). */
 let postmaster = 0
 
-/** CPU time of the postmaster and its children (those alive now), in ms. */
-function pgCpuMs(): number {
-  let total = 0
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-      if (ppid === postmaster || Number(entry) === postmaster) total += cpuMs(Number(entry))
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return total
-}
-
-/** Busy and total jiffies of the whole machine. */
-function machineTicks(): { busy: number; total: number } {
-  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] as string)
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number)
-  const total = fields.reduce((a, b) => a + b, 0)
-  const idle = (fields[3] ?? 0) + (fields[4] ?? 0)
-  return { busy: total - idle, total }
-}
-
-interface PgCounters {
-  walSync: number
-  commits: number
-}
-
-async function pgCounters(sql: SQL): Promise<PgCounters> {
-  const [row] = await sql`SELECT (SELECT wal_sync FROM pg_stat_wal)::float8 AS wal_sync,
-    (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::float8 AS commits`
-  const r = row as { wal_sync: number; commits: number }
-  return { walSync: r.wal_sync, commits: r.commits }
-}
-
-/** Closed loop on `servers`, worker w on servers[w % n] with channel w's token. */
+/**
+ * The load on `servers`: wrk (bench/wrk.ts), `CONCURRENCY` connections split between them,
+ * each instance sent by its share of the channels' tokens (every n-th), round-robin.
+ */
 async function measure(
   name: string,
   servers: Started[],
   tokens: string[],
   stats?: SQL,
 ): Promise<Measured> {
-  const request = (w: number) =>
-    sendRequest(
-      (servers[w % servers.length] as Started).url,
-      tokens[w % tokens.length] as string,
-      AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  const connections = Math.max(1, Math.round(CONCURRENCY / servers.length))
+  const load = (seconds: number) =>
+    Promise.all(
+      servers.map((server, i) =>
+        runWrk(
+          server.url,
+          server.proc.pid,
+          {
+            method: 'POST',
+            path: '/v1/messages',
+            tokens: tokens.filter((_, t) => t % servers.length === i),
+            body: SEND_BODY,
+          },
+          seconds,
+          connections,
+        ),
+      ),
     )
-  await closedLoop(1, CONCURRENCY, request) // warm-up
+  await load(1) // warm-up
   // The stats collector flushes a backend's counters when it goes idle, at most once a second.
   if (stats) await Bun.sleep(1_100)
   const before = stats ? await pgCounters(stats) : undefined
   const cpu0 = servers.reduce((n, s) => n + cpuMs(s.proc.pid), 0)
-  const pg0 = stats ? pgCpuMs() : 0
+  const pg0 = stats ? pgCpuMs(postmaster) : 0
   const m0 = machineTicks()
-  const load0 = cpuMs(process.pid)
-  const r = await closedLoop(SECONDS, CONCURRENCY, request)
-  const load1 = cpuMs(process.pid)
+  const runs = await load(SECONDS)
   const m1 = machineTicks()
-  const pg1 = stats ? pgCpuMs() : 0
+  const pg1 = stats ? pgCpuMs(postmaster) : 0
   const cpu1 = servers.reduce((n, s) => n + cpuMs(s.proc.pid), 0)
+  const seconds = Math.max(...runs.map((r) => r.seconds))
+  const ok = runs.reduce((n, r) => n + Math.round(r.perSecond * r.seconds), 0)
   const m: Measured = {
-    ...r,
-    harkCpu: (cpu1 - cpu0) / 10 / r.seconds,
-    loadCpu: (load1 - load0) / 10 / r.seconds,
-    harkUsPerSend: ((cpu1 - cpu0) * 1000) / Math.max(1, r.ok),
+    perSecond: runs.reduce((n, r) => n + r.perSecond, 0),
+    ok,
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    seconds,
+    p50Ms: Math.max(...runs.map((r) => r.p50Ms)),
+    p99Ms: Math.max(...runs.map((r) => r.p99Ms)),
+    harkCpu: (cpu1 - cpu0) / 10 / seconds,
+    loadCpu: runs.reduce((n, r) => n + r.wrkCpuMs, 0) / 10 / seconds,
+    harkUsPerSend: ((cpu1 - cpu0) * 1000) / Math.max(1, ok),
     busy: ((m1.busy - m0.busy) / (m1.total - m0.total)) * 100,
   }
   if (stats) {
-    m.pgCpu = (pg1 - pg0) / 10 / r.seconds
-    m.pgUsPerSend = ((pg1 - pg0) * 1000) / Math.max(1, r.ok)
+    m.pgCpu = (pg1 - pg0) / 10 / seconds
+    m.pgUsPerSend = ((pg1 - pg0) * 1000) / Math.max(1, ok)
   }
   if (stats && before) {
     await Bun.sleep(1_100)
     const after = await pgCounters(stats)
     // Counted after the window too: a few of the warm-down's idle flushes land here, so both
     // are upper bounds (the stats reads themselves are two commits).
-    m.walSyncs = ((after.walSync - before.walSync) / r.ok) * 1000
-    m.commits = (after.commits - before.commits) / r.ok
+    m.walSyncs = ((after.walSync - before.walSync) / Math.max(1, ok)) * 1000
+    m.commits = (after.commits - before.commits) / Math.max(1, ok)
   }
   console.log(`  ${name.padEnd(7)} ${line(m)}`)
   return m
@@ -295,8 +236,8 @@ function line(m: Measured): string {
       ? ''
       : `  WAL syncs/1k sends ${m.walSyncs.toFixed(0)}  tx/send ${m.commits?.toFixed(2)}`
   return (
-    `${m.perSecond.toFixed(0).padStart(6)} msg/s  p50 ${ms(pct(m.latencies, 50))}  ` +
-    `p99 ${ms(pct(m.latencies, 99))}  errors ${m.errors}  hark CPU ${m.harkCpu.toFixed(0)}% ` +
+    `${m.perSecond.toFixed(0).padStart(6)} msg/s  p50 ${ms(m.p50Ms)}  ` +
+    `p99 ${ms(m.p99Ms)}  errors ${m.errors}  hark CPU ${m.harkCpu.toFixed(0)}% ` +
     `(${m.harkUsPerSend.toFixed(0)} µs/send)  load generator CPU ${m.loadCpu.toFixed(0)}%` +
     `${m.pgCpu === undefined ? '' : `  postgres CPU ${m.pgCpu.toFixed(0)}% (${m.pgUsPerSend?.toFixed(0)} µs/send)`}  machine busy ${m.busy.toFixed(0)}%${pg}`
   )
@@ -379,10 +320,7 @@ try {
     }
     if (BASELINE) {
       try {
-        if (BASELINE_SCHEMA > 0) {
-          await stats`DELETE FROM schema_version WHERE version > ${BASELINE_SCHEMA}`
-          for (const body of olderBodies) await stats.unsafe(body)
-        }
+        if (BASELINE_SCHEMA > 0) await backTo(stats, BASELINE_SCHEMA, bodies)
         const base = await start(pgDirs[0] as string, BASE_SOCKET ? socketEnv : pgEnv, BASELINE)
         results['pg-base']?.push(await measure('pg-base', [base], pgTokens, stats))
       } finally {
@@ -416,10 +354,10 @@ try {
     const rate = median(ms_.map((m) => m.perSecond))
     console.log(
       `  ${name.padEnd(9)} ${rate.toFixed(0).padStart(6)} ` +
-        `${median(ms_.map((m) => pct(m.latencies, 50)))
+        `${median(ms_.map((m) => m.p50Ms))
           .toFixed(2)
           .padStart(8)} ` +
-        `${median(ms_.map((m) => pct(m.latencies, 99)))
+        `${median(ms_.map((m) => m.p99Ms))
           .toFixed(2)
           .padStart(8)} ` +
         `${`${median(ms_.map((m) => m.harkCpu)).toFixed(0)}%`.padStart(9)} ` +
