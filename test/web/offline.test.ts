@@ -213,7 +213,9 @@ describe('reconnect and offline', () => {
     // No worker: page.route sees only what the page itself fetches.
     const { page: lost } = await phone('block')
     const keys: string[] = []
-    const replayed: (string | null)[] = []
+    // The answers' header, read as each answer arrives (a promise kept at once: reading it is
+    // another round trip to the browser, which may end after the page has shown the message).
+    const replayed: Promise<string | null>[] = []
     let dropped = false
     await lost.route('**/v1/app/channels/*/messages', async (route) => {
       const request = route.request()
@@ -226,9 +228,9 @@ describe('reconnect and offline', () => {
       expect(answer.status()).toBe(200)
       await route.abort('connectionreset')
     })
-    lost.on('response', async (r) => {
+    lost.on('response', (r) => {
       if (r.request().method() === 'POST' && r.url().endsWith('/messages')) {
-        replayed.push(await r.headerValue('idempotent-replayed'))
+        replayed.push(r.headerValue('idempotent-replayed'))
       }
     })
     await lost.goto(`${base}/c/${channelId}`)
@@ -239,7 +241,12 @@ describe('reconnect and offline', () => {
     expect(keys).toHaveLength(2)
     expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/)
     expect(keys[1]).toBe(keys[0] as string)
-    expect(replayed).toEqual(['true'])
+    // The event itself can reach this process after the page has drawn what the answer said.
+    for (let i = 0; replayed.length === 0; i++) {
+      expect(i).toBeLessThan(100)
+      await lost.waitForTimeout(50)
+    }
+    expect(await Promise.all(replayed)).toEqual(['true'])
     expect(await agentReads('answer lost on the way')).toBe(1)
   })
 
