@@ -34,6 +34,8 @@ function freePort(): number {
 const serve = () =>
   startServe(['--data', dir, '--port', String(port), '--base-url', `http://localhost:${port}`])
 
+// 60 s, not the tests' 30 (as webTest): on a loaded 2-core machine a browser starts beside
+// another file's, and a failed start loses every test of the file at once.
 beforeAll(async () => {
   requireBinary()
   // The owner, a channel with its agent token and a browser session, made on the data
@@ -47,13 +49,13 @@ beforeAll(async () => {
   base = `http://localhost:${port}`
   served = await serve()
   ;({ browser, close: closeBrowser } = await launchBrowser())
-})
+}, 60_000)
 afterAll(async () => {
   for (const c of contexts) await c.close()
   await closeBrowser?.()
   served?.proc.kill('SIGKILL')
   rmSync(dir, { recursive: true, force: true })
-})
+}, 60_000)
 
 /** A phone logged in with the seeded session; the service worker on unless told. */
 async function phone(serviceWorkers: 'allow' | 'block' = 'allow') {

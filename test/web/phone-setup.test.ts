@@ -14,16 +14,18 @@ const web = webTest({ pushAllowHosts: ['127.0.0.1'] })
 let receiver: Receiver
 let lan: { browser: Browser; close(): Promise<void> }
 
+// 60 s, not the tests' 30 (as webTest): on a loaded 2-core machine a browser starts beside
+// another file's, and a failed start loses every test of the file at once.
 beforeAll(async () => {
   receiver = startReceiver()
   // "hark.lan" is another device's view of the box: a name that is not localhost, so plain
   // HTTP there is not a secure context (as http://192.168.1.5:8080 is not).
   lan = await launchBrowser(['--host-resolver-rules=MAP hark.lan 127.0.0.1'])
-})
+}, 60_000)
 afterAll(async () => {
   await lan?.close()
   receiver?.close()
-})
+}, 60_000)
 
 describe('plain HTTP from another device', () => {
   test('shows why Hark needs HTTPS and the three ways to get it, axe clean in both themes', async () => {

@@ -24,19 +24,21 @@ let browser: Browser
 let closeBrowser: () => Promise<void>
 const contexts: BrowserContext[] = []
 
+// 60 s, not the tests' 30 (as webTest): on a loaded 2-core machine a browser starts beside
+// another file's, and a failed start loses every test of the file at once.
 beforeAll(async () => {
   requireBinary()
   served = await startServe(['--data', dir])
   // The server's base URL is http://localhost:PORT: a relying party must be a name, not an IP.
   base = served.url.replace('127.0.0.1', 'localhost')
   ;({ browser, close: closeBrowser } = await launchBrowser())
-})
+}, 60_000)
 afterAll(async () => {
   for (const c of contexts) await c.close()
   await closeBrowser?.()
   served?.proc.kill('SIGKILL')
   rmSync(dir, { recursive: true, force: true })
-})
+}, 60_000)
 
 /** A phone with its own passkey store and no session. */
 async function phone(): Promise<{ page: Page; errors: string[] }> {

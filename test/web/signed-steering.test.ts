@@ -30,6 +30,8 @@ let authenticator: Authenticator
 let channelId = ''
 let agentEnv: Record<string, string>
 
+// 60 s, not the tests' 30 (as webTest): on a loaded 2-core machine a browser starts beside
+// another file's, and a failed start loses every test of the file at once.
 beforeAll(async () => {
   requireBinary()
   served = await startServe(['--data', join(dir, 'data')])
@@ -49,8 +51,17 @@ beforeAll(async () => {
   errors = watchErrors(page)
   authenticator = await virtualAuthenticator(page)
   await page.goto(link)
+  await page.getByRole('heading', { name: 'Sign in to Hark' }).waitFor()
   await page.getByRole('button', { name: 'Create a passkey and sign in' }).click()
-  await page.waitForURL(`${base}/`)
+  // Signed in, or the page's own error named (not a bare timeout). The wait that loses the
+  // race must not reject later, unheard, between tests.
+  const refused = page.locator('.error-note')
+  const signedIn = page.waitForURL(`${base}/`).then(() => 'signed in')
+  const shown = refused.waitFor().then(() => 'refused')
+  for (const wait of [signedIn, shown]) wait.catch(() => {})
+  if ((await Promise.race([signedIn, shown])) === 'refused') {
+    throw new Error(`sign-in refused: ${await refused.textContent()}`)
+  }
 
   const channel = await admin(['channel', 'add', '--user', 'pat@example.com', '--label', 'CI'])
   expect(channel.code).toBe(0)
@@ -65,14 +76,14 @@ beforeAll(async () => {
   expect([pinned.code, pinned.stdout]).toEqual([0, expect.stringContaining('pinned on first use')])
   await page.goto(`${base}/c/${channelId}`)
   await page.locator('.messages-inner').waitFor()
-})
+}, 60_000)
 
 afterAll(async () => {
   await context?.close()
   await closeBrowser?.()
   served?.proc.kill('SIGKILL')
   rmSync(dir, { recursive: true, force: true })
-})
+}, 60_000)
 
 /** `dist/hark secret NAME --print` against `url`; its request id once it printed it. */
 async function asking(name: string, url: string) {
