@@ -1,6 +1,6 @@
 // test-needs: agent-clis
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type AnthropicStub, startAnthropicStub } from './anthropic-stub.ts'
 import {
@@ -101,12 +101,16 @@ describe('real Claude Code: request_secret through URL-mode elicitation', () => 
     const elicited = terminalHook('accept')
     const path = join(box.root, 'npm-token')
     const running = startClaude({ name: 'NPM_TOKEN', path, wait_seconds: 40 })
-    const shown = await eventually(
-      () => (existsSync(elicited) ? readFileSync(elicited, 'utf8') : undefined),
-      60_000,
-    )
-    if (!shown) throw new Error(`no elicitation reached the hook: ${JSON.stringify(await running)}`)
-    const event = JSON.parse(shown) as Record<string, string>
+    // The hook's file is read once it holds the whole event: read while the hook writes it, it
+    // is empty or cut short (seen once in CI, taken for "no elicitation").
+    const event = await eventually(() => {
+      try {
+        return JSON.parse(readFileSync(elicited, 'utf8')) as Record<string, string>
+      } catch {
+        return undefined
+      }
+    }, 60_000)
+    if (!event) throw new Error(`no elicitation reached the hook: ${JSON.stringify(await running)}`)
     expect(event).toMatchObject({ hook_event_name: 'Elicitation', mcp_server_name: 'hark' })
     expect(event.mode).toBe('url')
     const r = await record(event.elicitation_id ?? '')
