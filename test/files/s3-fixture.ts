@@ -1,6 +1,6 @@
 // test-needs: s3
 // (an S3 server (s3rver, a devDependency, in process): the S3 part of test:e2e. See scripts/test-parts.ts.)
-import { rmSync } from 'node:fs'
+import { rmSync, statSync } from 'node:fs'
 import { S3Client } from 'bun'
 import S3rver from 's3rver'
 import { tempDir } from '../harness.ts'
@@ -31,6 +31,7 @@ export async function startS3(): Promise<TestS3> {
     directory: dir,
     configureBuckets: [{ name: BUCKET }],
   })
+  readAfterWrite(server)
   const { port } = await server.run()
   const client = new S3Client({
     endpoint: `http://127.0.0.1:${port}`,
@@ -49,5 +50,34 @@ export async function startS3(): Promise<TestS3> {
       await server.close()
       rmSync(dir, { recursive: true, force: true })
     },
+  }
+}
+
+interface S3rverStore {
+  putObject(object: { bucket: string; key: string }): Promise<{ size: number }>
+  getResourcePath(bucket: string, key: string, resource: string): string
+}
+
+/**
+ * s3rver answers the PUT of a body it was handed whole before that body is in its file (it ends
+ * the write stream without waiting for it), so a read right after can find the object empty:
+ * once in a CI run, `hark serve`'s start-up probe read back "" and refused the bucket. S3 reads
+ * back what it acknowledged; here each write waits until its file holds all its bytes.
+ */
+function readAfterWrite(server: S3rver): void {
+  const store = (server as unknown as { store: S3rverStore }).store
+  const put = store.putObject.bind(store)
+  store.putObject = async (object) => {
+    const done = await put(object)
+    const file = store.getResourcePath(object.bucket, object.key, 'object')
+    for (let i = 0; i < 500; i++) {
+      try {
+        if (statSync(file).size >= done.size) break
+      } catch {
+        // Not created yet.
+      }
+      await Bun.sleep(2)
+    }
+    return done
   }
 }
